@@ -1,0 +1,25 @@
+// Package app is the entry point for binaries that embed resque-go: build
+// your own main, register Go handlers by class name, and get the same CLI
+// (work, enqueue, demo ...) with those handlers available.
+//
+//	func main() {
+//		reg := worker.NewRegistry()
+//		reg.Register("Archive", func(ctx context.Context, j *worker.Job) error { ... })
+//		os.Exit(app.Main(reg))
+//	}
+package app
+
+import (
+	"context"
+	"os"
+
+	"github.com/resque-go/resque-go/internal/cli"
+	"github.com/resque-go/resque-go/worker"
+)
+
+// Main runs the resque-go CLI on os.Args with the handlers in reg and
+// returns the exit code: 0 clean (also after a signal), 1 runtime failure,
+// 2 usage or configuration error.
+func Main(reg *worker.Registry) int {
+	return cli.Run(context.Background(), os.Args, os.Stdout, os.Stderr, reg)
+}

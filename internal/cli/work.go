@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/worker"
+)
+
+func workCommand(reg *worker.Registry) *ucli.Command {
+	flags := append(redisFlags(),
+		&ucli.StringFlag{Name: "queues", Aliases: []string{"q"}, Usage: "queues in priority order: high,low; * and globs expand against the queues set; !pattern excludes", EnvVars: []string{"QUEUES", "QUEUE"}},
+		&ucli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "job slots in this process, each with its own worker id", Value: 1, EnvVars: []string{"RESQUE_CONCURRENCY", "COUNT"}},
+		&ucli.StringFlag{Name: "interval", Usage: "poll interval when polling (seconds, or a duration such as 500ms)", Value: "5", EnvVars: []string{"INTERVAL"}},
+		&ucli.BoolFlag{Name: "polling", Usage: "poll every --interval instead of blocking waits", EnvVars: []string{"RESQUE_POLLING"}},
+		&ucli.StringFlag{Name: "hostname", Usage: "host name in worker ids and queue statistics (default: this machine's)", EnvVars: []string{"RESQUE_HOSTNAME"}},
+		&ucli.StringSliceFlag{Name: "exec", Usage: "'Class=command args...' runs command once per job of Class ('*=command' for any class); repeatable"},
+		&ucli.StringFlag{Name: "timeout", Usage: "per-job timeout; 0 means none (seconds or a duration)", Value: "0", EnvVars: []string{"RESQUE_JOB_TIMEOUT"}},
+		&ucli.StringFlag{Name: "term-timeout", Usage: "on TERM/INT, how long cancelled jobs get before they are requeued", Value: "4", EnvVars: []string{"RESQUE_TERM_TIMEOUT"}},
+		&ucli.BoolFlag{Name: "graceful-term", Usage: "TERM acts like QUIT: finish running jobs, then exit", EnvVars: []string{"GRACEFUL_TERM"}},
+		&ucli.BoolFlag{Name: "dirty-exit-on-term", Usage: "record jobs interrupted by TERM/INT in failed as Resque::DirtyExit instead of requeueing them", EnvVars: []string{"RESQUE_DIRTY_EXIT_ON_TERM"}},
+		&ucli.StringFlag{Name: "heartbeat-interval", Usage: "heartbeat interval (seconds or a duration)", Value: "5", EnvVars: []string{"WORKER_HEARTBEAT_INTERVAL"}},
+		&ucli.IntFlag{Name: "max-recoveries", Usage: "how often a dead worker's job is requeued before it is recorded as failed", Value: 3, EnvVars: []string{"RESQUE_MAX_RECOVERIES"}},
+		&ucli.BoolFlag{Name: "ruby-prune", Usage: "record a dead worker's job as failed at once (Ruby Resque's behaviour) instead of requeueing it", EnvVars: []string{"RESQUE_RUBY_PRUNE"}},
+	)
+	return &ucli.Command{
+		Name:  "work",
+		Usage: "run jobs from Resque queues",
+		Description: "Drains resque:queue:<q> lists in strict priority order.\n\n" +
+			"Signals: QUIT finishes running jobs and exits; TERM and INT cancel running jobs, wait\n" +
+			"--term-timeout, then requeue what did not finish; USR1 cancels running jobs and goes on;\n" +
+			"USR2 pauses, CONT resumes. The key <ns>:pause-all-workers = \"true\" pauses every worker.",
+		Flags:  flags,
+		Action: func(c *ucli.Context) error { return runWork(c, reg) },
+	}
+}
+
+func runWork(c *ucli.Context, reg *worker.Registry) error {
+	if c.NArg() > 0 {
+		return usagef("work takes no arguments (got %q); give queues with --queues", c.Args().First())
+	}
+	queues := c.String("queues")
+	if queues == "" {
+		return usagef("no queues: give --queues high,low (or QUEUE=high,low)")
+	}
+	if _, err := protocol.ParseQueueSpec(queues); err != nil {
+		return usageError{err}
+	}
+	if n := c.Int("concurrency"); n < 1 || n > 4096 {
+		return usagef("--concurrency %d: want 1 to 4096", n)
+	}
+	var durs [4]time.Duration
+	for i, name := range []string{"interval", "timeout", "term-timeout", "heartbeat-interval"} {
+		d, err := parseSeconds(name, c.String(name))
+		if err != nil {
+			return err
+		}
+		durs[i] = d
+	}
+	interval, timeout, termTimeout, heartbeat := durs[0], durs[1], durs[2], durs[3]
+	log, err := newLogger(c)
+	if err != nil {
+		return err
+	}
+	if err := addExecHandlers(reg, c.StringSlice("exec")); err != nil {
+		return err
+	}
+	if reg.Empty() {
+		log.Warn().Msg("no handler registered: every job will fail with ResqueGo::NoHandler (use --exec 'Class=command' or '*=command')")
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	w, err := worker.New(worker.Config{
+		Client: client, Registry: reg, Queues: queues, Concurrency: c.Int("concurrency"),
+		Hostname: c.String("hostname"), Polling: c.Bool("polling"),
+		Interval: interval, HeartbeatInterval: heartbeat,
+		JobTimeout: timeout, TermTimeout: termTimeout,
+		DirtyExitOnTerm: c.Bool("dirty-exit-on-term"), MaxRecoveries: maxRecoveries(c.Int("max-recoveries")),
+		RubyPrune: c.Bool("ruby-prune"), Logger: &log,
+	})
+	if err != nil {
+		return usageError{err}
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT)
+	defer signal.Stop(sigs)
+
+	startCtx, cancelStart := context.WithCancel(c.Context)
+	defer cancelStart()
+	started := make(chan error, 1)
+	go func() { started <- w.Start(startCtx) }()
+	for {
+		select {
+		case err := <-started:
+			started = nil
+			if err != nil {
+				cancelStart()
+				if startCtx.Err() != nil {
+					return nil // stopped by a signal before Redis answered
+				}
+				return fmt.Errorf("start: %w", err)
+			}
+		case <-w.Done():
+			cancelStart()
+			return nil
+		case <-c.Context.Done():
+			cancelStart()
+			go w.Shutdown()
+		case s := <-sigs:
+			log.Info().Str("signal", s.String()).Msg("signal received")
+			switch s {
+			case syscall.SIGQUIT:
+				cancelStart()
+				go w.Stop()
+			case syscall.SIGTERM, syscall.SIGINT:
+				cancelStart()
+				if c.Bool("graceful-term") {
+					go w.Stop()
+				} else {
+					go w.Shutdown()
+				}
+			case syscall.SIGUSR1:
+				w.CancelJobs()
+			case syscall.SIGUSR2:
+				w.Pause()
+			case syscall.SIGCONT:
+				w.Resume()
+			}
+			if started != nil && startCtx.Err() != nil {
+				// Start is still retrying Redis: once it gives up, the worker never ran.
+				if err := <-started; err != nil {
+					return nil
+				}
+				started = nil
+			}
+		}
+	}
+}
+
+func maxRecoveries(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
+// addExecHandlers registers --exec 'Class=command' entries.
+func addExecHandlers(reg *worker.Registry, specs []string) error {
+	for _, spec := range specs {
+		class, command, ok := strings.Cut(spec, "=")
+		class, command = strings.TrimSpace(class), strings.TrimSpace(command)
+		if !ok || class == "" || command == "" {
+			return usagef("--exec %q: want 'Class=command args...' or '*=command'", spec)
+		}
+		h := worker.ExecHandler(command, worker.ExecOptions{})
+		if class == "*" {
+			reg.SetFallback(h)
+		} else {
+			reg.Register(class, h)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+// Package protocol holds every piece of compatibility knowledge resque-go has:
+// Redis key names, payload shapes, time formats and worker ids. It does no I/O.
+package protocol
+
+import "strings"
+
+// DefaultNamespace is the key prefix Ruby Resque, php-resque and node-resque
+// all use unless told otherwise.
+const DefaultNamespace = "resque"
+
+// Keys builds namespaced Redis key names. The zero value uses DefaultNamespace.
+type Keys struct {
+	ns string
+}
+
+// NewKeys returns a key builder for namespace ns. A trailing ":" is dropped
+// (php-resque's PREFIX is often given as "resque:"); an empty ns means
+// DefaultNamespace.
+func NewKeys(ns string) Keys {
+	ns = strings.TrimSuffix(ns, ":")
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	return Keys{ns: ns}
+}
+
+// Namespace returns the namespace without a trailing colon.
+func (k Keys) Namespace() string {
+	if k.ns == "" {
+		return DefaultNamespace
+	}
+	return k.ns
+}
+
+func (k Keys) key(parts ...string) string {
+	return k.Namespace() + ":" + strings.Join(parts, ":")
+}
+
+// Queues is the set of known queue names.
+func (k Keys) Queues() string { return k.key("queues") }
+
+// Queue is the list holding the pending payloads of queue q.
+func (k Keys) Queue(q string) string { return k.key("queue", q) }
+
+// QueuePrefix is what Queue(q) puts before q; used to map keys back to names.
+func (k Keys) QueuePrefix() string { return k.key("queue", "") }
+
+// Workers is the set of registered worker ids.
+func (k Keys) Workers() string { return k.key("workers") }
+
+// Worker holds the job a worker is running (absent while idle).
+func (k Keys) Worker(id string) string { return k.key("worker", id) }
+
+// WorkerStarted holds a worker's registration time.
+func (k Keys) WorkerStarted(id string) string { return k.key("worker", id, "started") }
+
+// Heartbeats is the hash of worker id to last heartbeat time.
+func (k Keys) Heartbeats() string { return k.key("workers", "heartbeat") }
+
+// StatProcessed is the global processed counter.
+func (k Keys) StatProcessed() string { return k.key("stat", "processed") }
+
+// StatFailed is the global failed counter.
+func (k Keys) StatFailed() string { return k.key("stat", "failed") }
+
+// StatRetries is the global retries counter.
+func (k Keys) StatRetries() string { return k.key("stat", "retries") }
+
+// StatProcessedWorker is a worker's own processed counter.
+func (k Keys) StatProcessedWorker(id string) string { return k.key("stat", "processed", id) }
+
+// StatFailedWorker is a worker's own failed counter.
+func (k Keys) StatFailedWorker(id string) string { return k.key("stat", "failed", id) }
+
+// Failed is the list of failure entries.
+func (k Keys) Failed() string { return k.key("failed") }
+
+// Retries is the list of retry records.
+func (k Keys) Retries() string { return k.key("retries") }
+
+// PauseAll pauses every worker when it holds "true".
+func (k Keys) PauseAll() string { return k.key("pause-all-workers") }
+
+// PruneLock is the lock Ruby Resque and resque-go take while pruning dead workers.
+func (k Keys) PruneLock() string { return k.key("pruning_dead_workers_in_progress") }
+
+// Queue statistics names, as in the resque-v3 layout.
+const (
+	QueueStatDequeued       = "dequeued"
+	QueueStatQueueTime      = "queue_time"
+	QueueStatProcessed      = "processed"
+	QueueStatProcessingTime = "processing_time"
+	QueueStatFailed         = "failed"
+	QueueStatRetries        = "retries"
+)
+
+// QueueStat is a per-host, per-queue counter: queuestat:<host>:<stat>:<queue>.
+func (k Keys) QueueStat(host, stat, q string) string { return k.key("queuestat", host, stat, q) }
+
+// WorkerIntervals is resque-go's own hash of worker id to heartbeat interval in
+// seconds. Its presence marks an id as a resque-go worker, whose death can be
+// judged from its own interval instead of Ruby's 300 s.
+func (k Keys) WorkerIntervals() string { return k.key("resque-go", "heartbeat_interval") }
+
+// Recoveries counts how often a payload (by SHA-1 of its bytes) was recovered
+// from a dead worker, so a poison job does not loop forever.
+func (k Keys) Recoveries(sha1hex string) string { return k.key("resque-go", "recovered", sha1hex) }
+
+// JobStatus is the status key of a tracked job.
+func (k Keys) JobStatus(id string) string { return k.key("job", id, "status") }
+
+// QueueStatPattern matches every queuestat key (for SCAN).
+func (k Keys) QueueStatPattern() string { return k.key("queuestat", "*") }
+
+// ParseQueueStat splits a queuestat key into host, stat and queue. Host names
+// have no ":"; stat names are fixed words; the queue is the rest.
+func (k Keys) ParseQueueStat(key string) (host, stat, queue string, ok bool) {
+	rest, ok := strings.CutPrefix(key, k.key("queuestat", ""))
+	if !ok {
+		return "", "", "", false
+	}
+	parts := strings.SplitN(rest, ":", 3)
+	if len(parts) != 3 {
+		return "", "", "", false
+	}
+	return parts[0], parts[1], parts[2], true
+}

@@ -1,0 +1,230 @@
+package protocol
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// ActiveJobWrapper is the class Rails' Resque adapter enqueues; the real job
+// class is args[0].job_class.
+const ActiveJobWrapper = "ActiveJob::QueueAdapters::ResqueAdapter::JobWrapper"
+
+// ErrBadPayload is wrapped by every payload decoding error.
+var ErrBadPayload = errors.New("bad payload")
+
+// Payload is a read-only view of a job payload. Raw holds the bytes exactly as
+// they were popped; everything else is decoded from them and never written back.
+type Payload struct {
+	Raw   []byte
+	Class string
+	// Args is the raw JSON of "args" (array, object, or nil when absent).
+	Args json.RawMessage
+	ID   string
+	// Queue is the optional "queue" field (node-resque, resque-v3).
+	Queue string
+	// QueueTime is the enqueue time in Unix seconds; HasQueueTime says whether
+	// the payload carried one.
+	QueueTime    float64
+	HasQueueTime bool
+	// FailCount is resque-v3's count of failed attempts.
+	FailCount   int
+	IsMonitored bool
+	SourceID    string
+	// Fields keeps every top-level field's raw JSON for code that needs more.
+	Fields map[string]json.RawMessage
+}
+
+// DecodePayload decodes raw into a view. The error, wrapping ErrBadPayload,
+// says what is wrong in words fit for a failed entry.
+func DecodePayload(raw []byte) (*Payload, error) {
+	p := &Payload{Raw: raw}
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 {
+		return p, fmt.Errorf("%w: empty payload", ErrBadPayload)
+	}
+	if trimmed[0] != '{' {
+		return p, fmt.Errorf("%w: payload is not a JSON object: %s", ErrBadPayload, excerpt(raw))
+	}
+	if err := json.Unmarshal(trimmed, &p.Fields); err != nil {
+		return p, fmt.Errorf("%w: payload is not valid JSON (%v): %s", ErrBadPayload, err, excerpt(raw))
+	}
+	cls, ok := p.Fields["class"]
+	if !ok {
+		return p, fmt.Errorf("%w: payload has no \"class\" field: %s", ErrBadPayload, excerpt(raw))
+	}
+	if err := json.Unmarshal(cls, &p.Class); err != nil || p.Class == "" {
+		return p, fmt.Errorf("%w: payload \"class\" is not a non-empty string: %s", ErrBadPayload, excerpt(raw))
+	}
+	if a, ok := p.Fields["args"]; ok && !bytes.Equal(a, []byte("null")) {
+		p.Args = a
+	}
+	p.ID = optString(p.Fields["id"])
+	p.Queue = optString(p.Fields["queue"])
+	p.SourceID = optString(p.Fields["sourceId"])
+	if qt, ok := p.Fields["queue_time"]; ok {
+		if f, err := strconv.ParseFloat(string(bytes.Trim(qt, `"`)), 64); err == nil {
+			p.QueueTime, p.HasQueueTime = f, true
+		}
+	}
+	if fc, ok := p.Fields["failCount"]; ok {
+		if n, err := strconv.Atoi(string(bytes.Trim(fc, `"`))); err == nil {
+			p.FailCount = n
+		}
+	}
+	if m, ok := p.Fields["isMonitored"]; ok {
+		p.IsMonitored = string(m) == "true"
+	}
+	return p, nil
+}
+
+// optString returns the JSON string in raw, or "" for anything else. Numeric
+// ids (some producers write them) are kept as their JSON text.
+func optString(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s
+	}
+	if raw[0] >= '0' && raw[0] <= '9' {
+		return string(raw)
+	}
+	return ""
+}
+
+// HandlerClass is the class a handler is looked up by after Class itself:
+// for Rails ActiveJob wrappers it is args[0].job_class, otherwise "".
+func (p *Payload) HandlerClass() string {
+	if p.Class != ActiveJobWrapper || len(p.Args) == 0 {
+		return ""
+	}
+	var args []struct {
+		JobClass string `json:"job_class"`
+	}
+	if err := json.Unmarshal(p.Args, &args); err != nil || len(args) == 0 {
+		return ""
+	}
+	return args[0].JobClass
+}
+
+// excerpt quotes at most 120 bytes of raw for an error message.
+func excerpt(raw []byte) string {
+	const max = 120
+	s := string(raw)
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// EnqueueOptions controls the payload NewPayload writes.
+type EnqueueOptions struct {
+	// Plain writes only class and args, byte-identical to Ruby's Resque.enqueue.
+	Plain bool
+	// Now is the enqueue time; zero means time.Now().
+	Now time.Time
+	// ID overrides the generated job id (tests).
+	ID string
+}
+
+// NewPayload builds the payload resque-go pushes: compact JSON, no HTML
+// escaping, keys class, args, id, queue_time. args is JSON text: an array or
+// object is kept as given (compacted, numbers exact); any other value is
+// wrapped in an array; empty means [].
+func NewPayload(class string, args []byte, opt EnqueueOptions) ([]byte, error) {
+	if class == "" {
+		return nil, fmt.Errorf("protocol: class must not be empty")
+	}
+	argJSON, err := normalizeArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"class":`)
+	b.Write(MarshalString(class))
+	b.WriteString(`,"args":`)
+	b.Write(argJSON)
+	if !opt.Plain {
+		id := opt.ID
+		if id == "" {
+			id = NewJobID()
+		}
+		now := opt.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		b.WriteString(`,"id":`)
+		b.Write(MarshalString(id))
+		b.WriteString(`,"queue_time":`)
+		b.WriteString(FormatQueueTime(now))
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func normalizeArgs(args []byte) ([]byte, error) {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 {
+		return []byte("[]"), nil
+	}
+	if !json.Valid(args) {
+		return nil, fmt.Errorf("protocol: args are not valid JSON: %s", excerpt(args))
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, args); err != nil {
+		return nil, fmt.Errorf("protocol: args: %w", err)
+	}
+	if args[0] == '[' || args[0] == '{' {
+		return b.Bytes(), nil
+	}
+	return []byte("[" + b.String() + "]"), nil
+}
+
+// FormatQueueTime writes t as float Unix seconds with 4 decimals.
+func FormatQueueTime(t time.Time) string {
+	return strconv.FormatFloat(float64(t.UnixNano())/1e9, 'f', 4, 64)
+}
+
+// NewJobID returns 32 lowercase hex characters, as php-resque ids look.
+func NewJobID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("protocol: crypto/rand failed: %v", err))
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// MarshalString encodes s as a JSON string without HTML escaping, the way
+// Ruby and node write <, > and & literally.
+func MarshalString(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// EmbedPayload returns raw as it should appear inside another JSON document
+// (a failed entry, a worker record): the bytes themselves when they are a
+// valid JSON object, otherwise a JSON string holding them, so that a garbage
+// payload never corrupts the document that carries it.
+func EmbedPayload(raw []byte) []byte {
+	t := bytes.TrimSpace(raw)
+	if len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return t
+	}
+	return MarshalString(strings.ToValidUTF8(string(raw), "\uFFFD"))
+}

@@ -1,0 +1,51 @@
+-- prune.lua: unregister a dead worker and recover the job it held.
+--
+-- KEYS[1]  workers
+-- KEYS[2]  worker:<id>
+-- KEYS[3]  worker:<id>:started
+-- KEYS[4]  stat:processed:<id>
+-- KEYS[5]  stat:failed:<id>
+-- KEYS[6]  workers:heartbeat
+-- KEYS[7]  resque-go heartbeat-interval hash
+-- KEYS[8]  queue:<q> of the held job (any key when none)
+-- KEYS[9]  recovery counter of the held payload (any key when none)
+-- KEYS[10] failed
+-- KEYS[11] queuestat:<host>:failed:<q>
+-- ARGV[1]  worker id
+-- ARGV[2]  heartbeat value the caller judged dead ("" = none)
+-- ARGV[3]  worker:<id> value the caller read ("" = idle)
+-- ARGV[4]  raw payload to push back
+-- ARGV[5]  how many recoveries requeue before the job fails (0: always fail)
+-- ARGV[6]  failed entry to record instead of requeueing
+-- ARGV[7]  TTL of the recovery counter, seconds
+--
+-- Returns "gone" (not registered any more), "alive" (heartbeat or job
+-- changed since the caller looked: nothing done), "idle" (unregistered, no
+-- job), "requeued" or "failed".
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then
+  return 'gone'
+end
+local hb = redis.call('HGET', KEYS[6], ARGV[1]) or ''
+local held = redis.call('GET', KEYS[2]) or ''
+if hb ~= ARGV[2] or held ~= ARGV[3] then
+  return 'alive'
+end
+local result = 'idle'
+if held ~= '' then
+  local n = redis.call('INCR', KEYS[9])
+  redis.call('EXPIRE', KEYS[9], tonumber(ARGV[7]))
+  if n <= tonumber(ARGV[5]) then
+    redis.call('LPUSH', KEYS[8], ARGV[4])
+    result = 'requeued'
+  else
+    redis.call('DEL', KEYS[9])
+    redis.call('RPUSH', KEYS[10], ARGV[6])
+    redis.call('INCRBY', KEYS[11], 1)
+    result = 'failed'
+  end
+end
+redis.call('SREM', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+redis.call('HDEL', KEYS[6], ARGV[1])
+redis.call('HDEL', KEYS[7], ARGV[1])
+return result

@@ -1,0 +1,136 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ExecOptions configures ExecHandler.
+type ExecOptions struct {
+	// Stdout receives the command's standard output; default os.Stdout.
+	Stdout io.Writer
+	// Stderr receives its standard error (the tail is also kept for the
+	// failed entry); default os.Stderr.
+	Stderr io.Writer
+	// KillGrace is how long a cancelled command has after SIGTERM before
+	// SIGKILL; default 5 s.
+	KillGrace time.Duration
+	// TailLines is how many stderr lines a failure keeps; default 20.
+	TailLines int
+}
+
+// ExecHandler runs command with /bin/sh -c once per job. The raw payload is
+// its standard input; RESQUE_CLASS, RESQUE_QUEUE, RESQUE_JOB_ID (when the
+// payload has an id), RESQUE_WORKER and RESQUE_ARGS (the args JSON) are in
+// its environment. Exit status 0 is success; anything else is a failure
+// whose message is the last stderr line and whose backtrace is the stderr
+// tail. When the job's context ends (timeout, stop) the whole process group
+// gets SIGTERM, then SIGKILL after KillGrace.
+func ExecHandler(command string, opt ExecOptions) HandlerFunc {
+	if opt.Stdout == nil {
+		opt.Stdout = os.Stdout
+	}
+	if opt.Stderr == nil {
+		opt.Stderr = os.Stderr
+	}
+	if opt.KillGrace <= 0 {
+		opt.KillGrace = 5 * time.Second
+	}
+	if opt.TailLines <= 0 {
+		opt.TailLines = 20
+	}
+	return func(ctx context.Context, job *Job) error {
+		tail := &tailBuffer{max: 16 << 10}
+		cmd := exec.Command("/bin/sh", "-c", command)
+		cmd.Stdin = bytes.NewReader(job.Payload)
+		cmd.Stdout = opt.Stdout
+		cmd.Stderr = io.MultiWriter(opt.Stderr, tail)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		args := string(job.Args)
+		if args == "" {
+			args = "null"
+		}
+		cmd.Env = append(os.Environ(),
+			"RESQUE_CLASS="+job.Class, "RESQUE_QUEUE="+job.Queue, "RESQUE_WORKER="+job.WorkerID, "RESQUE_ARGS="+args)
+		if job.ID != "" {
+			cmd.Env = append(cmd.Env, "RESQUE_JOB_ID="+job.ID)
+		}
+		if err := cmd.Start(); err != nil {
+			return &Error{Exception: "ResqueGo::ExecFailed", Message: fmt.Sprintf("cannot start %q: %v", command, err), Backtrace: []string{}}
+		}
+		waitErr := make(chan error, 1)
+		go func() { waitErr <- cmd.Wait() }()
+		var err error
+		select {
+		case err = <-waitErr:
+		case <-ctx.Done():
+			pgid := cmd.Process.Pid
+			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			select {
+			case err = <-waitErr:
+			case <-time.After(opt.KillGrace):
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+				err = <-waitErr
+			}
+			return fmt.Errorf("command stopped (%v): %w", err, context.Cause(ctx))
+		}
+		if err == nil {
+			return nil
+		}
+		lines := tail.lines(opt.TailLines)
+		msg := err.Error()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				msg = fmt.Sprintf("command killed by signal %s", ws.Signal())
+			} else {
+				msg = fmt.Sprintf("command exited with status %d", ee.ExitCode())
+			}
+		}
+		if len(lines) > 0 {
+			msg += ": " + lines[len(lines)-1]
+		}
+		return &Error{Exception: "ResqueGo::ExecFailed", Message: msg, Backtrace: lines}
+	}
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) lines(n int) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(string(t.buf), "\n"), "\n") {
+		if l = strings.TrimRight(l, "\r"); l != "" {
+			out = append(out, l)
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+package worker
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/service"
+)
+
+// maxWatchedQueues bounds the blocked connections one process keeps; a
+// longer queue list falls back to polling.
+const maxWatchedQueues = 32
+
+// blockTimeout bounds each blocking wait, so wakers notice changes.
+const blockTimeout = 2 * time.Second
+
+// notifier wakes idle slots when a watched queue gets a job. One waker
+// goroutine per queue blocks on that queue without consuming it (see
+// rdb.WaitQueue), and only while some slot is waiting: a busy process does
+// not poll Redis at all.
+type notifier struct {
+	client *rdb.Client
+	log    zerolog.Logger
+
+	mu      sync.Mutex
+	wake    chan struct{} // closed when a queue got a job; then replaced
+	want    chan struct{} // closed when a slot starts waiting on wake
+	waiting int
+	wakers  map[string]*service.Runner
+}
+
+func newNotifier(c *rdb.Client, log zerolog.Logger) *notifier {
+	return &notifier{client: c, log: log, wake: make(chan struct{}), want: make(chan struct{}), wakers: map[string]*service.Runner{}}
+}
+
+// watch makes the waker set match queues. It returns false when there are
+// too many queues to watch, and the caller should poll.
+func (n *notifier) watch(ctx context.Context, queues []string) bool {
+	if len(queues) > maxWatchedQueues {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	keep := make(map[string]bool, len(queues))
+	for _, q := range queues {
+		keep[q] = true
+		if _, ok := n.wakers[q]; !ok {
+			r := &service.Runner{}
+			n.wakers[q] = r
+			q := q
+			r.Start(context.Background(), func(ctx context.Context) { n.wakerLoop(ctx, q) })
+		}
+	}
+	for q, r := range n.wakers {
+		if !keep[q] {
+			delete(n.wakers, q)
+			go r.Stop()
+		}
+	}
+	return true
+}
+
+// wait blocks until a watched queue has a job, max passes or ctx is done.
+func (n *notifier) wait(ctx context.Context, max time.Duration) {
+	n.mu.Lock()
+	wake := n.wake
+	n.waiting++
+	if n.waiting == 1 {
+		close(n.want)
+	}
+	n.mu.Unlock()
+	t := time.NewTimer(max)
+	defer t.Stop()
+	select {
+	case <-wake:
+		return
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	n.mu.Lock()
+	if n.wake == wake {
+		n.waiting--
+		if n.waiting == 0 {
+			n.want = make(chan struct{})
+		}
+	}
+	n.mu.Unlock()
+}
+
+// broadcast wakes every slot waiting on wake, unless another waker did.
+func (n *notifier) broadcast(wake chan struct{}) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.wake != wake {
+		return
+	}
+	close(n.wake)
+	n.wake = make(chan struct{})
+	n.want = make(chan struct{})
+	n.waiting = 0
+}
+
+func (n *notifier) wakerLoop(ctx context.Context, q string) {
+	var b backoff
+	for {
+		n.mu.Lock()
+		want, wake := n.want, n.wake
+		n.mu.Unlock()
+		select {
+		case <-want:
+		case <-ctx.Done():
+			return
+		}
+		has, err := n.client.WaitQueue(ctx, q, blockTimeout)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			d := b.next()
+			n.log.Debug().Err(err).Str("queue", q).Dur("retry_in", d).Msg("blocking wait failed")
+			sleepCtx(ctx, d)
+			// Let waiting slots re-claim: they will report Redis errors themselves.
+			n.broadcast(wake)
+			continue
+		}
+		b.reset()
+		if has {
+			n.broadcast(wake)
+		}
+	}
+}
+
+func (n *notifier) stopAll() {
+	n.mu.Lock()
+	runners := make([]*service.Runner, 0, len(n.wakers))
+	for q, r := range n.wakers {
+		runners = append(runners, r)
+		delete(n.wakers, q)
+	}
+	n.mu.Unlock()
+	for _, r := range runners {
+		r.Stop()
+	}
+}

@@ -1,0 +1,366 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/service"
+)
+
+// Config configures a Worker. Zero values mean the documented defaults.
+type Config struct {
+	// Client is the Redis client (required).
+	Client *rdb.Client
+	// Registry holds the handlers (required, may be empty: every job then
+	// fails with ResqueGo::NoHandler).
+	Registry *Registry
+	// Queues is the queue list as given: "high,low", "*", "critical,*,!tmp*".
+	Queues string
+	// Concurrency is the number of slots, each with its own worker id; default 1.
+	Concurrency int
+	// Hostname defaults to os.Hostname(); PID to os.Getpid().
+	Hostname string
+	PID      int
+	// Polling replaces blocking waits by sleeping Interval when all queues
+	// are empty. Blocking (the default) picks a job up within milliseconds.
+	Polling bool
+	// Interval is the poll interval when polling; default 5 s.
+	Interval time.Duration
+	// HeartbeatInterval defaults to 5 s; PruneInterval to 4 heartbeats.
+	HeartbeatInterval time.Duration
+	PruneInterval     time.Duration
+	// QueueRefresh is how often a glob queue list is re-expanded; default 5 s.
+	QueueRefresh time.Duration
+	// JobTimeout cancels a job's context after this long; 0 means none.
+	JobTimeout time.Duration
+	// TermTimeout is how long a hard stop waits for cancelled jobs before
+	// requeueing them; default 4 s (RESQUE_TERM_TIMEOUT).
+	TermTimeout time.Duration
+	// DirtyExitOnTerm records jobs interrupted by a hard stop in failed as
+	// Resque::DirtyExit instead of requeueing them.
+	DirtyExitOnTerm bool
+	// MaxRecoveries is how often a dead worker's job is requeued before it is
+	// recorded as failed (a poison job must not loop); default 3. RubyPrune
+	// always records it as failed, as Ruby Resque does.
+	MaxRecoveries int
+	RubyPrune     bool
+	// Logger defaults to a disabled logger.
+	Logger *zerolog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// OnFinish, when set, is called after each job's end is recorded.
+	OnFinish func(Finished)
+}
+
+// Finished describes a job whose end was recorded.
+type Finished struct {
+	WorkerID  string
+	Queue     string
+	Class     string
+	Payload   []byte
+	Duration  time.Duration
+	Failed    bool
+	Exception string
+	Error     string
+	Requeued  bool
+}
+
+func (c *Config) setDefaults() error {
+	if c.Client == nil {
+		return errors.New("worker: Config.Client is required")
+	}
+	if c.Registry == nil {
+		c.Registry = NewRegistry()
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 1
+	}
+	if c.Hostname == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("worker: hostname: %w", err)
+		}
+		c.Hostname = h
+	}
+	if c.PID == 0 {
+		c.PID = os.Getpid()
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.Interval, 5*time.Second)
+	def(&c.HeartbeatInterval, 5*time.Second)
+	def(&c.PruneInterval, 4*c.HeartbeatInterval)
+	def(&c.QueueRefresh, 5*time.Second)
+	def(&c.TermTimeout, 4*time.Second)
+	if c.MaxRecoveries == 0 {
+		c.MaxRecoveries = 3
+	}
+	if c.RubyPrune || c.MaxRecoveries < 0 {
+		c.MaxRecoveries = 0
+	}
+	if c.Logger == nil {
+		l := zerolog.Nop()
+		c.Logger = &l
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return nil
+}
+
+// Worker runs Concurrency slots over one queue list in one process.
+type Worker struct {
+	cfg    Config
+	log    zerolog.Logger
+	client *rdb.Client
+	spec   protocol.QueueSpec
+	queues *queueList
+	notify *notifier
+	slots  []*slot
+
+	heartbeat, pruner service.Runner
+
+	loopCtx    context.Context // cancelled by Stop and Shutdown: no new claims
+	stopLoops  context.CancelFunc
+	jobsCtx    context.Context // cancelled by Shutdown: running jobs are told to stop
+	cancelJobs context.CancelCauseFunc
+	abandon    context.Context // cancelled when a hard stop gives up on Redis
+	giveUp     context.CancelFunc
+
+	paused   atomic.Bool
+	resumeMu sync.Mutex
+	resume   chan struct{}
+
+	started   atomic.Bool
+	slotsDone chan struct{}
+	cleanOnce sync.Once
+	done      chan struct{}
+}
+
+// New validates cfg and returns a Worker ready to Start.
+func New(cfg Config) (*Worker, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	spec, err := protocol.ParseQueueSpec(cfg.Queues)
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	w := &Worker{
+		cfg:       cfg,
+		log:       cfg.Logger.With().Str("host", cfg.Hostname).Int("pid", cfg.PID).Logger(),
+		client:    cfg.Client,
+		spec:      spec,
+		resume:    make(chan struct{}),
+		slotsDone: make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	w.queues = &queueList{spec: spec, client: cfg.Client, refresh: cfg.QueueRefresh, now: cfg.Now}
+	w.notify = newNotifier(cfg.Client, w.log)
+	for i := 1; i <= cfg.Concurrency; i++ {
+		id := protocol.WorkerID{Host: cfg.Hostname, PID: cfg.PID, Queues: spec.String()}
+		if cfg.Concurrency > 1 {
+			id.Slot = i
+		}
+		w.slots = append(w.slots, &slot{w: w, id: id.String()})
+	}
+	w.loopCtx, w.stopLoops = context.WithCancel(context.Background())
+	w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
+	w.abandon, w.giveUp = context.WithCancel(context.Background())
+	return w, nil
+}
+
+// IDs returns the worker ids of the slots.
+func (w *Worker) IDs() []string {
+	ids := make([]string, len(w.slots))
+	for i, s := range w.slots {
+		ids[i] = s.id
+	}
+	return ids
+}
+
+// Start recovers jobs left by an earlier process with the same ids,
+// registers the slots and starts them, the heartbeat and the pruner. While
+// Redis is unreachable it retries until ctx is done.
+func (w *Worker) Start(ctx context.Context) error {
+	if !w.started.CompareAndSwap(false, true) {
+		return errors.New("worker: already started")
+	}
+	for _, s := range w.slots {
+		id := s.id
+		if err := w.retryRedis(ctx, "recover_own_id", func(ctx context.Context) error {
+			return w.pruneWorker(ctx, id, "", reasonSameHost, true)
+		}); err != nil {
+			return err
+		}
+	}
+	now := w.cfg.Now()
+	for _, s := range w.slots {
+		id := s.id
+		if err := w.retryRedis(ctx, "register", func(ctx context.Context) error {
+			_, err := w.client.Register(ctx, id, now, w.cfg.HeartbeatInterval, true)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	w.log.Info().Strs("worker_ids", w.IDs()).Str("queues", w.spec.String()).
+		Bool("polling", w.cfg.Polling).Msg("worker started")
+	w.heartbeat.Start(context.Background(), w.heartbeatLoop)
+	w.pruner.Start(context.Background(), w.pruneLoop)
+	var wg sync.WaitGroup
+	for _, s := range w.slots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.loop(w.loopCtx)
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(w.slotsDone)
+	}()
+	return nil
+}
+
+// Done is closed when the worker has stopped and unregistered.
+func (w *Worker) Done() <-chan struct{} { return w.done }
+
+// Stop is the soft stop (QUIT): no new jobs are claimed, running jobs
+// finish, then the slots unregister. It returns when the worker is done.
+func (w *Worker) Stop() {
+	w.stopLoops()
+	if w.started.Load() {
+		select {
+		case <-w.slotsDone:
+		case <-w.done:
+		}
+	}
+	w.cleanup()
+}
+
+// Shutdown is the hard stop (TERM, INT): running jobs' contexts are
+// cancelled; jobs still running after TermTimeout are requeued (or recorded
+// as DirtyExit) and the worker exits without waiting for them.
+func (w *Worker) Shutdown() {
+	w.stopLoops()
+	w.cancelJobs(errShutdown)
+	if w.started.Load() {
+		t := time.NewTimer(w.cfg.TermTimeout)
+		defer t.Stop()
+		select {
+		case <-w.slotsDone:
+		case <-w.done:
+		case <-t.C:
+			w.log.Warn().Dur("term_timeout", w.cfg.TermTimeout).Msg("jobs still running after term timeout; taking them back")
+			for _, s := range w.slots {
+				s.abandonJob()
+			}
+			w.giveUp()
+		}
+	}
+	w.cleanup()
+}
+
+// Pause stops claiming new jobs (USR2); running jobs go on.
+func (w *Worker) Pause() {
+	if w.paused.CompareAndSwap(false, true) {
+		w.log.Info().Msg("worker paused")
+	}
+}
+
+// Resume undoes Pause (CONT).
+func (w *Worker) Resume() {
+	if w.paused.CompareAndSwap(true, false) {
+		w.resumeMu.Lock()
+		close(w.resume)
+		w.resume = make(chan struct{})
+		w.resumeMu.Unlock()
+		w.log.Info().Msg("worker resumed")
+	}
+}
+
+func (w *Worker) resumed() <-chan struct{} {
+	w.resumeMu.Lock()
+	defer w.resumeMu.Unlock()
+	return w.resume
+}
+
+// CancelJobs cancels the running jobs (USR1); they are recorded as failed
+// and the slots go on with the next jobs.
+func (w *Worker) CancelJobs() {
+	for _, s := range w.slots {
+		s.cancelJob(errUSR1)
+	}
+}
+
+func (w *Worker) cleanup() {
+	w.cleanOnce.Do(func() {
+		w.heartbeat.Stop()
+		w.pruner.Stop()
+		w.notify.stopAll()
+		if w.started.Load() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			for _, s := range w.slots {
+				err := w.client.Unregister(ctx, s.id)
+				if errors.Is(err, rdb.ErrStillBusy) {
+					w.log.Warn().Str("worker_id", s.id).Msg("worker still holds a job at exit; it will be recovered by the next worker")
+				} else if err != nil {
+					w.log.Error().Err(err).Str("worker_id", s.id).Msg("unregister failed")
+				}
+			}
+			cancel()
+		}
+		w.log.Info().Msg("worker stopped")
+		close(w.done)
+	})
+}
+
+// retryRedis runs fn until it succeeds, retrying Redis errors with capped
+// backoff. It gives up when ctx or the worker's abandon context is done.
+func (w *Worker) retryRedis(ctx context.Context, op string, fn func(ctx context.Context) error) error {
+	b := backoff{}
+	for {
+		callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		err := fn(callCtx)
+		cancel()
+		if !rdb.IsTransient(err) {
+			return err
+		}
+		d := b.next()
+		w.log.Warn().Err(err).Str("op", op).Dur("retry_in", d).Msg("redis unavailable; retrying")
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("worker: %s: %w", op, err)
+		case <-w.abandon.Done():
+			return fmt.Errorf("worker: %s: %w", op, err)
+		case <-time.After(d):
+		}
+	}
+}
+
+// backoff doubles from 100 ms to 5 s.
+type backoff struct{ d time.Duration }
+
+func (b *backoff) next() time.Duration {
+	if b.d == 0 {
+		b.d = 100 * time.Millisecond
+	} else if b.d *= 2; b.d > 5*time.Second {
+		b.d = 5 * time.Second
+	}
+	return b.d
+}
+
+func (b *backoff) reset() { b.d = 0 }
