@@ -16,6 +16,7 @@ type queueList struct {
 	client  *rdb.Client
 	refresh time.Duration
 	now     func() time.Time
+	static  []string // the list when spec has no glob
 
 	mu      sync.Mutex
 	list    []string
@@ -24,14 +25,7 @@ type queueList struct {
 
 func (l *queueList) current(ctx context.Context) ([]string, error) {
 	if !l.spec.Dynamic() {
-		if l.list == nil {
-			l.mu.Lock()
-			if l.list == nil {
-				l.list = l.spec.Expand(nil)
-			}
-			l.mu.Unlock()
-		}
-		return l.list, nil
+		return l.static, nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -167,7 +167,7 @@ func New(cfg Config) (*Worker, error) {
 		slotsDone: make(chan struct{}),
 		done:      make(chan struct{}),
 	}
-	w.queues = &queueList{spec: spec, client: cfg.Client, refresh: cfg.QueueRefresh, now: cfg.Now}
+	w.queues = &queueList{spec: spec, client: cfg.Client, refresh: cfg.QueueRefresh, now: cfg.Now, static: spec.Expand(nil)}
 	w.notify = newNotifier(cfg.Client, w.log)
 	for i := 1; i <= cfg.Concurrency; i++ {
 		id := protocol.WorkerID{Host: cfg.Hostname, PID: cfg.PID, Queues: spec.String()}
