@@ -22,18 +22,18 @@ func TestMain(m *testing.M) { os.Exit(redistest.Main(m, redisEnv)) }
 
 // env is one test's namespace on the shared server.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	client *rdb.Client
 	reg    *worker.Registry
 	ns     string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	return newEnvURL(t, os.Getenv(redisEnv))
 }
 
-func newEnvURL(t *testing.T, url string) *env {
+func newEnvURL(t testing.TB, url string) *env {
 	t.Helper()
 	ns := redistest.Namespace(t)
 	c, err := rdb.New(rdb.Options{URL: url, Namespace: ns, ReadTimeout: 5 * time.Second})
