@@ -238,4 +238,3 @@ func deadPid(t *testing.T) int {
 	}
 	return pid
 }
-
