@@ -25,7 +25,7 @@ const (
 func (w *Worker) pruneLoop(ctx context.Context) {
 	for {
 		callCtx, cancel := context.WithTimeout(ctx, w.cfg.PruneInterval)
-		if err := w.pruneOnce(callCtx); err != nil && ctx.Err() == nil {
+		if err := w.pruneOnce(callCtx, w.slots[0].id); err != nil && ctx.Err() == nil {
 			w.log.Warn().Err(err).Msg("pruning dead workers failed")
 		}
 		cancel()
@@ -44,7 +44,9 @@ func sleepOK(ctx context.Context, d time.Duration) bool {
 // pid is gone are pruned at once; ids with an old heartbeat only under the
 // shared pruning lock, after 3 of their own heartbeat intervals for
 // resque-go workers and after Ruby's 300 s for any other.
-func (w *Worker) pruneOnce(ctx context.Context) error {
+// lockOwner is the value written to the pruning lock, as Ruby writes its
+// worker id there.
+func (w *Worker) pruneOnce(ctx context.Context, lockOwner string) error {
 	snap, err := w.client.Workers(ctx)
 	if err != nil {
 		return err
@@ -66,7 +68,7 @@ func (w *Worker) pruneOnce(ctx context.Context) error {
 		if reason == reasonStale {
 			if !triedLock {
 				triedLock = true
-				if locked, err = w.client.AcquirePruneLock(ctx, w.slots[0].id, w.cfg.PruneInterval); err != nil {
+				if locked, err = w.client.AcquirePruneLock(ctx, lockOwner, w.cfg.PruneInterval); err != nil {
 					return err
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -364,3 +365,30 @@ func (b *backoff) next() time.Duration {
 }
 
 func (b *backoff) reset() { b.d = 0 }
+
+// Slots returns how many slots are running a job, and how many there are.
+func (w *Worker) Slots() (busy, total int) {
+	for _, s := range w.slots {
+		s.mu.Lock()
+		if s.cur != nil {
+			busy++
+		}
+		s.mu.Unlock()
+	}
+	return busy, len(w.slots)
+}
+
+// PruneDead runs one pruning pass as an observer with no slots of its own:
+// dead workers are unregistered and their jobs recovered exactly as a
+// running worker's pruner does. cfg needs Client (and Hostname/PID to judge
+// same-host pids; PID defaults to this process, whose ids are skipped only
+// when they are registered slots, so none here).
+func PruneDead(ctx context.Context, cfg Config) error {
+	if err := cfg.setDefaults(); err != nil {
+		return err
+	}
+	w := &Worker{cfg: cfg, log: *cfg.Logger, client: cfg.Client}
+	w.abandon, w.giveUp = context.WithCancel(context.Background())
+	defer w.giveUp()
+	return w.pruneOnce(ctx, cfg.Hostname+":"+strconv.Itoa(cfg.PID)+":prune")
+}
