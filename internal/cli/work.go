@@ -29,6 +29,7 @@ func workCommand(reg *worker.Registry) *ucli.Command {
 		&ucli.BoolFlag{Name: "dirty-exit-on-term", Usage: "record jobs interrupted by TERM/INT in failed as Resque::DirtyExit instead of requeueing them", EnvVars: []string{"RESQUE_DIRTY_EXIT_ON_TERM"}},
 		&ucli.StringFlag{Name: "heartbeat-interval", Usage: "heartbeat interval (seconds or a duration)", Value: "5", EnvVars: []string{"WORKER_HEARTBEAT_INTERVAL"}},
 		&ucli.IntFlag{Name: "max-recoveries", Usage: "how often a dead worker's job is requeued before it is recorded as failed", Value: 3, EnvVars: []string{"RESQUE_MAX_RECOVERIES"}},
+		&ucli.IntFlag{Name: "supervisor-pid", Hidden: true, Usage: "exit (as on TERM) when this process is no longer our parent; set by resque-go pool"},
 		&ucli.BoolFlag{Name: "ruby-prune", Usage: "record a dead worker's job as failed at once (Ruby Resque's behaviour) instead of requeueing it", EnvVars: []string{"RESQUE_RUBY_PRUNE"}},
 	)
 	return &ucli.Command{
@@ -96,6 +97,7 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 	signal.Notify(sigs, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT)
 	defer signal.Stop(sigs)
 
+	orphaned := watchParent(c.Context, c.Int("supervisor-pid"))
 	startCtx, cancelStart := context.WithCancel(c.Context)
 	defer cancelStart()
 	started := make(chan error, 1)
@@ -115,6 +117,11 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 			cancelStart()
 			return nil
 		case <-c.Context.Done():
+			cancelStart()
+			go w.Shutdown()
+		case <-orphaned:
+			orphaned = nil
+			log.Warn().Int("supervisor_pid", c.Int("supervisor-pid")).Msg("supervisor is gone; shutting down")
 			cancelStart()
 			go w.Shutdown()
 		case s := <-sigs:
@@ -171,4 +178,29 @@ func addExecHandlers(reg *worker.Registry, specs []string) error {
 		}
 	}
 	return nil
+}
+
+// watchParent returns a channel closed when our parent is no longer pid (the
+// pool manager died and we were re-parented). pid 0 disables the check.
+func watchParent(ctx context.Context, pid int) <-chan struct{} {
+	if pid <= 0 {
+		return nil
+	}
+	ch := make(chan struct{})
+	go func() {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if os.Getppid() != pid {
+				close(ch)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return ch
 }
