@@ -119,7 +119,7 @@ func TestCancelJobsFailsRunningJob(t *testing.T) {
 	e.reg.Register("Fast", func(ctx context.Context, j *worker.Job) error { return nil })
 	var rec recorder
 	e.push("q", `{"class":"Slow","args":[]}`, `{"class":"Fast","args":[]}`)
-	w := e.start(worker.Config{Queues: "q", OnFinish: rec.add})
+	w := e.start(worker.Config{Queues: "q", OnFinish: rec.add, Retry: noRetry})
 	<-running
 	w.CancelJobs()
 	done := rec.waitN(t, 2)
@@ -139,7 +139,7 @@ func TestPause(t *testing.T) {
 	}
 	var rec recorder
 	e.push("q", `{"class":"J","args":[]}`)
-	w := e.start(worker.Config{Queues: "q", OnFinish: rec.add})
+	w := e.start(worker.Config{Queues: "q", OnFinish: rec.add, Retry: noRetry})
 	// The claim script reports the pause; wait until the worker has been
 	// refused at least once by checking the job is still queued after the
 	// slot's first claim (dequeued counter stays 0).
@@ -170,7 +170,7 @@ func TestExecHandler(t *testing.T) {
 	okJob := `{"class":"Ok","args":[1,{"k":"é"}],"id":"abc123"}`
 	var rec recorder
 	e.push("q", okJob, `{"class":"Fails","args":[]}`, `{"class":"Hangs","args":[]}`)
-	e.start(worker.Config{Queues: "q", JobTimeout: 500 * time.Millisecond, OnFinish: rec.add})
+	e.start(worker.Config{Queues: "q", JobTimeout: 500 * time.Millisecond, OnFinish: rec.add, Retry: noRetry})
 	done := rec.waitN(t, 3)
 	b, err := os.ReadFile(out)
 	if err != nil {

@@ -187,3 +187,6 @@ func decodeFailed(t *testing.T, s string) failedEntry {
 	}
 	return f
 }
+
+// noRetry makes a failing job go to failed at once, as Ruby Resque does.
+var noRetry = worker.RetryPolicy{MaxAttempts: 1}

@@ -101,38 +101,67 @@ func (s *slot) run(res rdb.ClaimResult) {
 		return
 	}
 	p, decodeErr := protocol.DecodePayload(res.Payload)
-	var fail *protocol.Failure
-	class := p.Class
-	switch {
-	case decodeErr != nil:
-		fail = s.failure(res, protocol.ExcBadPayload, decodeErr.Error(), []string{})
-	default:
-		h, ok := w.cfg.Registry.lookup(p)
-		if !ok {
-			fail = s.failure(res, protocol.ExcNoHandler,
-				"no handler registered for class "+strconv.Quote(p.Class)+" (register one in Go, or run with --exec '"+p.Class+"=command')", []string{})
-			break
-		}
-		job := &Job{Queue: res.Queue, Class: p.Class, ID: p.ID, Args: p.Args, Payload: res.Payload,
-			WorkerID: s.id, Attempt: p.FailCount + 1, view: p}
-		log.Debug().Str("class", class).Str("job_id", p.ID).Msg("job started")
-		err, cause := s.invoke(h, job, res)
-		if err != nil && errors.Is(cause, errShutdown) {
+	if decodeErr != nil {
+		s.settle(res, p, &result{fail: s.failure(res, protocol.ExcBadPayload, decodeErr.Error(), []string{})}, time.Since(start), log)
+		return
+	}
+	h, ok := w.cfg.Registry.lookup(p)
+	if !ok {
+		msg := "no handler registered for class " + strconv.Quote(p.Class) + " (register one in Go, or run with --exec '" + p.Class + "=command')"
+		s.settle(res, p, &result{fail: s.failure(res, protocol.ExcNoHandler, msg, []string{})}, time.Since(start), log)
+		return
+	}
+	job := &Job{Queue: res.Queue, Class: p.Class, ID: p.ID, Args: p.Args, Payload: res.Payload,
+		WorkerID: s.id, Attempt: p.FailCount + 1, view: p}
+	log.Debug().Str("class", p.Class).Str("job_id", p.ID).Int("attempt", job.Attempt).Msg("job started")
+	err, cause := s.invoke(h, job, res)
+	if err != nil && errors.Is(cause, errShutdown) {
+		if _, isResched := asReschedule(err); !isResched {
 			s.interrupted(res, err)
 			return
 		}
-		if err != nil {
-			exc, msg := exceptionName(err), errorMessage(err)
-			var te timeoutError
-			if errors.As(cause, &te) {
-				exc, msg = protocol.ExcTimeout, te.Error()+": "+msg
-			} else if errors.Is(cause, errUSR1) {
-				exc, msg = protocol.ExcCancelled, errUSR1.Error()
-			}
-			fail = s.failure(res, exc, msg, errorBacktrace(err))
-		}
 	}
-	s.finish(res, class, fail, time.Since(start), log)
+	s.settle(res, p, s.classify(res, p, err, cause), time.Since(start), log)
+}
+
+// result is a job's end before it is written.
+type result struct {
+	kind    rdb.OutcomeKind
+	fail    *protocol.Failure // fail and retry: the entry's content
+	delay   time.Duration     // retry, reschedule
+	discard string
+}
+
+// classify turns a handler's return into a result, applying the retry policy.
+func (s *slot) classify(res rdb.ClaimResult, p *protocol.Payload, err error, cause error) *result {
+	w := s.w
+	if err == nil {
+		return &result{kind: rdb.OutcomeOK}
+	}
+	if r, ok := asReschedule(err); ok {
+		return &result{kind: rdb.OutcomeReschedule, delay: r.After}
+	}
+	if d, ok := asDiscard(err); ok {
+		return &result{kind: rdb.OutcomeDiscard, discard: d.Reason}
+	}
+	exc, msg := exceptionName(err), errorMessage(err)
+	var te timeoutError
+	if errors.As(cause, &te) {
+		exc, msg = protocol.ExcTimeout, te.Error()+": "+msg
+	} else if errors.Is(cause, errUSR1) {
+		exc, msg = protocol.ExcCancelled, errUSR1.Error()
+	}
+	fail := s.failure(res, exc, msg, errorBacktrace(err))
+	policy := w.cfg.policyFor(p.Class)
+	attempt := p.FailCount + 1
+	if attempt >= policy.MaxAttempts {
+		return &result{kind: rdb.OutcomeFail, fail: fail}
+	}
+	delay := policy.Backoff.Delay(attempt, w.cfg.Rand)
+	if r, ok := asRetry(err); ok && r.After > 0 {
+		delay = r.After
+	}
+	return &result{kind: rdb.OutcomeRetry, fail: fail, delay: delay}
 }
 
 // invoke runs the handler with the job's context and turns a panic into an
@@ -172,39 +201,110 @@ func (s *slot) failure(res rdb.ClaimResult, exc, msg string, bt []string) *proto
 	}
 }
 
-// finish records the job's end, retrying while Redis is unreachable.
-func (s *slot) finish(res rdb.ClaimResult, class string, fail *protocol.Failure, took time.Duration, log zerolog.Logger) {
+// settle writes a job's end (retrying while Redis is unreachable) and
+// reports it.
+func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took time.Duration, log zerolog.Logger) {
 	w := s.w
 	if s.isSettled() {
 		return
 	}
-	o := rdb.Outcome{Processing: took}
-	if fail != nil {
-		o.Failure = fail.Encode()
+	if r.kind == "" {
+		r.kind = rdb.OutcomeFail
+	}
+	now := w.cfg.Now()
+	o := rdb.Outcome{Kind: r.kind, Processing: took, Now: now, JobID: p.ID, Status: jobStatus(p, r.kind)}
+	switch r.kind {
+	case rdb.OutcomeFail:
+		o.Entry = r.fail.Encode()
+	case rdb.OutcomeRetry:
+		id := protocol.NewJobID()
+		next, err := protocol.RetryPayload(res.Payload, p.FailCount+1, id, now)
+		if err != nil { // cannot happen for a payload that decoded; never lose the job
+			o.Kind, o.Entry = rdb.OutcomeFail, r.fail.Encode()
+			break
+		}
+		o.Push, r.fail.RetriedBy = next, id
+		if r.delay > 0 {
+			o.DueAt = dueAt(now, r.delay)
+			r.fail.RetriedBy = protocol.DelayedMember(o.DueAt)
+			o.Push, _ = protocol.DelayedItem(next, res.Queue)
+		}
+		o.Entry = r.fail.Encode()
+		if p.IsMonitored {
+			o.NewJobID = id
+		}
+	case rdb.OutcomeReschedule:
+		o.Push = res.Payload
+		if r.delay > 0 {
+			o.DueAt = dueAt(now, r.delay)
+			o.Push, _ = protocol.DelayedItem(res.Payload, res.Queue)
+		}
 	}
 	err := w.retryRedis(context.Background(), "finish", func(ctx context.Context) error {
 		return w.client.Finish(ctx, s.id, w.cfg.Hostname, res.Queue, o)
 	})
-	ev := log.Info()
-	if fail != nil {
-		ev = log.Warn().Str("exception", fail.Exception).Str("error", fail.Error)
-	}
 	switch {
 	case errors.Is(err, rdb.ErrNotOwned):
-		log.Warn().Str("class", class).Msg("job was recovered by another worker while it ran; its result is not recorded")
+		log.Warn().Str("class", p.Class).Msg("job was recovered by another worker while it ran; its result is not recorded")
 		return
 	case err != nil:
-		log.Error().Err(err).Str("class", class).Msg("could not record the job's end; it will be recovered and run again")
+		log.Error().Err(err).Str("class", p.Class).Msg("could not record the job's end; it will be recovered and run again")
 		return
 	}
-	ev.Str("class", class).Dur("duration", took).Bool("failed", fail != nil).Msg("job done")
+	ev := log.Info()
+	if o.Kind == rdb.OutcomeFail || o.Kind == rdb.OutcomeRetry {
+		ev = log.Warn().Str("exception", r.fail.Exception).Str("error", r.fail.Error)
+	}
+	if o.Kind == rdb.OutcomeDiscard {
+		ev = ev.Str("reason", r.discard)
+	}
+	if o.DueAt > 0 {
+		ev = ev.Int64("due_at", o.DueAt)
+	}
+	ev.Str("class", p.Class).Str("job_id", p.ID).Dur("duration", took).Str("outcome", string(o.Kind)).Msg("job done")
 	if w.cfg.OnFinish != nil {
-		f := Finished{WorkerID: s.id, Queue: res.Queue, Class: class, Payload: res.Payload, Duration: took, Failed: fail != nil}
-		if fail != nil {
-			f.Exception, f.Error = fail.Exception, fail.Error
+		f := Finished{WorkerID: s.id, Queue: res.Queue, Class: p.Class, Payload: res.Payload, Duration: took,
+			Outcome: string(o.Kind), Failed: o.Kind == rdb.OutcomeFail}
+		if p.HasQueueTime {
+			f.QueueWait = time.Duration((float64(now.UnixNano())/1e9 - p.QueueTime) * float64(time.Second))
+		}
+		if r.fail != nil {
+			f.Exception, f.Error = r.fail.Exception, r.fail.Error
 		}
 		w.cfg.OnFinish(f)
 	}
+}
+
+// dueAt rounds a delay up to whole seconds, the delayed queue's resolution.
+func dueAt(now time.Time, d time.Duration) int64 {
+	return now.Add(d + time.Second - 1).Unix()
+}
+
+// jobStatus is the status a finished job's status key gets (protocol.md 5):
+// resque-v3 strings when the payload asked for monitoring, php-resque codes
+// (applied only where the key already exists) when it has an id.
+func jobStatus(p *protocol.Payload, kind rdb.OutcomeKind) string {
+	if p == nil || p.ID == "" {
+		return ""
+	}
+	if p.IsMonitored {
+		switch kind {
+		case rdb.OutcomeFail:
+			return "v3:failed"
+		case rdb.OutcomeRetry:
+			return "v3:retried"
+		case rdb.OutcomeReschedule:
+			return "v3:waiting"
+		}
+		return "v3:finished"
+	}
+	switch kind {
+	case rdb.OutcomeFail, rdb.OutcomeRetry:
+		return "php:3"
+	case rdb.OutcomeReschedule:
+		return "php:1"
+	}
+	return "php:4"
 }
 
 // interrupted handles a job stopped by a hard stop: requeue it at the head of
@@ -215,8 +315,9 @@ func (s *slot) interrupted(res rdb.ClaimResult, cause error) {
 		return
 	}
 	if w.cfg.DirtyExitOnTerm {
+		p, _ := protocol.DecodePayload(res.Payload)
 		fail := s.failure(res, protocol.ExcDirtyExit, "job interrupted by worker shutdown: "+cause.Error(), []string{})
-		s.finish(res, "", fail, 0, w.log.With().Str("worker_id", s.id).Logger())
+		s.settle(res, p, &result{kind: rdb.OutcomeFail, fail: fail}, 0, w.log.With().Str("worker_id", s.id).Logger())
 		return
 	}
 	err := w.retryRedis(context.Background(), "requeue", func(ctx context.Context) error {
@@ -226,7 +327,7 @@ func (s *slot) interrupted(res rdb.ClaimResult, cause error) {
 	case err == nil:
 		w.log.Info().Str("worker_id", s.id).Str("queue", res.Queue).Msg("interrupted job requeued")
 		if w.cfg.OnFinish != nil {
-			w.cfg.OnFinish(Finished{WorkerID: s.id, Queue: res.Queue, Payload: res.Payload, Requeued: true})
+			w.cfg.OnFinish(Finished{WorkerID: s.id, Queue: res.Queue, Payload: res.Payload, Requeued: true, Outcome: "requeued"})
 		}
 	case errors.Is(err, rdb.ErrNotOwned):
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"sync"
@@ -54,6 +55,12 @@ type Config struct {
 	// always records it as failed, as Ruby Resque does.
 	MaxRecoveries int
 	RubyPrune     bool
+	// Retry is the default retry policy (MaxAttempts 0 means 3, resque-v3's
+	// fail_retries); ClassRetry overrides it per class.
+	Retry      RetryPolicy
+	ClassRetry map[string]RetryPolicy
+	// Rand returns numbers in [0,1) for backoff jitter; default math/rand.
+	Rand func() float64
 	// Logger defaults to a disabled logger.
 	Logger *zerolog.Logger
 	// Now is the clock; default time.Now.
@@ -64,11 +71,17 @@ type Config struct {
 
 // Finished describes a job whose end was recorded.
 type Finished struct {
-	WorkerID  string
-	Queue     string
-	Class     string
-	Payload   []byte
-	Duration  time.Duration
+	WorkerID string
+	Queue    string
+	Class    string
+	Payload  []byte
+	Duration time.Duration
+	// QueueWait is how long the job waited in its queue (0 when the payload
+	// had no queue_time).
+	QueueWait time.Duration
+	// Outcome is "ok", "fail", "retry", "reschedule", "discard" or "requeued"
+	// (put back by a hard stop).
+	Outcome   string
 	Failed    bool
 	Exception string
 	Error     string
@@ -117,6 +130,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Float64
 	}
 	return nil
 }

@@ -241,7 +241,7 @@ func TestFailedEntryMatchesRuby(t *testing.T) {
 	})
 	var rec recorder
 	e.push("mail", string(rubyEntry.Payload))
-	w := e.start(worker.Config{Queues: "high,mail", Hostname: "vm", OnFinish: rec.add})
+	w := e.start(worker.Config{Queues: "high,mail", Hostname: "vm", OnFinish: rec.add, Retry: noRetry})
 	rec.waitN(t, 1)
 	k := e.client.Keys()
 	failed := e.list(k.Failed())
@@ -343,7 +343,7 @@ func TestBadPayloadsEndInFailed(t *testing.T) {
 		e.push("q", p)
 	}
 	e.push("q", `{"class":"Good","args":[]}`)
-	e.start(worker.Config{Queues: "q", OnFinish: rec.add})
+	e.start(worker.Config{Queues: "q", OnFinish: rec.add, Retry: noRetry})
 	done := rec.waitN(t, len(bad)+1)
 	good := 0
 	for _, f := range done {
@@ -402,7 +402,7 @@ func TestHandlerErrorsAndPanics(t *testing.T) {
 	e.reg.Register("Errs", func(ctx context.Context, j *worker.Job) error { return fmt.Errorf("wrapped: %w", errors.New("inner")) })
 	var rec recorder
 	e.push("q", `{"class":"Panics","args":[]}`, `{"class":"Errs","args":[]}`)
-	e.start(worker.Config{Queues: "q", OnFinish: rec.add})
+	e.start(worker.Config{Queues: "q", OnFinish: rec.add, Retry: noRetry})
 	rec.waitN(t, 2)
 	byExc := map[string]failedEntry{}
 	for _, s := range e.list(e.client.Keys().Failed()) {

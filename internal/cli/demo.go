@@ -109,19 +109,25 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	var mu sync.Mutex
 	remaining := len(jobs)
 	allDone := make(chan struct{})
-	fmt.Fprintln(out, "\nWorker on queue mail, 2 slots:")
+	fmt.Fprintln(out, "\nWorker on queue mail, 2 slots, 2 attempts per job:")
 	log := zerolog.Nop()
 	w, err := worker.New(worker.Config{
 		Client: client, Registry: reg, Queues: "mail", Concurrency: 2, Hostname: "demo",
-		HeartbeatInterval: time.Second, Logger: &log,
+		HeartbeatInterval: time.Second, Logger: &log, Retry: worker.RetryPolicy{MaxAttempts: 2},
 		OnFinish: func(f worker.Finished) {
 			mu.Lock()
 			defer mu.Unlock()
-			mark, what := "ok  ", string(f.Payload)
-			if f.Failed {
-				mark, what = "FAIL", f.Exception+": "+f.Error
+			mark, what := "ok   ", string(f.Payload)
+			switch f.Outcome {
+			case "fail":
+				mark, what = "FAIL ", f.Exception+": "+f.Error
+			case "retry":
+				mark, what = "RETRY", f.Exception+": "+f.Error+" (attempt failed; re-enqueued with failCount+1)"
 			}
 			fmt.Fprintf(out, "  %s %-10s %-8s %s\n", mark, f.Class, f.Duration.Round(time.Microsecond), clip(what, 80))
+			if f.Outcome == "retry" {
+				return
+			}
 			if remaining--; remaining == 0 {
 				close(allDone)
 			}
@@ -146,7 +152,7 @@ func runDemo(ctx context.Context, out io.Writer) error {
 func printDemoResults(ctx context.Context, out io.Writer, client *rdb.Client) error {
 	k := client.Keys()
 	fmt.Fprintln(out, "\nCounters:")
-	for _, key := range []string{k.StatProcessed(), k.StatFailed()} {
+	for _, key := range []string{k.StatProcessed(), k.StatFailed(), k.StatRetries()} {
 		n, err := client.Int(ctx, key)
 		if err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -29,6 +30,10 @@ func workCommand(reg *worker.Registry) *ucli.Command {
 		&ucli.BoolFlag{Name: "dirty-exit-on-term", Usage: "record jobs interrupted by TERM/INT in failed as Resque::DirtyExit instead of requeueing them", EnvVars: []string{"RESQUE_DIRTY_EXIT_ON_TERM"}},
 		&ucli.StringFlag{Name: "heartbeat-interval", Usage: "heartbeat interval (seconds or a duration)", Value: "5", EnvVars: []string{"WORKER_HEARTBEAT_INTERVAL"}},
 		&ucli.IntFlag{Name: "max-recoveries", Usage: "how often a dead worker's job is requeued before it is recorded as failed", Value: 3, EnvVars: []string{"RESQUE_MAX_RECOVERIES"}},
+		&ucli.IntFlag{Name: "fail-retries", Usage: "attempts a failing job gets in all (resque-v3's fail_retries); 1 never retries", Value: worker.DefaultMaxAttempts, EnvVars: []string{"FAIL_RETRIES", "RESQUE_FAIL_RETRIES"}},
+		&ucli.StringFlag{Name: "retry-backoff", Usage: "delay before a retry: none, fixed:30s, or exp:BASE[:MAX[:JITTER]] (exp:2s:10m:0.2)", Value: "none", EnvVars: []string{"RESQUE_RETRY_BACKOFF"}},
+		&ucli.StringSliceFlag{Name: "class-retry", Usage: "'Class=ATTEMPTS[:BACKOFF]' overrides the retry policy of one class (MailJob=5:exp:2s:10m); repeatable"},
+		&ucli.BoolFlag{Name: "mover", Usage: "promote due jobs of the delayed queue (retries with backoff, reschedules; resque-scheduler's layout); safe with other movers", Value: true, EnvVars: []string{"RESQUE_MOVER"}},
 		&ucli.IntFlag{Name: "supervisor-pid", Hidden: true, Usage: "exit (as on TERM) when this process is no longer our parent; set by resque-go pool"},
 		&ucli.BoolFlag{Name: "ruby-prune", Usage: "record a dead worker's job as failed at once (Ruby Resque's behaviour) instead of requeueing it", EnvVars: []string{"RESQUE_RUBY_PRUNE"}},
 	)
@@ -71,6 +76,10 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 	if err != nil {
 		return err
 	}
+	retry, classRetry, err := retryPolicies(c)
+	if err != nil {
+		return err
+	}
 	if err := addExecHandlers(reg, c.StringSlice("exec")); err != nil {
 		return err
 	}
@@ -88,7 +97,7 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 		Interval: interval, HeartbeatInterval: heartbeat,
 		JobTimeout: timeout, TermTimeout: termTimeout,
 		DirtyExitOnTerm: c.Bool("dirty-exit-on-term"), MaxRecoveries: maxRecoveries(c.Int("max-recoveries")),
-		RubyPrune: c.Bool("ruby-prune"), Logger: &log,
+		RubyPrune: c.Bool("ruby-prune"), Logger: &log, Retry: retry, ClassRetry: classRetry,
 	})
 	if err != nil {
 		return usageError{err}
@@ -102,6 +111,14 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 	defer cancelStart()
 	started := make(chan error, 1)
 	go func() { started <- w.Start(startCtx) }()
+	if c.Bool("mover") {
+		mover, err := delayed.NewMover(delayed.MoverConfig{Client: client, Hostname: c.String("hostname"), WorkerID: w.IDs()[0], Logger: &log})
+		if err != nil {
+			return err
+		}
+		mover.Start(context.Background())
+		defer mover.Stop()
+	}
 	for {
 		select {
 		case err := <-started:

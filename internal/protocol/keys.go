@@ -125,3 +125,7 @@ func (k Keys) ParseQueueStat(key string) (host, stat, queue string, ok bool) {
 	}
 	return parts[0], parts[1], parts[2], true
 }
+
+// JobStatusPrefix is JobStatus(id) without "<id>:status", for the claim
+// script, which learns the id only after the pop.
+func (k Keys) JobStatusPrefix() string { return k.key("job", "") }

@@ -46,7 +46,7 @@ func (c *Client) Claim(ctx context.Context, a ClaimArgs) (ClaimResult, error) {
 	for _, q := range a.Queues {
 		args = append(args, c.keys.QueueStat(a.Host, protocol.QueueStatQueueTime, q))
 	}
-	args = append(args, protocol.FormatRunAt(a.Now), strconv.FormatInt(a.Now.UnixMilli(), 10))
+	args = append(args, protocol.FormatRunAt(a.Now), strconv.FormatInt(a.Now.UnixMilli(), 10), c.keys.JobStatusPrefix())
 	for _, q := range a.Queues {
 		args = append(args, protocol.MarshalString(q))
 	}
@@ -80,26 +80,55 @@ func (c *Client) Claim(ctx context.Context, a ClaimArgs) (ClaimResult, error) {
 	return ClaimResult{}, fmt.Errorf("rdb: claim: unexpected reply %T", reply)
 }
 
+// OutcomeKind says how a job ended.
+type OutcomeKind string
+
+// Outcome kinds, as finish.lua names them.
+const (
+	OutcomeOK         OutcomeKind = "ok"
+	OutcomeFail       OutcomeKind = "fail"
+	OutcomeRetry      OutcomeKind = "retry"
+	OutcomeReschedule OutcomeKind = "reschedule"
+	OutcomeDiscard    OutcomeKind = "discard"
+)
+
 // Outcome is how a job ended, for Finish.
 type Outcome struct {
-	// Failure is the entry to record in failed; nil means success.
-	Failure []byte
-	// Processing is the time the job ran.
+	Kind       OutcomeKind
 	Processing time.Duration
+	// Entry is the failed entry (OutcomeFail) or retries entry (OutcomeRetry).
+	Entry []byte
+	// Push is what goes back (OutcomeRetry, OutcomeReschedule): a payload
+	// for Queue, or, when DueAt > 0, the delayed item.
+	Push  []byte
+	DueAt int64
+	// JobID, with Status "v3:<status>" or "php:<code>", updates the job's
+	// status key; NewJobID gets "waiting" when the retry is monitored.
+	JobID    string
+	Status   string
+	NewJobID string
+	Now      time.Time
 }
 
-// Finish clears worker:<id> and writes the counters (and the failed entry)
-// of a finished job in one step. It returns ErrNotOwned when worker:<id> was
-// already gone.
+// Finish clears worker:<id> and writes the counters, the failed or retries
+// entry, the re-enqueued payload and the job status of a finished job in one
+// step. It returns ErrNotOwned when worker:<id> was already gone.
 func (c *Client) Finish(ctx context.Context, workerID, host, queue string, o Outcome) error {
 	k := c.keys
-	outcome, entry := "ok", []byte(nil)
-	if o.Failure != nil {
-		outcome, entry = "fail", o.Failure
+	if o.Kind == "" {
+		o.Kind = OutcomeOK
 	}
 	ms := o.Processing.Milliseconds()
 	if ms < 0 {
 		ms = 0
+	}
+	delayedKey, tsKey := k.Delayed(o.DueAt), k.Timestamps(o.Push)
+	if o.DueAt <= 0 {
+		delayedKey, tsKey = k.Delayed(0), k.Delayed(0) // unused by the script
+	}
+	statusKey, newStatusKey, newWaiting := k.JobStatus(o.JobID), k.JobStatus(o.NewJobID), "0"
+	if o.NewJobID != "" {
+		newWaiting = "1"
 	}
 	n, err := redis.Int(c.eval(ctx, c.finish,
 		k.Worker(workerID), k.StatProcessed(), k.StatProcessedWorker(workerID),
@@ -107,7 +136,10 @@ func (c *Client) Finish(ctx context.Context, workerID, host, queue string, o Out
 		k.QueueStat(host, protocol.QueueStatProcessed, queue),
 		k.Failed(), k.StatFailed(), k.StatFailedWorker(workerID),
 		k.QueueStat(host, protocol.QueueStatFailed, queue),
-		outcome, ms, entry))
+		k.Retries(), k.StatRetries(), k.QueueStat(host, protocol.QueueStatRetries, queue),
+		k.Queue(queue), k.Queues(), delayedKey, tsKey, k.DelayedSchedule(),
+		statusKey, newStatusKey,
+		string(o.Kind), ms, o.Entry, o.Push, o.DueAt, queue, o.Status, o.Now.Unix(), newWaiting))
 	if err != nil {
 		return fmt.Errorf("rdb: finish for %q: %w", workerID, err)
 	}

@@ -48,6 +48,7 @@ type Client struct {
 	timeout time.Duration
 
 	claim, finish, requeue, register, unregister, prune *redis.Script
+	delayed                                             delayedScripts
 }
 
 // ErrNotOwned is returned when a slot's worker:<id> record is gone: the job
@@ -116,7 +117,7 @@ func New(opt Options) (*Client, error) {
 		keys:       protocol.NewKeys(opt.Namespace),
 		timeout:    opt.ReadTimeout,
 		claim:      loadScript("claim.lua", -1),
-		finish:     loadScript("finish.lua", 9),
+		finish:     loadScript("finish.lua", 19),
 		requeue:    loadScript("requeue.lua", 2),
 		register:   loadScript("register.lua", 4),
 		unregister: loadScript("unregister.lua", 7),

@@ -7,7 +7,13 @@
 -- KEYS[3+2n..2+3n] queuestat:<host>:queue_time:<q_i>
 -- ARGV[1]          run_at (already formatted, ASCII)
 -- ARGV[2]          now, Unix milliseconds
--- ARGV[3..2+n]     queue names, JSON-encoded by the caller
+-- ARGV[3]          job status key prefix, "<ns>:job:" (see below)
+-- ARGV[4..3+n]     queue names, JSON-encoded by the caller
+--
+-- Job status (protocol.md 5): a job with an "id" gets its status set to
+-- running here, in the same step as the claim. The key <prefix><id>:status
+-- is the one key built inside this script: the id is only known after the
+-- pop, and a second round trip per job would be the price of passing it in.
 --
 -- Returns:
 --   -1                 every worker is paused (pause-all-workers is "true")
@@ -41,12 +47,31 @@ for i = 1, n do
     if not embed then
       embed = cjson.encode(payload)
     end
-    redis.call('SET', KEYS[2], '{"queue":' .. ARGV[2 + i] .. ',"run_at":"' .. ARGV[1] .. '","payload":' .. embed .. '}')
+    redis.call('SET', KEYS[2], '{"queue":' .. ARGV[3 + i] .. ',"run_at":"' .. ARGV[1] .. '","payload":' .. embed .. '}')
     redis.call('INCRBY', KEYS[2 + n + i], 1)
     if decoded and type(decoded['queue_time']) == 'number' then
       local waited = math.floor(tonumber(ARGV[2]) - decoded['queue_time'] * 1000)
       if waited < 0 then waited = 0 end
       redis.call('INCRBY', KEYS[2 + 2 * n + i], waited)
+    end
+    if decoded and (type(decoded['id']) == 'string' or type(decoded['id']) == 'number') then
+      local now = math.floor(tonumber(ARGV[2]) / 1000)
+      local skey = ARGV[3] .. tostring(decoded['id']) .. ':status'
+      if decoded['isMonitored'] == true then
+        -- resque-v3 string statuses
+        redis.call('SET', skey, '{"status":"running","updated":' .. now .. '}', 'EX', 86400)
+      else
+        -- php-resque integer statuses, only when the producer asked for tracking
+        local cur = redis.call('GET', skey)
+        if cur then
+          local ok, st = pcall(cjson.decode, cur)
+          if ok and type(st) == 'table' and type(st['status']) == 'number' then
+            st['status'] = 2
+            st['updated'] = now
+            redis.call('SET', skey, cjson.encode(st), 'KEEPTTL')
+          end
+        end
+      end
     end
     return {i, payload}
   end

@@ -1,0 +1,143 @@
+// Package delayed is the delayed queue in resque-scheduler's layout: enqueue
+// a job to run at a time, and the mover that promotes due jobs to their
+// queues. Any number of movers (resque-go processes, resque-scheduler) may
+// run at once: each item is moved by one compare-and-pop step.
+package delayed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/service"
+)
+
+// EnqueueAt puts payload in the delayed queue to be pushed to queue at t
+// (rounded up to the second, the layout's resolution).
+func EnqueueAt(ctx context.Context, c *rdb.Client, queue string, payload []byte, t time.Time) error {
+	item, err := protocol.DelayedItem(payload, queue)
+	if err != nil {
+		return fmt.Errorf("delayed: %w", err)
+	}
+	ts := t.Unix()
+	if t.Nanosecond() > 0 {
+		ts++
+	}
+	return c.Delay(ctx, item, ts)
+}
+
+// MoverConfig configures a Mover. Zero values mean the documented defaults.
+type MoverConfig struct {
+	Client *rdb.Client
+	// Interval between checks for due buckets; default 1 s.
+	Interval time.Duration
+	// Hostname and WorkerID fill failed entries of items that cannot be promoted.
+	Hostname string
+	WorkerID string
+	Logger   *zerolog.Logger
+	Now      func() time.Time
+	// OnPass, when set, is called after every pass (tests wait on it).
+	OnPass func(moved int)
+}
+
+// Mover promotes due delayed items, oldest bucket first, FIFO in a bucket.
+type Mover struct {
+	cfg    MoverConfig
+	log    zerolog.Logger
+	runner service.Runner
+}
+
+// NewMover returns a mover; Start runs it.
+func NewMover(cfg MoverConfig) (*Mover, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("delayed: MoverConfig.Client is required")
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		l := zerolog.Nop()
+		cfg.Logger = &l
+	}
+	return &Mover{cfg: cfg, log: *cfg.Logger}, nil
+}
+
+// Start runs the mover until Stop or ctx ends.
+func (m *Mover) Start(ctx context.Context) { m.runner.Start(ctx, m.loop) }
+
+// Stop stops the mover and waits for it.
+func (m *Mover) Stop() { m.runner.Stop() }
+
+func (m *Mover) loop(ctx context.Context) {
+	t := time.NewTicker(m.cfg.Interval)
+	defer t.Stop()
+	for {
+		moved, err := m.Pass(ctx)
+		if err != nil && ctx.Err() == nil {
+			m.log.Warn().Err(err).Msg("delayed mover pass failed")
+		}
+		if m.cfg.OnPass != nil {
+			m.cfg.OnPass(moved)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Pass promotes every item due now and returns how many it moved.
+func (m *Mover) Pass(ctx context.Context) (int, error) {
+	c := m.cfg.Client
+	moved := 0
+	for ctx.Err() == nil {
+		now := m.cfg.Now()
+		ts, ok, err := c.NextDue(ctx, now.Unix())
+		if err != nil || !ok {
+			return moved, err
+		}
+		for ctx.Err() == nil {
+			item, err := c.BucketHead(ctx, ts)
+			if err != nil {
+				return moved, err
+			}
+			res, err := m.promote(ctx, ts, item)
+			if err != nil {
+				return moved, err
+			}
+			if res == rdb.PromoteEmpty {
+				break
+			}
+			if res == rdb.PromoteMoved || res == rdb.PromoteFailed {
+				moved++
+			}
+		}
+	}
+	return moved, ctx.Err()
+}
+
+func (m *Mover) promote(ctx context.Context, ts int64, item []byte) (rdb.PromoteResult, error) {
+	c := m.cfg.Client
+	if item == nil {
+		return c.Promote(ctx, ts, nil, nil, "", nil)
+	}
+	payload, queue, err := protocol.PromotedPayload(item, m.cfg.Now())
+	if err == nil {
+		return c.Promote(ctx, ts, item, payload, queue, nil)
+	}
+	// Never drop an item: what cannot be promoted is recorded in failed.
+	f := protocol.Failure{FailedAt: m.cfg.Now(), Payload: item, Exception: protocol.ExcBadPayload,
+		Error: "delayed item cannot be promoted: " + err.Error(), Backtrace: []string{},
+		Worker: m.cfg.WorkerID, Queue: queue, ProcessedBy: m.cfg.Hostname}
+	m.log.Warn().Err(err).Int64("due_at", ts).Msg("delayed item recorded in failed")
+	return c.Promote(ctx, ts, item, nil, queue, f.Encode())
+}

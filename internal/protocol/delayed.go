@@ -1,0 +1,121 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// DelayedSchedule is resque-scheduler's zset of due timestamps.
+func (k Keys) DelayedSchedule() string { return k.key("delayed_queue_schedule") }
+
+// Delayed is the list of items due at ts (Unix seconds).
+func (k Keys) Delayed(ts int64) string { return k.key("delayed", strconv.FormatInt(ts, 10)) }
+
+// DelayedMember is what timestamps:<item> sets hold: delayed:<ts> with no
+// namespace, as resque-scheduler writes it.
+func DelayedMember(ts int64) string { return "delayed:" + strconv.FormatInt(ts, 10) }
+
+// Timestamps is the reverse index of an item: the buckets it is in.
+func (k Keys) Timestamps(item []byte) string { return k.key("timestamps", string(item)) }
+
+// DelayedItem turns a payload into a resque-scheduler delayed item: class,
+// args, queue first (Ruby's order), then the payload's other fields.
+func DelayedItem(payload []byte, queue string) ([]byte, error) {
+	members, err := objectMembers(payload)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	n := 0
+	emit := func(name string, v []byte) {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		b.Write(MarshalString(name))
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	for _, want := range []string{"class", "args"} {
+		for _, m := range members {
+			if m.name == want {
+				emit(m.name, m.value)
+			}
+		}
+	}
+	emit("queue", MarshalString(queue))
+	for _, m := range members {
+		if m.name != "class" && m.name != "args" && m.name != "queue" {
+			emit(m.name, m.value)
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// PromotedPayload is the payload a delayed item becomes when it is due: the
+// item without queue, plus id (when absent) and queue_time.
+func PromotedPayload(item []byte, now time.Time) (payload []byte, queue string, err error) {
+	members, err := objectMembers(item)
+	if err != nil {
+		return nil, "", err
+	}
+	hasID := false
+	for _, m := range members {
+		switch m.name {
+		case "queue":
+			if err := json.Unmarshal(m.value, &queue); err != nil {
+				return nil, "", fmt.Errorf("%w: delayed item \"queue\" is not a string", ErrBadPayload)
+			}
+		case "id":
+			hasID = true
+		}
+	}
+	if queue == "" {
+		return nil, "", fmt.Errorf("%w: delayed item has no queue", ErrBadPayload)
+	}
+	out, err := WithoutField(item, "queue")
+	if err != nil {
+		return nil, "", err
+	}
+	set := [][2]string{{"queue_time", FormatQueueTime(now)}}
+	if !hasID {
+		set = [][2]string{{"id", string(MarshalString(NewJobID()))}, set[0]}
+	}
+	out, err = WithFields(out, set...)
+	return out, queue, err
+}
+
+// objectMembers returns the top-level members of a JSON object in order,
+// each value as its raw bytes.
+func objectMembers(raw []byte) ([]field, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("%w: not a JSON object", ErrBadPayload)
+	}
+	var out []field
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadPayload, err)
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadPayload, err)
+		}
+		out = append(out, field{tok.(string), value})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPayload, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: trailing data after the object", ErrBadPayload)
+	}
+	return out, nil
+}

@@ -1,0 +1,13 @@
+-- delay.lua: add an item to the delayed queue (resque-scheduler layout).
+--
+-- KEYS[1] delayed:<ts>
+-- KEYS[2] timestamps:<item>
+-- KEYS[3] delayed_queue_schedule
+-- ARGV[1] the item
+-- ARGV[2] ts, Unix seconds
+--
+-- Returns 1.
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('SADD', KEYS[2], 'delayed:' .. ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[2])
+return 1
