@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime/debug"
 	"strings"
 )
 
@@ -70,3 +71,5 @@ func panicError(v any, stack []byte) *Error {
 	}
 	return &Error{Exception: "ResqueGo::Panic", Message: fmt.Sprint(v), Backtrace: lines}
 }
+
+func debugStack() []byte { return debug.Stack() }

@@ -67,35 +67,15 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 		if err := cmd.Start(); err != nil {
 			return &Error{Exception: "ResqueGo::ExecFailed", Message: fmt.Sprintf("cannot start %q: %v", command, err), Backtrace: []string{}}
 		}
-		waitErr := make(chan error, 1)
-		go func() { waitErr <- cmd.Wait() }()
-		var err error
-		select {
-		case err = <-waitErr:
-		case <-ctx.Done():
-			pgid := cmd.Process.Pid
-			_ = syscall.Kill(-pgid, syscall.SIGTERM)
-			select {
-			case err = <-waitErr:
-			case <-time.After(opt.KillGrace):
-				_ = syscall.Kill(-pgid, syscall.SIGKILL)
-				err = <-waitErr
-			}
+		err := waitGroup(ctx, cmd, opt.KillGrace)
+		if ctx.Err() != nil {
 			return fmt.Errorf("command stopped (%v): %w", err, context.Cause(ctx))
 		}
 		if err == nil {
 			return nil
 		}
 		lines := tail.lines(opt.TailLines)
-		msg := err.Error()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				msg = fmt.Sprintf("command killed by signal %s", ws.Signal())
-			} else {
-				msg = fmt.Sprintf("command exited with status %d", ee.ExitCode())
-			}
-		}
+		msg := exitMessage(err, "command")
 		if len(lines) > 0 {
 			msg += ": " + lines[len(lines)-1]
 		}
@@ -133,4 +113,48 @@ func (t *tailBuffer) lines(n int) []string {
 		out = out[len(out)-n:]
 	}
 	return out
+}
+
+// waitGroup waits for cmd (started with Setpgid). When ctx ends first, the
+// whole process group gets SIGTERM, then SIGKILL after grace.
+func waitGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration) error {
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- cmd.Wait() }()
+	select {
+	case err := <-waitErr:
+		return err
+	case <-ctx.Done():
+	}
+	pgid := cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case err := <-waitErr:
+		return err
+	case <-time.After(grace):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return <-waitErr
+	}
+}
+
+// exitMessage describes how a process ended, Ruby's wording for signals.
+func exitMessage(err error, what string) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return fmt.Sprintf("Child process received unhandled signal pid %d %s (signal %d)", ee.Pid(), signalName(ws.Signal()), int(ws.Signal()))
+		}
+		return fmt.Sprintf("%s exited with status %d", what, ee.ExitCode())
+	}
+	return err.Error()
+}
+
+// signalName is the SIGXXX name Ruby prints.
+func signalName(s syscall.Signal) string {
+	names := map[syscall.Signal]string{syscall.SIGKILL: "SIGKILL", syscall.SIGTERM: "SIGTERM", syscall.SIGSEGV: "SIGSEGV",
+		syscall.SIGABRT: "SIGABRT", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT", syscall.SIGBUS: "SIGBUS",
+		syscall.SIGHUP: "SIGHUP", syscall.SIGUSR1: "SIGUSR1", syscall.SIGUSR2: "SIGUSR2", syscall.SIGPIPE: "SIGPIPE"}
+	if n, ok := names[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("SIG%d", int(s))
 }

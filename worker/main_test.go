@@ -18,7 +18,12 @@ import (
 
 const redisEnv = "RESQUE_GO_TEST_REDIS"
 
-func TestMain(m *testing.M) { os.Exit(redistest.Main(m, redisEnv)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		os.Exit(childMain()) // this test binary re-executed as a fork-mode job process
+	}
+	os.Exit(redistest.Main(m, redisEnv))
+}
 
 // env is one test's namespace on the shared server.
 type env struct {

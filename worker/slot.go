@@ -114,6 +114,9 @@ func (s *slot) run(res rdb.ClaimResult) {
 	job := &Job{Queue: res.Queue, Class: p.Class, ID: p.ID, Args: p.Args, Payload: res.Payload,
 		WorkerID: s.id, Attempt: p.FailCount + 1, view: p}
 	log.Debug().Str("class", p.Class).Str("job_id", p.ID).Int("attempt", job.Attempt).Msg("job started")
+	if w.cfg.Fork != nil {
+		h = forkHandler(*w.cfg.Fork)
+	}
 	err, cause := s.invoke(h, job, res)
 	if err != nil && errors.Is(cause, errShutdown) {
 		if _, isResched := asReschedule(err); !isResched {

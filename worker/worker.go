@@ -47,6 +47,8 @@ type Config struct {
 	// TermTimeout is how long a hard stop waits for cancelled jobs before
 	// requeueing them; default 4 s (RESQUE_TERM_TIMEOUT).
 	TermTimeout time.Duration
+	// Fork, when set, runs every job in a child process (see ForkConfig).
+	Fork *ForkConfig
 	// DirtyExitOnTerm records jobs interrupted by a hard stop in failed as
 	// Resque::DirtyExit instead of requeueing them.
 	DirtyExitOnTerm bool

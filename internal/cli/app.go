@@ -82,6 +82,7 @@ func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 		ExitErrHandler: func(*ucli.Context, error) {}, // Run maps errors to exit codes
 		Commands: []*ucli.Command{
 			workCommand(reg),
+			runJobCommand(reg),
 			enqueueCommand(),
 			demoCommand(),
 		},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -17,13 +16,13 @@ import (
 )
 
 func workCommand(reg *worker.Registry) *ucli.Command {
-	flags := append(redisFlags(),
+	flags := append(append(redisFlags(), handlerFlags()...),
+		&ucli.BoolFlag{Name: "fork", Usage: "run every job in a child process (this binary re-executed), isolating crashes and leaks", EnvVars: []string{"RESQUE_FORK"}},
 		&ucli.StringFlag{Name: "queues", Aliases: []string{"q"}, Usage: "queues in priority order: high,low; * and globs expand against the queues set; !pattern excludes", EnvVars: []string{"QUEUES", "QUEUE"}},
 		&ucli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "job slots in this process, each with its own worker id", Value: 1, EnvVars: []string{"RESQUE_CONCURRENCY", "COUNT"}},
 		&ucli.StringFlag{Name: "interval", Usage: "poll interval when polling (seconds, or a duration such as 500ms)", Value: "5", EnvVars: []string{"INTERVAL"}},
 		&ucli.BoolFlag{Name: "polling", Usage: "poll every --interval instead of blocking waits", EnvVars: []string{"RESQUE_POLLING"}},
 		&ucli.StringFlag{Name: "hostname", Usage: "host name in worker ids and queue statistics (default: this machine's)", EnvVars: []string{"RESQUE_HOSTNAME"}},
-		&ucli.StringSliceFlag{Name: "exec", Usage: "'Class=command args...' runs command once per job of Class ('*=command' for any class); repeatable"},
 		&ucli.StringFlag{Name: "timeout", Usage: "per-job timeout; 0 means none (seconds or a duration)", Value: "0", EnvVars: []string{"RESQUE_JOB_TIMEOUT"}},
 		&ucli.StringFlag{Name: "term-timeout", Usage: "on TERM/INT, how long cancelled jobs get before they are requeued", Value: "4", EnvVars: []string{"RESQUE_TERM_TIMEOUT"}},
 		&ucli.BoolFlag{Name: "graceful-term", Usage: "TERM acts like QUIT: finish running jobs, then exit", EnvVars: []string{"GRACEFUL_TERM"}},
@@ -80,8 +79,14 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 	if err != nil {
 		return err
 	}
-	if err := addExecHandlers(reg, c.StringSlice("exec")); err != nil {
+	if err := addHandlers(c, reg); err != nil {
 		return err
+	}
+	var fork *worker.ForkConfig
+	if c.Bool("fork") {
+		if fork, err = forkConfig(c); err != nil {
+			return err
+		}
 	}
 	if reg.Empty() {
 		log.Warn().Msg("no handler registered: every job will fail with ResqueGo::NoHandler (use --exec 'Class=command' or '*=command')")
@@ -97,7 +102,7 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 		Interval: interval, HeartbeatInterval: heartbeat,
 		JobTimeout: timeout, TermTimeout: termTimeout,
 		DirtyExitOnTerm: c.Bool("dirty-exit-on-term"), MaxRecoveries: maxRecoveries(c.Int("max-recoveries")),
-		RubyPrune: c.Bool("ruby-prune"), Logger: &log, Retry: retry, ClassRetry: classRetry,
+		RubyPrune: c.Bool("ruby-prune"), Logger: &log, Retry: retry, ClassRetry: classRetry, Fork: fork,
 	})
 	if err != nil {
 		return usageError{err}
@@ -177,24 +182,6 @@ func maxRecoveries(n int) int {
 		return -1
 	}
 	return n
-}
-
-// addExecHandlers registers --exec 'Class=command' entries.
-func addExecHandlers(reg *worker.Registry, specs []string) error {
-	for _, spec := range specs {
-		class, command, ok := strings.Cut(spec, "=")
-		class, command = strings.TrimSpace(class), strings.TrimSpace(command)
-		if !ok || class == "" || command == "" {
-			return usagef("--exec %q: want 'Class=command args...' or '*=command'", spec)
-		}
-		h := worker.ExecHandler(command, worker.ExecOptions{})
-		if class == "*" {
-			reg.SetFallback(h)
-		} else {
-			reg.Register(class, h)
-		}
-	}
-	return nil
 }
 
 // watchParent returns a channel closed when our parent is no longer pid (the
