@@ -410,3 +410,6 @@ func PruneDead(ctx context.Context, cfg Config) error {
 	defer w.giveUp()
 	return w.pruneOnce(ctx, cfg.Hostname+":"+strconv.Itoa(cfg.PID)+":prune")
 }
+
+// Queues returns the queue list as currently expanded (globs resolved).
+func (w *Worker) Queues(ctx context.Context) ([]string, error) { return w.queues.current(ctx) }

@@ -11,6 +11,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/metrics"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -33,6 +34,7 @@ func workCommand(reg *worker.Registry) *ucli.Command {
 		&ucli.StringFlag{Name: "retry-backoff", Usage: "delay before a retry: none, fixed:30s, or exp:BASE[:MAX[:JITTER]] (exp:2s:10m:0.2)", Value: "none", EnvVars: []string{"RESQUE_RETRY_BACKOFF"}},
 		&ucli.StringSliceFlag{Name: "class-retry", Usage: "'Class=ATTEMPTS[:BACKOFF]' overrides the retry policy of one class (MailJob=5:exp:2s:10m); repeatable"},
 		&ucli.BoolFlag{Name: "mover", Usage: "promote due jobs of the delayed queue (retries with backoff, reschedules; resque-scheduler's layout); safe with other movers", Value: true, EnvVars: []string{"RESQUE_MOVER"}},
+		&ucli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on this address (e.g. :9292); empty: off", EnvVars: []string{"RESQUE_METRICS_ADDR"}},
 		&ucli.IntFlag{Name: "supervisor-pid", Hidden: true, Usage: "exit (as on TERM) when this process is no longer our parent; set by resque-go pool"},
 		&ucli.BoolFlag{Name: "ruby-prune", Usage: "record a dead worker's job as failed at once (Ruby Resque's behaviour) instead of requeueing it", EnvVars: []string{"RESQUE_RUBY_PRUNE"}},
 	)
@@ -96,16 +98,34 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 		return err
 	}
 	defer client.Close()
-	w, err := worker.New(worker.Config{
+	var w *worker.Worker
+	var m *metrics.Metrics
+	var onFinish func(worker.Finished)
+	if addr := c.String("metrics-addr"); addr != "" {
+		m = metrics.New(metrics.Config{Client: client, Logger: &log,
+			Queues: func(ctx context.Context) ([]string, error) { return w.Queues(ctx) },
+			Slots:  func() (int, int) { return w.Slots() }})
+		onFinish = m.Observe
+	}
+	w, err = worker.New(worker.Config{
 		Client: client, Registry: reg, Queues: queues, Concurrency: c.Int("concurrency"),
 		Hostname: c.String("hostname"), Polling: c.Bool("polling"),
 		Interval: interval, HeartbeatInterval: heartbeat,
 		JobTimeout: timeout, TermTimeout: termTimeout,
 		DirtyExitOnTerm: c.Bool("dirty-exit-on-term"), MaxRecoveries: maxRecoveries(c.Int("max-recoveries")),
 		RubyPrune: c.Bool("ruby-prune"), Logger: &log, Retry: retry, ClassRetry: classRetry, Fork: fork,
+		OnFinish: onFinish,
 	})
 	if err != nil {
 		return usageError{err}
+	}
+	if m != nil {
+		bound, err := m.Serve(c.String("metrics-addr"))
+		if err != nil {
+			return usagef("--metrics-addr %q: %v", c.String("metrics-addr"), err)
+		}
+		defer m.Close()
+		log.Info().Str("addr", bound).Msg("serving /metrics and /healthz")
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT)

@@ -1,0 +1,160 @@
+// Package metrics serves Prometheus metrics of a worker process on
+// /metrics, and /healthz, which fails while Redis is unreachable.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/worker"
+)
+
+// Config configures Metrics. Client is required; the funcs may be nil.
+type Config struct {
+	Client *rdb.Client
+	// Queues returns the queues whose lengths are exported.
+	Queues func(ctx context.Context) ([]string, error)
+	// Slots returns busy and total job slots.
+	Slots  func() (busy, total int)
+	Logger *zerolog.Logger
+}
+
+// Metrics holds the collectors of one process.
+type Metrics struct {
+	cfg      Config
+	reg      *prometheus.Registry
+	jobs     *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	wait     *prometheus.HistogramVec
+	server   *http.Server
+}
+
+// New builds the collectors.
+func New(cfg Config) *Metrics {
+	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry()}
+	m.jobs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "resque_jobs_total", Help: "Jobs finished by this process, by queue, class and outcome (ok, fail, retry, reschedule, discard, requeued).",
+	}, []string{"queue", "class", "outcome"})
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "resque_job_duration_seconds", Help: "Time jobs ran, by queue and class.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+	}, []string{"queue", "class"})
+	m.wait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "resque_job_queue_wait_seconds", Help: "Time jobs waited in their queue (payloads with queue_time only).",
+		Buckets: prometheus.ExponentialBuckets(0.001, 4, 12),
+	}, []string{"queue"})
+	m.reg.MustRegister(m.jobs, m.duration, m.wait, collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), &liveCollector{m: m})
+	return m
+}
+
+// Observe records a finished job; use it as worker.Config.OnFinish.
+func (m *Metrics) Observe(f worker.Finished) {
+	class := f.Class
+	if class == "" {
+		class = "unknown"
+	}
+	m.jobs.WithLabelValues(f.Queue, class, f.Outcome).Inc()
+	if f.Outcome != "requeued" {
+		m.duration.WithLabelValues(f.Queue, class).Observe(f.Duration.Seconds())
+	}
+	if f.QueueWait > 0 {
+		m.wait.WithLabelValues(f.Queue).Observe(f.QueueWait.Seconds())
+	}
+}
+
+// Handler serves /metrics and /healthz.
+func (m *Metrics) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := m.cfg.Client.Ping(ctx); err != nil {
+			http.Error(w, "redis unreachable: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	return mux
+}
+
+// Serve listens on addr in the background; Close stops it. It returns the
+// address it listens on (useful with port 0).
+func (m *Metrics) Serve(addr string) (string, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	m.server = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := m.server.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) && m.cfg.Logger != nil {
+			m.cfg.Logger.Error().Err(err).Msg("metrics server failed")
+		}
+	}()
+	return l.Addr().String(), nil
+}
+
+// Close stops the server started by Serve.
+func (m *Metrics) Close() error {
+	if m.server == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return m.server.Shutdown(ctx)
+}
+
+// liveCollector reads queue lengths and slot use at scrape time.
+type liveCollector struct{ m *Metrics }
+
+var (
+	queueLenDesc = prometheus.NewDesc("resque_queue_length", "Jobs pending in each queue this process works.", []string{"queue"}, nil)
+	inFlightDesc = prometheus.NewDesc("resque_jobs_in_flight", "Jobs running in this process.", nil, nil)
+	slotsDesc    = prometheus.NewDesc("resque_worker_slots", "Job slots of this process.", nil, nil)
+	redisUpDesc  = prometheus.NewDesc("resque_redis_up", "1 when the last queue-length read from Redis succeeded.", nil, nil)
+)
+
+func (c *liveCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- queueLenDesc
+	ch <- inFlightDesc
+	ch <- slotsDesc
+	ch <- redisUpDesc
+}
+
+func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
+	cfg := c.m.cfg
+	if cfg.Slots != nil {
+		busy, total := cfg.Slots()
+		ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(busy))
+		ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, float64(total))
+	}
+	if cfg.Queues == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	up := 1.0
+	queues, err := cfg.Queues(ctx)
+	if err != nil {
+		up = 0
+	}
+	for _, q := range queues {
+		n, err := cfg.Client.Len(ctx, cfg.Client.Keys().Queue(q))
+		if err != nil {
+			up = 0
+			break
+		}
+		ch <- prometheus.MustNewConstMetric(queueLenDesc, prometheus.GaugeValue, float64(n), q)
+	}
+	ch <- prometheus.MustNewConstMetric(redisUpDesc, prometheus.GaugeValue, up)
+}

@@ -1,0 +1,147 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/resque-go/resque-go/internal/metrics"
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/worker"
+)
+
+func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("/metrics: %d", rec.Code)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(rec.Body.String()))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	return fams
+}
+
+func value(fams map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, bool) {
+	f, ok := fams[name]
+	if !ok {
+		return 0, false
+	}
+next:
+	for _, m := range f.Metric {
+		for _, l := range m.Label {
+			if want, ok := labels[l.GetName()]; ok && want != l.GetValue() {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue(), true
+		case m.Gauge != nil:
+			return m.Gauge.GetValue(), true
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+// Jobs run by a worker show up in /metrics by queue, class and outcome,
+// with queue lengths read at scrape time; /healthz follows Redis.
+func TestMetricsEndpoint(t *testing.T) {
+	srv, err := redistest.Start(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	c, err := rdb.New(rdb.Options{URL: srv.URL(), Namespace: redistest.Namespace(t), ReadTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	reg := worker.NewRegistry()
+	reg.Register("Ok", func(ctx context.Context, j *worker.Job) error { return nil })
+	reg.Register("Bad", func(ctx context.Context, j *worker.Job) error { return errors.New("no") })
+	var w *worker.Worker
+	m := metrics.New(metrics.Config{Client: c,
+		Queues: func(ctx context.Context) ([]string, error) { return w.Queues(ctx) },
+		Slots:  func() (int, int) { return w.Slots() }})
+	var finished atomic.Int32
+	w, err = worker.New(worker.Config{Client: c, Registry: reg, Queues: "q,idle", Hostname: "h",
+		Retry: worker.RetryPolicy{MaxAttempts: 1},
+		OnFinish: func(f worker.Finished) {
+			m.Observe(f)
+			finished.Add(1)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, p := range []string{`{"class":"Ok","args":[],"queue_time":1700000000.5}`, `{"class":"Ok","args":[]}`, `{"class":"Bad","args":[]}`} {
+		if err := c.Enqueue(ctx, "q", []byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Enqueue(ctx, "idle", []byte(`{"class":"Ok"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for finished.Load() < 4 && time.Now().Before(deadline) {
+		<-time.After(10 * time.Millisecond) // bounded poll
+	}
+	w.Pause()
+	if err := c.Enqueue(ctx, "idle", []byte(`{"class":"Ok"}`)); err != nil {
+		t.Fatal(err)
+	}
+	fams := scrape(t, m.Handler())
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"resque_jobs_total", map[string]string{"queue": "q", "class": "Ok", "outcome": "ok"}, 2},
+		{"resque_jobs_total", map[string]string{"queue": "q", "class": "Bad", "outcome": "fail"}, 1},
+		{"resque_job_duration_seconds", map[string]string{"queue": "q", "class": "Ok"}, 2},
+		{"resque_job_queue_wait_seconds", map[string]string{"queue": "q"}, 1},
+		{"resque_queue_length", map[string]string{"queue": "idle"}, 1},
+		{"resque_queue_length", map[string]string{"queue": "q"}, 0},
+		{"resque_worker_slots", nil, 1},
+		{"resque_redis_up", nil, 1},
+	} {
+		if got, ok := value(fams, tc.name, tc.labels); !ok || got != tc.want {
+			t.Errorf("%s%v = %v (present %v), want %v", tc.name, tc.labels, got, ok, tc.want)
+		}
+	}
+	health := func() int {
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		return rec.Code
+	}
+	if code := health(); code != http.StatusOK {
+		t.Errorf("/healthz with Redis up: %d", code)
+	}
+	w.Shutdown()
+	srv.Stop()
+	if code := health(); code != http.StatusServiceUnavailable {
+		t.Errorf("/healthz with Redis down: %d, want 503", code)
+	}
+	if got, _ := value(scrape(t, m.Handler()), "resque_redis_up", nil); got != 0 {
+		t.Errorf("resque_redis_up with Redis down = %v", got)
+	}
+}
