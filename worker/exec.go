@@ -3,6 +3,7 @@ package worker
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -64,6 +65,12 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 		if job.ID != "" {
 			cmd.Env = append(cmd.Env, "RESQUE_JOB_ID="+job.ID)
 		}
+		resultFile, ferr := os.CreateTemp("", "resque-go-result-*.json")
+		if ferr == nil {
+			resultFile.Close()
+			defer os.Remove(resultFile.Name())
+			cmd.Env = append(cmd.Env, "RESQUE_RESULT="+resultFile.Name())
+		}
 		if err := cmd.Start(); err != nil {
 			return &Error{Exception: "ResqueGo::ExecFailed", Message: fmt.Sprintf("cannot start %q: %v", command, err), Backtrace: []string{}}
 		}
@@ -71,16 +78,81 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 		if ctx.Err() != nil {
 			return fmt.Errorf("command stopped (%v): %w", err, context.Cause(ctx))
 		}
-		if err == nil {
-			return nil
-		}
 		lines := tail.lines(opt.TailLines)
+		if ferr == nil {
+			if ctl := readExecResult(resultFile.Name(), err, lines); ctl != nil {
+				return ctl
+			}
+		}
+		switch exitCode(err) {
+		case 0:
+			return nil
+		case ExitRetry:
+			return Retry(&Error{Exception: "ResqueGo::ExecRetry", Message: lastLine(lines, "command asked for a retry (exit 75)"), Backtrace: lines}, 0)
+		case ExitDiscard:
+			return Discard(lastLine(lines, "command discarded the job (exit 76)"))
+		}
 		msg := exitMessage(err, "command")
 		if len(lines) > 0 {
 			msg += ": " + lines[len(lines)-1]
 		}
 		return &Error{Exception: "ResqueGo::ExecFailed", Message: msg, Backtrace: lines}
 	}
+}
+
+// Exit codes an exec command uses to steer its job (documented in the README).
+const (
+	ExitRetry   = 75 // EX_TEMPFAIL: retry with the class's backoff
+	ExitDiscard = 76 // drop the job without a failed entry
+)
+
+// execResult is what a command may write to $RESQUE_RESULT: the same reply
+// an HTTP endpoint gives.
+type execResult struct {
+	Message         string   `json:"message"`
+	Retry           bool     `json:"retry"`
+	RescheduleDelay *float64 `json:"rescheduleDelay"`
+	Discard         bool     `json:"discard"`
+}
+
+// readExecResult honours a JSON reply the command left in its result file;
+// nil means there was none and the exit status decides.
+func readExecResult(path string, waitErr error, lines []string) error {
+	b, err := os.ReadFile(path)
+	if err != nil || len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	var r execResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		return &Error{Exception: "ResqueGo::ExecFailed", Message: fmt.Sprintf("$RESQUE_RESULT is not valid JSON: %v", err), Backtrace: lines}
+	}
+	switch {
+	case r.RescheduleDelay != nil && *r.RescheduleDelay > 0:
+		return Reschedule(time.Duration(*r.RescheduleDelay * float64(time.Second)))
+	case r.Discard:
+		return Discard(r.Message)
+	case r.Retry:
+		return Retry(&Error{Exception: "ResqueGo::ExecRetry", Message: lastLine([]string{r.Message}, "command asked for a retry"), Backtrace: lines}, 0)
+	}
+	return nil
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+func lastLine(lines []string, def string) string {
+	if len(lines) == 0 || lines[len(lines)-1] == "" {
+		return def
+	}
+	return lines[len(lines)-1]
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -228,3 +228,36 @@ func TestSurvivesRedisRestart(t *testing.T) {
 	}
 	w.Stop()
 }
+
+// Exec commands steer their job with exit codes 75 (retry) and 76
+// (discard), or a JSON reply in $RESQUE_RESULT.
+func TestExecControlCodes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	quiet := worker.ExecOptions{Stderr: &strings.Builder{}}
+	e.reg.Register("Retry", worker.ExecHandler(`echo "db locked" >&2; exit 75`, quiet))
+	e.reg.Register("Drop", worker.ExecHandler(`echo "stale" >&2; exit 76`, quiet))
+	e.reg.Register("Later", worker.ExecHandler(`echo '{"rescheduleDelay": 45}' > "$RESQUE_RESULT"`, quiet))
+	e.reg.Register("AskRetry", worker.ExecHandler(`echo '{"retry": true, "message": "quota"}' > "$RESQUE_RESULT"; exit 0`, quiet))
+	fixed := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	var rec recorder
+	e.push("q", `{"class":"Retry","args":[]}`, `{"class":"Drop","args":[]}`, `{"class":"Later","args":[]}`, `{"class":"AskRetry","args":[]}`)
+	e.start(worker.Config{Queues: "q", OnFinish: rec.add, Now: func() time.Time { return fixed },
+		Retry: worker.RetryPolicy{MaxAttempts: 5}})
+	done := rec.waitN(t, 4)
+	got := map[string]worker.Finished{}
+	for _, f := range done[:4] {
+		got[f.Class] = f
+	}
+	for class, want := range map[string]string{"Retry": "retry", "Drop": "discard", "Later": "reschedule", "AskRetry": "retry"} {
+		if got[class].Outcome != want {
+			t.Errorf("%s: outcome %q, want %q", class, got[class].Outcome, want)
+		}
+	}
+	if got["Retry"].Error != "db locked" || got["AskRetry"].Error != "quota" {
+		t.Errorf("retry messages: %q, %q", got["Retry"].Error, got["AskRetry"].Error)
+	}
+	if items := e.list(e.client.Keys().Delayed(fixed.Unix() + 45)); len(items) != 1 {
+		t.Errorf("reschedule not in delayed:%d", fixed.Unix()+45)
+	}
+}
