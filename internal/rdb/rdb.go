@@ -7,7 +7,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,8 +76,12 @@ func NormalizeURL(raw string) (string, error) {
 	if u.Host == "" {
 		return "", fmt.Errorf("rdb: redis url %q: no host", raw)
 	}
-	if u.Port() == "" {
+	if u.Port() == "" && !strings.HasSuffix(u.Host, ":") {
 		u.Host += ":6379"
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("rdb: redis url %q: want host:port with a port from 1 to 65535", raw)
 	}
 	return u.String(), nil
 }
