@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -70,7 +71,7 @@ func DecodePayload(raw []byte) (*Payload, error) {
 	p.Queue = optString(p.Fields["queue"])
 	p.SourceID = optString(p.Fields["sourceId"])
 	if qt, ok := p.Fields["queue_time"]; ok {
-		if f, err := strconv.ParseFloat(string(bytes.Trim(qt, `"`)), 64); err == nil {
+		if f, ok := parseUnixSeconds(qt); ok {
 			p.QueueTime, p.HasQueueTime = f, true
 		}
 	}
@@ -227,4 +228,19 @@ func EmbedPayload(raw []byte) []byte {
 		return t
 	}
 	return MarshalString(strings.ToValidUTF8(string(raw), "\uFFFD"))
+}
+
+// parseUnixSeconds reads a queue_time: a JSON number, or a decimal number in
+// a string (some producers quote it). NaN, infinities and hex floats are
+// refused: they would poison the queue-time statistics.
+func parseUnixSeconds(raw json.RawMessage) (float64, bool) {
+	s := string(bytes.Trim(raw, `"`))
+	if s == "" || strings.ContainsAny(s, "xXnNiI") {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
 }

@@ -17,7 +17,8 @@ type QueueSpec struct {
 // so a typo fails at start-up, not at the first expansion.
 func ParseQueueSpec(list string) (QueueSpec, error) {
 	var s QueueSpec
-	for _, p := range strings.Split(list, ",") {
+	include := false
+	for _, p := range splitTopLevel(list) {
 		p = strings.TrimSpace(p)
 		if p == "" {
 			continue
@@ -28,10 +29,14 @@ func ParseQueueSpec(list string) (QueueSpec, error) {
 		if IsGlob(p) {
 			s.dynamic = true
 		}
+		include = include || !strings.HasPrefix(p, "!")
 		s.patterns = append(s.patterns, p)
 	}
 	if len(s.patterns) == 0 {
 		return QueueSpec{}, fmt.Errorf("protocol: no queue given (want e.g. high,low or *)")
+	}
+	if !include {
+		return QueueSpec{}, fmt.Errorf("protocol: queue list %q only excludes; add the queues to include, e.g. *,%s", list, list)
 	}
 	return s, nil
 }
