@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -96,4 +97,47 @@ func BenchmarkIdlePickup(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(total.Microseconds())/float64(b.N), "µs/pickup")
 	b.ReportMetric(float64(worst.Microseconds()), "µs-max")
+}
+
+// BenchmarkForkOverhead compares a no-op job run in-process with the same
+// job run in a child process per job (fork mode; the child is this test
+// binary re-executed), one slot each.
+//
+//	go test -run '^$' -bench ForkOverhead -benchtime 300x ./worker
+func BenchmarkForkOverhead(b *testing.B) {
+	for _, fork := range []bool{false, true} {
+		b.Run(fmt.Sprintf("fork=%v", fork), func(b *testing.B) {
+			e := newEnv(b)
+			ctx := context.Background()
+			var done atomic.Int64
+			all := make(chan struct{})
+			n := int64(b.N)
+			e.reg.Register("Ok", func(ctx context.Context, j *worker.Job) error { return nil })
+			for i := 0; i < b.N; i++ {
+				if err := e.client.Enqueue(ctx, "bench", []byte(`{"class":"Ok","args":[]}`)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cfg := worker.Config{Client: e.client, Registry: e.reg, Queues: "bench", Hostname: "bench",
+				OnFinish: func(worker.Finished) {
+					if done.Add(1) == n {
+						close(all)
+					}
+				}}
+			if fork {
+				cfg.Fork = &worker.ForkConfig{Command: []string{os.Args[0]}, Env: []string{childEnv + "=1"}}
+			}
+			w, err := worker.New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			if err := w.Start(ctx); err != nil {
+				b.Fatal(err)
+			}
+			<-all
+			b.StopTimer()
+			w.Stop()
+		})
+	}
 }
