@@ -197,16 +197,18 @@ func splitTopLevel(s string) []string {
 	return append(out, s[start:])
 }
 
-// matchSimple matches without braces. With an empty name it still walks the
+// matchSimple matches without braces, character by character (not byte by
+// byte: "?" matches "é", as in Ruby). With an empty name it still walks the
 // whole pattern so that syntax errors are found.
 func matchSimple(p, name string) (bool, error) {
-	if err := checkClasses(p); err != nil {
+	pr := []rune(p)
+	if err := checkClasses(pr); err != nil {
 		return false, err
 	}
-	return matchFrom(p, name), nil
+	return matchFrom(pr, []rune(name)), nil
 }
 
-func checkClasses(p string) error {
+func checkClasses(p []rune) error {
 	for i := 0; i < len(p); i++ {
 		switch p[i] {
 		case '\\':
@@ -225,7 +227,7 @@ func checkClasses(p string) error {
 }
 
 // classEnd returns the index of the "]" closing the class opened at i, or -1.
-func classEnd(p string, i int) int {
+func classEnd(p []rune, i int) int {
 	j := i + 1
 	if j < len(p) && (p[j] == '!' || p[j] == '^') {
 		j++
@@ -245,7 +247,7 @@ func classEnd(p string, i int) int {
 	return -1
 }
 
-func matchFrom(p, s string) bool {
+func matchFrom(p, s []rune) bool {
 	for len(p) > 0 {
 		switch p[0] {
 		case '*':
@@ -287,7 +289,7 @@ func matchFrom(p, s string) bool {
 	return len(s) == 0
 }
 
-func matchClass(class string, c byte) bool {
+func matchClass(class []rune, c rune) bool {
 	negate := false
 	if len(class) > 0 && (class[0] == '!' || class[0] == '^') {
 		negate, class = true, class[1:]

@@ -152,6 +152,9 @@ func TestMatchGlob(t *testing.T) {
 	}{
 		{"*", "anything", true},
 		{"*", "", true},
+		{"caf?", "café", true}, // ? matches a character, not a byte (Ruby)
+		{"[é-ë]t?", "été", true},
+		{"??", "✓✓", true},
 		{"*", "a:b", true}, // * crosses ":" (no FNM_PATHNAME)
 		{"*", "a/b", true},
 		{"**", "abc", true},
