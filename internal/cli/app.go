@@ -84,6 +84,7 @@ func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 			workCommand(reg),
 			runJobCommand(reg),
 			enqueueCommand(),
+			statsCommand(),
 			demoCommand(),
 		},
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/internal/metrics"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/stats"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -136,6 +137,15 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 	defer cancelStart()
 	started := make(chan error, 1)
 	go func() { started <- w.Start(startCtx) }()
+	pub, err := stats.NewPublisher(stats.PublisherConfig{
+		Client: client, Hostname: c.String("hostname"), Interval: heartbeat,
+		Slots: w.Slots, WorkerIDs: w.IDs(), Logger: &log,
+	})
+	if err != nil {
+		return err
+	}
+	pub.Start(context.Background())
+	defer pub.Stop()
 	if c.Bool("mover") {
 		mover, err := delayed.NewMover(delayed.MoverConfig{Client: client, Hostname: c.String("hostname"), WorkerID: w.IDs()[0], Logger: &log})
 		if err != nil {

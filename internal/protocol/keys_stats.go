@@ -1,0 +1,34 @@
+package protocol
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Process is resque-go's runtime record of one process:
+// <ns>:resque-go:process:<host>:<pid>. No other Resque software reads or
+// writes it; it expires on its own when the process stops refreshing it.
+func (k Keys) Process(host string, pid int) string {
+	return k.key("resque-go", "process", host, strconv.Itoa(pid))
+}
+
+// ProcessPattern matches every runtime record (for SCAN).
+func (k Keys) ProcessPattern() string { return k.key("resque-go", "process", "*") }
+
+// ParseProcess splits a runtime record key into host and pid. Host names have
+// no ":" (they are the first part of worker ids), so the pid is the last part.
+func (k Keys) ParseProcess(key string) (host string, pid int, ok bool) {
+	rest, ok := strings.CutPrefix(key, k.key("resque-go", "process", ""))
+	if !ok {
+		return "", 0, false
+	}
+	host, pidStr, ok := strings.Cut(rest, ":")
+	if !ok || host == "" {
+		return "", 0, false
+	}
+	pid, err := strconv.Atoi(pidStr)
+	if err != nil || pid <= 0 {
+		return "", 0, false
+	}
+	return host, pid, true
+}

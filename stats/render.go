@@ -1,0 +1,251 @@
+package stats
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+)
+
+// Render writes s as aligned tables: queues (a row per host and a total row
+// per queue), workers, hosts and processes from the runtime records, and the
+// global counters. Ages ("5s") are relative to s.Time, so the output depends
+// on the snapshot alone. It is written with one Write call, so a terminal
+// redraw does not flicker.
+func Render(w io.Writer, s *Snapshot) error {
+	var b bytes.Buffer
+	b.WriteString("resque-go stats at " + s.Time.UTC().Format("2006-01-02 15:04:05 UTC"))
+	if s.HostFilter != "" {
+		b.WriteString(" (host " + s.HostFilter + ")")
+	}
+	b.WriteString("\n\n")
+	renderQueues(&b, s)
+	renderWorkers(&b, s)
+	renderHosts(&b, s)
+	renderTotals(&b, s)
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func renderQueues(b *bytes.Buffer, s *Snapshot) {
+	b.WriteString("QUEUES\n")
+	if len(s.Queues) == 0 {
+		b.WriteString("(none)\n\n")
+		return
+	}
+	t := newTable("QUEUE", "HOST", ">PENDING", ">DEQUEUED", ">PROCESSED", ">FAILED", ">RETRIES", ">AVG WAIT", ">AVG RUN")
+	for _, q := range s.Queues {
+		name := q.Name
+		for _, h := range q.Hosts {
+			t.add(append([]string{name, h.Host, ""}, counterCells(h.QueueCounters)...)...)
+			name = ""
+		}
+		t.add(append([]string{name, "total", num(q.Pending)}, counterCells(q.QueueCounters)...)...)
+	}
+	t.write(b)
+	b.WriteByte('\n')
+}
+
+func counterCells(c QueueCounters) []string {
+	return []string{num(c.Dequeued), num(c.Processed), num(c.Failed), num(c.Retries),
+		millis(c.AvgQueueTimeMs, c.Dequeued), millis(c.AvgProcessingTimeMs, c.Processed+c.Failed+c.Retries)}
+}
+
+func renderWorkers(b *bytes.Buffer, s *Snapshot) {
+	b.WriteString("WORKERS\n")
+	if len(s.Workers) == 0 {
+		b.WriteString("(none)\n\n")
+		return
+	}
+	t := newTable("WORKER", "STATE", "QUEUE", "CLASS", ">RUNNING", ">UP", ">HEARTBEAT", ">RSS", ">CPU%")
+	for _, w := range s.Workers {
+		running, class := "", ""
+		if w.State == stateWorking {
+			running = age(s.Time, w.RunAt, protocol.RunAtLayout, time.RFC3339)
+			class = dash(w.Class)
+		}
+		rss, cpu := "-", "-"
+		if w.RSSBytes != nil {
+			rss = bytesIEC(*w.RSSBytes)
+		}
+		if w.CPUPercent != nil {
+			cpu = pct(*w.CPUPercent)
+		}
+		t.add(w.ID, w.State, w.Queue, class, running,
+			age(s.Time, w.Started, protocol.StartedLayout),
+			age(s.Time, w.Heartbeat, time.RFC3339), rss, cpu)
+	}
+	t.write(b)
+	b.WriteByte('\n')
+}
+
+func renderHosts(b *bytes.Buffer, s *Snapshot) {
+	b.WriteString("HOSTS (resque-go runtime records)\n")
+	if len(s.Hosts) == 0 {
+		b.WriteString("(none)\n\n")
+		return
+	}
+	t := newTable("HOST", ">PROCS", ">SLOTS", ">RSS", ">CPU%", ">MEM%", ">LOAD1", ">LOAD5", ">LOAD15", ">UPDATED")
+	for _, h := range s.Hosts {
+		t.add(h.Host, strconv.Itoa(len(h.Processes)), slots(h.SlotsBusy, h.SlotsTotal), bytesIEC(h.RSSBytes),
+			pct(h.HostCPUPercent), pct(h.MemUsedPercent), loadAvg(h.Load1), loadAvg(h.Load5), loadAvg(h.Load15),
+			since(s.Time, h.UpdatedAt))
+	}
+	t.write(b)
+	b.WriteByte('\n')
+
+	b.WriteString("PROCESSES\n")
+	t = newTable("HOST", ">PID", ">SLOTS", ">RSS", ">CPU%", ">GOROUTINES", ">INTERVAL", ">UP", ">UPDATED")
+	for _, h := range s.Hosts {
+		for _, p := range h.Processes {
+			t.add(p.Host, strconv.Itoa(p.PID), slots(p.SlotsBusy, p.SlotsTotal), bytesIEC(p.RSSBytes),
+				pct(p.CPUPercent), strconv.Itoa(p.Goroutines), seconds(p.HeartbeatIntervalS),
+				since(s.Time, p.StartedAt), since(s.Time, p.UpdatedAt))
+		}
+	}
+	t.write(b)
+	b.WriteByte('\n')
+}
+
+func renderTotals(b *bytes.Buffer, s *Snapshot) {
+	b.WriteString("TOTALS\n")
+	tt := s.Totals
+	t := newTable("", ">")
+	t.add("processed", num(tt.Processed))
+	t.add("failed", num(tt.Failed))
+	t.add("retries", num(tt.Retries))
+	t.add("failed list", num(tt.FailedList))
+	t.add("retries list", num(tt.RetriesList))
+	t.add("pending", num(tt.Pending))
+	t.add("queues", strconv.Itoa(tt.Queues))
+	t.add("workers", strconv.Itoa(tt.Workers))
+	t.add("working", strconv.Itoa(tt.Working))
+	t.add("processes", strconv.Itoa(tt.Processes))
+	t.rows = t.rows[1:] // no header line
+	t.write(b)
+}
+
+// table is a block of left- or right-aligned columns two spaces apart. A
+// heading starting with ">" marks a right-aligned column.
+type table struct {
+	right []bool
+	rows  [][]string
+}
+
+func newTable(head ...string) *table {
+	t := &table{right: make([]bool, len(head))}
+	cells := make([]string, len(head))
+	for i, h := range head {
+		cells[i], t.right[i] = strings.TrimPrefix(h, ">"), strings.HasPrefix(h, ">")
+	}
+	t.rows = append(t.rows, cells)
+	return t
+}
+
+func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+func (t *table) write(b *bytes.Buffer) {
+	widths := make([]int, len(t.right))
+	for _, r := range t.rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range t.rows {
+		var line strings.Builder
+		for i, c := range r {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				line.WriteString("  ")
+			}
+			if t.right[i] {
+				line.WriteString(pad + c)
+			} else {
+				line.WriteString(c + pad)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " "))
+		b.WriteByte('\n')
+	}
+}
+
+func num(n int64) string { return strconv.FormatInt(n, 10) }
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// millis shows an average in ms, or "-" when nothing was counted.
+func millis(avg float64, n int64) string {
+	if n <= 0 {
+		return "-"
+	}
+	if avg >= 1000 {
+		return strconv.FormatFloat(avg/1000, 'f', 2, 64) + "s"
+	}
+	return strconv.FormatFloat(avg, 'f', 1, 64) + "ms"
+}
+
+func pct(f float64) string     { return strconv.FormatFloat(f, 'f', 1, 64) }
+func loadAvg(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
+
+func seconds(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) + "s" }
+
+func slots(busy, total int) string { return strconv.Itoa(busy) + "/" + strconv.Itoa(total) }
+
+// bytesIEC shows a byte count in KiB, MiB or GiB with one decimal.
+func bytesIEC(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatUint(n, 10) + " B"
+	}
+	v, suffix := float64(n)/unit, "KiB"
+	for _, s := range []string{"MiB", "GiB", "TiB"} {
+		if v < unit {
+			break
+		}
+		v, suffix = v/unit, s
+	}
+	return fmt.Sprintf("%.1f %s", v, suffix)
+}
+
+// age shows how long before now the time in v was, trying each layout; a
+// value none of them reads is shown as it is, an empty one as "-".
+func age(now time.Time, v string, layouts ...string) string {
+	if v == "" {
+		return "-"
+	}
+	for _, l := range layouts {
+		if t, err := time.Parse(l, v); err == nil {
+			return since(now, t)
+		}
+	}
+	return v
+}
+
+// since formats now-t in at most two units: 42s, 5m07s, 2h03m, 3d04h ("0s"
+// for a time in the future, which a skewed clock can give).
+func since(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	secs := int64(max(0, now.Sub(t)).Round(time.Second) / time.Second)
+	switch {
+	case secs < 60:
+		return fmt.Sprintf("%ds", secs)
+	case secs < 3600:
+		return fmt.Sprintf("%dm%02ds", secs/60, secs%60)
+	case secs < 86400:
+		return fmt.Sprintf("%dh%02dm", secs/3600, secs%3600/60)
+	default:
+		return fmt.Sprintf("%dd%02dh", secs/86400, secs%86400/3600)
+	}
+}

@@ -1,0 +1,126 @@
+package stats
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+)
+
+// Snapshot is one reading of a Resque cluster. Its JSON field names (the
+// output of `resque-go stats --json`) are stable: fields may be added, never
+// renamed. Slices are [] rather than null when empty.
+type Snapshot struct {
+	// Time is the Redis server's clock when the snapshot was read; the ages
+	// Render shows are relative to it.
+	Time time.Time `json:"time"`
+	// HostFilter is the host the snapshot was restricted to ("" = all).
+	HostFilter string  `json:"host_filter"`
+	Totals     Totals  `json:"totals"`
+	Queues     []Queue `json:"queues"`
+	// Workers are every registered worker id (Ruby, PHP, Node, resque-go).
+	Workers []Worker `json:"workers"`
+	// Hosts groups the runtime records of resque-go processes by host.
+	Hosts []Host `json:"hosts"`
+}
+
+// Totals are the cluster-wide numbers. Processed, Failed and Retries are the
+// global stat:* counters and FailedList and RetriesList the lengths of the
+// failed and retries lists: none of them is per host, so HostFilter leaves
+// them alone, as it does Pending. Workers, Working and Processes count what
+// the filter kept.
+type Totals struct {
+	Processed   int64 `json:"processed"` // stat:processed: successes and failures (Ruby semantics)
+	Failed      int64 `json:"failed"`    // stat:failed
+	Retries     int64 `json:"retries"`   // stat:retries
+	FailedList  int64 `json:"failed_list"`
+	RetriesList int64 `json:"retries_list"`
+	Pending     int64 `json:"pending"` // jobs waiting in every queue
+	Queues      int   `json:"queues"`
+	Workers     int   `json:"workers"`
+	Working     int   `json:"working"`
+	Processes   int   `json:"processes"` // runtime records
+}
+
+// QueueCounters are the queuestat:<host>:<stat>:<queue> counters of one
+// queue on one host, or summed over hosts.
+type QueueCounters struct {
+	Dequeued  int64 `json:"dequeued"`
+	Processed int64 `json:"processed"` // successes only (resque-v3 layout)
+	Failed    int64 `json:"failed"`
+	Retries   int64 `json:"retries"`
+	// QueueTimeMs and ProcessingTimeMs are the summed milliseconds.
+	QueueTimeMs      int64 `json:"queue_time_ms"`
+	ProcessingTimeMs int64 `json:"processing_time_ms"`
+	// AvgQueueTimeMs is QueueTimeMs / Dequeued. Payloads without queue_time
+	// (Ruby's) count as dequeued but add no wait, so they pull it down.
+	AvgQueueTimeMs float64 `json:"avg_queue_time_ms"`
+	// AvgProcessingTimeMs is ProcessingTimeMs / (Processed + Failed + Retries).
+	AvgProcessingTimeMs float64 `json:"avg_processing_time_ms"`
+}
+
+// Queue is one queue: its pending length and counters summed over Hosts.
+type Queue struct {
+	Name    string `json:"name"`
+	Pending int64  `json:"pending"`
+	QueueCounters
+	Hosts []QueueHost `json:"hosts"`
+}
+
+// QueueHost is one queue's counters on one host.
+type QueueHost struct {
+	Host string `json:"host"`
+	QueueCounters
+}
+
+// Worker is one registered worker id. Host, PID, Slot and Queues come from
+// the id; they are empty for an id that is not host:pid:queues.
+type Worker struct {
+	ID     string `json:"id"`
+	Host   string `json:"host"`
+	PID    int    `json:"pid"`
+	Slot   int    `json:"slot"`
+	Queues string `json:"queues"`
+	// State is "working" while worker:<id> exists, else "idle".
+	State string `json:"state"`
+	// Queue, Class and RunAt describe the running job ("" when idle). Class
+	// is the wrapped job_class for Rails ActiveJob payloads.
+	Queue string `json:"queue"`
+	Class string `json:"class"`
+	RunAt string `json:"run_at"`
+	// Started and Heartbeat are as stored (Ruby's formats); "" when absent.
+	Started   string `json:"started"`
+	Heartbeat string `json:"heartbeat"`
+	// HeartbeatIntervalS is set for resque-go workers only.
+	HeartbeatIntervalS float64 `json:"heartbeat_interval_s"`
+	// RSSBytes and CPUPercent are the worker's process's, from its runtime
+	// record; null when it has none (other runtimes, or a dead process).
+	RSSBytes   *uint64  `json:"rss_bytes"`
+	CPUPercent *float64 `json:"cpu_percent"`
+}
+
+// Host is one host's resque-go processes. The host-wide numbers come from
+// its most recently updated record.
+type Host struct {
+	Host           string    `json:"host"`
+	UpdatedAt      time.Time `json:"updated_at"`
+	HostCPUPercent float64   `json:"host_cpu_percent"`
+	MemUsedPercent float64   `json:"mem_used_percent"`
+	Load1          float64   `json:"load1"`
+	Load5          float64   `json:"load5"`
+	Load15         float64   `json:"load15"`
+	// SlotsBusy, SlotsTotal and RSSBytes are summed over Processes.
+	SlotsBusy  int      `json:"slots_busy"`
+	SlotsTotal int      `json:"slots_total"`
+	RSSBytes   uint64   `json:"rss_bytes"`
+	Processes  []Record `json:"processes"`
+}
+
+// WriteJSON writes s as indented JSON and a newline.
+func WriteJSON(w io.Writer, s *Snapshot) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
