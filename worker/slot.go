@@ -49,9 +49,10 @@ func (s *slot) loop(ctx context.Context) {
 			sleepCtx(ctx, w.cfg.QueueRefresh)
 			continue
 		}
-		callCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		res, err := w.client.Claim(callCtx, rdb.ClaimArgs{WorkerID: s.id, Host: w.cfg.Hostname, Queues: queues, Now: w.cfg.Now()})
-		cancel()
+		res, paused, err := s.claim(queues)
+		if paused {
+			continue
+		}
 		if err != nil {
 			d := b.next()
 			w.log.Warn().Err(err).Str("worker_id", s.id).Dur("retry_in", d).Msg("claim failed; retrying")
@@ -68,6 +69,21 @@ func (s *slot) loop(ctx context.Context) {
 			s.run(res)
 		}
 	}
+}
+
+// claim runs one claim unless the worker is paused, holding the worker's
+// claim lock shared so that Pause can wait for claims in flight.
+func (s *slot) claim(queues []string) (res rdb.ClaimResult, paused bool, err error) {
+	w := s.w
+	w.claimMu.RLock()
+	defer w.claimMu.RUnlock()
+	if w.paused.Load() {
+		return res, true, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err = w.client.Claim(ctx, rdb.ClaimArgs{WorkerID: s.id, Host: w.cfg.Hostname, Queues: queues, Now: w.cfg.Now()})
+	return res, false, err
 }
 
 // idle waits for work: a blocking wake-up on the queues, or a poll interval.

@@ -159,6 +159,7 @@ type Worker struct {
 	giveUp     context.CancelFunc
 
 	paused   atomic.Bool
+	claimMu  sync.RWMutex // slots hold it shared while claiming; Pause waits for them
 	resumeMu sync.Mutex
 	resume   chan struct{}
 
@@ -293,11 +294,14 @@ func (w *Worker) Shutdown() {
 	w.cleanup()
 }
 
-// Pause stops claiming new jobs (USR2); running jobs go on.
+// Pause stops claiming new jobs (USR2); running jobs go on. When it
+// returns no claim is in progress, so no job queued afterwards is taken.
 func (w *Worker) Pause() {
 	if w.paused.CompareAndSwap(false, true) {
 		w.log.Info().Msg("worker paused")
 	}
+	w.claimMu.Lock()
+	w.claimMu.Unlock() // an empty critical section: it only waits for claims in flight
 }
 
 // Resume undoes Pause (CONT).
