@@ -50,7 +50,7 @@ func (c *Client) Claim(ctx context.Context, a ClaimArgs) (ClaimResult, error) {
 	for _, q := range a.Queues {
 		args = append(args, protocol.MarshalString(q))
 	}
-	reply, err := c.eval(ctx, c.claim, args...)
+	reply, err := c.evalHot(ctx, c.claim, args...)
 	if err != nil {
 		return ClaimResult{}, fmt.Errorf("rdb: claim for %q: %w", a.WorkerID, err)
 	}
@@ -130,7 +130,7 @@ func (c *Client) Finish(ctx context.Context, workerID, host, queue string, o Out
 	if o.NewJobID != "" {
 		newWaiting = "1"
 	}
-	n, err := redis.Int(c.eval(ctx, c.finish,
+	n, err := redis.Int(c.evalHot(ctx, c.finish,
 		k.Worker(workerID), k.StatProcessed(), k.StatProcessedWorker(workerID),
 		k.QueueStat(host, protocol.QueueStatProcessingTime, queue),
 		k.QueueStat(host, protocol.QueueStatProcessed, queue),

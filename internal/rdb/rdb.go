@@ -157,6 +157,19 @@ func (c *Client) eval(ctx context.Context, s *redis.Script, keysAndArgs ...any) 
 	return s.DoContext(ctx, conn, keysAndArgs...)
 }
 
+// evalHot runs a script on the per-job path (claim, finish). It does not
+// watch ctx for cancellation (that costs a goroutine per call in redigo);
+// the connection's read and write timeouts bound it instead. Callers pass
+// contexts that are not cancelled mid-call.
+func (c *Client) evalHot(ctx context.Context, s *redis.Script, keysAndArgs ...any) (any, error) {
+	conn, err := c.pool.GetContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	return s.Do(conn, keysAndArgs...)
+}
+
 // Ping checks the server answers.
 func (c *Client) Ping(ctx context.Context) error {
 	_, err := c.do(ctx, "PING")
