@@ -122,24 +122,37 @@ func (c *Client) Finish(ctx context.Context, workerID, host, queue string, o Out
 	if ms < 0 {
 		ms = 0
 	}
-	delayedKey, tsKey := k.Delayed(o.DueAt), k.Timestamps(o.Push)
-	if o.DueAt <= 0 {
-		delayedKey, tsKey = k.Delayed(0), k.Delayed(0) // unused by the script
+	statusKey := k.Worker(workerID) // a placeholder: the script ignores it without a status
+	if o.Status != "" {
+		statusKey = k.JobStatus(o.JobID)
 	}
-	statusKey, newStatusKey, newWaiting := k.JobStatus(o.JobID), k.JobStatus(o.NewJobID), "0"
-	if o.NewJobID != "" {
-		newWaiting = "1"
-	}
-	n, err := redis.Int(c.evalHot(ctx, c.finish,
-		k.Worker(workerID), k.StatProcessed(), k.StatProcessedWorker(workerID),
+	keys := []any{k.Worker(workerID), k.StatProcessed(), k.StatProcessedWorker(workerID),
 		k.QueueStat(host, protocol.QueueStatProcessingTime, queue),
-		k.QueueStat(host, protocol.QueueStatProcessed, queue),
-		k.Failed(), k.StatFailed(), k.StatFailedWorker(workerID),
-		k.QueueStat(host, protocol.QueueStatFailed, queue),
-		k.Retries(), k.StatRetries(), k.QueueStat(host, protocol.QueueStatRetries, queue),
-		k.Queue(queue), k.Queues(), delayedKey, tsKey, k.DelayedSchedule(),
-		statusKey, newStatusKey,
-		string(o.Kind), ms, o.Entry, o.Push, o.DueAt, queue, o.Status, o.Now.Unix(), newWaiting))
+		k.QueueStat(host, protocol.QueueStatProcessed, queue), statusKey}
+	var extra []any
+	switch o.Kind {
+	case OutcomeFail:
+		keys = append(keys, k.Failed(), k.StatFailed(), k.StatFailedWorker(workerID),
+			k.QueueStat(host, protocol.QueueStatFailed, queue))
+	case OutcomeRetry, OutcomeReschedule:
+		delayedKey, tsKey := k.Delayed(o.DueAt), k.Timestamps(o.Push)
+		if o.DueAt <= 0 {
+			delayedKey, tsKey = statusKey, statusKey // unused by the script
+		}
+		newWaiting := "0"
+		newStatusKey := statusKey
+		if o.NewJobID != "" {
+			newWaiting, newStatusKey = "1", k.JobStatus(o.NewJobID)
+		}
+		keys = append(keys, k.Failed(), k.StatFailed(), k.StatFailedWorker(workerID),
+			k.QueueStat(host, protocol.QueueStatFailed, queue),
+			k.Retries(), k.StatRetries(), k.QueueStat(host, protocol.QueueStatRetries, queue),
+			k.Queue(queue), k.Queues(), delayedKey, tsKey, k.DelayedSchedule(), newStatusKey)
+		extra = []any{o.Push, o.DueAt, queue, newWaiting}
+	}
+	args := append([]any{len(keys)}, keys...)
+	args = append(append(args, string(o.Kind), ms, o.Status, o.Now.Unix(), o.Entry), extra...)
+	n, err := redis.Int(c.evalHot(ctx, c.finish, args...))
 	if err != nil {
 		return fmt.Errorf("rdb: finish for %q: %w", workerID, err)
 	}

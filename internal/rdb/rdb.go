@@ -123,7 +123,7 @@ func New(opt Options) (*Client, error) {
 		keys:       protocol.NewKeys(opt.Namespace),
 		timeout:    opt.ReadTimeout,
 		claim:      loadScript("claim.lua", -1),
-		finish:     loadScript("finish.lua", 19),
+		finish:     loadScript("finish.lua", -1),
 		requeue:    loadScript("requeue.lua", 2),
 		register:   loadScript("register.lua", 4),
 		unregister: loadScript("unregister.lua", 7),
