@@ -85,6 +85,7 @@ func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 			runJobCommand(reg),
 			enqueueCommand(),
 			statsCommand(),
+			failedCommand(),
 			demoCommand(),
 		},
 	}

@@ -51,6 +51,7 @@ type Client struct {
 
 	claim, finish, requeue, register, unregister, prune *redis.Script
 	delayed                                             delayedScripts
+	failed                                              failedScripts
 }
 
 // ErrNotOwned is returned when a slot's worker:<id> record is gone: the job

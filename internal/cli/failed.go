@@ -1,0 +1,258 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/resque-go/resque-go/failure"
+)
+
+func failedCommand() *ucli.Command {
+	filterFlags := []ucli.Flag{
+		&ucli.StringFlag{Name: "queue", Usage: "only entries of this queue"},
+		&ucli.StringFlag{Name: "class", Usage: "only entries of this job class"},
+		&ucli.StringFlag{Name: "exception", Usage: "only entries whose exception contains this"},
+		&ucli.BoolFlag{Name: "json", Usage: "print JSON"},
+	}
+	withRedis := func(extra ...ucli.Flag) []ucli.Flag {
+		return append(append(redisFlags(), filterFlags...), extra...)
+	}
+	return &ucli.Command{
+		Name:  "failed",
+		Usage: "inspect, retry and remove failed jobs",
+		Description: "Entries are addressed by their index in the failed list (as resque-web shows them).\n" +
+			"Every change re-checks the entry's bytes first: if the list moved, the entry is found\n" +
+			"again by its content; an entry that is gone is reported, never mistaken for another.",
+		Subcommands: []*ucli.Command{
+			{
+				Name: "list", Usage: "list failed jobs", ArgsUsage: " ",
+				Flags: withRedis(
+					&ucli.IntFlag{Name: "offset", Usage: "skip this many matching entries"},
+					&ucli.IntFlag{Name: "limit", Usage: "show at most this many (0: all)", Value: 50},
+				),
+				Action: failedList,
+			},
+			{Name: "show", Usage: "show entries in full", ArgsUsage: "INDEX...", Flags: withRedis(), Action: failedShow},
+			{
+				Name: "retry", Usage: "requeue entries (Ruby's requeue: retried_at is set, the payload goes back to its queue)", ArgsUsage: "INDEX... | --all",
+				Flags:  withRedis(&ucli.BoolFlag{Name: "all", Usage: "every entry matching the filters"}),
+				Action: func(c *ucli.Context) error { return failedChange(c, "retry") },
+			},
+			{
+				Name: "remove", Usage: "delete entries", ArgsUsage: "INDEX... | --all",
+				Flags:  withRedis(&ucli.BoolFlag{Name: "all", Usage: "every entry matching the filters"}),
+				Action: func(c *ucli.Context) error { return failedChange(c, "remove") },
+			},
+			{
+				Name: "clear", Usage: "delete every entry (or those matching the filters)", ArgsUsage: " ",
+				Flags: withRedis(),
+				Action: func(c *ucli.Context) error {
+					if c.NArg() > 0 {
+						return usagef("clear takes no index; use remove INDEX")
+					}
+					store, done, err := failedStore(c)
+					if err != nil {
+						return err
+					}
+					defer done()
+					r, err := store.Clear(c.Context, filterOf(c))
+					if err != nil {
+						return err
+					}
+					return printResult(c, "removed", r)
+				},
+			},
+		},
+	}
+}
+
+func filterOf(c *ucli.Context) failure.Filter {
+	return failure.Filter{Queue: c.String("queue"), Class: c.String("class"), Exception: c.String("exception")}
+}
+
+func failedStore(c *ucli.Context) (*failure.Store, func(), error) {
+	client, err := newClient(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return failure.New(client, nil), func() { client.Close() }, nil
+}
+
+func indexes(c *ucli.Context) ([]int64, error) {
+	var out []int64
+	for _, a := range c.Args().Slice() {
+		if strings.HasPrefix(a, "-") && a != "-0" {
+			if _, err := strconv.Atoi(a); err != nil {
+				return nil, usagef("flags go before the indexes: %s %s ... INDEX", c.Command.FullName(), a)
+			}
+		}
+		n, err := strconv.ParseInt(a, 10, 64)
+		if err != nil || n < 0 {
+			return nil, usagef("%q is not an entry index (0, 1, 2 ...)", a)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func failedList(c *ucli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("list takes no argument (use show INDEX)")
+	}
+	if c.Int("offset") < 0 || c.Int("limit") < 0 {
+		return usagef("--offset and --limit must not be negative")
+	}
+	store, done, err := failedStore(c)
+	if err != nil {
+		return err
+	}
+	defer done()
+	entries, total, err := store.List(c.Context, filterOf(c), c.Int("offset"), c.Int("limit"))
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]any{"total": total, "entries": nonNil(entries)})
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "INDEX\tFAILED AT\tQUEUE\tCLASS\tEXCEPTION\tERROR\tRETRIED")
+	for _, e := range entries {
+		retried := ""
+		if e.RetriedAt != "" {
+			retried = e.RetriedAt
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Index, e.FailedAt, e.Queue, e.Class, e.Exception, clip(e.Error, 60), retried)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "%d shown, %d entries in the failed list\n", len(entries), total)
+	return nil
+}
+
+func failedShow(c *ucli.Context) error {
+	idx, err := indexes(c)
+	if err != nil {
+		return err
+	}
+	if len(idx) == 0 {
+		return usagef("show needs at least one INDEX")
+	}
+	store, done, err := failedStore(c)
+	if err != nil {
+		return err
+	}
+	defer done()
+	var entries []failure.Entry
+	for _, i := range idx {
+		e, err := store.Get(c.Context, i)
+		if err != nil {
+			return err
+		}
+		entries = append(entries, e)
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, entries)
+	}
+	w := c.App.Writer
+	for _, e := range entries {
+		fmt.Fprintf(w, "index:        %d\nfailed_at:    %s\nqueue:        %s\nclass:        %s\nexception:    %s\nerror:        %s\nworker:       %s\n",
+			e.Index, e.FailedAt, e.Queue, e.Class, e.Exception, e.Error, e.Worker)
+		if e.ProcessedBy != "" {
+			fmt.Fprintf(w, "processed_by: %s\n", e.ProcessedBy)
+		}
+		if e.RetriedAt != "" {
+			fmt.Fprintf(w, "retried_at:   %s\n", e.RetriedAt)
+		}
+		fmt.Fprintf(w, "payload:      %s\nbacktrace:\n", e.Payload)
+		for _, l := range e.Backtrace {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+func failedChange(c *ucli.Context, op string) error {
+	idx, err := indexes(c)
+	if err != nil {
+		return err
+	}
+	all := c.Bool("all")
+	if all == (len(idx) > 0) {
+		return usagef("%s needs INDEX... or --all (with optional --queue/--class/--exception), not both", op)
+	}
+	store, done, err := failedStore(c)
+	if err != nil {
+		return err
+	}
+	defer done()
+	apply, bulk := store.Retry, store.RetryMatching
+	verb := "retried"
+	if op == "remove" {
+		apply, bulk, verb = store.Remove, store.RemoveMatching, "removed"
+	}
+	if all {
+		r, err := bulk(c.Context, filterOf(c))
+		if err != nil {
+			return err
+		}
+		return printResult(c, verb, r)
+	}
+	// Read every selected entry first: indexes refer to the list as it is
+	// now, and removing one must not shift the meaning of the next.
+	var entries []failure.Entry
+	for _, i := range idx {
+		e, err := store.Get(c.Context, i)
+		if err != nil {
+			return err
+		}
+		entries = append(entries, e)
+	}
+	var r failure.Result
+	for _, e := range entries {
+		if f := filterOf(c); !f.Match(e) {
+			return usagef("entry %d (%s on %s) does not match the filters", e.Index, e.Class, e.Queue)
+		}
+		if err := apply(c.Context, e); err != nil {
+			return err
+		}
+		r.Done++
+	}
+	return printResult(c, verb, r)
+}
+
+func printResult(c *ucli.Context, verb string, r failure.Result) error {
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, r)
+	}
+	msg := fmt.Sprintf("%s %d", verb, r.Done)
+	if r.Gone > 0 {
+		msg += fmt.Sprintf(", %d gone meanwhile", r.Gone)
+	}
+	if r.Skipped > 0 {
+		msg += fmt.Sprintf(", %d skipped (no queue or payload)", r.Skipped)
+	}
+	fmt.Fprintln(c.App.Writer, msg)
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func nonNil(e []failure.Entry) []failure.Entry {
+	if e == nil {
+		return []failure.Entry{}
+	}
+	return e
+}

@@ -1,0 +1,26 @@
+-- failed_retry.lua: requeue one failed entry (Ruby's Resque::Failure.requeue):
+-- mark it with retried_at and push its payload back to its queue, only if the
+-- entry is still the one the caller read.
+--
+-- KEYS[1] failed
+-- KEYS[2] queue:<q> of the entry
+-- KEYS[3] queues
+-- ARGV[1] the entry's bytes as the caller read them
+-- ARGV[2] the index it was read at
+-- ARGV[3] the entry with retried_at set
+-- ARGV[4] the payload to push
+-- ARGV[5] queue name
+--
+-- Returns the index changed, or -1 when the entry is no longer in the list.
+-- When the list moved, the entry is looked up by its bytes (LPOS).
+local idx = tonumber(ARGV[2])
+if redis.call('LINDEX', KEYS[1], idx) ~= ARGV[1] then
+  idx = redis.call('LPOS', KEYS[1], ARGV[1])
+  if not idx then
+    return -1
+  end
+end
+redis.call('LSET', KEYS[1], idx, ARGV[3])
+redis.call('RPUSH', KEYS[2], ARGV[4])
+redis.call('SADD', KEYS[3], ARGV[5])
+return idx
