@@ -60,10 +60,10 @@ func TestListEntriesOfEveryOrigin(t *testing.T) {
 	t.Parallel()
 	c := newClient(t)
 	want := map[string]string{} // class -> exception
-	for dir, class := range map[string]string{"ruby-resque-3.0.0": "FailJob", "php-resque-chrisboulton": "Fail_Job",
-		"php-resque-resque-master": "Fail_Job", "node-resque-9.7.1": "FailJob"} {
-		push(t, c, c.Keys().Failed(), fixtures.MustLoad(dir, "failure").List("resque:failed")...)
-		want[class] = ""
+	for _, src := range [][2]string{{"ruby-resque-3.0.0", "FailJob"}, {"php-resque-chrisboulton", "Fail_Job"},
+		{"php-resque-resque-master", "Fail_Job"}, {"node-resque-9.7.1", "FailJob"}} {
+		push(t, c, c.Keys().Failed(), fixtures.MustLoad(src[0], "failure").List("resque:failed")...)
+		want[src[1]] = ""
 	}
 	push(t, c, c.Keys().Failed(), "not json")
 	s := failure.New(c, nil)

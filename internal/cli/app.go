@@ -87,6 +87,7 @@ func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 			statsCommand(),
 			failedCommand(),
 			demoCommand(),
+			poolCommand(),
 		},
 	}
 }

@@ -33,6 +33,8 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binary = filepath.Join(dir, "resque-go")
+	// race-built binaries otherwise sleep 1 s at exit
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	build := exec.Command("go", "build", "-race", "-o", binary, "github.com/resque-go/resque-go")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {

@@ -1,0 +1,320 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/pool"
+)
+
+// resque-pool's default config locations, tried in order when --config is
+// not given.
+var poolDefaultConfigs = []string{"resque-pool.yml", "config/resque-pool.yml"}
+
+func poolCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "pool",
+		Usage: "run and supervise worker processes from a config file (resque-go, resque-pool or resque-v3 format)",
+		UsageText: "resque-go pool --config FILE [--environment production]\n" +
+			"resque-go pool check --config FILE\n" +
+			"resque-go pool status [--json] [--host web-1]",
+		Description: "Starts the worker processes the config file asks for (each `resque-go work` of this\n" +
+			"same binary), restarts those that die with a capped backoff (1 s doubling to 60 s), and\n" +
+			"prunes the Redis registrations of dead children, recovering their jobs.\n\n" +
+			"Signals: HUP reloads the file and converges (unchanged children keep running, removed or\n" +
+			"changed ones get QUIT, new ones start; a file with errors is logged and ignored). QUIT:\n" +
+			"children finish their jobs, then the pool exits. TERM, INT: children get TERM, and KILL\n" +
+			"after --kill-timeout. USR1, USR2, CONT are passed to the children. Children exit on\n" +
+			"their own when the manager disappears.\n\n" +
+			"Flags (and their environment variables) win over the file. See examples/pool.yml.",
+		Flags:  poolConfigFlags(),
+		Action: runPool,
+		Subcommands: []*ucli.Command{
+			{
+				Name:      "check",
+				Usage:     "validate a config file and print what each child would run",
+				UsageText: "resque-go pool check --config FILE [--environment production]",
+				Flags:     poolConfigFlags(),
+				Action:    runPoolCheck,
+			},
+			{
+				Name:      "status",
+				Usage:     "list the children of every running pool (pid, queues, state, restarts, uptime, RSS, CPU)",
+				UsageText: "resque-go pool status [--json] [--host web-1]",
+				Description: "Reads the status record each pool manager refreshes in Redis\n" +
+					"(<ns>:resque-go:pool:<host>:<pid>), so it shows the pools of every host.",
+				Flags: append(redisFlags(),
+					&ucli.BoolFlag{Name: "json", Usage: "print the records as JSON (stable field names, see README)"},
+					&ucli.StringFlag{Name: "host", Usage: "show only this host's pools"},
+				),
+				Action: runPoolStatus,
+			},
+		},
+	}
+}
+
+// poolConfigFlags are the flags of pool and pool check: the file, and
+// settings that override it.
+func poolConfigFlags() []ucli.Flag {
+	return append(append(redisFlags(), handlerFlags()...),
+		&ucli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "config file (default: resque-pool.yml or config/resque-pool.yml, as resque-pool)", EnvVars: []string{"RESQUE_POOL_CONFIG"}},
+		&ucli.StringFlag{Name: "environment", Aliases: []string{"E"}, Usage: "environment section of a resque-pool file to apply", EnvVars: []string{"RACK_ENV", "RAILS_ENV", "RESQUE_ENV"}},
+		&ucli.StringFlag{Name: "hostname", Usage: "host name in the children's worker ids (default: this machine's)", EnvVars: []string{"RESQUE_HOSTNAME"}},
+		&ucli.StringFlag{Name: "kill-timeout", Usage: "after passing TERM, how long to wait for the children before killing them (default 10, or the file's kill_timeout)", EnvVars: []string{"RESQUE_POOL_KILL_TIMEOUT"}},
+		&ucli.StringFlag{Name: "status-interval", Usage: "how often the status record is refreshed", Value: "5", Hidden: true},
+	)
+}
+
+func runPool(c *ucli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("pool: unknown command %q (want check or status, or no argument to run the pool)", c.Args().First())
+	}
+	cfg, err := loadPoolConfig(c)
+	if err != nil {
+		return err
+	}
+	every, err := parseSeconds("status-interval", c.String("status-interval"))
+	if err != nil {
+		return err
+	}
+	log, err := poolLogger(c.App.ErrWriter, cfg)
+	if err != nil {
+		return err
+	}
+	client, err := rdb.New(rdb.Options{URL: cfg.Redis, Namespace: cfg.Namespace})
+	if err != nil {
+		return usageError{err}
+	}
+	defer client.Close()
+	sup, err := pool.New(pool.Params{Client: client, Logger: &log, StatusInterval: every,
+		Stdout: c.App.Writer, Stderr: c.App.ErrWriter}, cfg)
+	if err != nil {
+		return err
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT)
+	defer signal.Stop(sigs)
+
+	log.Info().Str("config", cfg.Path).Str("format", cfg.Format).Int("processes", cfg.Processes()).Msg("pool starting")
+	sup.Start(context.Background())
+	ctxDone := c.Context.Done()
+	for {
+		select {
+		case <-sup.Done():
+			return nil
+		case <-ctxDone:
+			ctxDone = nil
+			go sup.Shutdown()
+		case s := <-sigs:
+			log.Info().Str("signal", s.String()).Msg("signal received")
+			switch s {
+			case syscall.SIGHUP:
+				reloadPool(c, sup, &log)
+			case syscall.SIGQUIT:
+				go sup.Stop()
+			case syscall.SIGTERM, syscall.SIGINT:
+				go sup.Shutdown()
+			default:
+				sup.Signal(s.(syscall.Signal))
+			}
+		}
+	}
+}
+
+// reloadPool reads the file again; a file with errors leaves the running
+// config in place.
+func reloadPool(c *ucli.Context, sup *pool.Supervisor, log *zerolog.Logger) {
+	cfg, err := loadPoolConfig(c)
+	if err == nil {
+		err = sup.Reload(cfg)
+	}
+	if err != nil {
+		log.Error().Err(err).Msg("config not reloaded; the running one stays in effect")
+	}
+}
+
+func runPoolCheck(c *ucli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("pool check takes no arguments (got %q); give the file with --config", c.Args().First())
+	}
+	cfg, err := loadPoolConfig(c)
+	if err != nil {
+		return err
+	}
+	return cfg.Describe(c.App.Writer)
+}
+
+func runPoolStatus(c *ucli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("pool status takes no arguments (got %q)", c.Args().First())
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	recs, warnings, err := pool.ReadStatus(c.Context, client, c.String("host"))
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(c.App.ErrWriter, "resque-go: skipped a pool record: "+w)
+	}
+	if c.Bool("json") {
+		return pool.WriteStatusJSON(c.App.Writer, recs)
+	}
+	return pool.RenderStatus(c.App.Writer, recs)
+}
+
+// loadPoolConfig reads the config file and applies the flags that override
+// it. Every problem is a usage error (exit 2).
+func loadPoolConfig(c *ucli.Context) (*pool.Config, error) {
+	path := c.String("config")
+	if path == "" {
+		for _, p := range poolDefaultConfigs {
+			if _, err := os.Stat(p); err == nil {
+				path = p
+				break
+			}
+		}
+		if path == "" {
+			return nil, usagef("no config file: give --config FILE (or create %s)", strings.Join(poolDefaultConfigs, " or "))
+		}
+	}
+	cfg, err := pool.Load(path, pool.LoadOptions{Environment: c.String("environment")})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if err := applyPoolFlags(c, cfg); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, usageError{err}
+	}
+	return cfg, nil
+}
+
+// applyPoolFlags lets flags and their environment variables win over the
+// file; settings neither gives get the flags' defaults.
+func applyPoolFlags(c *ucli.Context, cfg *pool.Config) error {
+	if c.IsSet("redis") || cfg.Redis == "" {
+		if _, err := rdb.NormalizeURL(c.String("redis")); err != nil {
+			return usagef("--redis: %v", err)
+		}
+		cfg.Redis = c.String("redis")
+	}
+	if c.IsSet("namespace") || cfg.Namespace == "" {
+		cfg.Namespace = strings.TrimSuffix(c.String("namespace"), ":")
+	}
+	if c.IsSet("hostname") {
+		h := c.String("hostname")
+		if h == "" || strings.ContainsAny(h, ": \t") {
+			return usagef("--hostname %q: want a name without ':' or spaces", h)
+		}
+		cfg.Hostname = h
+	}
+	if c.IsSet("log-level") || cfg.LogLevel == "" {
+		cfg.LogLevel = strings.ToLower(c.String("log-level"))
+	}
+	if c.IsSet("log-format") || cfg.LogFormat == "" {
+		cfg.LogFormat = c.String("log-format")
+	}
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, cfg.LogLevel) {
+		return usagef("--log-level %q: want debug, info, warn or error", cfg.LogLevel)
+	}
+	if cfg.LogFormat != "console" && cfg.LogFormat != "json" {
+		return usagef("--log-format %q: want console or json", cfg.LogFormat)
+	}
+	if c.IsSet("kill-timeout") {
+		d, err := parseSeconds("kill-timeout", c.String("kill-timeout"))
+		if err != nil {
+			return err
+		}
+		if d <= 0 {
+			return usagef("--kill-timeout %q: must be more than 0", c.String("kill-timeout"))
+		}
+		cfg.KillTimeout = d
+	}
+	for _, name := range []string{"exec", "http"} {
+		for _, spec := range c.StringSlice(name) {
+			class, target, ok := strings.Cut(spec, "=")
+			class, target = strings.TrimSpace(class), strings.TrimSpace(target)
+			if !ok || class == "" || target == "" {
+				return usagef("--%s %q: want 'Class=...' or '*=...'", name, spec)
+			}
+			h := pool.Handler{Class: class, Exec: target}
+			if name == "http" {
+				if !strings.HasPrefix(target, "http://") && !strings.HasPrefix(target, "https://") {
+					return usagef("--http %q: the URL must start with http:// or https://", spec)
+				}
+				h = pool.Handler{Class: class, HTTP: &pool.HTTPEndpoint{URL: target}}
+			}
+			cfg.SetHandler(h)
+		}
+	}
+	return applyHTTPFlags(c, cfg)
+}
+
+// applyHTTPFlags sets the token and timeouts given as flags on every HTTP
+// handler (work takes one set per process).
+func applyHTTPFlags(c *ucli.Context, cfg *pool.Config) error {
+	var connect, total time.Duration
+	var err error
+	if c.IsSet("http-connect-timeout") {
+		if connect, err = parseSeconds("http-connect-timeout", c.String("http-connect-timeout")); err != nil {
+			return err
+		}
+	}
+	if c.IsSet("http-timeout") {
+		if total, err = parseSeconds("http-timeout", c.String("http-timeout")); err != nil {
+			return err
+		}
+	}
+	for i := range cfg.Handlers {
+		e := cfg.Handlers[i].HTTP
+		if e == nil {
+			continue
+		}
+		if c.IsSet("http-token") {
+			e.Token = c.String("http-token")
+		}
+		if connect > 0 {
+			e.ConnectTimeout = connect
+		}
+		if total > 0 {
+			e.Timeout = total
+		}
+	}
+	return nil
+}
+
+// poolLogger logs as the children do, at the config's level and format.
+func poolLogger(w io.Writer, cfg *pool.Config) (zerolog.Logger, error) {
+	name := cfg.LogLevel
+	if os.Getenv("VVERBOSE") != "" {
+		name = "debug"
+	}
+	level, err := zerolog.ParseLevel(name)
+	if err != nil || name == "" {
+		return zerolog.Logger{}, usagef("--log-level %q: want debug, info, warn or error", name)
+	}
+	switch cfg.LogFormat {
+	case "json":
+	case "console":
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339}
+	default:
+		return zerolog.Logger{}, usagef("--log-format %q: want console or json", cfg.LogFormat)
+	}
+	return zerolog.New(w).Level(level).With().Timestamp().Str("component", "pool").Logger(), nil
+}

@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+)
+
+func (e *cliEnv) pool(args ...string) (code int, stdout, stderr string) {
+	e.t.Helper()
+	out, errOut := newSyncBuffer(), newSyncBuffer()
+	code = runCommand(context.Background(), poolCommand(), args, out, errOut)
+	return code, out.String(), errOut.String()
+}
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "pool.yml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// pool check prints the resolved config; flags win over the file.
+func TestPoolCheck(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t)
+	cfg := writeConfig(t, "namespace: from-file\nqueues:\n  default:\n    worker_count: 2\n    blocking: false\n    interval: 3\n")
+	code, out, errOut := e.pool("check", "--config", cfg, "--namespace", "from-flag", "--exec", "*=./run", "--kill-timeout", "3")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"(resque-v3 format)", "namespace:    from-flag", "kill_timeout: 3s",
+		"default: 2 process(es) x 1 slot(s), polling every 3s", "--queues default", "--namespace from-flag", "--exec '*=./run'"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// A bad file, a bad flag or an unknown subcommand: exit 2 with a message
+// that names the problem.
+func TestPoolUsageErrors(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t)
+	bad := writeConfig(t, "workers:\n  - queues: a\n    timeout: forever\n")
+	good := writeConfig(t, "workers: {a: 1}\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--config", bad}, "pool.yml:3: workers[0].timeout: want seconds"},
+		{[]string{"check", "--config", bad}, "pool.yml:3: workers[0].timeout"},
+		{[]string{"check", "--config", good, "--log-level", "loud"}, "--log-level"},
+		{[]string{"check", "--config", good, "--redis", "ftp://x"}, "--redis"},
+		{[]string{"check", "--config", good, "--exec", "noclass"}, "--exec"},
+		{[]string{"check", "--config", good, "--kill-timeout", "0"}, "--kill-timeout"},
+		{[]string{"check", "--config", filepath.Join(t.TempDir(), "none.yml")}, "none.yml"},
+		{[]string{"nonsense"}, "unknown command"},
+	} {
+		code, _, errOut := e.pool(tc.args...)
+		if code != ExitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// pool status reads the records of every manager.
+func TestPoolStatus(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t)
+	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	rec := protocol.PoolRecord{PID: 42, Host: "web-1", Config: "/etc/pool.yml", Format: "resque-pool",
+		StartedAt: started, UpdatedAt: started.Add(90 * time.Second), RefreshIntervalS: 5, State: "running", RSSBytes: 10 << 20,
+		Children: []protocol.PoolChild{
+			{Slot: 1, Queues: "high,low", PID: 43, State: "running", StartedAt: &started, UptimeS: 90, RSSBytes: 20 << 20, CPUPercent: 1.5},
+			{Slot: 2, Queues: "mail", State: "crashloop", Restarts: 7, LastExit: "exit status 1"},
+		}}
+	v, err := protocol.EncodePoolRecord(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.SetPoolRecord(context.Background(), "web-1", 42, v, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	e.do("SET", e.client.Keys().PoolManager("web-2", 7), "not json")
+
+	code, out, errOut := e.pool(append([]string{"status"}, e.redisArgs()...)...)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"web-1:42", "/etc/pool.yml", "resque-pool", "1/2 running", "high,low", "20.0 MiB", "1m30s",
+		"crashloop", "exit status 1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "web-2:7") {
+		t.Errorf("the unreadable record is not reported: %q", errOut)
+	}
+
+	code, out, errOut = e.pool(append([]string{"status", "--json", "--host", "web-1"}, e.redisArgs()...)...)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Pools []map[string]any `json:"pools"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Pools) != 1 {
+		t.Fatalf("json %v:\n%s", err, out)
+	}
+	p := doc.Pools[0]
+	for _, f := range []string{"pid", "host", "config", "format", "started_at", "updated_at", "refresh_interval_s", "state", "rss_bytes", "cpu_percent", "children"} {
+		if _, ok := p[f]; !ok {
+			t.Errorf("record lacks %q: %v", f, p)
+		}
+	}
+	child := p["children"].([]any)[1].(map[string]any)
+	for f, want := range map[string]any{"slot": 2.0, "queues": "mail", "pid": 0.0, "state": "crashloop", "restarts": 7.0,
+		"started_at": nil, "uptime_s": 0.0, "restart_at": nil, "last_exit": "exit status 1", "rss_bytes": 0.0, "cpu_percent": 0.0} {
+		if got, ok := child[f]; !ok || got != want {
+			t.Errorf("child %s = %v, want %v", f, got, want)
+		}
+	}
+
+	code, out, _ = e.pool("status", "--redis", os.Getenv(redisEnv), "--namespace", e.ns+"-empty")
+	if code != ExitOK || !strings.Contains(out, "no pool manager is running") {
+		t.Errorf("empty namespace: exit %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,607 @@
+package pool
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+)
+
+// maxErrors bounds how many problems one Parse reports.
+const maxErrors = 20
+
+// decoder walks yaml.Node trees so that every error names the file, the line
+// and the key. It collects errors instead of stopping at the first.
+type decoder struct {
+	file string
+	errs []error
+}
+
+// field is one key of a mapping.
+type field struct {
+	name string
+	key  *yaml.Node
+	val  *yaml.Node
+}
+
+func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
+	if len(d.errs) >= maxErrors {
+		return
+	}
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	d.errs = append(d.errs, &ConfigError{File: d.file, Line: line, Key: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// parseYAML reads the first document of data into a mapping node.
+func parseYAML(name string, data []byte) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		line, msg := yamlError(err)
+		return nil, &ConfigError{File: name, Line: line, Msg: msg}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, &ConfigError{File: name, Line: 1, Msg: "the file is empty"}
+	}
+	root := resolve(doc.Content[0])
+	if root.Kind != yaml.MappingNode {
+		return nil, &ConfigError{File: name, Line: root.Line, Msg: "want a mapping at the top level (key: value lines)"}
+	}
+	return root, nil
+}
+
+// yamlError splits a yaml.v3 error ("yaml: line 3: did not find ...") into
+// the line and the rest.
+func yamlError(err error) (int, string) {
+	msg := err.Error()
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	rest, ok := strings.CutPrefix(msg, "line ")
+	if !ok {
+		return 0, msg
+	}
+	num, text, ok := strings.Cut(rest, ": ")
+	n, err2 := strconv.Atoi(num)
+	if !ok || err2 != nil {
+		return 0, msg
+	}
+	return n, "invalid YAML: " + text
+}
+
+// resolve follows aliases (*name) to the node they point at.
+func resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// fields lists the keys of a mapping; duplicates and merge keys are errors.
+func (d *decoder) fields(n *yaml.Node, path string) []field {
+	n = resolve(n)
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "want a mapping (key: value lines), got %s", describe(n))
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []field
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		name := k.Value
+		p := joinPath(path, name)
+		switch {
+		case k.Kind != yaml.ScalarNode:
+			d.errorf(k, path, "a key must be a plain value, got %s", describe(k))
+			continue
+		case k.Tag == "!!merge":
+			d.errorf(k, p, "merge keys (<<) are not supported")
+			continue
+		case seen[name]:
+			d.errorf(k, p, "defined twice")
+			continue
+		}
+		seen[name] = true
+		out = append(out, field{name: name, key: k, val: v})
+	}
+	return out
+}
+
+// unknown reports a key the dialect does not have.
+func (d *decoder) unknown(f field, path string, known ...string) {
+	d.errorf(f.key, joinPath(path, f.name), "unknown key (known here: %s)", strings.Join(known, ", "))
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "nothing"
+		}
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "something else"
+}
+
+// joinPath appends a key to a path, quoting keys that are not plain words.
+func joinPath(path, key string) string {
+	if path == "" {
+		return quoteKey(key)
+	}
+	return path + "." + quoteKey(key)
+}
+
+func quoteKey(key string) string {
+	for _, r := range key {
+		if !(r == '_' || r == '-' || r == '*' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return strconv.Quote(key)
+		}
+	}
+	if key == "" {
+		return `""`
+	}
+	return key
+}
+
+// str reads a non-empty scalar as a string.
+func (d *decoder) str(n *yaml.Node, path string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" || strings.TrimSpace(n.Value) == "" {
+		d.errorf(n, path, "want a non-empty string, got %s", describe(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+// integer reads a whole number within [lo, hi].
+func (d *decoder) integer(n *yaml.Node, path string, lo, hi int) (int, bool) {
+	var v int
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&v) != nil {
+		d.errorf(n, path, "want a whole number, got %s", describe(n))
+		return 0, false
+	}
+	if v < lo || v > hi {
+		d.errorf(n, path, "%d is out of range: want %d to %d", v, lo, hi)
+		return 0, false
+	}
+	return v, true
+}
+
+// boolean reads true or false (YAML 1.1's yes/no/on/off too, as Ruby's
+// YAML does).
+func (d *decoder) boolean(n *yaml.Node, path string) (bool, bool) {
+	var v bool
+	if n.Kind != yaml.ScalarNode || n.Decode(&v) != nil {
+		d.errorf(n, path, "want true or false, got %s", describe(n))
+		return false, false
+	}
+	return v, true
+}
+
+// duration reads seconds (5, 0.5) or a Go duration string (250ms, 2m), as
+// the work command's flags do. min is the smallest accepted value.
+func (d *decoder) duration(n *yaml.Node, path string, min time.Duration) (time.Duration, bool) {
+	bad := func() (time.Duration, bool) {
+		d.errorf(n, path, "want seconds (5, 0.5) or a duration (250ms, 2m), got %s", describe(n))
+		return 0, false
+	}
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return bad()
+	}
+	s := strings.TrimSpace(n.Value)
+	var v time.Duration
+	if f, err := strconv.ParseFloat(s, 64); err == nil && n.Tag != "!!bool" {
+		if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > float64(math.MaxInt64)/float64(time.Second) {
+			return bad()
+		}
+		v = time.Duration(f * float64(time.Second))
+	} else if pd, err := time.ParseDuration(s); err == nil {
+		v = pd
+	} else {
+		return bad()
+	}
+	if v < min {
+		if min == 0 {
+			d.errorf(n, path, "must not be negative")
+		} else {
+			d.errorf(n, path, "must be at least %s", min)
+		}
+		return 0, false
+	}
+	return v, true
+}
+
+// queueList validates a queue list as the work command will.
+func (d *decoder) queueList(n *yaml.Node, path, list string) bool {
+	if _, err := protocol.ParseQueueSpec(list); err != nil {
+		d.errorf(n, path, "bad queue list %q: %s", list, strings.TrimPrefix(err.Error(), "protocol: "))
+		return false
+	}
+	return true
+}
+
+// detectFormat tells the dialects apart by their top-level keys: "workers"
+// holding a list or mapping is resque-go's format, "queues" holding a
+// mapping the resque-v3 style; anything else is read as a resque-pool file
+// (whose keys are queue lists and environment names).
+func detectFormat(root *yaml.Node) string {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], resolve(root.Content[i+1])
+		switch {
+		case k.Value == "workers" && (v.Kind == yaml.SequenceNode || v.Kind == yaml.MappingNode):
+			return FormatResqueGo
+		case k.Value == "queues" && v.Kind == yaml.MappingNode:
+			return FormatResqueV3
+		}
+	}
+	return FormatResquePool
+}
+
+// Top-level keys of resque-go's format (and of the resque-v3 style, which
+// has "queues" where resque-go has "workers").
+var ownKeys = []string{"redis", "namespace", "hostname", "log", "fail_retries", "term_timeout", "kill_timeout", "handlers"}
+
+func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
+	known := append(append([]string{}, ownKeys...), setsKey)
+	sawSets := false
+	for _, f := range d.fields(root, "") {
+		p := joinPath("", f.name)
+		switch f.name {
+		case "redis":
+			if v, ok := d.str(f.val, p); ok {
+				if err := validRedisURL(v); err != nil {
+					d.errorf(f.val, p, "%s", strings.TrimPrefix(err.Error(), "rdb: "))
+				} else {
+					cfg.Redis = v
+				}
+			}
+		case "namespace":
+			if v, ok := d.str(f.val, p); ok {
+				cfg.Namespace = strings.TrimSuffix(v, ":")
+			}
+		case "hostname":
+			if v, ok := d.str(f.val, p); ok {
+				if strings.ContainsAny(v, ": \t") {
+					d.errorf(f.val, p, "%q: a host name must not contain ':' or spaces (it is the first part of worker ids)", v)
+				} else {
+					cfg.Hostname = v
+				}
+			}
+		case "log":
+			d.decodeLog(cfg, f.val, p)
+		case "fail_retries":
+			if v, ok := d.integer(f.val, p, 1, 1000); ok {
+				cfg.FailRetries = v
+			}
+		case "term_timeout":
+			if v, ok := d.duration(f.val, p, 0); ok {
+				cfg.TermTimeout = &v
+			}
+		case "kill_timeout":
+			if v, ok := d.duration(f.val, p, time.Millisecond); ok {
+				cfg.KillTimeout = v
+			}
+		case "handlers":
+			d.decodeHandlers(cfg, f.val, p)
+		case setsKey:
+			sawSets = true
+			d.decodeSets(cfg, f.val, p)
+		default:
+			d.unknown(f, "", known...)
+		}
+	}
+	if !sawSets {
+		d.errorf(root, setsKey, "missing: list the queue sets to run")
+	}
+}
+
+func (d *decoder) decodeLog(cfg *Config, n *yaml.Node, path string) {
+	for _, f := range d.fields(n, path) {
+		p := joinPath(path, f.name)
+		v, ok := d.str(f.val, p)
+		if !ok {
+			continue
+		}
+		switch f.name {
+		case "level":
+			if !oneOf(strings.ToLower(v), "debug", "info", "warn", "error") {
+				d.errorf(f.val, p, "%q: want debug, info, warn or error", v)
+			} else {
+				cfg.LogLevel = strings.ToLower(v)
+			}
+		case "format":
+			if !oneOf(v, "console", "json") {
+				d.errorf(f.val, p, "%q: want console or json", v)
+			} else {
+				cfg.LogFormat = v
+			}
+		default:
+			d.unknown(f, path, "level", "format")
+		}
+	}
+}
+
+func oneOf(v string, options ...string) bool {
+	for _, o := range options {
+		if v == o {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeHandlers reads handlers: {Class: {exec: cmd} | {http: URL or {url, token, connect_timeout, timeout}}}.
+func (d *decoder) decodeHandlers(cfg *Config, n *yaml.Node, path string) {
+	for _, f := range d.fields(n, path) {
+		p := joinPath(path, f.name)
+		class := strings.TrimSpace(f.name)
+		if class == "" || strings.Contains(class, "=") {
+			d.errorf(f.key, p, "a class name must be non-empty and must not contain '='")
+			continue
+		}
+		h := Handler{Class: class, Line: f.key.Line}
+		kinds := 0
+		for _, g := range d.fields(f.val, p) {
+			q := joinPath(p, g.name)
+			switch g.name {
+			case "exec":
+				kinds++
+				if v, ok := d.str(g.val, q); ok {
+					h.Exec = v
+				}
+			case "http":
+				kinds++
+				h.HTTP = d.decodeHTTP(g.val, q)
+			default:
+				d.unknown(g, p, "exec", "http")
+			}
+		}
+		if kinds != 1 {
+			d.errorf(f.key, p, "want exactly one of exec or http")
+			continue
+		}
+		if h.Exec != "" || h.HTTP != nil {
+			cfg.SetHandler(h)
+		}
+	}
+}
+
+func (d *decoder) decodeHTTP(n *yaml.Node, path string) *HTTPEndpoint {
+	checkURL := func(v *yaml.Node, p, u string) bool {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			d.errorf(v, p, "%q: the URL must start with http:// or https://", u)
+			return false
+		}
+		return true
+	}
+	if n.Kind == yaml.ScalarNode { // http: https://... (no token, default timeouts)
+		u, ok := d.str(n, path)
+		if !ok || !checkURL(n, path, u) {
+			return nil
+		}
+		return &HTTPEndpoint{URL: u}
+	}
+	e := &HTTPEndpoint{}
+	ok := true
+	for _, f := range d.fields(n, path) {
+		p := joinPath(path, f.name)
+		switch f.name {
+		case "url":
+			if u, good := d.str(f.val, p); good && checkURL(f.val, p, u) {
+				e.URL = u
+			} else {
+				ok = false
+			}
+		case "token":
+			if v, good := d.str(f.val, p); good {
+				e.Token = v
+			}
+		case "connect_timeout":
+			e.ConnectTimeout, _ = d.duration(f.val, p, time.Millisecond)
+		case "timeout":
+			e.Timeout, _ = d.duration(f.val, p, time.Millisecond)
+		default:
+			d.unknown(f, path, "url", "token", "connect_timeout", "timeout")
+		}
+	}
+	if e.URL == "" {
+		if ok && n.Kind == yaml.MappingNode {
+			d.errorf(n, joinPath(path, "url"), "missing")
+		}
+		return nil
+	}
+	return e
+}
+
+// Keys of one queue set. worker_count is the resque-v3 name of processes.
+var setKeys = []string{"queues", "processes", "worker_count", "concurrency", "blocking", "polling", "interval", "fork", "timeout"}
+
+// decodeSets reads the queue sets: a list of mappings with a queues key, or
+// a mapping from queue list to settings (or to a process count).
+func (d *decoder) decodeSets(cfg *Config, n *yaml.Node, path string) {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			item = resolve(item)
+			p := fmt.Sprintf("%s[%d]", path, i)
+			if item.Kind != yaml.MappingNode {
+				d.errorf(item, p, "want a mapping with queues, processes ..., got %s", describe(item))
+				continue
+			}
+			if set, ok := d.decodeSet(item, p, "", nil); ok {
+				cfg.Sets = append(cfg.Sets, set)
+			}
+		}
+	case yaml.MappingNode:
+		for _, f := range d.fields(n, path) {
+			p := joinPath(path, f.name)
+			if f.val.Kind == yaml.ScalarNode && f.val.Tag != "!!null" { // "high,low": 2
+				set := QueueSet{Queues: f.name, Concurrency: 1, Interval: DefaultInterval, Line: f.key.Line}
+				count, ok := d.integer(f.val, p, 0, 1000)
+				if ok && d.queueList(f.key, p, f.name) {
+					set.Processes = count
+					cfg.Sets = append(cfg.Sets, set)
+				}
+				continue
+			}
+			if set, ok := d.decodeSet(f.val, p, f.name, f.key); ok {
+				cfg.Sets = append(cfg.Sets, set)
+			}
+		}
+	default:
+		d.errorf(n, path, "want a list or a mapping of queue sets, got %s", describe(n))
+	}
+}
+
+// decodeSet reads one queue set's settings. queues is the set's key in the
+// mapping form ("" in the list form, where the queues key is required).
+func (d *decoder) decodeSet(n *yaml.Node, path, queues string, keyNode *yaml.Node) (QueueSet, bool) {
+	set := QueueSet{Queues: queues, Processes: 1, Concurrency: 1, Interval: DefaultInterval, Line: n.Line}
+	if keyNode != nil {
+		set.Line = keyNode.Line
+	}
+	before := len(d.errs)
+	var blocking, polling, processes *field
+	for _, f := range d.fields(n, path) {
+		p := joinPath(path, f.name)
+		switch f.name {
+		case "queues":
+			if keyNode != nil {
+				d.errorf(f.key, p, "the queues are the key of this set (%q); remove this key or use the list form", queues)
+				continue
+			}
+			if v, ok := d.str(f.val, p); ok && d.queueList(f.val, p, v) {
+				set.Queues = v
+			}
+		case "processes", "worker_count":
+			if processes != nil {
+				d.errorf(f.key, p, "%s is already given: processes and worker_count are the same setting", processes.name)
+				continue
+			}
+			processes = &f
+			if v, ok := d.integer(f.val, p, 0, 1000); ok {
+				set.Processes = v
+			}
+		case "concurrency":
+			if v, ok := d.integer(f.val, p, 1, 4096); ok {
+				set.Concurrency = v
+			}
+		case "blocking":
+			if v, ok := d.boolean(f.val, p); ok {
+				blocking = &f
+				set.Polling = !v
+			}
+		case "polling":
+			if v, ok := d.boolean(f.val, p); ok {
+				polling = &f
+				set.Polling = v
+			}
+		case "interval":
+			if v, ok := d.duration(f.val, p, time.Millisecond); ok {
+				set.Interval = v
+			}
+		case "fork":
+			if v, ok := d.boolean(f.val, p); ok {
+				set.Fork = v
+			}
+		case "timeout":
+			if v, ok := d.duration(f.val, p, 0); ok {
+				set.Timeout = v
+			}
+		default:
+			d.unknown(f, path, setKeys...)
+		}
+	}
+	if blocking != nil && polling != nil {
+		var b, pl bool
+		_ = blocking.val.Decode(&b)
+		_ = polling.val.Decode(&pl)
+		if b == pl {
+			d.errorf(polling.key, joinPath(path, "polling"), "contradicts blocking: %v (say one of them)", b)
+		}
+	}
+	if keyNode != nil {
+		d.queueList(keyNode, path, queues)
+	} else if set.Queues == "" && len(d.errs) == before {
+		d.errorf(n, joinPath(path, "queues"), "missing: give the queue list, e.g. queues: high,low")
+	}
+	return set, len(d.errs) == before
+}
+
+// decodeResquePool reads a resque-pool file: "queue,list": count pairs at
+// the top level are the defaults; a mapping at the top level is an
+// environment section whose pairs override them when that environment is
+// selected (resque-pool merges the section over the defaults). Sections of
+// other environments are checked but not used. A count of 0 removes a list.
+func (d *decoder) decodeResquePool(cfg *Config, root *yaml.Node, env string) {
+	type entry struct {
+		queues string
+		count  int
+		line   int
+	}
+	var order []string
+	counts := map[string]entry{}
+	put := func(e entry) {
+		if _, ok := counts[e.queues]; !ok {
+			order = append(order, e.queues)
+		}
+		counts[e.queues] = e
+	}
+	readPair := func(f field, path string) (entry, bool) {
+		p := joinPath(path, f.name)
+		n, ok := d.integer(f.val, p, 0, 1000)
+		if !ok {
+			return entry{}, false
+		}
+		if !d.queueList(f.key, p, f.name) {
+			return entry{}, false
+		}
+		return entry{queues: f.name, count: n, line: f.key.Line}, true
+	}
+	var section []entry
+	for _, f := range d.fields(root, "") {
+		if f.val.Kind != yaml.MappingNode {
+			if e, ok := readPair(f, ""); ok {
+				put(e)
+			}
+			continue
+		}
+		path := joinPath("", f.name)
+		for _, g := range d.fields(f.val, path) {
+			if g.val.Kind == yaml.MappingNode {
+				d.errorf(g.key, joinPath(path, g.name), "want a process count for this queue list; environment sections do not nest")
+				continue
+			}
+			// Every section is checked; only the selected one is used.
+			if e, ok := readPair(g, path); ok && f.name == env {
+				section = append(section, e)
+			}
+		}
+	}
+	for _, e := range section {
+		put(e)
+	}
+	if len(d.errs) > 0 {
+		return
+	}
+	for _, q := range order {
+		e := counts[q]
+		if e.count == 0 {
+			continue
+		}
+		cfg.Sets = append(cfg.Sets, QueueSet{Queues: e.queues, Processes: e.count, Concurrency: 1, Interval: DefaultInterval, Line: e.line})
+	}
+}

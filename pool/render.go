@@ -1,0 +1,137 @@
+package pool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
+)
+
+// ReadStatus returns the status records of every running pool manager (of
+// one host when host is not empty), by host and pid. A record that is not
+// valid JSON is skipped, not fatal: it says so in the returned warnings.
+func ReadStatus(ctx context.Context, client *rdb.Client, host string) (recs []Record, warnings []string, err error) {
+	keys, vals, err := client.PoolRecords(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pool: status: %w", err)
+	}
+	k := client.Keys()
+	for i, key := range keys {
+		h, _, ok := k.ParsePoolManager(key)
+		if !ok || host != "" && h != host {
+			continue
+		}
+		r, err := protocol.ParsePoolRecord(vals[i])
+		if err != nil {
+			warnings = append(warnings, key+": "+err.Error())
+			continue
+		}
+		recs = append(recs, r)
+	}
+	return recs, warnings, nil
+}
+
+// StatusDoc is the JSON document `resque-go pool status --json` prints.
+type StatusDoc struct {
+	Pools []Record `json:"pools"`
+}
+
+// WriteStatusJSON writes recs as a StatusDoc.
+func WriteStatusJSON(w io.Writer, recs []Record) error {
+	if recs == nil {
+		recs = []Record{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(StatusDoc{Pools: recs})
+}
+
+// RenderStatus writes recs as two tables: the managers, then their
+// children. Ages come from the records (as of their last refresh), so the
+// output depends on them alone.
+func RenderStatus(w io.Writer, recs []Record) error {
+	var b bytes.Buffer
+	if len(recs) == 0 {
+		b.WriteString("no pool manager is running (no status record in this namespace)\n")
+		_, err := w.Write(b.Bytes())
+		return err
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "POOL\tCONFIG\tFORMAT\tSTATE\tUPTIME\tRSS\tCPU%\tCHILDREN\tUPDATED")
+	for _, r := range recs {
+		running := 0
+		for _, c := range r.Children {
+			if c.State == ChildRunning {
+				running++
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d running\t%s\n", poolName(r), r.Config, r.Format, r.State,
+			duration(r.UpdatedAt.Sub(r.StartedAt)), bytesIEC(r.RSSBytes), pct(r.CPUPercent), running, len(r.Children),
+			r.UpdatedAt.UTC().Format(time.RFC3339))
+	}
+	_ = tw.Flush()
+	b.WriteByte('\n')
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "POOL\tSLOT\tQUEUES\tPID\tSTATE\tRESTARTS\tUPTIME\tRSS\tCPU%\tLAST EXIT")
+	for _, r := range recs {
+		for _, c := range r.Children {
+			pid, up, rss, cpu := "-", "-", "-", "-"
+			if c.PID > 0 {
+				pid, up, rss, cpu = strconv.Itoa(c.PID), duration(time.Duration(c.UptimeS*float64(time.Second))), bytesIEC(c.RSSBytes), pct(c.CPUPercent)
+			}
+			last := c.LastExit
+			if c.RestartAt != nil {
+				last += fmt.Sprintf(" (restart in %s)", duration(c.RestartAt.Sub(r.UpdatedAt)))
+			}
+			if last == "" {
+				last = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", poolName(r), c.Slot, c.Queues, pid, c.State, c.Restarts, up, rss, cpu, last)
+		}
+	}
+	_ = tw.Flush()
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func poolName(r Record) string { return r.Host + ":" + strconv.Itoa(r.PID) }
+
+func pct(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
+
+// bytesIEC shows a byte count in KiB, MiB or GiB with one decimal.
+func bytesIEC(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatUint(n, 10) + " B"
+	}
+	v, suffix := float64(n)/unit, "KiB"
+	for _, s := range []string{"MiB", "GiB", "TiB"} {
+		if v < unit {
+			break
+		}
+		v, suffix = v/unit, s
+	}
+	return fmt.Sprintf("%.1f %s", v, suffix)
+}
+
+// duration shows d in at most two units: 42s, 5m07s, 2h03m, 3d04h.
+func duration(d time.Duration) string {
+	secs := int64(max(0, d).Round(time.Second) / time.Second)
+	switch {
+	case secs < 60:
+		return fmt.Sprintf("%ds", secs)
+	case secs < 3600:
+		return fmt.Sprintf("%dm%02ds", secs/60, secs%60)
+	case secs < 86400:
+		return fmt.Sprintf("%dh%02dm", secs/3600, secs%3600/60)
+	default:
+		return fmt.Sprintf("%dd%02dh", secs/86400, secs%86400/3600)
+	}
+}

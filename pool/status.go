@@ -1,0 +1,234 @@
+package pool
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/shirou/gopsutil/v3/process"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/service"
+	"github.com/resque-go/resque-go/worker"
+)
+
+// Record is the status record a manager keeps at
+// <ns>:resque-go:pool:<host>:<pid>; Child is one slot in it.
+type (
+	Record = protocol.PoolRecord
+	Child  = protocol.PoolChild
+)
+
+// recordTTLIntervals is how many refresh intervals a record outlives its
+// last refresh: a manager killed with -9 leaves one that expires on its own.
+const recordTTLIntervals = 3
+
+// removeTimeout bounds the DEL at the end, so a stop with Redis down does not hang.
+const removeTimeout = 2 * time.Second
+
+// publisher keeps the status record fresh while the supervisor runs.
+type publisher struct {
+	s      *Supervisor
+	runner service.Runner
+}
+
+func (p *publisher) loop(ctx context.Context) {
+	s := p.s
+	smp := newSampler()
+	t := time.NewTicker(s.p.StatusInterval)
+	defer t.Stop()
+	for {
+		p.publish(ctx, smp)
+		select {
+		case <-ctx.Done():
+			rctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
+			if err := s.p.Client.DeletePoolRecord(rctx, s.hostname, s.p.PID); err != nil {
+				s.log.Warn().Err(err).Msg("pool status record not deleted")
+			}
+			cancel()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// publish writes the record, bounded by one interval (at least a second)
+// so a hung Redis cannot stall the loop.
+func (p *publisher) publish(ctx context.Context, smp *sampler) {
+	s := p.s
+	ctx, cancel := context.WithTimeout(ctx, max(s.p.StatusInterval, time.Second))
+	defer cancel()
+	rec := s.record(ctx, smp)
+	val, err := protocol.EncodePoolRecord(rec)
+	if err == nil {
+		err = s.p.Client.SetPoolRecord(ctx, s.hostname, s.p.PID, val, recordTTLIntervals*s.p.StatusInterval)
+	}
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn().Err(err).Msg("pool status record not written")
+	}
+}
+
+// record builds the status record, with memory and CPU of the manager and
+// of every running child.
+func (s *Supervisor) record(ctx context.Context, smp *sampler) Record {
+	st := s.Status()
+	cfg := s.Config()
+	now := s.p.Now()
+	rec := Record{
+		PID: s.p.PID, Host: s.hostname, Config: cfg.Path, Format: cfg.Format,
+		StartedAt: st.StartedAt, UpdatedAt: now, RefreshIntervalS: s.p.StatusInterval.Seconds(),
+		State: st.State, Children: make([]Child, len(st.Children)),
+	}
+	pids := []int{s.p.PID}
+	for _, c := range st.Children {
+		if c.PID > 0 {
+			pids = append(pids, c.PID)
+		}
+	}
+	m := smp.sample(ctx, pids)
+	rec.RSSBytes, rec.CPUPercent = m[s.p.PID].rss, m[s.p.PID].cpu
+	for i, c := range st.Children {
+		ch := Child{Slot: c.Slot, Queues: c.Queues, PID: c.PID, State: c.State, Restarts: c.Restarts, LastExit: c.LastExit}
+		if !c.StartedAt.IsZero() {
+			t := c.StartedAt
+			ch.StartedAt, ch.UptimeS = &t, now.Sub(t).Seconds()
+		}
+		if !c.RestartAt.IsZero() {
+			t := c.RestartAt
+			ch.RestartAt = &t
+		}
+		if c.PID > 0 {
+			ch.RSSBytes, ch.CPUPercent = m[c.PID].rss, m[c.PID].cpu
+		}
+		rec.Children[i] = ch
+	}
+	return rec
+}
+
+// usage is one process's memory and CPU (percent of one core).
+type usage struct {
+	rss uint64
+	cpu float64
+}
+
+// sampler measures processes with gopsutil. CPU is a rate between two
+// samples of the same pid (since the process started, for the first).
+type sampler struct {
+	prev map[int]cpuMark
+}
+
+type cpuMark struct {
+	seconds float64 // user+system CPU seconds
+	at      time.Time
+}
+
+func newSampler() *sampler { return &sampler{prev: map[int]cpuMark{}} }
+
+// sample measures pids; one that cannot be read (it just exited) is zero.
+func (s *sampler) sample(ctx context.Context, pids []int) map[int]usage {
+	out := make(map[int]usage, len(pids))
+	next := make(map[int]cpuMark, len(pids))
+	for _, pid := range pids {
+		p, err := process.NewProcessWithContext(ctx, int32(pid))
+		if err != nil {
+			continue
+		}
+		var u usage
+		if mi, err := p.MemoryInfoWithContext(ctx); err == nil {
+			u.rss = mi.RSS
+		}
+		if t, err := p.TimesWithContext(ctx); err == nil {
+			now := time.Now()
+			mark := cpuMark{seconds: t.User + t.System, at: now}
+			prev, ok := s.prev[pid]
+			if !ok {
+				if created, err := p.CreateTimeWithContext(ctx); err == nil {
+					prev, ok = cpuMark{at: time.UnixMilli(created)}, true
+				}
+			}
+			if wall := now.Sub(prev.at).Seconds(); ok && wall > 0 {
+				u.cpu = max(0, (mark.seconds-prev.seconds)/wall*100)
+			}
+			next[pid] = mark
+		}
+		out[pid] = u
+	}
+	s.prev = next
+	return out
+}
+
+// pruner runs worker.PruneDead after children die: a killed child's
+// registrations are removed and the job it held is pushed back to its
+// queue; its runtime record (resque-go stats) goes too instead of waiting to
+// expire. Requests that come while a pass runs are folded into one more.
+type pruner struct {
+	s      *Supervisor
+	runner service.Runner
+	req    chan struct{}
+
+	mu   sync.Mutex
+	dead []int // children whose runtime records are still to delete
+}
+
+// request asks for a pass; pid, when not 0, is a child that died.
+func (p *pruner) request(pid int) {
+	if pid > 0 {
+		p.mu.Lock()
+		p.dead = append(p.dead, pid)
+		p.mu.Unlock()
+	}
+	select {
+	case p.req <- struct{}{}:
+	default:
+	}
+}
+
+func (p *pruner) loop(ctx context.Context) {
+	retry := time.Second
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.req:
+		}
+		for {
+			pctx, cancel := context.WithTimeout(ctx, p.s.p.PruneTimeout)
+			err := p.pass(pctx)
+			cancel()
+			if err == nil || ctx.Err() != nil {
+				retry = time.Second
+				break
+			}
+			if !service.Sleep(ctx, retry) {
+				return
+			}
+			retry = min(2*retry, 30*time.Second)
+		}
+	}
+}
+
+// pass runs one pruning pass as this host's observer.
+func (p *pruner) pass(ctx context.Context) error {
+	s := p.s
+	err := worker.PruneDead(ctx, worker.Config{Client: s.p.Client, Hostname: s.hostname, PID: s.p.PID, Logger: &s.log})
+	p.mu.Lock()
+	dead := p.dead
+	p.dead = nil
+	p.mu.Unlock()
+	for i, pid := range dead {
+		if err == nil {
+			err = s.p.Client.DeleteProcessRecord(ctx, s.hostname, pid)
+		}
+		if err != nil { // keep the rest for the next pass
+			p.mu.Lock()
+			p.dead = append(p.dead, dead[i:]...)
+			p.mu.Unlock()
+			break
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn().Err(err).Msg("pruning dead workers failed")
+	}
+	s.emit(Event{Kind: EventPruned, Err: err})
+	return err
+}

@@ -1,0 +1,384 @@
+// Package pool is the process supervisor behind `resque-go pool`: it reads a
+// config file (resque-go's own format, a resque-pool file or the resque-v3
+// style), keeps one worker process running per configured slot, restarts
+// what dies with a capped backoff, converges on a new config, and stops the
+// children gracefully (QUIT) or hard (TERM, then KILL after a deadline).
+//
+// Children are the same binary started as `<binary> work <flags>
+// --supervisor-pid <manager pid>`, so a binary that embeds the CLI with its
+// own Go handlers supervises children that have them. The package does not
+// touch signals of its own process: internal/cli maps them to Stop,
+// Shutdown, Reload and Signal.
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/service"
+)
+
+// Params are the supervisor's dependencies. Zero values mean the documented
+// defaults.
+type Params struct {
+	// Client is the Redis client of the children's namespace (required):
+	// the registrations of dead children are pruned through it and the
+	// status record is written with it.
+	Client *rdb.Client
+	// Command is the binary (and any leading arguments) a child runs; the
+	// config's work arguments and --supervisor-pid follow. Default: this
+	// process's own binary.
+	Command []string
+	// Env is the environment children start from (the config adds to it);
+	// default os.Environ().
+	Env []string
+	// Stdout and Stderr receive the children's output; default this
+	// process's. Files are passed to the children as they are, so a child
+	// does not depend on the manager to write its logs.
+	Stdout, Stderr io.Writer
+	// PID is the manager's pid the children watch; default os.Getpid().
+	PID int
+	// BackoffMin is the first restart delay of a slot, doubling per quick
+	// death up to BackoffMax; a child that stayed up BackoffReset starts the
+	// count again. Defaults 1 s, 60 s, 60 s.
+	BackoffMin, BackoffMax, BackoffReset time.Duration
+	// CrashLoop is how many quick deaths in a row make a slot crash-looping
+	// (logged as an error and shown as state crashloop); default 3.
+	CrashLoop int
+	// StatusInterval is how often the status record is refreshed (it
+	// expires after 3); default 5 s.
+	StatusInterval time.Duration
+	// PruneTimeout bounds one pruning pass; default 10 s.
+	PruneTimeout time.Duration
+	// Logger defaults to a disabled logger.
+	Logger *zerolog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// OnEvent, when set, is called for every lifecycle event (tests wait on
+	// it). It runs on the supervisor's goroutines and must not block.
+	OnEvent func(Event)
+}
+
+func (p *Params) setDefaults() error {
+	if p.Client == nil {
+		return errors.New("pool: Params.Client is required")
+	}
+	if len(p.Command) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("pool: cannot find this binary to start children: %w", err)
+		}
+		p.Command = []string{exe}
+	}
+	if p.Env == nil {
+		p.Env = os.Environ()
+	}
+	if p.Stdout == nil {
+		p.Stdout = os.Stdout
+	}
+	if p.Stderr == nil {
+		p.Stderr = os.Stderr
+	}
+	if p.PID <= 0 {
+		p.PID = os.Getpid()
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&p.BackoffMin, time.Second)
+	def(&p.BackoffMax, 60*time.Second)
+	def(&p.BackoffReset, 60*time.Second)
+	def(&p.StatusInterval, 5*time.Second)
+	def(&p.PruneTimeout, 10*time.Second)
+	if p.CrashLoop <= 0 {
+		p.CrashLoop = 3
+	}
+	if p.Logger == nil {
+		l := zerolog.Nop()
+		p.Logger = &l
+	}
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	return nil
+}
+
+// EventKind names what happened.
+type EventKind string
+
+// Events reported to Params.OnEvent.
+const (
+	EventStarted  EventKind = "started"  // a child started (PID)
+	EventExited   EventKind = "exited"   // a child exited (PID, Err)
+	EventRetiring EventKind = "retiring" // a child was told to QUIT by a reload (PID)
+	EventPruned   EventKind = "pruned"   // a pruning pass ran (Err)
+	EventReloaded EventKind = "reloaded" // a new config is in effect
+	EventStopped  EventKind = "stopped"  // every child is gone; the supervisor is done
+)
+
+// Event is one lifecycle event.
+type Event struct {
+	Kind   EventKind
+	PID    int
+	Queues string
+	Err    error
+}
+
+// Manager states, as in the status record.
+const (
+	StateRunning     = "running"
+	StateQuitting    = "quitting"
+	StateTerminating = "terminating"
+)
+
+// Child states, as in the status record.
+const (
+	ChildRunning   = "running"
+	ChildBackoff   = "backoff"
+	ChildCrashLoop = "crashloop"
+	ChildStopping  = "stopping"
+)
+
+// ErrNotRunning is returned by Reload when the supervisor is not running
+// (not started, stopping or stopped).
+var ErrNotRunning = errors.New("pool: supervisor is not running")
+
+// Supervisor keeps the children of one config running.
+type Supervisor struct {
+	p        Params
+	log      zerolog.Logger
+	hostname string
+	started  time.Time
+
+	runner service.Runner
+	cmds   chan func(*loop)
+	exits  chan exitEvent
+	done   chan struct{}
+
+	pruner    *pruner
+	publisher *publisher
+
+	mu       sync.Mutex
+	cfg      *Config
+	running  bool
+	snapshot []childInfo
+	state    string
+}
+
+// New validates its arguments; Start runs the supervisor.
+func New(p Params, cfg *Config) (*Supervisor, error) {
+	if err := p.setDefaults(); err != nil {
+		return nil, err
+	}
+	if cfg == nil {
+		return nil, errors.New("pool: no config")
+	}
+	host := cfg.Hostname
+	if host == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("pool: hostname: %w", err)
+		}
+		host = h
+	}
+	s := &Supervisor{
+		p:        p,
+		log:      p.Logger.With().Str("host", host).Int("pid", p.PID).Logger(),
+		hostname: host,
+		cmds:     make(chan func(*loop)),
+		exits:    make(chan exitEvent),
+		done:     make(chan struct{}),
+		cfg:      cfg,
+		state:    StateRunning,
+	}
+	s.pruner = &pruner{s: s, req: make(chan struct{}, 1)}
+	s.publisher = &publisher{s: s}
+	return s, nil
+}
+
+// Hostname is the host part of the children's worker ids.
+func (s *Supervisor) Hostname() string { return s.hostname }
+
+// Start starts the children and returns; they run until Stop, Shutdown or
+// the end of ctx (which acts as Shutdown). A second Start does nothing.
+func (s *Supervisor) Start(ctx context.Context) {
+	s.mu.Lock()
+	if s.running || isClosed(s.done) {
+		s.mu.Unlock()
+		return
+	}
+	s.running = true
+	s.started = s.p.Now()
+	s.mu.Unlock()
+	s.pruner.runner.Start(context.Background(), s.pruner.loop)
+	s.pruner.request(0) // registrations left by an earlier pool on this host
+	s.publisher.runner.Start(context.Background(), s.publisher.loop)
+	s.runner.Start(ctx, s.run)
+}
+
+// Done is closed when every child is gone and the supervisor has stopped.
+func (s *Supervisor) Done() <-chan struct{} { return s.done }
+
+// Stop is the soft stop (QUIT): every child is sent QUIT, finishes its
+// running jobs and exits; Stop returns when all have. Shutdown may follow
+// to escalate.
+func (s *Supervisor) Stop() {
+	s.send(func(l *loop) { l.quit() })
+	s.wait()
+}
+
+// Shutdown is the hard stop (TERM): every child is sent TERM (they cancel
+// and requeue their jobs) and killed if still running after the config's
+// kill_timeout. It returns when all are gone.
+func (s *Supervisor) Shutdown() {
+	s.send(func(l *loop) { l.terminate() })
+	s.wait()
+}
+
+// wait waits for the end of a supervisor that was started.
+func (s *Supervisor) wait() {
+	s.mu.Lock()
+	started := !s.started.IsZero()
+	s.mu.Unlock()
+	if started {
+		<-s.done
+	}
+}
+
+// Signal passes sig to every running child (USR1, USR2, CONT).
+func (s *Supervisor) Signal(sig syscall.Signal) {
+	s.send(func(l *loop) { l.signalAll(sig) })
+}
+
+// Reload converges on cfg: children whose settings are unchanged keep
+// running, children no longer wanted (their queue set is gone, its process
+// count went down, or their settings changed) are sent QUIT and finish
+// their jobs, and the missing children are started. Redis, namespace and
+// hostname cannot change while the pool runs (its own Redis client and the
+// host whose dead workers it prunes would no longer match).
+func (s *Supervisor) Reload(cfg *Config) error {
+	if cfg == nil {
+		return errors.New("pool: no config")
+	}
+	s.mu.Lock()
+	old := s.cfg
+	s.mu.Unlock()
+	for _, f := range []struct{ name, old, new string }{
+		{"redis", old.Redis, cfg.Redis},
+		{"namespace", old.Namespace, cfg.Namespace},
+		{"hostname", old.Hostname, cfg.Hostname},
+	} {
+		if f.old != f.new {
+			return fmt.Errorf("pool: %s changed from %q to %q: restart the pool to change it", f.name, f.old, f.new)
+		}
+	}
+	var err error = ErrNotRunning
+	s.send(func(l *loop) { err = l.reload(cfg) })
+	return err
+}
+
+// Config returns the config in effect.
+func (s *Supervisor) Config() *Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg
+}
+
+// send runs f on the supervisor's goroutine; it reports false when that is
+// not running.
+func (s *Supervisor) send(f func(*loop)) bool {
+	s.mu.Lock()
+	running := s.running
+	s.mu.Unlock()
+	if !running {
+		return false
+	}
+	ran := make(chan struct{})
+	select {
+	case s.cmds <- func(l *loop) { f(l); close(ran) }:
+		<-ran
+		return true
+	case <-s.done:
+		return false
+	}
+}
+
+func (s *Supervisor) emit(e Event) {
+	if s.p.OnEvent != nil {
+		s.p.OnEvent(e)
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// childInfo is what the status shows of one slot.
+type childInfo struct {
+	queues    string
+	pid       int
+	state     string
+	restarts  int
+	startedAt time.Time
+	restartAt time.Time
+	lastExit  string
+}
+
+// Status is the supervisor's state as the status record publishes it.
+type Status struct {
+	State     string
+	StartedAt time.Time
+	Children  []ChildStatus
+}
+
+// ChildStatus is one slot.
+type ChildStatus struct {
+	Slot      int
+	Queues    string
+	PID       int // 0 while no process runs in the slot
+	State     string
+	Restarts  int
+	StartedAt time.Time // of the current process; zero without one
+	RestartAt time.Time // of a slot in backoff
+	LastExit  string
+}
+
+// Status returns the children as they are now.
+func (s *Supervisor) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Status{State: s.state, StartedAt: s.started, Children: make([]ChildStatus, len(s.snapshot))}
+	for i, c := range s.snapshot {
+		st.Children[i] = ChildStatus{Slot: i + 1, Queues: c.queues, PID: c.pid, State: c.state,
+			Restarts: c.restarts, StartedAt: c.startedAt, RestartAt: c.restartAt, LastExit: c.lastExit}
+	}
+	return st
+}
+
+// describeExit says how a child ended: "exit status 1", "signal: killed".
+func describeExit(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// itoa is strconv.Itoa, for argument lists.
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,394 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/pool"
+)
+
+// writeFile writes a file in dir and returns its path.
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startPool runs `resque-go pool` on cfg in namespace ns, refreshing its
+// status record every 200 ms.
+func startPool(t *testing.T, ns, cfg string) *proc {
+	t.Helper()
+	return start(t, ns, "pool", "--config", cfg, "--status-interval", "0.2", "--log-format", "json")
+}
+
+// poolRecords reads the status records as `resque-go pool status` does
+// (without starting a process per poll).
+func poolRecords(t *testing.T, c *rdb.Client) []pool.Record {
+	t.Helper()
+	recs, warnings, err := pool.ReadStatus(t.Context(), c, "")
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("pool status: %v %v", err, warnings)
+	}
+	return recs
+}
+
+// poolStatus runs `resque-go pool status --json`.
+func poolStatus(t *testing.T, ns string) []protocol.PoolRecord {
+	t.Helper()
+	code, out := runCLI(t, "pool", "status", "--json", "--redis", redisURL, "--namespace", ns)
+	if code != 0 {
+		t.Fatalf("pool status: exit %d: %s", code, out)
+	}
+	var doc struct {
+		Pools []protocol.PoolRecord `json:"pools"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("pool status --json: %v\n%s", err, out)
+	}
+	return doc.Pools
+}
+
+// workerPIDs returns the registered worker ids and the pids in them.
+func workerPIDs(t *testing.T, c *rdb.Client) (ids []string, pids []int) {
+	t.Helper()
+	ids = strs(do(t, c, "SMEMBERS", c.Keys().Workers()))
+	for _, id := range ids {
+		w, err := protocol.ParseWorkerID(id)
+		if err != nil {
+			t.Fatalf("worker id %q: %v", id, err)
+		}
+		if !slices.Contains(pids, w.PID) {
+			pids = append(pids, w.PID)
+		}
+	}
+	slices.Sort(pids)
+	return ids, pids
+}
+
+// gone reports whether pid has exited (a zombie waiting for a reaper
+// counts as gone).
+func gone(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return strings.HasPrefix(rest, "Z")
+}
+
+func enqueue(t *testing.T, ns, queue, args string) string {
+	t.Helper()
+	code, out := runCLI(t, "enqueue", "--redis", redisURL, "--namespace", ns, "--queue", queue, "--class", "Job", "--args", args)
+	if code != 0 {
+		t.Fatalf("enqueue: %d %s", code, out)
+	}
+	return strings.TrimSpace(out)
+}
+
+// kill -9 of a child: the manager starts a replacement (a new pid
+// registers), prunes the dead one, and its job is recovered and run.
+func TestPoolKill9ChildReplacedAndJobRecovered(t *testing.T) {
+	t.Parallel()
+	ns := redistest.Namespace(t)
+	c := client(t, ns)
+	k := c.Keys()
+	dir := t.TempDir()
+	mark, out := filepath.Join(dir, "go"), filepath.Join(dir, "ran")
+	// The first run of the job sleeps; once the mark exists, a run writes
+	// the payload it got.
+	cfg := writeFile(t, dir, "pool.yml", fmt.Sprintf(`
+handlers:
+  "*":
+    exec: test -e %s && cat > %s || exec sleep 30
+workers:
+  - queues: q
+    processes: 1
+`, mark, out))
+	payload := enqueue(t, ns, "q", `[1,"two"]`)
+	p := startPool(t, ns, cfg)
+
+	var id string
+	eventually(t, "job claimed", func() bool {
+		ids := strs(do(t, c, "SMEMBERS", k.Workers()))
+		if len(ids) == 1 && do(t, c, "GET", k.Worker(ids[0])) != nil {
+			id = ids[0]
+			return true
+		}
+		return false
+	})
+	dead, _ := protocol.ParseWorkerID(id)
+	writeFile(t, dir, "go", "")
+	if err := syscall.Kill(dead.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a replacement registered", func() bool {
+		_, pids := workerPIDs(t, c)
+		return len(pids) == 1 && pids[0] != dead.PID
+	})
+	eventually(t, "recovered job run", func() bool {
+		got, err := os.ReadFile(out)
+		return err == nil && string(got) == payload
+	})
+	eventually(t, "job recorded", func() bool {
+		n, _ := c.Int(t.Context(), k.StatProcessed())
+		return n == 1
+	})
+	if n := do(t, c, "LLEN", k.Failed()).(int64); n != 0 {
+		t.Errorf("failed has %d entries", n)
+	}
+	if ids := strs(do(t, c, "SMEMBERS", k.Workers())); slices.Contains(ids, id) {
+		t.Errorf("the dead id %s is still registered: %v", id, ids)
+	}
+	eventually(t, "status shows the restart", func() bool {
+		pools := poolRecords(t, c)
+		if len(pools) != 1 || len(pools[0].Children) != 1 {
+			return false
+		}
+		ch := pools[0].Children[0]
+		return ch.State == "running" && ch.Restarts == 1 && ch.LastExit == "signal: killed" && ch.PID != dead.PID && ch.RSSBytes > 0
+	})
+	pools := poolStatus(t, ns)
+	if pools[0].PID != p.cmd.Process.Pid || pools[0].Format != "resque-go" || pools[0].Config != cfg {
+		t.Errorf("status record = %+v", pools[0])
+	}
+	code, text := runCLI(t, "pool", "status", "--redis", redisURL, "--namespace", ns)
+	if code != 0 || !strings.Contains(text, "signal: killed") || !strings.Contains(text, "1/1 running") {
+		t.Errorf("pool status: exit %d\n%s", code, text)
+	}
+
+	p.signal(t, syscall.SIGQUIT)
+	if code := p.wait(t); code != 0 {
+		t.Errorf("exit code after QUIT = %d", code)
+	}
+	if pools := poolStatus(t, ns); len(pools) != 0 {
+		t.Errorf("status record left after a clean exit: %+v", pools)
+	}
+}
+
+// HUP with other counts and settings: the pool converges (the workers set
+// shows it) and every job runs exactly once.
+func TestPoolHUPConvergesWithoutLosingJobs(t *testing.T) {
+	t.Parallel()
+	ns := redistest.Namespace(t)
+	c := client(t, ns)
+	k := c.Keys()
+	dir := t.TempDir()
+	done := filepath.Join(dir, "done")
+	if err := os.Mkdir(done, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Every run of a job leaves a file of its own with the payload.
+	config := func(processes, concurrency int) string {
+		return fmt.Sprintf(`
+handlers:
+  "*": {exec: "sleep 0.2; cat > $(mktemp %s/job.XXXXXX)"}
+workers:
+  q:
+    processes: %d
+    concurrency: %d
+  other: 1
+`, done, processes, concurrency)
+	}
+	cfg := writeFile(t, dir, "pool.yml", config(2, 1))
+	const jobs = 40
+	var payloads []string
+	for i := range jobs {
+		payloads = append(payloads, fmt.Sprintf(`{"class":"Job","args":[%d]}`, i))
+		do(t, c, "RPUSH", k.Queue("q"), payloads[i])
+	}
+	p := startPool(t, ns, cfg)
+	eventually(t, "3 workers", func() bool { return do(t, c, "SCARD", k.Workers()).(int64) == 3 })
+	_, before := workerPIDs(t, c)
+	eventually(t, "jobs under way", func() bool { return do(t, c, "LLEN", k.Queue("q")).(int64) < jobs-2 })
+
+	// q: 3 processes of 2 slots (its settings changed: all replaced), other
+	// unchanged (kept).
+	writeFile(t, dir, "pool.yml", config(3, 2))
+	p.signal(t, syscall.SIGHUP)
+	eventually(t, "7 workers (3x2 + 1)", func() bool {
+		ids, pids := workerPIDs(t, c)
+		return len(ids) == 7 && len(pids) == 4
+	})
+	_, after := workerPIDs(t, c)
+	if kept := slices.DeleteFunc(slices.Clone(after), func(pid int) bool { return !slices.Contains(before, pid) }); len(kept) != 1 {
+		t.Errorf("pids before %v, after %v: want only the unchanged child kept", before, after)
+	}
+
+	// Fewer processes, same settings: two are QUIT, one stays.
+	writeFile(t, dir, "pool.yml", config(1, 2))
+	p.signal(t, syscall.SIGHUP)
+	eventually(t, "3 workers (1x2 + 1)", func() bool {
+		ids, pids := workerPIDs(t, c)
+		return len(ids) == 3 && len(pids) == 2
+	})
+
+	eventually(t, "every job done", func() bool {
+		n, _ := c.Int(t.Context(), k.StatProcessed())
+		return n == jobs
+	})
+	files, err := filepath.Glob(filepath.Join(done, "job.*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(b))
+	}
+	slices.Sort(got)
+	want := slices.Clone(payloads)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("jobs run:\n%s\nwant each of the %d payloads once", strings.Join(got, "\n"), jobs)
+	}
+	for _, key := range []string{k.Failed(), k.Queue("q")} {
+		if n := do(t, c, "LLEN", key).(int64); n != 0 {
+			t.Errorf("%s has %d entries", key, n)
+		}
+	}
+	p.signal(t, syscall.SIGQUIT)
+	if code := p.wait(t); code != 0 {
+		t.Errorf("exit code after QUIT = %d", code)
+	}
+}
+
+// QUIT: every child finishes its running job and exits, then the manager
+// exits 0; nothing stays registered.
+func TestPoolQuitFinishesJobs(t *testing.T) {
+	t.Parallel()
+	ns := redistest.Namespace(t)
+	c := client(t, ns)
+	k := c.Keys()
+	dir := t.TempDir()
+	started, done := filepath.Join(dir, "started"), filepath.Join(dir, "done")
+	cfg := writeFile(t, dir, "pool.yml", fmt.Sprintf(`
+handlers:
+  "*": {exec: "echo x >> %s; sleep 1; { cat; echo; } >> %s"}
+workers: [{queues: q, processes: 2}]
+`, started, done))
+	a, b := enqueue(t, ns, "q", "[1]"), enqueue(t, ns, "q", "[2]")
+	p := startPool(t, ns, cfg)
+	eventually(t, "both jobs started", func() bool {
+		s, _ := os.ReadFile(started)
+		return strings.Count(string(s), "x") == 2
+	})
+	_, pids := workerPIDs(t, c)
+	if len(pids) != 2 {
+		t.Fatalf("worker pids %v", pids)
+	}
+	p.signal(t, syscall.SIGQUIT)
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("exit code after QUIT = %d", code)
+	}
+	got, _ := os.ReadFile(done)
+	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
+	slices.Sort(lines)
+	want := []string{a, b}
+	slices.Sort(want)
+	if !slices.Equal(lines, want) {
+		t.Errorf("finished jobs = %q, want both", lines)
+	}
+	for _, pid := range pids {
+		if !gone(pid) {
+			t.Errorf("child %d outlived the manager", pid)
+		}
+	}
+	if n := do(t, c, "SCARD", k.Workers()).(int64); n != 0 {
+		t.Errorf("%d workers still registered", n)
+	}
+	if n, _ := c.Int(t.Context(), k.StatProcessed()); n != 2 {
+		t.Errorf("processed = %d", n)
+	}
+	if n := do(t, c, "LLEN", k.Failed()).(int64); n != 0 {
+		t.Errorf("failed has %d entries", n)
+	}
+}
+
+// The manager killed with -9: its children notice and exit within a few
+// seconds, unregistering as on TERM.
+func TestPoolManagerKill9ChildrenExit(t *testing.T) {
+	t.Parallel()
+	ns := redistest.Namespace(t)
+	c := client(t, ns)
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "pool.yml", "workers:\n  a: 2\n  b: {processes: 1, concurrency: 3}\n")
+	p := startPool(t, ns, cfg)
+	eventually(t, "3 children registered", func() bool {
+		_, pids := workerPIDs(t, c)
+		return len(pids) == 3
+	})
+	_, pids := workerPIDs(t, c)
+	p.signal(t, syscall.SIGKILL)
+	p.wait(t)
+	killed := time.Now()
+	deadline := killed.Add(10 * time.Second)
+	for {
+		left := slices.DeleteFunc(slices.Clone(pids), gone)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("children %v still running 10 s after the manager died", left)
+		}
+		<-time.After(20 * time.Millisecond) // bounded poll
+	}
+	t.Logf("children gone %v after the manager's kill -9", time.Since(killed).Round(10*time.Millisecond))
+	eventually(t, "children unregistered", func() bool { return do(t, c, "SCARD", c.Keys().Workers()).(int64) == 0 })
+}
+
+// Bad config files: the message names file, line and key; exit code 2.
+// pool check prints what a good file resolves to.
+func TestPoolConfigErrorsExitTwo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"workers:\n  - queues: a\n    concurrency: lots\n", []string{"pool.yml:3: workers[0].concurrency: want a whole number"}},
+		{"workers:\n  - queues: a\n    fork: true\n    forks: 2\n", []string{"pool.yml:4: workers[0].forks: unknown key"}},
+		{"redis: redis://127.0.0.1:6379\nqueues:\n  default:\n    worker_count: two\n", []string{"pool.yml:4: queues.default.worker_count: want a whole number"}},
+		{"foo: 1\nproduction:\n  \"foo,bar\": -2\n", []string{`pool.yml:3: production."foo,bar": -2 is out of range`}},
+	} {
+		cfg := writeFile(t, dir, "pool.yml", tc.text)
+		for _, args := range [][]string{{"pool", "--config", cfg}, {"pool", "check", "--config", cfg}} {
+			code, out := runCLI(t, append(args, "--redis", redisURL)...)
+			if code != 2 {
+				t.Errorf("%v on %q: exit %d, want 2\n%s", args, tc.text, code, out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("%v: output lacks %q:\n%s", args, w, out)
+				}
+			}
+		}
+	}
+	if code, out := runCLI(t, "pool", "--config", filepath.Join(dir, "missing.yml")); code != 2 || !strings.Contains(out, "missing.yml") {
+		t.Errorf("missing file: exit %d\n%s", code, out)
+	}
+	cfg := writeFile(t, dir, "resque-pool.yml", "foo: 1\n\"foo,bar,baz\": 1\nproduction:\n  \"foo,bar,baz\": 4\n")
+	code, out := runCLI(t, "pool", "check", "--config", cfg, "--environment", "production", "--exec", "*=true")
+	if code != 0 || !strings.Contains(out, "resque-pool format, environment production") ||
+		!strings.Contains(out, "foo,bar,baz: 4 process(es)") || !strings.Contains(out, "--queues foo,bar,baz --concurrency 1") {
+		t.Errorf("pool check: exit %d\n%s", code, out)
+	}
+}
