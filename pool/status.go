@@ -30,6 +30,15 @@ const removeTimeout = 2 * time.Second
 type publisher struct {
 	s      *Supervisor
 	runner service.Runner
+	kick   chan struct{} // a child started or exited: publish now
+}
+
+// poke asks for a publish soon, without blocking.
+func (p *publisher) poke() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
 }
 
 func (p *publisher) loop(ctx context.Context) {
@@ -48,6 +57,7 @@ func (p *publisher) loop(ctx context.Context) {
 			cancel()
 			return
 		case <-t.C:
+		case <-p.kick:
 		}
 	}
 }

@@ -204,7 +204,7 @@ func New(p Params, cfg *Config) (*Supervisor, error) {
 		state:    StateRunning,
 	}
 	s.pruner = &pruner{s: s, req: make(chan struct{}, 1)}
-	s.publisher = &publisher{s: s}
+	s.publisher = &publisher{s: s, kick: make(chan struct{}, 1)}
 	return s, nil
 }
 
@@ -316,6 +316,7 @@ func (s *Supervisor) send(f func(*loop)) bool {
 }
 
 func (s *Supervisor) emit(e Event) {
+	s.publisher.poke()
 	if s.p.OnEvent != nil {
 		s.p.OnEvent(e)
 	}
