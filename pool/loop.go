@@ -2,7 +2,9 @@ package pool
 
 import (
 	"context"
+	"net"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -24,6 +26,7 @@ type slot struct {
 	lastExit  string
 	retiring  bool // told to QUIT by a reload; not restarted
 	stopping  bool // sent QUIT or TERM
+	metrics   int  // offset of the child's metrics port from Params.MetricsAddr (0: none)
 }
 
 // exitEvent is sent by the goroutine that waits for a child.
@@ -187,6 +190,10 @@ func (l *loop) startDue(now time.Time) {
 func (l *loop) spawn(sl *slot, now time.Time) {
 	s := l.s
 	args := append(append(append([]string{}, s.p.Command[1:]...), sl.spec.Args...), "--supervisor-pid", itoa(s.p.PID))
+	if addr, off, ok := l.metricsAddr(); ok {
+		args = append(args, "--metrics-addr", addr) // the last --metrics-addr wins
+		sl.metrics = off
+	}
 	cmd := exec.Command(s.p.Command[0], args...)
 	cmd.Env = append(append([]string{}, s.p.Env...), sl.spec.Env...)
 	cmd.Stdout, cmd.Stderr = s.p.Stdout, s.p.Stderr
@@ -220,7 +227,7 @@ func (l *loop) exited(ex exitEvent) {
 	}
 	now := s.p.Now()
 	pid, uptime := sl.pid, now.Sub(sl.startedAt)
-	sl.cmd, sl.pid = nil, 0
+	sl.cmd, sl.pid, sl.metrics = nil, 0, 0
 	sl.lastExit = describeExit(ex.err)
 	s.pruner.request(pid)
 	s.emit(Event{Kind: EventExited, PID: pid, Queues: sl.set.Queues, Err: ex.err})
@@ -403,4 +410,28 @@ func (l *loop) publish() {
 	l.s.mu.Lock()
 	l.s.snapshot, l.s.state = infos, l.mode
 	l.s.mu.Unlock()
+}
+
+// metricsAddr picks the metrics address of a child about to start: the
+// manager's port plus the lowest offset no running child uses.
+func (l *loop) metricsAddr() (string, int, bool) {
+	host, portStr, err := net.SplitHostPort(l.s.p.MetricsAddr)
+	if l.s.p.MetricsAddr == "" || err != nil {
+		return "", 0, false
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return "", 0, false
+	}
+	used := map[int]bool{}
+	for _, sl := range l.slots {
+		if sl.cmd != nil {
+			used[sl.metrics] = true
+		}
+	}
+	off := 1
+	for used[off] {
+		off++
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port+off)), off, true
 }

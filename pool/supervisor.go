@@ -48,6 +48,10 @@ type Params struct {
 	Stdout, Stderr io.Writer
 	// PID is the manager's pid the children watch; default os.Getpid().
 	PID int
+	// MetricsAddr, when set (host:port), gives every running child its own
+	// --metrics-addr on the ports that follow: port+1, port+2 ... (the
+	// lowest free one at each start). The manager itself serves port.
+	MetricsAddr string
 	// BackoffMin is the first restart delay of a slot, doubling per quick
 	// death up to BackoffMax; a child that stayed up BackoffReset starts the
 	// count again. Defaults 1 s, 60 s, 60 s.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/resque-go/resque-go/internal/metrics"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/pool"
 )
@@ -72,6 +74,7 @@ func poolConfigFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "environment", Aliases: []string{"E"}, Usage: "environment section of a resque-pool file to apply", EnvVars: []string{"RACK_ENV", "RAILS_ENV", "RESQUE_ENV"}},
 		&ucli.StringFlag{Name: "hostname", Usage: "host name in the children's worker ids (default: this machine's)", EnvVars: []string{"RESQUE_HOSTNAME"}},
 		&ucli.StringFlag{Name: "kill-timeout", Usage: "after passing TERM, how long to wait for the children before killing them (default 10, or the file's kill_timeout)", EnvVars: []string{"RESQUE_POOL_KILL_TIMEOUT"}},
+		&ucli.StringFlag{Name: "metrics-addr", Usage: "serve the manager's /metrics and /healthz here (host:port); each child gets the next free port for its own", EnvVars: []string{"RESQUE_METRICS_ADDR"}},
 		&ucli.StringFlag{Name: "status-interval", Usage: "how often the status record is refreshed", Value: "5", Hidden: true},
 	)
 }
@@ -97,10 +100,25 @@ func runPool(c *ucli.Context) error {
 		return usageError{err}
 	}
 	defer client.Close()
+	addr := c.String("metrics-addr")
+	if addr != "" {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return usagef("--metrics-addr %q: want host:port (e.g. :9300)", addr)
+		}
+	}
 	sup, err := pool.New(pool.Params{Client: client, Logger: &log, StatusInterval: every,
-		Stdout: c.App.Writer, Stderr: c.App.ErrWriter}, cfg)
+		Stdout: c.App.Writer, Stderr: c.App.ErrWriter, MetricsAddr: addr}, cfg)
 	if err != nil {
 		return err
+	}
+	if addr != "" {
+		ms := metrics.NewPool(client, sup.Status)
+		bound, err := ms.Serve(addr)
+		if err != nil {
+			return usagef("--metrics-addr %q: %v", addr, err)
+		}
+		defer ms.Close()
+		log.Info().Str("addr", bound).Msg("serving /metrics and /healthz; children use the following ports")
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT)

@@ -76,16 +76,21 @@ func (m *Metrics) Observe(f worker.Finished) {
 func (m *Metrics) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/healthz", healthz(m.cfg.Client))
+	return mux
+}
+
+// healthz answers 200 "ok" while Redis answers PING within 2 s, else 503.
+func healthz(c *rdb.Client) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := m.cfg.Client.Ping(ctx); err != nil {
+		if err := c.Ping(ctx); err != nil {
 			http.Error(w, "redis unreachable: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
-	})
-	return mux
+	}
 }
 
 // Serve listens on addr in the background; Close stops it. It returns the

@@ -1,0 +1,92 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/pool"
+)
+
+// PoolServer serves a pool manager's /metrics (its children by state and
+// their restarts) and /healthz. Each child serves its own job metrics on
+// the ports after the manager's.
+type PoolServer struct {
+	client *rdb.Client
+	status func() pool.Status
+	reg    *prometheus.Registry
+	server *http.Server
+}
+
+// NewPool builds the manager's collectors.
+func NewPool(client *rdb.Client, status func() pool.Status) *PoolServer {
+	p := &PoolServer{client: client, status: status, reg: prometheus.NewRegistry()}
+	p.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), poolCollector{p})
+	return p
+}
+
+var (
+	childrenDesc = prometheus.NewDesc("resque_pool_children", "Child worker processes of this pool by state (running, backoff, crashloop, stopping ...).", []string{"state"}, nil)
+	restartsDesc = prometheus.NewDesc("resque_pool_child_restarts", "Restarts of the current child slots, summed.", nil, nil)
+)
+
+type poolCollector struct{ p *PoolServer }
+
+func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- childrenDesc
+	ch <- restartsDesc
+}
+
+func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.p.status()
+	byState := map[string]int{}
+	restarts := 0
+	for _, child := range st.Children {
+		byState[child.State]++
+		restarts += child.Restarts
+	}
+	for state, n := range byState {
+		ch <- prometheus.MustNewConstMetric(childrenDesc, prometheus.GaugeValue, float64(n), state)
+	}
+	ch <- prometheus.MustNewConstMetric(restartsDesc, prometheus.GaugeValue, float64(restarts))
+}
+
+// Handler serves /metrics and /healthz.
+func (p *PoolServer) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", healthz(p.client))
+	return mux
+}
+
+// Serve listens on addr in the background and returns the bound address.
+func (p *PoolServer) Serve(addr string) (string, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	p.server = &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := p.server.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return
+		}
+	}()
+	return l.Addr().String(), nil
+}
+
+// Close stops the server.
+func (p *PoolServer) Close() error {
+	if p.server == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return p.server.Shutdown(ctx)
+}

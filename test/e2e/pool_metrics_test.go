@@ -1,0 +1,53 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/resque-go/resque-go/internal/redistest"
+)
+
+func httpGet(url string) (int, string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// pool --metrics-addr: the manager serves its children's states; each child
+// serves its own /metrics and /healthz on the next ports.
+func TestPoolMetricsPorts(t *testing.T) {
+	t.Parallel()
+	ns := redistest.Namespace(t)
+	base := 20000 + rand.IntN(20000)
+	cfg := writeFile(t, t.TempDir(), "pool.yml", "workers:\n  - queues: a\n    processes: 2\nhandlers:\n  \"*\": {exec: \"true\"}\n")
+	p := start(t, ns, "pool", "--config", cfg, "--status-interval", "0.2", "--metrics-addr", fmt.Sprintf("127.0.0.1:%d", base))
+	eventually(t, "manager metrics with 2 running children", func() bool {
+		code, body := httpGet(fmt.Sprintf("http://127.0.0.1:%d/metrics", base))
+		return code == 200 && strings.Contains(body, `resque_pool_children{state="running"} 2`)
+	})
+	for off := 1; off <= 2; off++ {
+		eventually(t, "child metrics", func() bool {
+			code, body := httpGet(fmt.Sprintf("http://127.0.0.1:%d/metrics", base+off))
+			return code == 200 && strings.Contains(body, "resque_worker_slots 1")
+		})
+		if code, body := httpGet(fmt.Sprintf("http://127.0.0.1:%d/healthz", base+off)); code != 200 || body != "ok\n" {
+			t.Errorf("child %d /healthz: %d %q", off, code, body)
+		}
+	}
+	if code, _ := httpGet(fmt.Sprintf("http://127.0.0.1:%d/healthz", base)); code != 200 {
+		t.Errorf("manager /healthz: %d", code)
+	}
+	p.signal(t, syscall.SIGQUIT)
+	if code := p.wait(t); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+}
