@@ -2,12 +2,22 @@
 
 GO ?= go
 
-.PHONY: test demo build bench fuzz lint
+.PHONY: test deps demo build bench fuzz lint
 
 ## test: vet, format check, and the whole suite with the race detector
-## (needs redis-server on PATH; node and npm for the node-resque interop test)
-test: lint
+test: deps lint
 	$(GO) test -race -count=1 ./...
+
+## deps: what the tests need beyond Go: redis-server (Debian package, installed
+## when missing and we are root) and node-resque for the interop test (npm ci)
+deps:
+	@command -v redis-server >/dev/null 2>&1 || { \
+		echo "installing redis-server (apt-get)"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server; }
+	@if [ ! -d test/interop/node/node_modules/node-resque ]; then \
+		if command -v npm >/dev/null 2>&1; then (cd test/interop/node && npm ci --no-audit --no-fund --loglevel=error); \
+		else echo "npm not found: the node-resque interop test will be skipped"; fi; fi
 
 lint:
 	$(GO) vet ./...
