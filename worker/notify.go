@@ -122,7 +122,7 @@ func (n *notifier) wakerLoop(ctx context.Context, q string) {
 		if err != nil {
 			d := b.next()
 			n.log.Debug().Err(err).Str("queue", q).Dur("retry_in", d).Msg("blocking wait failed")
-			sleepCtx(ctx, d)
+			service.Sleep(ctx, d)
 			// Let waiting slots re-claim: they will report Redis errors themselves.
 			n.broadcast(wake)
 			continue

@@ -9,6 +9,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/service"
 )
 
 // rubyPruneAge is how old a heartbeat must be before Ruby Resque prunes a
@@ -29,15 +30,10 @@ func (w *Worker) pruneLoop(ctx context.Context) {
 			w.log.Warn().Err(err).Msg("pruning dead workers failed")
 		}
 		cancel()
-		if !sleepOK(ctx, w.cfg.PruneInterval) {
+		if !service.Sleep(ctx, w.cfg.PruneInterval) {
 			return
 		}
 	}
-}
-
-func sleepOK(ctx context.Context, d time.Duration) bool {
-	sleepCtx(ctx, d)
-	return ctx.Err() == nil
 }
 
 // pruneOnce finds dead workers and recovers their jobs. Same-host ids whose

@@ -12,6 +12,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/service"
 )
 
 // pausePoll is how often a paused slot re-checks pause-all-workers.
@@ -42,11 +43,11 @@ func (s *slot) loop(ctx context.Context) {
 		queues, err := w.queues.current(ctx)
 		if err != nil {
 			w.log.Warn().Err(err).Msg("cannot read queue list; retrying")
-			sleepCtx(ctx, b.next())
+			service.Sleep(ctx, b.next())
 			continue
 		}
 		if len(queues) == 0 {
-			sleepCtx(ctx, w.cfg.QueueRefresh)
+			service.Sleep(ctx, w.cfg.QueueRefresh)
 			continue
 		}
 		res, paused, err := s.claim(queues)
@@ -56,13 +57,13 @@ func (s *slot) loop(ctx context.Context) {
 		if err != nil {
 			d := b.next()
 			w.log.Warn().Err(err).Str("worker_id", s.id).Dur("retry_in", d).Msg("claim failed; retrying")
-			sleepCtx(ctx, d)
+			service.Sleep(ctx, d)
 			continue
 		}
 		b.reset()
 		switch {
 		case res.Paused:
-			sleepCtx(ctx, pausePoll)
+			service.Sleep(ctx, pausePoll)
 		case res.Empty:
 			w.idle(ctx, queues)
 		default:
@@ -89,19 +90,10 @@ func (s *slot) claim(queues []string) (res rdb.ClaimResult, paused bool, err err
 // idle waits for work: a blocking wake-up on the queues, or a poll interval.
 func (w *Worker) idle(ctx context.Context, queues []string) {
 	if w.cfg.Polling || !w.notify.watch(ctx, queues) {
-		sleepCtx(ctx, w.cfg.Interval)
+		service.Sleep(ctx, w.cfg.Interval)
 		return
 	}
 	w.notify.wait(ctx, w.cfg.QueueRefresh)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
 
 // run executes a claimed job and records its end.
