@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/resque-go/resque-go/internal/protocol"
 )
 
 // delayedScripts are loaded on first use.
@@ -26,7 +28,7 @@ func (c *Client) delayedScripts() *delayedScripts {
 // Delay adds an item to the delayed queue, due at ts (Unix seconds).
 func (c *Client) Delay(ctx context.Context, item []byte, ts int64) error {
 	k := c.keys
-	_, err := c.eval(ctx, c.delayedScripts().delay, k.Delayed(ts), k.Timestamps(item), k.DelayedSchedule(), item, ts)
+	_, err := c.eval(ctx, c.delayedScripts().delay, k.Delayed(ts), k.Timestamps(item), k.DelayedSchedule(), item, ts, protocol.DelayedMember(ts))
 	if err != nil {
 		return fmt.Errorf("rdb: delay: %w", err)
 	}
@@ -82,7 +84,7 @@ func (c *Client) Promote(ctx context.Context, ts int64, item, payload []byte, qu
 	}
 	v, err := redis.String(c.eval(ctx, c.delayedScripts().promote,
 		k.Delayed(ts), k.DelayedSchedule(), queueKey, k.Queues(), k.Timestamps(item), k.Failed(),
-		item, payload, queue, failure, ts))
+		item, payload, queue, failure, ts, protocol.DelayedMember(ts)))
 	if err != nil {
 		return "", fmt.Errorf("rdb: promote: %w", err)
 	}

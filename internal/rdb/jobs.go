@@ -148,7 +148,7 @@ func (c *Client) Finish(ctx context.Context, workerID, host, queue string, o Out
 			k.QueueStat(host, protocol.QueueStatFailed, queue),
 			k.Retries(), k.StatRetries(), k.QueueStat(host, protocol.QueueStatRetries, queue),
 			k.Queue(queue), k.Queues(), delayedKey, tsKey, k.DelayedSchedule(), newStatusKey)
-		extra = []any{o.Push, o.DueAt, queue, newWaiting}
+		extra = []any{o.Push, o.DueAt, queue, newWaiting, protocol.DelayedMember(o.DueAt)}
 	}
 	args := append([]any{len(keys)}, keys...)
 	args = append(append(args, string(o.Kind), ms, o.Status, o.Now.Unix(), o.Entry), extra...)

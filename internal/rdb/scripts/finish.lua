@@ -31,6 +31,7 @@
 -- ARGV[7]  due time, Unix seconds; 0 pushes to the queue at once
 -- ARGV[8]  queue name (SADD queues)
 -- ARGV[9]  "1" when the retry's status key gets "waiting" (resque-v3)
+-- ARGV[10] the timestamps index member, delayed:<ts> (no namespace)
 --
 -- Returns 1, or 0 when worker:<id> no longer exists: the job was recovered by
 -- a pruner meanwhile (or an earlier attempt of this call already ran), so
@@ -58,7 +59,7 @@ if outcome == 'retry' or outcome == 'reschedule' then
   local due = tonumber(ARGV[7])
   if due > 0 then
     redis.call('RPUSH', KEYS[16], ARGV[6])
-    redis.call('SADD', KEYS[17], 'delayed:' .. ARGV[7])
+    redis.call('SADD', KEYS[17], ARGV[10])
     redis.call('ZADD', KEYS[18], due, due)
   else
     redis.call('RPUSH', KEYS[14], ARGV[6])

@@ -13,6 +13,7 @@
 -- ARGV[3] queue name
 -- ARGV[4] failed entry
 -- ARGV[5] ts (the schedule member)
+-- ARGV[6] the index member, delayed:<ts> (no namespace)
 --
 -- Returns "moved", "failed", "changed" (the head is no longer ARGV[1]:
 -- another mover took it; nothing done) or "empty" (bucket empty; its
@@ -34,7 +35,7 @@ else
   redis.call('RPUSH', KEYS[6], ARGV[4])
   result = 'failed'
 end
-redis.call('SREM', KEYS[5], 'delayed:' .. ARGV[5])
+redis.call('SREM', KEYS[5], ARGV[6])
 if redis.call('LLEN', KEYS[1]) == 0 then
   redis.call('ZREM', KEYS[2], ARGV[5])
 end
