@@ -157,7 +157,7 @@ func printDemoResults(ctx context.Context, out io.Writer, client *rdb.Client) er
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "  %-40s %d\n", key, n)
+		fmt.Fprintf(out, "  %-44s %d\n", key, n)
 	}
 	qs, err := client.ScanKeys(ctx, k.QueueStatPattern())
 	if err != nil {
@@ -169,7 +169,7 @@ func printDemoResults(ctx context.Context, out io.Writer, client *rdb.Client) er
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "  %-40s %d\n", key, n)
+		fmt.Fprintf(out, "  %-44s %d\n", key, n)
 	}
 	failed, err := client.List(ctx, k.Failed(), 0, -1)
 	if err != nil {
