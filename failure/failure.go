@@ -40,32 +40,29 @@ type Entry struct {
 	Unreadable bool `json:"unreadable,omitempty"`
 }
 
-// Parse decodes an entry; an entry that is not JSON is returned with
-// Unreadable set rather than an error, so listing never fails on garbage.
+// Parse decodes an entry; an entry that is not a JSON object is returned
+// with Unreadable set rather than an error, so listing never fails on
+// garbage. Each field is decoded on its own: one of an unexpected type
+// (a number, an object) is shown as its JSON text and costs nothing else.
 func Parse(index int64, raw []byte) Entry {
 	e := Entry{Index: index, Raw: raw}
-	var f struct {
-		FailedAt    string          `json:"failed_at"`
-		Payload     json.RawMessage `json:"payload"`
-		Exception   string          `json:"exception"`
-		Error       string          `json:"error"`
-		Backtrace   json.RawMessage `json:"backtrace"`
-		Worker      string          `json:"worker"`
-		Queue       string          `json:"queue"`
-		ProcessedBy string          `json:"processed_by"`
-		RetriedBy   string          `json:"retried_by"`
-		RetriedAt   string          `json:"retried_at"`
-	}
-	if err := json.Unmarshal(raw, &f); err != nil {
+	var f map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &f); err != nil || f == nil {
+		if err == nil {
+			err = errors.New("not a JSON object")
+		}
 		e.Unreadable, e.Error = true, "unreadable entry: "+err.Error()
 		return e
 	}
-	e.FailedAt, e.Payload, e.Exception, e.Error = f.FailedAt, f.Payload, f.Exception, f.Error
-	e.Worker, e.Queue, e.ProcessedBy, e.RetriedBy, e.RetriedAt = f.Worker, f.Queue, f.ProcessedBy, f.RetriedBy, f.RetriedAt
+	e.FailedAt, e.Exception, e.Error = text(f["failed_at"]), text(f["exception"]), text(f["error"])
+	e.Worker, e.Queue = text(f["worker"]), text(f["queue"])
+	e.ProcessedBy, e.RetriedBy, e.RetriedAt = text(f["processed_by"]), text(f["retried_by"]), text(f["retried_at"])
+	if p := bytes.TrimSpace(f["payload"]); len(p) > 0 && !bytes.Equal(p, []byte("null")) {
+		e.Payload = p
+	}
 	// backtrace: an array of lines, or (some writers) one string
-	if err := json.Unmarshal(f.Backtrace, &e.Backtrace); err != nil {
-		var s string
-		if json.Unmarshal(f.Backtrace, &s) == nil && s != "" {
+	if err := json.Unmarshal(f["backtrace"], &e.Backtrace); err != nil {
+		if s := text(f["backtrace"]); s != "" {
 			e.Backtrace = strings.Split(s, "\n")
 		}
 	}
@@ -73,6 +70,24 @@ func Parse(index int64, raw []byte) Entry {
 		e.Class = p.Class
 	}
 	return e
+}
+
+// text is a field's string value; null or absent is "", any other JSON
+// value its text.
+func text(v json.RawMessage) string {
+	var s string
+	if len(v) == 0 || bytes.Equal(v, []byte("null")) {
+		return ""
+	}
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	return string(v)
+}
+
+// Retryable reports whether the entry names a queue and carries a payload.
+func (e Entry) Retryable() bool {
+	return !e.Unreadable && e.Queue != "" && len(e.Payload) > 0
 }
 
 // payloadBytes is the job as it was queued: the payload object itself, or
@@ -113,8 +128,9 @@ var ErrNotRetryable = errors.New("failure: entry has no queue or payload to retr
 
 // Store operates on one namespace's failed list.
 type Store struct {
-	c   *rdb.Client
-	now func() time.Time
+	c     *rdb.Client
+	now   func() time.Time
+	batch int64 // entries one LRANGE reads; 0: readBatch (tests set less)
 }
 
 // New returns a Store; now defaults to time.Now.
@@ -128,19 +144,59 @@ func New(c *rdb.Client, now func() time.Time) *Store {
 // readBatch is how many entries one LRANGE reads.
 const readBatch = 1000
 
+// consistentReads is how many times List reads the list batch by batch
+// before it falls back to one LRANGE of the whole list.
+const consistentReads = 3
+
 // List returns the entries matching f, skipping offset matches and
 // returning at most limit (0: all), and the number of entries in the list.
+// The entries are one consistent view of the list: if entries before the
+// part already read are removed meanwhile (which shifts the rest), the
+// reading starts over, so no entry is skipped.
 func (s *Store) List(ctx context.Context, f Filter, offset, limit int) ([]Entry, int64, error) {
-	total, err := s.c.Len(ctx, s.c.Keys().Failed())
-	if err != nil {
-		return nil, 0, err
+	batch := s.batch
+	if batch <= 0 {
+		batch = readBatch
 	}
-	var out []Entry
+	for attempt := 1; ; attempt++ {
+		if attempt > consistentReads {
+			batch = 0 // the list keeps moving: read it in one command
+		}
+		out, total, moved, err := s.list(ctx, f, offset, limit, batch)
+		if err != nil || !moved {
+			return out, total, err
+		}
+	}
+}
+
+// list reads the entries present when it starts, batch by batch (0: all at
+// once). Each batch after the first also reads the last entry of the one
+// before; moved reports that it is no longer there.
+func (s *Store) list(ctx context.Context, f Filter, offset, limit int, batch int64) (out []Entry, total int64, moved bool, err error) {
+	key := s.c.Keys().Failed()
+	total, err = s.c.Len(ctx, key)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if batch <= 0 {
+		batch = max(total, 1)
+	}
 	skipped := 0
-	for start := int64(0); start < total; start += readBatch {
-		items, err := s.c.List(ctx, s.c.Keys().Failed(), int(start), int(start+readBatch-1))
+	var last []byte
+	for start := int64(0); start < total; start += batch {
+		from := start
+		if last != nil {
+			from--
+		}
+		items, err := s.c.List(ctx, key, int(from), int(start+batch-1))
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, false, err
+		}
+		if last != nil {
+			if len(items) == 0 || !bytes.Equal(items[0], last) {
+				return nil, 0, true, nil
+			}
+			items = items[1:]
 		}
 		for i, raw := range items {
 			e := Parse(start+int64(i), raw)
@@ -153,15 +209,22 @@ func (s *Store) List(ctx context.Context, f Filter, offset, limit int) ([]Entry,
 			}
 			out = append(out, e)
 			if limit > 0 && len(out) >= limit {
-				return out, total, nil
+				return out, total, false, nil
 			}
 		}
+		if len(items) == 0 {
+			break // the list shrank at its end
+		}
+		last = items[len(items)-1]
 	}
-	return out, total, nil
+	return out, total, false, nil
 }
 
-// Get returns the entry at index.
+// Get returns the entry at index (0 is the oldest).
 func (s *Store) Get(ctx context.Context, index int64) (Entry, error) {
+	if index < 0 {
+		return Entry{}, fmt.Errorf("failure: index %d: indexes count from 0", index)
+	}
 	items, err := s.c.List(ctx, s.c.Keys().Failed(), int(index), int(index))
 	if err != nil {
 		return Entry{}, err
@@ -176,35 +239,49 @@ func (s *Store) Get(ctx context.Context, index int64) (Entry, error) {
 // place when present, else appended, as Ruby does) and the original
 // payload bytes are pushed to its queue. Ruby pushes a re-encoded
 // {"class","args"}; resque-go pushes the bytes the producer wrote, so ids and
-// extra fields survive.
+// extra fields survive. If the list moved, the entry is found by its bytes;
+// ErrGone when it is no longer there (removed, or changed by someone else).
 func (s *Store) Retry(ctx context.Context, e Entry) error {
-	if e.Unreadable || e.Queue == "" || len(e.Payload) == 0 {
-		return fmt.Errorf("%w (index %d)", ErrNotRetryable, e.Index)
+	_, err := s.retry(ctx, e, e.Index)
+	return err
+}
+
+// retry is Retry looking first at index at; it returns where the entry was.
+func (s *Store) retry(ctx context.Context, e Entry, at int64) (int64, error) {
+	if !e.Retryable() {
+		return 0, fmt.Errorf("%w (index %d)", ErrNotRetryable, e.Index)
 	}
 	retried, err := protocol.WithFields(e.Raw, [2]string{"retried_at", string(protocol.MarshalString(protocol.FormatFailedAt(s.now())))})
 	if err != nil {
-		return fmt.Errorf("failure: entry %d: %w", e.Index, err)
+		return 0, fmt.Errorf("failure: entry %d: %w", e.Index, err)
 	}
-	idx, err := s.c.RetryFailed(ctx, e.Raw, e.Index, retried, e.payloadBytes(), e.Queue)
+	idx, err := s.c.RetryFailed(ctx, e.Raw, max(at, 0), retried, e.payloadBytes(), e.Queue)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if idx < 0 {
-		return fmt.Errorf("failure: retry entry %d: %w", e.Index, ErrGone)
+		return 0, fmt.Errorf("failure: retry entry %d: %w", e.Index, ErrGone)
 	}
-	return nil
+	return idx, nil
 }
 
-// Remove deletes one entry as read.
+// Remove deletes one entry as read (found by its bytes if the list moved;
+// ErrGone when it is no longer there).
 func (s *Store) Remove(ctx context.Context, e Entry) error {
-	idx, err := s.c.RemoveEntry(ctx, s.c.Keys().Failed(), e.Raw, e.Index)
+	_, err := s.remove(ctx, e, e.Index)
+	return err
+}
+
+// remove is Remove looking first at index at; it returns where the entry was.
+func (s *Store) remove(ctx context.Context, e Entry, at int64) (int64, error) {
+	idx, err := s.c.RemoveEntry(ctx, s.c.Keys().Failed(), e.Raw, max(at, 0))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if idx < 0 {
-		return fmt.Errorf("failure: remove entry %d: %w", e.Index, ErrGone)
+		return 0, fmt.Errorf("failure: remove entry %d: %w", e.Index, ErrGone)
 	}
-	return nil
+	return idx, nil
 }
 
 // Result counts what a bulk operation did.
@@ -216,12 +293,12 @@ type Result struct {
 
 // RetryMatching retries every entry matching f, each exactly once.
 func (s *Store) RetryMatching(ctx context.Context, f Filter) (Result, error) {
-	return s.each(ctx, f, s.Retry)
+	return s.each(ctx, f, s.retry, 0)
 }
 
 // RemoveMatching removes every entry matching f, each exactly once.
 func (s *Store) RemoveMatching(ctx context.Context, f Filter) (Result, error) {
-	return s.each(ctx, f, s.Remove)
+	return s.each(ctx, f, s.remove, -1)
 }
 
 // Clear empties the failed list (f empty: one DEL, as Ruby's clear) or
@@ -242,18 +319,23 @@ func (s *Store) Clear(ctx context.Context, f Filter) (Result, error) {
 
 // each snapshots the selected entries first, then applies op to each; an
 // entry that moved is found again by its bytes, one that vanished is
-// counted as gone.
-func (s *Store) each(ctx context.Context, f Filter, op func(context.Context, Entry) error) (Result, error) {
+// counted as gone. The snapshot is in list order, so each op tells where
+// the next entry should be now: its own effect on the list (grow: -1 for a
+// removal) plus any shift found meanwhile. Without that, every entry after
+// the first removal would be searched for from the head of the list.
+func (s *Store) each(ctx context.Context, f Filter, op func(context.Context, Entry, int64) (int64, error), grow int64) (Result, error) {
 	entries, _, err := s.List(ctx, f, 0, 0)
 	if err != nil {
 		return Result{}, err
 	}
 	var r Result
+	shift := int64(0)
 	for _, e := range entries {
-		err := op(ctx, e)
+		idx, err := op(ctx, e, e.Index+shift)
 		switch {
 		case err == nil:
 			r.Done++
+			shift = idx - e.Index + grow
 		case errors.Is(err, ErrGone):
 			r.Gone++
 		case errors.Is(err, ErrNotRetryable):

@@ -176,7 +176,11 @@ func TestOperationsWhileTheListMoves(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := 1000; !stop.Load(); i++ {
-			push(t, c, k.Failed(), entry("Keep", i))
+			// not push: t.Fatal must not be called outside the test goroutine
+			if _, err := c.Do(context.Background(), "RPUSH", k.Failed(), entry("Keep", i)); err != nil {
+				t.Errorf("pusher: %v", err)
+				return
+			}
 		}
 	}()
 	go func() {
@@ -186,7 +190,7 @@ func TestOperationsWhileTheListMoves(t *testing.T) {
 			if err != nil || v == nil || !strings.Contains(string(v.([]byte)), `"Keep"`) {
 				continue
 			}
-			if n, _ := c.Do(context.Background(), "LREM", k.Failed(), 1, v); n.(int64) == 1 {
+			if n, err := c.Do(context.Background(), "LREM", k.Failed(), 1, v); err == nil && n == int64(1) {
 				popped.Store(string(v.([]byte)), true)
 			}
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -206,26 +207,52 @@ func failedChange(c *ucli.Context, op string) error {
 		return printResult(c, verb, r)
 	}
 	// Read every selected entry first: indexes refer to the list as it is
-	// now, and removing one must not shift the meaning of the next.
+	// now, and removing one must not shift the meaning of the next. Check
+	// them all before changing any, and act on each index once.
 	var entries []failure.Entry
+	seen := map[int64]bool{}
 	for _, i := range idx {
+		if seen[i] {
+			continue
+		}
+		seen[i] = true
 		e, err := store.Get(c.Context, i)
 		if err != nil {
 			return err
 		}
-		entries = append(entries, e)
-	}
-	var r failure.Result
-	for _, e := range entries {
 		if f := filterOf(c); !f.Match(e) {
 			return usagef("entry %d (%s on %s) does not match the filters", e.Index, e.Class, e.Queue)
 		}
-		if err := apply(c.Context, e); err != nil {
+		if op == "retry" && !e.Retryable() {
+			return fmt.Errorf("entry %d: %w; nothing was retried", e.Index, failure.ErrNotRetryable)
+		}
+		entries = append(entries, e)
+	}
+	// An entry that vanished meanwhile does not stop the others; it is
+	// reported, and the exit status says so.
+	var r failure.Result
+	var gone []string
+	for _, e := range entries {
+		err := apply(c.Context, e)
+		switch {
+		case err == nil:
+			r.Done++
+		case errors.Is(err, failure.ErrGone):
+			r.Gone++
+			gone = append(gone, strconv.FormatInt(e.Index, 10))
+		default:
+			_ = printResult(c, verb, r)
 			return err
 		}
-		r.Done++
 	}
-	return printResult(c, verb, r)
+	if err := printResult(c, verb, r); err != nil {
+		return err
+	}
+	if len(gone) > 0 {
+		return fmt.Errorf("%s: entry %s changed or left the failed list before it could be %s: %w",
+			op, strings.Join(gone, ", "), verb, failure.ErrGone)
+	}
+	return nil
 }
 
 func printResult(c *ucli.Context, verb string, r failure.Result) error {

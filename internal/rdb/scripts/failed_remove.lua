@@ -15,5 +15,10 @@ if redis.call('LINDEX', KEYS[1], idx) ~= ARGV[1] then
   end
 end
 redis.call('LSET', KEYS[1], idx, ARGV[3])
-redis.call('LREM', KEYS[1], 1, ARGV[3])
+-- LREM scans from the end nearer to idx (the sentinel is the only one)
+local dir = 1
+if idx > redis.call('LLEN', KEYS[1]) / 2 then
+  dir = -1
+end
+redis.call('LREM', KEYS[1], dir, ARGV[3])
 return idx
