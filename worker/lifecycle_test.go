@@ -27,6 +27,9 @@ func TestStopFinishesRunningJob(t *testing.T) {
 	e.push("q", `{"class":"Slow","args":[]}`, `{"class":"Slow","args":["second"]}`)
 	w := e.start(worker.Config{Queues: "q"})
 	<-running
+	// Stop is asynchronous with the job: pause first, so that the job's end
+	// cannot take the next job along before the stop lands.
+	w.Pause()
 	stopped := make(chan struct{})
 	go func() { w.Stop(); close(stopped) }()
 	close(release)

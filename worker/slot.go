@@ -32,42 +32,58 @@ type slot struct {
 func (s *slot) loop(ctx context.Context) {
 	w := s.w
 	var b backoff
-	for ctx.Err() == nil {
-		if w.paused.Load() {
-			select {
-			case <-w.resumed():
-			case <-ctx.Done():
+	// next is the claim that rode on the previous job's finish. A claimed
+	// job is always run (or requeued), even when the loop is stopping.
+	var next *rdb.ClaimResult
+	for ctx.Err() == nil || next != nil && next.Payload != nil {
+		var res rdb.ClaimResult
+		var queues []string
+		if next != nil {
+			res, next = *next, nil
+		} else {
+			if w.paused.Load() {
+				select {
+				case <-w.resumed():
+				case <-ctx.Done():
+				}
+				continue
 			}
-			continue
+			var err error
+			queues, err = w.queues.current(ctx)
+			if err != nil {
+				w.log.Warn().Err(err).Msg("cannot read queue list; retrying")
+				service.Sleep(ctx, b.next())
+				continue
+			}
+			if len(queues) == 0 {
+				service.Sleep(ctx, w.cfg.QueueRefresh)
+				continue
+			}
+			var paused bool
+			res, paused, err = s.claim(queues)
+			if paused {
+				continue
+			}
+			if err != nil {
+				d := b.next()
+				w.log.Warn().Err(err).Str("worker_id", s.id).Dur("retry_in", d).Msg("claim failed; retrying")
+				service.Sleep(ctx, d)
+				continue
+			}
+			b.reset()
 		}
-		queues, err := w.queues.current(ctx)
-		if err != nil {
-			w.log.Warn().Err(err).Msg("cannot read queue list; retrying")
-			service.Sleep(ctx, b.next())
-			continue
-		}
-		if len(queues) == 0 {
-			service.Sleep(ctx, w.cfg.QueueRefresh)
-			continue
-		}
-		res, paused, err := s.claim(queues)
-		if paused {
-			continue
-		}
-		if err != nil {
-			d := b.next()
-			w.log.Warn().Err(err).Str("worker_id", s.id).Dur("retry_in", d).Msg("claim failed; retrying")
-			service.Sleep(ctx, d)
-			continue
-		}
-		b.reset()
 		switch {
 		case res.Paused:
 			service.Sleep(ctx, pausePoll)
 		case res.Empty:
-			w.idle(ctx, queues)
+			if queues == nil {
+				queues, _ = w.queues.current(ctx)
+			}
+			if len(queues) > 0 {
+				w.idle(ctx, queues)
+			}
 		default:
-			s.run(res)
+			next = s.run(res)
 		}
 	}
 }
@@ -96,8 +112,9 @@ func (w *Worker) idle(ctx context.Context, queues []string) {
 	w.notify.wait(ctx, w.cfg.QueueRefresh)
 }
 
-// run executes a claimed job and records its end.
-func (s *slot) run(res rdb.ClaimResult) {
+// run executes a claimed job and records its end. It returns the next
+// job's claim when the end was recorded together with it (nil otherwise).
+func (s *slot) run(res rdb.ClaimResult) *rdb.ClaimResult {
 	w := s.w
 	start := time.Now()
 	log := w.log.With().Str("worker_id", s.id).Str("queue", res.Queue).Logger()
@@ -106,18 +123,16 @@ func (s *slot) run(res rdb.ClaimResult) {
 	}
 	if w.jobsCtx.Err() != nil {
 		s.interrupted(res, errShutdown)
-		return
+		return nil
 	}
 	p, decodeErr := protocol.DecodePayload(res.Payload)
 	if decodeErr != nil {
-		s.settle(res, p, &result{fail: s.failure(res, protocol.ExcBadPayload, decodeErr.Error(), []string{})}, time.Since(start), log)
-		return
+		return s.settle(res, p, &result{fail: s.failure(res, protocol.ExcBadPayload, decodeErr.Error(), []string{})}, time.Since(start), log)
 	}
 	h, ok := w.cfg.Registry.lookup(p)
 	if !ok {
 		msg := "no handler registered for class " + strconv.Quote(p.Class) + " (register one in Go, or run with --exec '" + p.Class + "=command')"
-		s.settle(res, p, &result{fail: s.failure(res, protocol.ExcNoHandler, msg, []string{})}, time.Since(start), log)
-		return
+		return s.settle(res, p, &result{fail: s.failure(res, protocol.ExcNoHandler, msg, []string{})}, time.Since(start), log)
 	}
 	job := &Job{Queue: res.Queue, Class: p.Class, ID: p.ID, Args: p.Args, Payload: res.Payload,
 		WorkerID: s.id, Attempt: p.FailCount + 1, view: p}
@@ -129,10 +144,10 @@ func (s *slot) run(res rdb.ClaimResult) {
 	if err != nil && errors.Is(cause, errShutdown) {
 		if _, isResched := asReschedule(err); !isResched {
 			s.interrupted(res, err)
-			return
+			return nil
 		}
 	}
-	s.settle(res, p, s.classify(res, p, err, cause), time.Since(start), log)
+	return s.settle(res, p, s.classify(res, p, err, cause), time.Since(start), log)
 }
 
 // result is a job's end before it is written.
@@ -214,16 +229,16 @@ func (s *slot) failure(res rdb.ClaimResult, exc, msg string, bt []string) *proto
 
 // settle writes a job's end (retrying while Redis is unreachable) and
 // reports it.
-func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took time.Duration, log zerolog.Logger) {
+func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took time.Duration, log zerolog.Logger) *rdb.ClaimResult {
 	w := s.w
 	if s.isSettled() {
-		return
+		return nil
 	}
 	if r.kind == "" {
 		r.kind = rdb.OutcomeFail
 	}
 	now := w.cfg.Now()
-	o := rdb.Outcome{Kind: r.kind, Processing: took, Now: now, JobID: p.ID, Status: jobStatus(p, r.kind)}
+	o := rdb.Outcome{Seq: res.Seq, Kind: r.kind, Processing: took, Now: now, JobID: p.ID, Status: jobStatus(p, r.kind)}
 	switch r.kind {
 	case rdb.OutcomeFail:
 		o.Entry = r.fail.Encode()
@@ -251,16 +266,27 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 			o.Push, _ = protocol.DelayedItem(res.Payload, res.Queue)
 		}
 	}
+	var next *rdb.ClaimResult
+	inDoubt := false // an attempt failed after it may have run
 	err := w.retryRedis(context.Background(), "finish", func(ctx context.Context) error {
-		return w.client.Finish(ctx, s.id, w.cfg.Hostname, res.Queue, o)
+		next = nil
+		ferr, claimed, err := s.finishAndClaim(ctx, res.Queue, o)
+		if err != nil {
+			inDoubt = true
+			return err
+		}
+		next = claimed
+		return ferr
 	})
 	switch {
+	case errors.Is(err, rdb.ErrNotOwned) && inDoubt:
+		// an earlier attempt ran before its reply was lost: the end is recorded
 	case errors.Is(err, rdb.ErrNotOwned):
 		log.Warn().Str("class", p.Class).Msg("job was recovered by another worker while it ran; its result is not recorded")
-		return
+		return next
 	case err != nil:
 		log.Error().Err(err).Str("class", p.Class).Msg("could not record the job's end; it will be recovered and run again")
-		return
+		return nil
 	}
 	ev := log.Info()
 	if o.Kind == rdb.OutcomeFail || o.Kind == rdb.OutcomeRetry {
@@ -284,6 +310,30 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 		}
 		w.cfg.OnFinish(f)
 	}
+	return next
+}
+
+// finishAndClaim records a job's end and, unless the worker is stopping or
+// paused, claims the next job in the same round trip.
+func (s *slot) finishAndClaim(ctx context.Context, queue string, o rdb.Outcome) (finishErr error, next *rdb.ClaimResult, err error) {
+	w := s.w
+	w.claimMu.RLock()
+	defer w.claimMu.RUnlock()
+	if w.loopCtx.Err() == nil && !w.paused.Load() {
+		if queues, qerr := w.queues.current(ctx); qerr == nil && len(queues) > 0 {
+			ferr, res, err := w.client.FinishAndClaim(ctx, s.id, w.cfg.Hostname, queue, o,
+				rdb.ClaimArgs{WorkerID: s.id, Host: w.cfg.Hostname, Queues: queues, Now: w.cfg.Now()})
+			if err != nil {
+				return nil, nil, err
+			}
+			return ferr, &res, nil
+		}
+	}
+	ferr := w.client.Finish(ctx, s.id, w.cfg.Hostname, queue, o)
+	if ferr != nil && !errors.Is(ferr, rdb.ErrNotOwned) {
+		return nil, nil, ferr
+	}
+	return ferr, nil, nil
 }
 
 // dueAt rounds a delay up to whole seconds, the delayed queue's resolution.

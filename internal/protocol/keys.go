@@ -129,3 +129,7 @@ func (k Keys) ParseQueueStat(key string) (host, stat, queue string, ok bool) {
 // JobStatusPrefix is JobStatus(id) without "<id>:status", for the claim
 // script, which learns the id only after the pop.
 func (k Keys) JobStatusPrefix() string { return k.key("job", "") }
+
+// ClaimSeqs is resque-go's hash of worker id to the sequence number of its
+// latest claim: a finish acts only on the claim it was given.
+func (k Keys) ClaimSeqs() string { return k.key("resque-go", "claim_seq") }

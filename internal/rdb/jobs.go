@@ -29,37 +29,53 @@ type ClaimResult struct {
 	// Resumed is set when worker:<id> already held this job: an earlier
 	// claim ran but its reply was lost.
 	Resumed bool
+	// Seq identifies this claim; Finish needs it.
+	Seq string
+}
+
+// claimKeysArgs lays out claim.lua's keys and arguments.
+func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
+	n := len(a.Queues)
+	keys = make([]any, 0, 3+3*n)
+	keys = append(keys, c.keys.PauseAll(), c.keys.Worker(a.WorkerID), c.keys.ClaimSeqs())
+	for _, q := range a.Queues {
+		keys = append(keys, c.keys.Queue(q))
+	}
+	for _, q := range a.Queues {
+		keys = append(keys, c.keys.QueueStat(a.Host, protocol.QueueStatDequeued, q))
+	}
+	for _, q := range a.Queues {
+		keys = append(keys, c.keys.QueueStat(a.Host, protocol.QueueStatQueueTime, q))
+	}
+	args = make([]any, 0, 4+n)
+	args = append(args, protocol.FormatRunAt(a.Now), strconv.FormatInt(a.Now.UnixMilli(), 10), c.keys.JobStatusPrefix(), a.WorkerID)
+	for _, q := range a.Queues {
+		args = append(args, protocol.MarshalString(q))
+	}
+	return keys, args
 }
 
 // Claim pops the first job in priority order and records it in worker:<id>
 // in one step, with the dequeue counters.
 func (c *Client) Claim(ctx context.Context, a ClaimArgs) (ClaimResult, error) {
-	n := len(a.Queues)
-	args := make([]any, 0, 3+3*n+2+n)
-	args = append(args, 2+3*n, c.keys.PauseAll(), c.keys.Worker(a.WorkerID))
-	for _, q := range a.Queues {
-		args = append(args, c.keys.Queue(q))
-	}
-	for _, q := range a.Queues {
-		args = append(args, c.keys.QueueStat(a.Host, protocol.QueueStatDequeued, q))
-	}
-	for _, q := range a.Queues {
-		args = append(args, c.keys.QueueStat(a.Host, protocol.QueueStatQueueTime, q))
-	}
-	args = append(args, protocol.FormatRunAt(a.Now), strconv.FormatInt(a.Now.UnixMilli(), 10), c.keys.JobStatusPrefix())
-	for _, q := range a.Queues {
-		args = append(args, protocol.MarshalString(q))
-	}
-	reply, err := c.evalHot(ctx, c.claim, args...)
+	keys, args := c.claimKeysArgs(a)
+	reply, err := c.evalHot(ctx, c.claim, append(append([]any{len(keys)}, keys...), args...)...)
 	if err != nil {
 		return ClaimResult{}, fmt.Errorf("rdb: claim for %q: %w", a.WorkerID, err)
 	}
+	return parseClaim(a, reply)
+}
+
+func parseClaim(a ClaimArgs, reply any) (ClaimResult, error) {
 	switch v := reply.(type) {
 	case nil:
 		return ClaimResult{Empty: true}, nil
 	case int64:
 		return ClaimResult{Paused: true}, nil
 	case []any:
+		if len(v) != 3 {
+			return ClaimResult{}, fmt.Errorf("rdb: claim reply has %d elements", len(v))
+		}
 		i, err := redis.Int(v[0], nil)
 		if err != nil {
 			return ClaimResult{}, fmt.Errorf("rdb: claim reply: %w", err)
@@ -68,14 +84,21 @@ func (c *Client) Claim(ctx context.Context, a ClaimArgs) (ClaimResult, error) {
 		if err != nil {
 			return ClaimResult{}, fmt.Errorf("rdb: claim reply: %w", err)
 		}
+		seq, err := redis.String(v[2], nil)
+		if err != nil {
+			return ClaimResult{}, fmt.Errorf("rdb: claim reply: %w", err)
+		}
 		if i == 0 {
 			rec, err := protocol.ParseWorkerRecord(body)
 			if err != nil {
 				return ClaimResult{}, fmt.Errorf("rdb: claim: held record of %q: %w", a.WorkerID, err)
 			}
-			return ClaimResult{Queue: rec.Queue, Payload: rec.Payload, Resumed: true}, nil
+			return ClaimResult{Queue: rec.Queue, Payload: rec.Payload, Resumed: true, Seq: seq}, nil
 		}
-		return ClaimResult{Queue: a.Queues[i-1], Payload: body}, nil
+		if i < 1 || i > len(a.Queues) {
+			return ClaimResult{}, fmt.Errorf("rdb: claim reply: queue index %d out of range", i)
+		}
+		return ClaimResult{Queue: a.Queues[i-1], Payload: body, Seq: seq}, nil
 	}
 	return ClaimResult{}, fmt.Errorf("rdb: claim: unexpected reply %T", reply)
 }
@@ -94,6 +117,8 @@ const (
 
 // Outcome is how a job ended, for Finish.
 type Outcome struct {
+	// Seq is the claim being finished (ClaimResult.Seq).
+	Seq        string
 	Kind       OutcomeKind
 	Processing time.Duration
 	// Entry is the failed entry (OutcomeFail) or retries entry (OutcomeRetry).
@@ -110,10 +135,8 @@ type Outcome struct {
 	Now      time.Time
 }
 
-// Finish clears worker:<id> and writes the counters, the failed or retries
-// entry, the re-enqueued payload and the job status of a finished job in one
-// step. It returns ErrNotOwned when worker:<id> was already gone.
-func (c *Client) Finish(ctx context.Context, workerID, host, queue string, o Outcome) error {
+// finishKeysArgs lays out finish.lua's keys and arguments.
+func (c *Client) finishKeysArgs(workerID, host, queue string, o Outcome) (keys, args []any) {
 	k := c.keys
 	if o.Kind == "" {
 		o.Kind = OutcomeOK
@@ -126,10 +149,10 @@ func (c *Client) Finish(ctx context.Context, workerID, host, queue string, o Out
 	if o.Status != "" {
 		statusKey = k.JobStatus(o.JobID)
 	}
-	keys := []any{k.Worker(workerID), k.StatProcessed(), k.StatProcessedWorker(workerID),
+	keys = []any{k.Worker(workerID), k.ClaimSeqs(), k.StatProcessed(), k.StatProcessedWorker(workerID),
 		k.QueueStat(host, protocol.QueueStatProcessingTime, queue),
 		k.QueueStat(host, protocol.QueueStatProcessed, queue), statusKey}
-	var extra []any
+	args = []any{workerID, o.Seq, string(o.Kind), ms, o.Status, o.Now.Unix(), o.Entry}
 	switch o.Kind {
 	case OutcomeFail:
 		keys = append(keys, k.Failed(), k.StatFailed(), k.StatFailedWorker(workerID),
@@ -139,8 +162,7 @@ func (c *Client) Finish(ctx context.Context, workerID, host, queue string, o Out
 		if o.DueAt <= 0 {
 			delayedKey, tsKey = statusKey, statusKey // unused by the script
 		}
-		newWaiting := "0"
-		newStatusKey := statusKey
+		newWaiting, newStatusKey := "0", statusKey
 		if o.NewJobID != "" {
 			newWaiting, newStatusKey = "1", k.JobStatus(o.NewJobID)
 		}
@@ -148,11 +170,21 @@ func (c *Client) Finish(ctx context.Context, workerID, host, queue string, o Out
 			k.QueueStat(host, protocol.QueueStatFailed, queue),
 			k.Retries(), k.StatRetries(), k.QueueStat(host, protocol.QueueStatRetries, queue),
 			k.Queue(queue), k.Queues(), delayedKey, tsKey, k.DelayedSchedule(), newStatusKey)
-		extra = []any{o.Push, o.DueAt, queue, newWaiting, protocol.DelayedMember(o.DueAt)}
+		args = append(args, o.Push, o.DueAt, queue, newWaiting, protocol.DelayedMember(o.DueAt))
 	}
-	args := append([]any{len(keys)}, keys...)
-	args = append(append(args, string(o.Kind), ms, o.Status, o.Now.Unix(), o.Entry), extra...)
-	n, err := redis.Int(c.evalHot(ctx, c.finish, args...))
+	return keys, args
+}
+
+// Finish clears worker:<id> and writes the counters, the failed or retries
+// entry, the re-enqueued payload and the job status of a finished job in one
+// step. It returns ErrNotOwned when worker:<id> no longer holds that claim.
+func (c *Client) Finish(ctx context.Context, workerID, host, queue string, o Outcome) error {
+	keys, args := c.finishKeysArgs(workerID, host, queue, o)
+	n, err := redis.Int(c.evalHot(ctx, c.finish, append(append([]any{len(keys)}, keys...), args...)...))
+	return finishResult(workerID, n, err)
+}
+
+func finishResult(workerID string, n int, err error) error {
 	if err != nil {
 		return fmt.Errorf("rdb: finish for %q: %w", workerID, err)
 	}
@@ -160,6 +192,33 @@ func (c *Client) Finish(ctx context.Context, workerID, host, queue string, o Out
 		return ErrNotOwned
 	}
 	return nil
+}
+
+// FinishAndClaim is Finish followed by Claim in one step and one round
+// trip. finishErr is Finish's result (nil or ErrNotOwned); err reports a
+// failed call, after which it is safe to call FinishAndClaim again with the
+// same arguments: a finish that already ran is not repeated, and a job
+// claimed meanwhile is returned again (Resumed).
+func (c *Client) FinishAndClaim(ctx context.Context, workerID, host, queue string, o Outcome, a ClaimArgs) (finishErr error, res ClaimResult, err error) {
+	fk, fa := c.finishKeysArgs(workerID, host, queue, o)
+	ck, ca := c.claimKeysArgs(a)
+	args := make([]any, 0, 3+len(fk)+len(ck)+len(fa)+len(ca))
+	args = append(args, len(fk)+len(ck))
+	args = append(append(args, fk...), ck...)
+	args = append(append(append(args, len(fk), len(fa)), fa...), ca...)
+	reply, err := redis.Values(c.evalHot(ctx, c.finishClaim, args...))
+	if err != nil {
+		return nil, ClaimResult{}, fmt.Errorf("rdb: finish and claim for %q: %w", workerID, err)
+	}
+	if len(reply) != 2 {
+		return nil, ClaimResult{}, fmt.Errorf("rdb: finish and claim: reply has %d elements", len(reply))
+	}
+	n, _ := redis.Int(reply[0], nil)
+	if n == 0 {
+		finishErr = ErrNotOwned
+	}
+	res, err = parseClaim(a, reply[1])
+	return finishErr, res, err
 }
 
 // Requeue pushes a job a slot holds back to the head of its queue and clears

@@ -22,11 +22,26 @@ import (
 var scriptFS embed.FS
 
 func loadScript(name string, keys int) *redis.Script {
+	return redis.NewScript(keys, scriptSource(name))
+}
+
+func scriptSource(name string) string {
 	src, err := scriptFS.ReadFile("scripts/" + name)
 	if err != nil {
 		panic("rdb: missing embedded script " + name) // a build error, not a runtime one
 	}
-	return redis.NewScript(keys, string(src))
+	return string(src)
+}
+
+// scriptBody is a script written as a local function plus a last line
+// "return <fn>(KEYS, ARGV)", without that line, for composing scripts.
+func scriptBody(name, fn string) string {
+	src := strings.TrimRight(scriptSource(name), "\n")
+	last := "return " + fn + "(KEYS, ARGV)"
+	if !strings.HasSuffix(src, last) {
+		panic("rdb: script " + name + " does not end with " + last)
+	}
+	return strings.TrimSuffix(src, last)
 }
 
 // Options configures a Client. Zero values mean the documented defaults.
@@ -49,9 +64,9 @@ type Client struct {
 	keys    protocol.Keys
 	timeout time.Duration
 
-	claim, finish, requeue, register, unregister, prune *redis.Script
-	delayed                                             delayedScripts
-	failed                                              failedScripts
+	claim, finish, finishClaim, requeue, register, unregister, prune *redis.Script
+	delayed                                                          delayedScripts
+	failed                                                           failedScripts
 }
 
 // ErrNotOwned is returned when a slot's worker:<id> record is gone: the job
@@ -120,15 +135,17 @@ func New(opt Options) (*Client, error) {
 		},
 	}
 	return &Client{
-		pool:       pool,
-		keys:       protocol.NewKeys(opt.Namespace),
-		timeout:    opt.ReadTimeout,
-		claim:      loadScript("claim.lua", -1),
-		finish:     loadScript("finish.lua", -1),
+		pool:    pool,
+		keys:    protocol.NewKeys(opt.Namespace),
+		timeout: opt.ReadTimeout,
+		claim:   loadScript("claim.lua", -1),
+		finish:  loadScript("finish.lua", -1),
+		finishClaim: redis.NewScript(-1, scriptBody("finish.lua", "finish")+scriptBody("claim.lua", "claim")+
+			scriptSource("finish_claim.lua")),
 		requeue:    loadScript("requeue.lua", 2),
 		register:   loadScript("register.lua", 4),
-		unregister: loadScript("unregister.lua", 7),
-		prune:      loadScript("prune.lua", 11),
+		unregister: loadScript("unregister.lua", 8),
+		prune:      loadScript("prune.lua", 12),
 	}, nil
 }
 

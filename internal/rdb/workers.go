@@ -40,7 +40,7 @@ func (c *Client) Unregister(ctx context.Context, workerID string) error {
 	n, err := redis.Int(c.eval(ctx, c.unregister,
 		k.Workers(), k.Worker(workerID), k.WorkerStarted(workerID),
 		k.StatProcessedWorker(workerID), k.StatFailedWorker(workerID),
-		k.Heartbeats(), k.WorkerIntervals(), workerID))
+		k.Heartbeats(), k.WorkerIntervals(), k.ClaimSeqs(), workerID))
 	if err != nil {
 		return fmt.Errorf("rdb: unregister %q: %w", workerID, err)
 	}
@@ -163,7 +163,7 @@ func (c *Client) Prune(ctx context.Context, a PruneArgs) (PruneResult, error) {
 		k.Workers(), k.Worker(a.WorkerID), k.WorkerStarted(a.WorkerID),
 		k.StatProcessedWorker(a.WorkerID), k.StatFailedWorker(a.WorkerID),
 		k.Heartbeats(), k.WorkerIntervals(), queueKey, recKey, k.Failed(),
-		k.QueueStat(a.Host, protocol.QueueStatFailed, a.Queue),
+		k.QueueStat(a.Host, protocol.QueueStatFailed, a.Queue), k.ClaimSeqs(),
 		a.WorkerID, a.Heartbeat, a.Record, a.Payload, a.MaxRecoveries, a.Failure,
 		int(recoveryTTL.Seconds())))
 	if err != nil {

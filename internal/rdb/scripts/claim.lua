@@ -2,13 +2,19 @@
 --
 -- KEYS[1]          pause-all-workers
 -- KEYS[2]          worker:<id>
--- KEYS[3..2+n]     queue:<q_i>, in priority order
--- KEYS[3+n..2+2n]  queuestat:<host>:dequeued:<q_i>
--- KEYS[3+2n..2+3n] queuestat:<host>:queue_time:<q_i>
+-- KEYS[3]          resque-go claim-sequence hash (field: worker id)
+-- KEYS[4..3+n]     queue:<q_i>, in priority order
+-- KEYS[4+n..3+2n]  queuestat:<host>:dequeued:<q_i>
+-- KEYS[4+2n..3+3n] queuestat:<host>:queue_time:<q_i>
 -- ARGV[1]          run_at (already formatted, ASCII)
 -- ARGV[2]          now, Unix milliseconds
 -- ARGV[3]          job status key prefix, "<ns>:job:" (see below)
--- ARGV[4..3+n]     queue names, JSON-encoded by the caller
+-- ARGV[4]          worker id
+-- ARGV[5..4+n]     queue names, JSON-encoded by the caller
+--
+-- Every claim increments the worker's claim sequence; finish.lua acts only
+-- on the claim it was given, so a finish retried after a lost reply never
+-- touches a job claimed since.
 --
 -- Job status (protocol.md 5): a job with an "id" gets its status set to
 -- running here, in the same step as the claim. The key <prefix><id>:status
@@ -18,62 +24,73 @@
 -- Returns:
 --   -1                 every worker is paused (pause-all-workers is "true")
 --   nil                no queue had a job
---   {0, record}        worker:<id> already held a job (an earlier claim whose
+--   {0, record, seq}   worker:<id> already held a job (an earlier claim whose
 --                      reply was lost): the record is returned and kept
---   {i, payload}       popped payload from queue i (1-based); worker:<id> set
-local pause = redis.call('GET', KEYS[1])
-if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
-  return -1
-end
-local held = redis.call('GET', KEYS[2])
-if held then
-  return {0, held}
-end
-local n = (#KEYS - 2) / 3
-for i = 1, n do
-  local payload = redis.call('LPOP', KEYS[2 + i])
-  if payload then
-    -- Embed the payload as is when it is a JSON object, else as a JSON string,
-    -- so worker:<id> stays valid JSON for resque-web whatever was queued.
-    local embed
-    local decoded
-    if string.match(payload, '^%s*{') then
-      local ok, v = pcall(cjson.decode, payload)
-      if ok and type(v) == 'table' then
-        embed = payload
-        decoded = v
+--   {i, payload, seq}  popped payload from queue i (1-based); worker:<id> set
+--
+-- The body is the function claim(KEYS, ARGV) so finish_claim.lua can reuse it.
+local function claim(KEYS, ARGV)
+  local pause = redis.call('GET', KEYS[1])
+  if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
+    return -1
+  end
+  local held = redis.call('GET', KEYS[2])
+  if held then
+    local seq = redis.call('HGET', KEYS[3], ARGV[4])
+    if not seq then
+      seq = tostring(redis.call('HINCRBY', KEYS[3], ARGV[4], 1))
+    end
+    return {0, held, seq}
+  end
+  local n = (#KEYS - 3) / 3
+  for i = 1, n do
+    local payload = redis.call('LPOP', KEYS[3 + i])
+    if payload then
+      -- Embed the payload as is when it is a JSON object, else as a JSON string,
+      -- so worker:<id> stays valid JSON for resque-web whatever was queued.
+      local embed
+      local decoded
+      if string.match(payload, '^%s*{') then
+        local ok, v = pcall(cjson.decode, payload)
+        if ok and type(v) == 'table' then
+          embed = payload
+          decoded = v
+        end
       end
-    end
-    if not embed then
-      embed = cjson.encode(payload)
-    end
-    redis.call('SET', KEYS[2], '{"queue":' .. ARGV[3 + i] .. ',"run_at":"' .. ARGV[1] .. '","payload":' .. embed .. '}')
-    redis.call('INCRBY', KEYS[2 + n + i], 1)
-    if decoded and type(decoded['queue_time']) == 'number' then
-      local waited = math.floor(tonumber(ARGV[2]) - decoded['queue_time'] * 1000)
-      if waited < 0 then waited = 0 end
-      redis.call('INCRBY', KEYS[2 + 2 * n + i], waited)
-    end
-    if decoded and (type(decoded['id']) == 'string' or type(decoded['id']) == 'number') then
-      local now = math.floor(tonumber(ARGV[2]) / 1000)
-      local skey = ARGV[3] .. tostring(decoded['id']) .. ':status'
-      if decoded['isMonitored'] == true then
-        -- resque-v3 string statuses
-        redis.call('SET', skey, '{"status":"running","updated":' .. now .. '}', 'EX', 86400)
-      else
-        -- php-resque integer statuses, only when the producer asked for tracking
-        local cur = redis.call('GET', skey)
-        if cur then
-          local ok, st = pcall(cjson.decode, cur)
-          if ok and type(st) == 'table' and type(st['status']) == 'number' then
-            st['status'] = 2
-            st['updated'] = now
-            redis.call('SET', skey, cjson.encode(st), 'KEEPTTL')
+      if not embed then
+        embed = cjson.encode(payload)
+      end
+      redis.call('SET', KEYS[2], '{"queue":' .. ARGV[4 + i] .. ',"run_at":"' .. ARGV[1] .. '","payload":' .. embed .. '}')
+      redis.call('INCRBY', KEYS[3 + n + i], 1)
+      local seq = redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
+      if decoded and type(decoded['queue_time']) == 'number' then
+        local waited = math.floor(tonumber(ARGV[2]) - decoded['queue_time'] * 1000)
+        if waited < 0 then waited = 0 end
+        redis.call('INCRBY', KEYS[3 + 2 * n + i], waited)
+      end
+      if decoded and (type(decoded['id']) == 'string' or type(decoded['id']) == 'number') then
+        local now = math.floor(tonumber(ARGV[2]) / 1000)
+        local skey = ARGV[3] .. tostring(decoded['id']) .. ':status'
+        if decoded['isMonitored'] == true then
+          -- resque-v3 string statuses
+          redis.call('SET', skey, '{"status":"running","updated":' .. now .. '}', 'EX', 86400)
+        else
+          -- php-resque integer statuses, only when the producer asked for tracking
+          local cur = redis.call('GET', skey)
+          if cur then
+            local ok, st = pcall(cjson.decode, cur)
+            if ok and type(st) == 'table' and type(st['status']) == 'number' then
+              st['status'] = 2
+              st['updated'] = now
+              redis.call('SET', skey, cjson.encode(st), 'KEEPTTL')
+            end
           end
         end
       end
+      return {i, payload, tostring(seq)}
     end
-    return {i, payload}
   end
+  return nil
 end
-return nil
+
+return claim(KEYS, ARGV)

@@ -11,6 +11,7 @@
 -- KEYS[9]  recovery counter of the held payload (any key when none)
 -- KEYS[10] failed
 -- KEYS[11] queuestat:<host>:failed:<q>
+-- KEYS[12] resque-go claim-sequence hash
 -- ARGV[1]  worker id
 -- ARGV[2]  heartbeat value the caller judged dead ("" = none)
 -- ARGV[3]  worker:<id> value the caller read ("" = idle)
@@ -48,4 +49,5 @@ redis.call('SREM', KEYS[1], ARGV[1])
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 redis.call('HDEL', KEYS[6], ARGV[1])
 redis.call('HDEL', KEYS[7], ARGV[1])
+redis.call('HDEL', KEYS[12], ARGV[1])
 return result

@@ -7,6 +7,7 @@
 -- KEYS[5] stat:failed:<id>
 -- KEYS[6] workers:heartbeat
 -- KEYS[7] resque-go heartbeat-interval hash
+-- KEYS[8] resque-go claim-sequence hash
 -- ARGV[1] worker id
 --
 -- Returns 1, or 0 (nothing removed) when worker:<id> still holds a job:
@@ -18,4 +19,5 @@ redis.call('SREM', KEYS[1], ARGV[1])
 redis.call('DEL', KEYS[3], KEYS[4], KEYS[5])
 redis.call('HDEL', KEYS[6], ARGV[1])
 redis.call('HDEL', KEYS[7], ARGV[1])
+redis.call('HDEL', KEYS[8], ARGV[1])
 return 1
