@@ -282,7 +282,7 @@ func TestPoolQuitFinishesJobs(t *testing.T) {
 	started, done := filepath.Join(dir, "started"), filepath.Join(dir, "done")
 	cfg := writeFile(t, dir, "pool.yml", fmt.Sprintf(`
 handlers:
-  "*": {exec: "echo x >> %s; sleep 1; { cat; echo; } >> %s"}
+  "*": {exec: "echo x >> %s; sleep 1; printf '%%s\\n' \"$(cat)\" >> %s"}
 workers: [{queues: q, processes: 2}]
 `, started, done))
 	a, b := enqueue(t, ns, "q", "[1]"), enqueue(t, ns, "q", "[2]")
