@@ -155,11 +155,9 @@ func TestPublisherRecordExpiresWhenProcessDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	killed := time.Now()
+	// The PTTL checked above bounds how long the record outlives its process;
+	// here it must actually go (no wall-clock assertion).
 	eventually(t, "the dead process's record to expire", 10*time.Second, func() bool { _, ok := e.get(key); return !ok })
-	if d := time.Since(killed); d > 5*time.Second {
-		t.Errorf("record expired %v after the kill, want about 3 intervals (%v)", d, 3*iv)
-	}
 }
 
 func TestPublisherStopsWithContext(t *testing.T) {
