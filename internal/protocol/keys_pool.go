@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -19,22 +18,9 @@ func (k Keys) PoolManager(host string, pid int) string {
 // PoolManagerPattern matches every pool status record (for SCAN).
 func (k Keys) PoolManagerPattern() string { return k.key("resque-go", "pool", "*") }
 
-// ParsePoolManager splits a pool status key into host and pid. Host names
-// have no ":" (they are the first part of worker ids).
+// ParsePoolManager splits a pool status key into host and pid.
 func (k Keys) ParsePoolManager(key string) (host string, pid int, ok bool) {
-	rest, ok := strings.CutPrefix(key, k.key("resque-go", "pool", ""))
-	if !ok {
-		return "", 0, false
-	}
-	host, pidStr, ok := strings.Cut(rest, ":")
-	if !ok || host == "" {
-		return "", 0, false
-	}
-	pid, err := strconv.Atoi(pidStr)
-	if err != nil || pid <= 0 {
-		return "", 0, false
-	}
-	return host, pid, true
+	return k.parseHostPID("pool", key)
 }
 
 // PoolRecord is the JSON value of a pool status record (Keys.PoolManager).

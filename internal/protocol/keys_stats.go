@@ -15,10 +15,15 @@ func (k Keys) Process(host string, pid int) string {
 // ProcessPattern matches every runtime record (for SCAN).
 func (k Keys) ProcessPattern() string { return k.key("resque-go", "process", "*") }
 
-// ParseProcess splits a runtime record key into host and pid. Host names have
-// no ":" (they are the first part of worker ids), so the pid is the last part.
+// ParseProcess splits a runtime record key into host and pid.
 func (k Keys) ParseProcess(key string) (host string, pid int, ok bool) {
-	rest, ok := strings.CutPrefix(key, k.key("resque-go", "process", ""))
+	return k.parseHostPID("process", key)
+}
+
+// parseHostPID splits <ns>:resque-go:<kind>:<host>:<pid> into host and pid.
+// Host names have no ":" (they are the first part of worker ids).
+func (k Keys) parseHostPID(kind, key string) (host string, pid int, ok bool) {
+	rest, ok := strings.CutPrefix(key, k.key("resque-go", kind, ""))
 	if !ok {
 		return "", 0, false
 	}
