@@ -12,6 +12,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/stats"
 )
 
 // ReadStatus returns the status records of every running pool manager (of
@@ -73,7 +74,7 @@ func RenderStatus(w io.Writer, recs []Record) error {
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d running\t%s\n", poolName(r), r.Config, r.Format, r.State,
-			duration(r.UpdatedAt.Sub(r.StartedAt)), bytesIEC(r.RSSBytes), pct(r.CPUPercent), running, len(r.Children),
+			stats.FormatDuration(r.UpdatedAt.Sub(r.StartedAt)), stats.FormatBytes(r.RSSBytes), stats.FormatPercent(r.CPUPercent), running, len(r.Children),
 			r.UpdatedAt.UTC().Format(time.RFC3339))
 	}
 	_ = tw.Flush()
@@ -84,11 +85,11 @@ func RenderStatus(w io.Writer, recs []Record) error {
 		for _, c := range r.Children {
 			pid, up, rss, cpu := "-", "-", "-", "-"
 			if c.PID > 0 {
-				pid, up, rss, cpu = strconv.Itoa(c.PID), duration(time.Duration(c.UptimeS*float64(time.Second))), bytesIEC(c.RSSBytes), pct(c.CPUPercent)
+				pid, up, rss, cpu = strconv.Itoa(c.PID), stats.FormatDuration(time.Duration(c.UptimeS*float64(time.Second))), stats.FormatBytes(c.RSSBytes), stats.FormatPercent(c.CPUPercent)
 			}
 			last := c.LastExit
 			if c.RestartAt != nil {
-				last += fmt.Sprintf(" (restart in %s)", duration(c.RestartAt.Sub(r.UpdatedAt)))
+				last += fmt.Sprintf(" (restart in %s)", stats.FormatDuration(c.RestartAt.Sub(r.UpdatedAt)))
 			}
 			if last == "" {
 				last = "-"
@@ -102,36 +103,3 @@ func RenderStatus(w io.Writer, recs []Record) error {
 }
 
 func poolName(r Record) string { return r.Host + ":" + strconv.Itoa(r.PID) }
-
-func pct(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
-
-// bytesIEC shows a byte count in KiB, MiB or GiB with one decimal.
-func bytesIEC(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return strconv.FormatUint(n, 10) + " B"
-	}
-	v, suffix := float64(n)/unit, "KiB"
-	for _, s := range []string{"MiB", "GiB", "TiB"} {
-		if v < unit {
-			break
-		}
-		v, suffix = v/unit, s
-	}
-	return fmt.Sprintf("%.1f %s", v, suffix)
-}
-
-// duration shows d in at most two units: 42s, 5m07s, 2h03m, 3d04h.
-func duration(d time.Duration) string {
-	secs := int64(max(0, d).Round(time.Second) / time.Second)
-	switch {
-	case secs < 60:
-		return fmt.Sprintf("%ds", secs)
-	case secs < 3600:
-		return fmt.Sprintf("%dm%02ds", secs/60, secs%60)
-	case secs < 86400:
-		return fmt.Sprintf("%dh%02dm", secs/3600, secs%3600/60)
-	default:
-		return fmt.Sprintf("%dd%02dh", secs/86400, secs%86400/3600)
-	}
-}

@@ -194,15 +194,20 @@ func millis(avg float64, n int64) string {
 	return strconv.FormatFloat(avg, 'f', 1, 64) + "ms"
 }
 
-func pct(f float64) string     { return strconv.FormatFloat(f, 'f', 1, 64) }
+func pct(f float64) string     { return FormatPercent(f) }
 func loadAvg(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
 
 func seconds(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) + "s" }
 
 func slots(busy, total int) string { return strconv.Itoa(busy) + "/" + strconv.Itoa(total) }
 
-// bytesIEC shows a byte count in KiB, MiB or GiB with one decimal.
-func bytesIEC(n uint64) string {
+// FormatPercent shows a percentage with one decimal.
+func FormatPercent(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
+
+func bytesIEC(n uint64) string { return FormatBytes(n) }
+
+// FormatBytes shows a byte count in KiB, MiB or GiB with one decimal.
+func FormatBytes(n uint64) string {
 	const unit = 1024
 	if n < unit {
 		return strconv.FormatUint(n, 10) + " B"
@@ -237,7 +242,13 @@ func since(now, t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
-	secs := int64(max(0, now.Sub(t)).Round(time.Second) / time.Second)
+	return FormatDuration(now.Sub(t))
+}
+
+// FormatDuration shows d in at most two units: 42s, 5m07s, 2h03m, 3d04h
+// (0s for a negative d, which a skewed clock can give).
+func FormatDuration(d time.Duration) string {
+	secs := int64(max(0, d).Round(time.Second) / time.Second)
 	switch {
 	case secs < 60:
 		return fmt.Sprintf("%ds", secs)
