@@ -35,12 +35,13 @@ type Metrics struct {
 	jobs     *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	wait     *prometheus.HistogramVec
-	server   *http.Server
+	httpServer
 }
 
 // New builds the collectors.
 func New(cfg Config) *Metrics {
 	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry()}
+	m.httpServer.log = cfg.Logger
 	m.jobs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "resque_jobs_total", Help: "Jobs finished by this process, by queue, class and outcome (ok, fail, retry, reschedule, discard, requeued).",
 	}, []string{"queue", "class", "outcome"})
@@ -95,28 +96,39 @@ func healthz(c *rdb.Client) http.HandlerFunc {
 
 // Serve listens on addr in the background; Close stops it. It returns the
 // address it listens on (useful with port 0).
-func (m *Metrics) Serve(addr string) (string, error) {
+func (m *Metrics) Serve(addr string) (string, error) { return m.httpServer.serve(addr, m.Handler()) }
+
+// Close stops the server started by Serve.
+func (m *Metrics) Close() error { return m.httpServer.close() }
+
+// httpServer is the HTTP side both Metrics and PoolServer share.
+type httpServer struct {
+	server *http.Server
+	log    *zerolog.Logger
+}
+
+func (h *httpServer) serve(addr string, handler http.Handler) (string, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", err
 	}
-	m.server = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	h.server = &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+	srv := h.server
 	go func() {
-		if err := m.server.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) && m.cfg.Logger != nil {
-			m.cfg.Logger.Error().Err(err).Msg("metrics server failed")
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) && h.log != nil {
+			h.log.Error().Err(err).Msg("metrics server failed")
 		}
 	}()
 	return l.Addr().String(), nil
 }
 
-// Close stops the server started by Serve.
-func (m *Metrics) Close() error {
-	if m.server == nil {
+func (h *httpServer) close() error {
+	if h.server == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	return m.server.Shutdown(ctx)
+	return h.server.Shutdown(ctx)
 }
 
 // liveCollector reads queue lengths and slot use at scrape time.

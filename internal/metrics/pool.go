@@ -1,11 +1,7 @@
 package metrics
 
 import (
-	"context"
-	"errors"
-	"net"
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -22,7 +18,7 @@ type PoolServer struct {
 	client *rdb.Client
 	status func() pool.Status
 	reg    *prometheus.Registry
-	server *http.Server
+	httpServer
 }
 
 // NewPool builds the manager's collectors.
@@ -67,26 +63,7 @@ func (p *PoolServer) Handler() http.Handler {
 }
 
 // Serve listens on addr in the background and returns the bound address.
-func (p *PoolServer) Serve(addr string) (string, error) {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", err
-	}
-	p.server = &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := p.server.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return
-		}
-	}()
-	return l.Addr().String(), nil
-}
+func (p *PoolServer) Serve(addr string) (string, error) { return p.httpServer.serve(addr, p.Handler()) }
 
 // Close stops the server.
-func (p *PoolServer) Close() error {
-	if p.server == nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	return p.server.Shutdown(ctx)
-}
+func (p *PoolServer) Close() error { return p.httpServer.close() }
