@@ -12,20 +12,12 @@ import (
 // SetPoolRecord writes the status record of the pool manager host/pid,
 // expiring after ttl (PX, so sub-second test intervals keep their ratio).
 func (c *Client) SetPoolRecord(ctx context.Context, host string, pid int, value []byte, ttl time.Duration) error {
-	key := c.keys.PoolManager(host, pid)
-	if _, err := c.do(ctx, "SET", key, value, "PX", max(ttl.Milliseconds(), 1)); err != nil {
-		return fmt.Errorf("rdb: set pool record %q: %w", key, err)
-	}
-	return nil
+	return c.setRecord(ctx, "pool record", c.keys.PoolManager(host, pid), value, ttl)
 }
 
 // DeletePoolRecord removes the status record of the pool manager host/pid.
 func (c *Client) DeletePoolRecord(ctx context.Context, host string, pid int) error {
-	key := c.keys.PoolManager(host, pid)
-	if _, err := c.do(ctx, "DEL", key); err != nil {
-		return fmt.Errorf("rdb: del pool record %q: %w", key, err)
-	}
-	return nil
+	return c.deleteRecord(ctx, "pool record", c.keys.PoolManager(host, pid))
 }
 
 // PoolRecords returns the value of every pool status record, by key, sorted

@@ -12,22 +12,26 @@ import (
 // SetProcessRecord writes the runtime record of host/pid, expiring after ttl.
 // PX rather than EX so that sub-second intervals (tests) keep their ratio.
 func (c *Client) SetProcessRecord(ctx context.Context, host string, pid int, value []byte, ttl time.Duration) error {
-	ms := ttl.Milliseconds()
-	if ms < 1 {
-		ms = 1
-	}
-	key := c.keys.Process(host, pid)
-	if _, err := c.do(ctx, "SET", key, value, "PX", ms); err != nil {
-		return fmt.Errorf("rdb: set runtime record %q: %w", key, err)
-	}
-	return nil
+	return c.setRecord(ctx, "runtime record", c.keys.Process(host, pid), value, ttl)
 }
 
 // DeleteProcessRecord removes the runtime record of host/pid.
 func (c *Client) DeleteProcessRecord(ctx context.Context, host string, pid int) error {
-	key := c.keys.Process(host, pid)
+	return c.deleteRecord(ctx, "runtime record", c.keys.Process(host, pid))
+}
+
+// setRecord writes a self-expiring record (PX, so sub-second test intervals
+// keep their ratio).
+func (c *Client) setRecord(ctx context.Context, what, key string, value []byte, ttl time.Duration) error {
+	if _, err := c.do(ctx, "SET", key, value, "PX", max(ttl.Milliseconds(), 1)); err != nil {
+		return fmt.Errorf("rdb: set %s %q: %w", what, key, err)
+	}
+	return nil
+}
+
+func (c *Client) deleteRecord(ctx context.Context, what, key string) error {
 	if _, err := c.do(ctx, "DEL", key); err != nil {
-		return fmt.Errorf("rdb: del runtime record %q: %w", key, err)
+		return fmt.Errorf("rdb: del %s %q: %w", what, key, err)
 	}
 	return nil
 }
