@@ -229,8 +229,10 @@ func (l *loop) exited(ex exitEvent) {
 	pid, uptime := sl.pid, now.Sub(sl.startedAt)
 	sl.cmd, sl.pid, sl.metrics = nil, 0, 0
 	sl.lastExit = describeExit(ex.err)
-	s.pruner.request(pid)
+	// Report the exit before asking for the pruning pass, so the pass's event
+	// always follows it.
 	s.emit(Event{Kind: EventExited, PID: pid, Queues: sl.set.Queues, Err: ex.err})
+	s.pruner.request(pid)
 	if sl.retiring || l.mode != StateRunning {
 		s.log.Info().Int("child_pid", pid).Str("queues", sl.set.Queues).Str("exit", sl.lastExit).Msg("child stopped")
 		if sl.retiring {
