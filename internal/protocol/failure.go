@@ -109,7 +109,7 @@ func ParseWorkerRecord(v []byte) (WorkerRecord, error) {
 	if len(r.Payload) > 0 && r.Payload[0] == '"' {
 		var s string
 		if err := json.Unmarshal(r.Payload, &s); err == nil {
-			rec.Payload = []byte(s)
+			rec.Payload = UnembedPayload(s)
 		}
 	}
 	if rec.Queue == "" {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/resque-go/resque-go/fixtures"
 	"github.com/resque-go/resque-go/internal/protocol"
@@ -181,11 +182,20 @@ func TestFailureEncodeGarbagePayload(t *testing.T) {
 			t.Errorf("exception = %q", e.Exception)
 		}
 	}
-	// Invalid UTF-8 outside a JSON object still gives valid JSON (each run of
-	// bad bytes becomes one U+FFFD).
-	got := protocol.Failure{Payload: []byte("a\xff\xfeb")}.Encode()
-	if !json.Valid(got) || !bytes.Contains(got, []byte(`"payload":"a`+"\uFFFD"+`b"`)) {
-		t.Errorf("entry = %q", got)
+	// Invalid UTF-8, inside a JSON object or not, gives an entry that strict
+	// readers parse (valid UTF-8 JSON) with the original bytes recoverable.
+	for _, raw := range []string{"a\xff\xfeb", "{\"class\":\"A\",\"args\":[\"caf\xe9\"]}"} {
+		got := protocol.Failure{Payload: []byte(raw), Error: "bad \xff byte"}.Encode()
+		if !json.Valid(got) || !utf8.Valid(got) {
+			t.Fatalf("entry = %q is not valid UTF-8 JSON", got)
+		}
+		var e struct{ Payload, Error string }
+		if err := json.Unmarshal(got, &e); err != nil {
+			t.Fatal(err)
+		}
+		if back := protocol.UnembedPayload(e.Payload); string(back) != raw {
+			t.Errorf("payload %q came back as %q", raw, back)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -54,6 +55,12 @@ func DecodePayload(raw []byte) (*Payload, error) {
 	if trimmed[0] != '{' {
 		return p, fmt.Errorf("%w: payload is not a JSON object: %s", ErrBadPayload, excerpt(raw))
 	}
+	if at := invalidUTF8At(raw); at >= 0 {
+		// Ruby's and PHP's JSON parsers refuse such a payload, and Go would
+		// silently turn the bytes into U+FFFD: the job's data is not what
+		// its producer meant, so it is not run.
+		return p, fmt.Errorf("%w: payload is not valid UTF-8 (bad byte 0x%02x at offset %d): %s", ErrBadPayload, raw[at], at, excerpt(raw))
+	}
 	if err := json.Unmarshal(trimmed, &p.Fields); err != nil {
 		return p, fmt.Errorf("%w: payload is not valid JSON (%v): %s", ErrBadPayload, err, excerpt(raw))
 	}
@@ -65,6 +72,9 @@ func DecodePayload(raw []byte) (*Payload, error) {
 		return p, fmt.Errorf("%w: payload \"class\" is not a non-empty string: %s", ErrBadPayload, excerpt(raw))
 	}
 	if a, ok := p.Fields["args"]; ok && !bytes.Equal(a, []byte("null")) {
+		if a[0] != '[' && a[0] != '{' {
+			return p, fmt.Errorf("%w: payload \"args\" is not an array or object: %s", ErrBadPayload, excerpt(raw))
+		}
 		p.Args = a
 	}
 	p.ID = optString(p.Fields["id"])
@@ -84,6 +94,35 @@ func DecodePayload(raw []byte) (*Payload, error) {
 		p.IsMonitored = string(m) == "true"
 	}
 	return p, nil
+}
+
+// invalidUTF8At returns the offset of the first byte of raw that is not
+// part of valid UTF-8, or -1.
+func invalidUTF8At(raw []byte) int {
+	if utf8.Valid(raw) {
+		return -1
+	}
+	for i := 0; i < len(raw); {
+		r, n := utf8.DecodeRune(raw[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// RubyShaped reports whether the payload has no fields but class, args and
+// queue: the shape Ruby Resque and node-resque write. Such a job keeps its
+// bytes through retries and the delayed queue, so that resque-scheduler,
+// resque-web and Ruby workers see exactly what they would have written.
+func (p *Payload) RubyShaped() bool {
+	for name := range p.Fields {
+		if name != "class" && name != "args" && name != "queue" {
+			return false
+		}
+	}
+	return true
 }
 
 // optString returns the JSON string in raw, or "" for anything else. Numeric
@@ -222,12 +261,35 @@ func MarshalString(s string) []byte {
 // (a failed entry, a worker record): the bytes themselves when they are a
 // valid JSON object, otherwise a JSON string holding them, so that a garbage
 // payload never corrupts the document that carries it.
+//
+// Bytes that are not valid UTF-8 cannot travel inside JSON (strict readers
+// reject the whole document); such a payload is embedded as a string
+// holding InvalidUTF8Prefix and the bytes in standard base64, so nothing is
+// lost and every reader can parse the entry.
 func EmbedPayload(raw []byte) []byte {
+	if !utf8.Valid(raw) {
+		return MarshalString(InvalidUTF8Prefix + base64.StdEncoding.EncodeToString(raw))
+	}
 	t := bytes.TrimSpace(raw)
 	if len(t) > 0 && t[0] == '{' && json.Valid(t) {
 		return t
 	}
-	return MarshalString(strings.ToValidUTF8(string(raw), "\uFFFD"))
+	return MarshalString(string(raw))
+}
+
+// InvalidUTF8Prefix starts the embedded form of a payload that is not valid
+// UTF-8: the rest is the original bytes in standard base64.
+const InvalidUTF8Prefix = "base64:"
+
+// UnembedPayload reverses EmbedPayload for a payload that was embedded as a
+// string: the base64 form gives back the original bytes.
+func UnembedPayload(s string) []byte {
+	if rest, ok := strings.CutPrefix(s, InvalidUTF8Prefix); ok {
+		if b, err := base64.StdEncoding.DecodeString(rest); err == nil && !utf8.Valid(b) {
+			return b
+		}
+	}
+	return []byte(s)
 }
 
 // parseUnixSeconds reads a queue_time: a JSON number, or a decimal number in

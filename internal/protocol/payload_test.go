@@ -164,11 +164,6 @@ func TestDecodePayloadShapes(t *testing.T) {
 			want: want{class: "A"},
 		},
 		{
-			name: "args scalar kept as is",
-			raw:  `{"class":"A","args":"x"}`,
-			want: want{class: "A", args: `"x"`},
-		},
-		{
 			name: "whitespace kept in Raw and args",
 			raw:  " {\n \"class\" : \"A\" , \"args\" : [ 1 , \"\\/\" ] }\n",
 			want: want{class: "A", args: `[ 1 , "\/" ]`},
@@ -342,6 +337,13 @@ func TestDecodePayloadBad(t *testing.T) {
 		{"array class", `{"class":["A"]}`, `"class" is not a non-empty string`},
 		{"object class", `{"class":{"name":"A"}}`, `"class" is not a non-empty string`},
 		{"bool class", `{"class":true}`, `"class" is not a non-empty string`},
+		// Ruby's Job#args would wrap a scalar and run the job with other
+		// arguments than the producer wrote: refuse instead.
+		{"string args", `{"class":"A","args":"notarray"}`, `"args" is not an array or object`},
+		{"number args", `{"class":"A","args":5}`, `"args" is not an array or object`},
+		{"bool args", `{"class":"A","args":true}`, `"args" is not an array or object`},
+		{"invalid utf8 in a string", "{\"class\":\"A\",\"args\":[\"caf\xe9\"]}", "not valid UTF-8 (bad byte 0xe9 at offset 25)"},
+		{"invalid utf8 in class", "{\"class\":\"\xff\"}", "not valid UTF-8 (bad byte 0xff at offset 10)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -640,15 +642,23 @@ func TestEmbedPayload(t *testing.T) {
 		{"array", `[1,2]`, `"[1,2]"`},
 		{"json string", `"A"`, `"\"A\""`},
 		{"truncated object", `{"class":"A"`, `"{\"class\":\"A\""`},
-		{"invalid utf8", "\xffgarbage", "\"\uFFFDgarbage\""},
+		{"invalid utf8", "\xffgarbage", `"base64:/2dhcmJhZ2U="`},
+		{"invalid utf8 inside an object", "{\"class\":\"\xff\"}", `"base64:eyJjbGFzcyI6Iv8ifQ=="`},
 	}
 	for _, tt := range tests {
 		got := protocol.EmbedPayload([]byte(tt.raw))
 		if string(got) != tt.want {
 			t.Errorf("%s: EmbedPayload(%q) = %s, want %s", tt.name, tt.raw, got, tt.want)
 		}
-		if !json.Valid(got) {
-			t.Errorf("%s: EmbedPayload(%q) = %s is not valid JSON", tt.name, tt.raw, got)
+		if !json.Valid(got) || !utf8.Valid(got) {
+			t.Errorf("%s: EmbedPayload(%q) = %s is not valid UTF-8 JSON", tt.name, tt.raw, got)
+		}
+		// whatever was embedded as a string comes back byte for byte
+		var s string
+		if json.Unmarshal(got, &s) == nil {
+			if back := protocol.UnembedPayload(s); string(back) != tt.raw && strings.TrimSpace(tt.raw) == tt.raw {
+				t.Errorf("%s: UnembedPayload(%s) = %q, want %q", tt.name, got, back, tt.raw)
+			}
 		}
 	}
 }
