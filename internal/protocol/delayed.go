@@ -58,14 +58,19 @@ func DelayedItem(payload []byte, queue string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// PromotedPayload is the payload a delayed item becomes when it is due: the
-// item without queue, plus id (when absent) and queue_time.
+// PromotedPayload is the payload a delayed item becomes when it is due.
+// An item with no fields but class, args and queue (what resque-scheduler
+// writes, and what resque-go writes for a Ruby-shaped job) is promoted as
+// resque-scheduler does: {"class","args"}, nothing added. Any other item is
+// a job with fields of its own (resque-v3, php-resque): every field is kept,
+// queue included (resque-v3 reads it for retries and reports), with a fresh
+// queue_time and an id when it had none.
 func PromotedPayload(item []byte, now time.Time) (payload []byte, queue string, err error) {
 	members, err := objectMembers(item)
 	if err != nil {
 		return nil, "", err
 	}
-	hasID := false
+	hasID, rubyShaped := false, true
 	for _, m := range members {
 		switch m.name {
 		case "queue":
@@ -75,19 +80,22 @@ func PromotedPayload(item []byte, now time.Time) (payload []byte, queue string, 
 		case "id":
 			hasID = true
 		}
+		if m.name != "class" && m.name != "args" && m.name != "queue" {
+			rubyShaped = false
+		}
 	}
 	if queue == "" {
 		return nil, "", fmt.Errorf("%w: delayed item has no queue", ErrBadPayload)
 	}
-	out, err := WithoutField(item, "queue")
-	if err != nil {
-		return nil, "", err
+	if rubyShaped {
+		out, err := WithoutField(item, "queue")
+		return out, queue, err
 	}
 	set := [][2]string{{"queue_time", FormatQueueTime(now)}}
 	if !hasID {
 		set = [][2]string{{"id", string(MarshalString(NewJobID()))}, set[0]}
 	}
-	out, err = WithFields(out, set...)
+	out, err := WithFields(item, set...)
 	return out, queue, err
 }
 
