@@ -97,7 +97,7 @@ func (e Entry) payloadBytes() []byte {
 	if len(p) > 0 && p[0] == '"' {
 		var s string
 		if json.Unmarshal(p, &s) == nil {
-			return []byte(s)
+			return protocol.UnembedPayload(s)
 		}
 	}
 	return p
@@ -239,7 +239,7 @@ func (s *Store) Get(ctx context.Context, index int64) (Entry, error) {
 // place when present, else appended, as Ruby does) and the original
 // payload bytes are pushed to its queue. Ruby pushes a re-encoded
 // {"class","args"}; resque-go pushes the bytes the producer wrote, so ids and
-// extra fields survive. If the list moved, the entry is found by its bytes;
+// extra fields survive, less failCount: the job gets a fresh attempt budget. If the list moved, the entry is found by its bytes;
 // ErrGone when it is no longer there (removed, or changed by someone else).
 func (s *Store) Retry(ctx context.Context, e Entry) error {
 	_, err := s.retry(ctx, e, e.Index)
@@ -255,7 +255,13 @@ func (s *Store) retry(ctx context.Context, e Entry, at int64) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("failure: entry %d: %w", e.Index, err)
 	}
-	idx, err := s.c.RetryFailed(ctx, e.Raw, max(at, 0), retried, e.payloadBytes(), e.Queue)
+	// An operator's retry starts a fresh attempt budget: no failCount in the
+	// payload, no attempt counter left for its class and args.
+	payload, digest := protocol.FreshAttempts(e.payloadBytes()), ""
+	if p, err := protocol.DecodePayload(payload); err == nil {
+		digest = protocol.AttemptsDigest(p.Class, p.Args)
+	}
+	idx, err := s.c.RetryFailed(ctx, e.Raw, max(at, 0), retried, payload, e.Queue, digest)
 	if err != nil {
 		return 0, err
 	}

@@ -16,7 +16,7 @@ type failedScripts struct {
 
 func (c *Client) failedScripts() *failedScripts {
 	c.failed.once.Do(func() {
-		c.failed.retry = loadScript("failed_retry.lua", 3)
+		c.failed.retry = loadScript("failed_retry.lua", 4)
 		c.failed.remove = loadScript("failed_remove.lua", 1)
 	})
 	return &c.failed
@@ -27,10 +27,16 @@ const removedSentinel = "\x00resque-go:removed\x00"
 
 // RetryFailed marks the entry read at index with its retried form and
 // pushes payload to queue, in one step, if the entry is still in the list
-// (found by its bytes if it moved). It returns the index it changed, or -1.
-func (c *Client) RetryFailed(ctx context.Context, entry []byte, index int64, retried, payload []byte, queue string) (int64, error) {
+// (found by its bytes if it moved), and clears the job's attempt counter
+// (attempts: its AttemptsDigest, "" when it has none). It returns the index
+// it changed, or -1.
+func (c *Client) RetryFailed(ctx context.Context, entry []byte, index int64, retried, payload []byte, queue, attempts string) (int64, error) {
 	k := c.keys
-	n, err := redis.Int64(c.eval(ctx, c.failedScripts().retry, k.Failed(), k.Queue(queue), k.Queues(),
+	attemptsKey := k.Attempts(attempts)
+	if attempts == "" {
+		attemptsKey = k.Attempts("none") // never written: DEL of it is a no-op
+	}
+	n, err := redis.Int64(c.eval(ctx, c.failedScripts().retry, k.Failed(), k.Queue(queue), k.Queues(), attemptsKey,
 		entry, index, retried, payload, queue))
 	if err != nil {
 		return 0, fmt.Errorf("rdb: retry failed entry %d: %w", index, err)

@@ -5,10 +5,11 @@
 -- KEYS[1] failed
 -- KEYS[2] queue:<q> of the entry
 -- KEYS[3] queues
+-- KEYS[4] resque-go attempts counter of the job (class + args)
 -- ARGV[1] the entry's bytes as the caller read them
 -- ARGV[2] the index it was read at
 -- ARGV[3] the entry with retried_at set
--- ARGV[4] the payload to push
+-- ARGV[4] the payload to push (without failCount: a fresh attempt budget)
 -- ARGV[5] queue name
 --
 -- Returns the index changed, or -1 when the entry is no longer in the list.
@@ -23,4 +24,5 @@ end
 redis.call('LSET', KEYS[1], idx, ARGV[3])
 redis.call('RPUSH', KEYS[2], ARGV[4])
 redis.call('SADD', KEYS[3], ARGV[5])
+redis.call('DEL', KEYS[4])
 return idx
