@@ -4,6 +4,8 @@ package rdb
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"embed"
 	"errors"
 	"fmt"
@@ -46,8 +48,10 @@ func scriptBody(name, fn string) string {
 
 // Options configures a Client. Zero values mean the documented defaults.
 type Options struct {
-	// URL is redis://[:password@]host:port[/db], rediss://..., or a bare
-	// host:port (php-resque's REDIS_BACKEND form). Default 127.0.0.1:6379.
+	// URL is redis://[[user]:password@]host[:port][/db], rediss://..., or a
+	// bare host:port (php-resque's REDIS_BACKEND form). Default
+	// 127.0.0.1:6379. A malformed URL is an error (wrapping ErrBadURL) from
+	// New, never at the first connection.
 	URL string
 	// Namespace is the key prefix; default "resque".
 	Namespace string
@@ -63,6 +67,7 @@ type Client struct {
 	pool    *redis.Pool
 	keys    protocol.Keys
 	timeout time.Duration
+	addr    string // the URL with its password hidden, for messages
 
 	claim, finish, finishClaim, requeue, register, unregister, prune *redis.Script
 	delayed                                                          delayedScripts
@@ -73,38 +78,240 @@ type Client struct {
 // was recovered by a pruner (or an earlier attempt of the same call ran).
 var ErrNotOwned = errors.New("rdb: worker no longer holds the job")
 
-// NormalizeURL turns the accepted address forms into a redis:// URL.
-func NormalizeURL(raw string) (string, error) {
+// ErrBadURL is wrapped by every error about a malformed Redis URL. The
+// messages show the URL through RedactURL only.
+var ErrBadURL = errors.New("rdb: bad redis url")
+
+// ErrRefused matches (errors.Is) a ConnError that retrying cannot fix:
+// Redis answered the connection with an error (bad credentials, a database
+// index out of range...) or TLS failed.
+var ErrRefused = errors.New("rdb: redis refused the connection")
+
+// ConnError is a failure to open a connection. Addr is the URL with its
+// password hidden. Fatal errors (errors.Is(err, ErrRefused)) will fail the
+// same way on every retry; the others (network errors, a server still
+// loading its data) may pass.
+type ConnError struct {
+	Addr  string
+	Err   error
+	Fatal bool
+}
+
+func (e *ConnError) Error() string {
+	if e.Fatal {
+		return fmt.Sprintf("redis at %s refused the connection: %v", e.Addr, e.Err)
+	}
+	return fmt.Sprintf("cannot reach redis at %s: %v", e.Addr, e.Err)
+}
+
+func (e *ConnError) Unwrap() error { return e.Err }
+
+// Is makes a fatal ConnError match ErrRefused.
+func (e *ConnError) Is(target error) bool { return e.Fatal && target == ErrRefused }
+
+// redacted stands in for passwords in messages.
+const redacted = "xxxxx"
+
+// RedactURL hides the password (and any query string) of a Redis URL so the
+// result can go into messages and logs: redis://:secret@h:6379/0 becomes
+// redis://:xxxxx@h:6379/0, redis://user:secret@h becomes
+// redis://user:xxxxx@h (an ACL user name is not a secret), and
+// redis://secret@h (redis-cli's password-only form) becomes redis://xxxxx@h.
+// It works on the text, so a string that does not parse as a URL (a
+// password with an unescaped '#' or '%') is redacted too: everything up to
+// the last '@' of the authority is credentials.
+func RedactURL(s string) string {
+	scheme, rest := "", s
+	if i := strings.Index(s, "://"); i >= 0 {
+		scheme, rest = s[:i+3], s[i+3:]
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		user, _, hasPass := strings.Cut(rest[:at], ":")
+		if !hasPass || strings.ContainsAny(user, "/?#") {
+			user = ""
+		}
+		if hasPass {
+			user += ":"
+		}
+		rest = user + redacted + rest[at:]
+	}
+	if q := strings.IndexAny(rest, "?"); q >= 0 {
+		rest = rest[:q+1] + redacted
+	}
+	return scheme + rest
+}
+
+// endpoint is a parsed Redis URL: what a connection needs.
+type endpoint struct {
+	url      string // normalized, with the password
+	redacted string // normalized, password hidden
+	addr     string // host:port
+	user     string
+	password string
+	db       int
+	tls      bool
+}
+
+// parseURL checks every part of a Redis URL that the connection uses, so a
+// malformed one fails here rather than at each connection attempt.
+func parseURL(raw string) (endpoint, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
-		return "redis://127.0.0.1:6379", nil
+		raw = "redis://127.0.0.1:6379"
 	}
 	if !strings.Contains(raw, "://") {
 		raw = "redis://" + raw
 	}
+	bad := func(why string) (endpoint, error) {
+		return endpoint{}, fmt.Errorf("%w %q: %s", ErrBadURL, RedactURL(raw), why)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Errorf("rdb: redis url %q: %w", raw, err)
+		// url.Parse's own message quotes the URL (password included), so
+		// it is not passed on.
+		return bad("not a valid URL; percent-encode special characters of the password (% as %25, # as %23, / as %2F)")
 	}
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return "", fmt.Errorf("rdb: redis url %q: scheme must be redis or rediss", raw)
+		return bad("scheme must be redis or rediss")
 	}
-	if u.Host == "" {
-		return "", fmt.Errorf("rdb: redis url %q: no host", raw)
+	if u.Opaque != "" || u.Host == "" {
+		return bad("no host (want redis://host:port/db)")
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
+		return bad("query strings are not supported (the password goes before the host: redis://:PASSWORD@host:port/db); a '#' or '?' in the password must be percent-encoded")
 	}
 	if u.Port() == "" && !strings.HasSuffix(u.Host, ":") {
 		u.Host += ":6379"
 	}
 	host, port, err := net.SplitHostPort(u.Host)
 	if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-		return "", fmt.Errorf("rdb: redis url %q: want host:port with a port from 1 to 65535", raw)
+		return bad("want host:port with a port from 1 to 65535")
 	}
-	return u.String(), nil
+	ep := endpoint{addr: net.JoinHostPort(host, port), tls: u.Scheme == "rediss"}
+	if path := strings.TrimPrefix(u.Path, "/"); path != "" {
+		n, err := strconv.Atoi(path)
+		if err != nil || n < 0 || strings.Trim(path, "0123456789") != "" {
+			return bad("the database must be a number (redis://host:port/0)")
+		}
+		ep.db = n
+	}
+	if u.User != nil {
+		ep.user = u.User.Username()
+		if p, ok := u.User.Password(); ok {
+			ep.password = p
+		} else {
+			// redis-cli (and redigo's DialURL) read redis://secret@host as
+			// a password.
+			ep.user, ep.password = "", ep.user
+		}
+	}
+	ep.url = u.String()
+	ep.redacted = RedactURL(ep.url)
+	return ep, nil
 }
 
-// New returns a client; it does not connect until first used.
+// NormalizeURL turns the accepted address forms into a redis:// URL. Its
+// errors wrap ErrBadURL and never show the password.
+func NormalizeURL(raw string) (string, error) {
+	ep, err := parseURL(raw)
+	if err != nil {
+		return "", err
+	}
+	return ep.url, nil
+}
+
+// dial opens a connection and checks that Redis accepts it (AUTH, SELECT,
+// then PING, which answers NOAUTH when a password is missing), so that a
+// refusal surfaces as a ConnError rather than at a later command.
+func (ep endpoint) dial(ctx context.Context, opt Options) (redis.Conn, error) {
+	opts := []redis.DialOption{
+		redis.DialConnectTimeout(opt.DialTimeout),
+		redis.DialReadTimeout(opt.ReadTimeout),
+		redis.DialWriteTimeout(opt.ReadTimeout),
+		redis.DialUseTLS(ep.tls),
+	}
+	if ep.user != "" {
+		opts = append(opts, redis.DialUsername(ep.user))
+	}
+	if ep.password != "" {
+		opts = append(opts, redis.DialPassword(ep.password))
+	}
+	if ep.db != 0 {
+		opts = append(opts, redis.DialDatabase(ep.db))
+	}
+	conn, err := redis.DialContext(ctx, "tcp", ep.addr, opts...)
+	if err == nil {
+		if _, err = redis.DoContext(conn, ctx, "PING"); err != nil {
+			conn.Close()
+		}
+	}
+	if err != nil {
+		return nil, &ConnError{Addr: ep.redacted, Err: err, Fatal: refusesConnection(err)}
+	}
+	return conn, nil
+}
+
+// refusesConnection reports whether a failure to connect will recur on
+// every retry: Redis answered the handshake with an error (wrong password,
+// NOAUTH, a database out of range, an unknown user...) other than one that
+// says "not now", or TLS could not be set up (no TLS on the other side, an
+// untrusted certificate).
+func refusesConnection(err error) bool {
+	var re redis.Error
+	if errors.As(err, &re) {
+		return !isBusyReply(string(re))
+	}
+	var rhe tls.RecordHeaderError
+	var cve *tls.CertificateVerificationError
+	var uae x509.UnknownAuthorityError
+	var hne x509.HostnameError
+	var cie x509.CertificateInvalidError
+	return errors.As(err, &rhe) || errors.As(err, &cve) || errors.As(err, &uae) || errors.As(err, &hne) || errors.As(err, &cie)
+}
+
+// isBusyReply reports whether a Redis error reply means "not now": the
+// server is loading, busy, failing over, or full of clients.
+func isBusyReply(msg string) bool {
+	for _, p := range []string{"LOADING", "BUSY", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOSCRIPT", "ERR max number of clients reached"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// refusalReplies are the error replies, to any command, that say the
+// connection itself is not allowed: they will not pass on a retry.
+var refusalReplies = []string{"NOAUTH", "WRONGPASS", "NOPERM", "ERR invalid password", "ERR AUTH", "ERR Client sent AUTH",
+	"ERR invalid DB index", "ERR DB index is out of range"}
+
+// IsFatal reports whether err means Redis will not serve this client as
+// configured, however often it retries: a malformed URL (ErrBadURL), a
+// refused connection (ErrRefused: bad credentials, database out of range,
+// TLS failure), or a command answered NOAUTH, WRONGPASS, NOPERM or a
+// database-index error. A daemon stops on these instead of retrying.
+func IsFatal(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, ErrBadURL) || errors.Is(err, ErrRefused) {
+		return true
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		for _, p := range refusalReplies {
+			if strings.HasPrefix(string(re), p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// New returns a client; it does not connect until first used. A malformed
+// URL is an error wrapping ErrBadURL.
 func New(opt Options) (*Client, error) {
-	addr, err := NormalizeURL(opt.URL)
+	ep, err := parseURL(opt.URL)
 	if err != nil {
 		return nil, err
 	}
@@ -120,12 +327,7 @@ func New(opt Options) (*Client, error) {
 	pool := &redis.Pool{
 		MaxIdle:     opt.MaxIdle,
 		IdleTimeout: 4 * time.Minute,
-		DialContext: func(ctx context.Context) (redis.Conn, error) {
-			return redis.DialURLContext(ctx, addr,
-				redis.DialConnectTimeout(opt.DialTimeout),
-				redis.DialReadTimeout(opt.ReadTimeout),
-				redis.DialWriteTimeout(opt.ReadTimeout))
-		},
+		DialContext: func(ctx context.Context) (redis.Conn, error) { return ep.dial(ctx, opt) },
 		TestOnBorrow: func(c redis.Conn, t time.Time) error {
 			if time.Since(t) < time.Minute {
 				return nil
@@ -138,16 +340,20 @@ func New(opt Options) (*Client, error) {
 		pool:    pool,
 		keys:    protocol.NewKeys(opt.Namespace),
 		timeout: opt.ReadTimeout,
+		addr:    ep.redacted,
 		claim:   loadScript("claim.lua", -1),
 		finish:  loadScript("finish.lua", -1),
 		finishClaim: redis.NewScript(-1, scriptBody("finish.lua", "finish")+scriptBody("claim.lua", "claim")+
 			scriptSource("finish_claim.lua")),
-		requeue:    loadScript("requeue.lua", 2),
+		requeue:    loadScript("requeue.lua", 3),
 		register:   loadScript("register.lua", 4),
 		unregister: loadScript("unregister.lua", 8),
 		prune:      loadScript("prune.lua", 12),
 	}, nil
 }
+
+// Addr is the server's URL with its password hidden, for messages.
+func (c *Client) Addr() string { return c.addr }
 
 // Keys returns the client's key builder.
 func (c *Client) Keys() protocol.Keys { return c.keys }
@@ -213,20 +419,15 @@ func (c *Client) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 
 // IsTransient reports whether err is worth retrying: a network or timeout
 // error, or a server reply saying the server is not ready (LOADING, BUSY,
-// READONLY...). Error replies caused by the command itself are not.
+// READONLY...). Error replies caused by the command itself are not, nor is
+// anything IsFatal.
 func IsTransient(err error) bool {
-	if err == nil || errors.Is(err, ErrNotOwned) || errors.Is(err, ErrStillBusy) {
+	if err == nil || errors.Is(err, ErrNotOwned) || errors.Is(err, ErrStillBusy) || IsFatal(err) {
 		return false
 	}
 	var re redis.Error
 	if errors.As(err, &re) {
-		msg := string(re)
-		for _, p := range []string{"LOADING", "BUSY", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOSCRIPT"} {
-			if strings.HasPrefix(msg, p) {
-				return true
-			}
-		}
-		return false
+		return isBusyReply(string(re))
 	}
 	return true
 }
