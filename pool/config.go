@@ -63,6 +63,20 @@ type Config struct {
 	Handlers []Handler
 	// Sets are the queue sets in file order.
 	Sets []QueueSet
+
+	// Ignored are the settings of a resque-v3 file that resque-go has no
+	// use for (its log file, statsd, PHP include path), by path: log.path,
+	// statsd. Warning describes them.
+	Ignored []string
+}
+
+// Warning is the one warning a config with ignored settings deserves, ""
+// for none.
+func (c *Config) Warning() string {
+	if len(c.Ignored) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: ignored the resque-v3 settings that resque-go does not use: %s", c.Path, strings.Join(c.Ignored, ", "))
 }
 
 // Handler runs one job class ("*": any class without a handler) through a
@@ -110,10 +124,13 @@ type ConfigError struct {
 	// handlers.MailJob.exec, "high,low".
 	Key string
 	Msg string
+	// Unknown marks a key the format does not have; its message starts
+	// with `unknown key "name"`, which names the key itself.
+	Unknown bool
 }
 
 func (e *ConfigError) Error() string {
-	if e.Key == "" {
+	if e.Key == "" || e.Unknown {
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 	}
 	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Key, e.Msg)
@@ -157,6 +174,7 @@ func Parse(name string, data []byte, opt LoadOptions) (*Config, error) {
 		cfg.Environment = opt.Environment
 		d.decodeResquePool(cfg, root, opt.Environment)
 	}
+	cfg.Ignored = d.ignored
 	if len(d.errs) == 0 {
 		d.errs = append(d.errs, cfg.validate()...)
 	}

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +24,8 @@ const maxErrors = 20
 type decoder struct {
 	file string
 	errs []error
+	// ignored are the resque-v3 settings that do not apply (paths).
+	ignored []string
 }
 
 // field is one key of a mapping.
@@ -117,9 +122,76 @@ func (d *decoder) fields(n *yaml.Node, path string) []field {
 	return out
 }
 
-// unknown reports a key the dialect does not have.
+// unknown reports a key the dialect does not have, with the known key it
+// most likely misspells, or else the keys known at that level.
 func (d *decoder) unknown(f field, path string, known ...string) {
-	d.errorf(f.key, joinPath(path, f.name), "unknown key (known here: %s)", strings.Join(known, ", "))
+	if len(d.errs) >= maxErrors {
+		return
+	}
+	msg := fmt.Sprintf("unknown key %q", f.name)
+	if path != "" {
+		msg += " in " + path
+	}
+	if s := suggest(f.name, known); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	} else {
+		msg += " (known here: " + strings.Join(known, ", ") + ")"
+	}
+	d.errs = append(d.errs, &ConfigError{File: d.file, Line: f.key.Line, Key: joinPath(path, f.name), Msg: msg, Unknown: true})
+}
+
+// ignore records a setting of a resque-v3 file that resque-go has no use
+// for; Parse reports them all in one warning.
+func (d *decoder) ignore(f field, path string) {
+	d.ignored = append(d.ignored, joinPath(path, f.name))
+}
+
+// suggest returns the key of known that name most likely misspells: the
+// same key in another case, or one within two edits (one for short keys);
+// "" when none is that close.
+func suggest(name string, known []string) string {
+	best, bestDist := "", 0
+	for _, k := range known {
+		if strings.EqualFold(name, k) {
+			return k
+		}
+		limit := 2
+		if len(k) <= 4 {
+			limit = 1
+		}
+		if dist := editDistance(strings.ToLower(name), k); dist <= limit && (best == "" || dist < bestDist) {
+			best, bestDist = k, dist
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance: insertions,
+// deletions, substitutions and transpositions of neighbours ("wrokers" is
+// one edit from "workers").
+func editDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
 }
 
 func describe(n *yaml.Node) string {
@@ -233,10 +305,23 @@ func (d *decoder) queueList(n *yaml.Node, path, list string) bool {
 	return true
 }
 
+// Top-level keys of resque-go's format; the resque-v3 style has the same
+// ones with "queues" where resque-go has "workers".
+var ownKeys = []string{"redis", "namespace", "hostname", "log", "fail_retries", "term_timeout", "kill_timeout", "handlers"}
+
+// Top-level keys only a resque-v3 file has. log_level is read; the others
+// configure what resque-go does not do (its own log file, statsd, PHP task
+// includes) and are ignored with a warning. log_level and log_path are the
+// spelling of resque-v3 before 3.2, which later moved them under log.
+var v3OnlyKeys = []string{"log_level", "log_path", "statsd", "task_include_path"}
+
 // detectFormat tells the dialects apart by their top-level keys: "workers"
 // holding a list or mapping is resque-go's format, "queues" holding a
-// mapping the resque-v3 style; anything else is read as a resque-pool file
-// (whose keys are queue lists and environment names).
+// mapping the resque-v3 style. Without either, a file whose top level has a
+// key of those formats (or a near miss of one, such as "wrokers") holding
+// something other than a process count is read in that format, so that the
+// misspelt key is reported as unknown. Anything else is a resque-pool file,
+// whose keys are queue lists and environment names.
 func detectFormat(root *yaml.Node) string {
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], resolve(root.Content[i+1])
@@ -247,21 +332,60 @@ func detectFormat(root *yaml.Node) string {
 			return FormatResqueV3
 		}
 	}
+	own := false
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], resolve(root.Content[i+1])
+		if isCount(v) { // "queue,list": 2
+			continue
+		}
+		switch {
+		case slices.Contains(v3OnlyKeys, k.Value) || suggest(k.Value, []string{"queues"}) != "":
+			return FormatResqueV3
+		case suggest(k.Value, append(append([]string{}, ownKeys...), "workers")) != "":
+			own = true
+		}
+	}
+	if own {
+		return FormatResqueGo
+	}
 	return FormatResquePool
 }
 
-// Top-level keys of resque-go's format (and of the resque-v3 style, which
-// has "queues" where resque-go has "workers").
-var ownKeys = []string{"redis", "namespace", "hostname", "log", "fail_retries", "term_timeout", "kill_timeout", "handlers"}
+// isCount reports whether n is a whole number (a resque-pool process count).
+func isCount(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!int" }
 
 func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
+	v3 := setsKey == "queues"
 	known := append(append([]string{}, ownKeys...), setsKey)
-	sawSets := false
+	if v3 {
+		known = append(known, v3OnlyKeys...)
+	}
+	sawSets, setsMisspelt := false, false
+	var namespaceAt *yaml.Node // where the namespace was given
+	setNamespace := func(n *yaml.Node, path, v string) {
+		if namespaceAt != nil {
+			d.errorf(n, path, "the namespace is already given at line %d", namespaceAt.Line)
+			return
+		}
+		namespaceAt = n
+		cfg.Namespace = strings.TrimSuffix(v, ":")
+	}
+	var levelAt *yaml.Node // where the log level was given
+	setLevel := func(n *yaml.Node, path string) {
+		if levelAt != nil {
+			d.errorf(n, path, "the log level is already given at line %d", levelAt.Line)
+			return
+		}
+		levelAt = n
+		d.logLevel(cfg, n, path)
+	}
 	for _, f := range d.fields(root, "") {
 		p := joinPath("", f.name)
 		switch f.name {
 		case "redis":
-			if v, ok := d.str(f.val, p); ok {
+			if f.val.Kind == yaml.MappingNode {
+				d.decodeRedis(cfg, f.val, p, v3, setNamespace)
+			} else if v, ok := d.str(f.val, p); ok {
 				if err := validRedisURL(v); err != nil {
 					d.errorf(f.val, p, "%s", strings.TrimPrefix(err.Error(), "rdb: "))
 				} else {
@@ -270,7 +394,7 @@ func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
 			}
 		case "namespace":
 			if v, ok := d.str(f.val, p); ok {
-				cfg.Namespace = strings.TrimSuffix(v, ":")
+				setNamespace(f.val, p, v)
 			}
 		case "hostname":
 			if v, ok := d.str(f.val, p); ok {
@@ -281,7 +405,7 @@ func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
 				}
 			}
 		case "log":
-			d.decodeLog(cfg, f.val, p)
+			d.decodeLog(cfg, f.val, p, v3, setLevel)
 		case "fail_retries":
 			if v, ok := d.integer(f.val, p, 1, 1000); ok {
 				cfg.FailRetries = v
@@ -300,38 +424,155 @@ func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
 			sawSets = true
 			d.decodeSets(cfg, f.val, p)
 		default:
-			d.unknown(f, "", known...)
+			switch {
+			case v3 && f.name == "log_level":
+				setLevel(f.val, p)
+			case v3 && slices.Contains(v3OnlyKeys, f.name):
+				d.ignore(f, "")
+			default:
+				setsMisspelt = setsMisspelt || suggest(f.name, known) == setsKey
+				d.unknown(f, "", known...)
+			}
 		}
 	}
-	if !sawSets {
+	if !sawSets && !setsMisspelt {
 		d.errorf(root, setsKey, "missing: list the queue sets to run")
 	}
 }
 
-func (d *decoder) decodeLog(cfg *Config, n *yaml.Node, path string) {
+// Log levels of resque-v3 (PSR-3, upper case in its files) and what they
+// become here.
+var v3Levels = map[string]string{"notice": "info", "warning": "warn", "critical": "error", "alert": "error", "emergency": "error"}
+
+// logLevel reads a level: debug, info, warn or error, or a resque-v3 level.
+func (d *decoder) logLevel(cfg *Config, n *yaml.Node, path string) {
+	v, ok := d.str(n, path)
+	if !ok {
+		return
+	}
+	level := strings.ToLower(v)
+	if mapped, ok := v3Levels[level]; ok {
+		level = mapped
+	}
+	if !oneOf(level, "debug", "info", "warn", "error") {
+		d.errorf(n, path, "%q: want debug, info, warn or error", v)
+		return
+	}
+	cfg.LogLevel = level
+}
+
+// Keys of resque-v3's log section that configure its own log file and
+// logstash fields: ignored.
+var v3LogKeys = []string{"path", "application_name", "system_name", "extra_prefix", "context_prefix", "logstash_version"}
+
+func (d *decoder) decodeLog(cfg *Config, n *yaml.Node, path string, v3 bool, setLevel func(*yaml.Node, string)) {
+	known := []string{"level", "format"}
+	if v3 {
+		known = append(known, v3LogKeys...)
+	}
 	for _, f := range d.fields(n, path) {
 		p := joinPath(path, f.name)
-		v, ok := d.str(f.val, p)
-		if !ok {
-			continue
-		}
 		switch f.name {
 		case "level":
-			if !oneOf(strings.ToLower(v), "debug", "info", "warn", "error") {
-				d.errorf(f.val, p, "%q: want debug, info, warn or error", v)
-			} else {
-				cfg.LogLevel = strings.ToLower(v)
-			}
+			setLevel(f.val, p)
 		case "format":
+			v, ok := d.str(f.val, p)
+			if !ok {
+				continue
+			}
 			if !oneOf(v, "console", "json") {
 				d.errorf(f.val, p, "%q: want console or json", v)
 			} else {
 				cfg.LogFormat = v
 			}
 		default:
-			d.unknown(f, path, "level", "format")
+			if v3 && slices.Contains(v3LogKeys, f.name) {
+				d.ignore(f, path)
+				continue
+			}
+			d.unknown(f, path, known...)
 		}
 	}
+}
+
+// Keys of the redis mapping: resque-v3 writes hostname and port; the rest
+// are the spellings other Resque configs use for the same settings.
+var redisKeys = []string{"hostname", "host", "port", "database", "db", "username", "password", "namespace", "prefix"}
+
+// decodeRedis reads the redis mapping of a resque-v3 file ({hostname,
+// port}) into a URL. Defaults: localhost, 6379, database 0. timeout, which
+// resque-go sets itself, is ignored in a resque-v3 file.
+func (d *decoder) decodeRedis(cfg *Config, n *yaml.Node, path string, v3 bool, setNamespace func(*yaml.Node, string, string)) {
+	host, port, db := "localhost", 6379, 0
+	var user, password string
+	var hostAt, dbAt *field
+	before := len(d.errs)
+	for _, f := range d.fields(n, path) {
+		p := joinPath(path, f.name)
+		switch f.name {
+		case "hostname", "host":
+			if hostAt != nil {
+				d.errorf(f.key, p, "%s is already given: host and hostname are the same setting", hostAt.name)
+				continue
+			}
+			hostAt = &f
+			if v, ok := d.str(f.val, p); ok {
+				host = strings.Trim(v, "[]")
+			}
+		case "port":
+			if v, ok := d.integer(f.val, p, 1, 65535); ok {
+				port = v
+			}
+		case "database", "db":
+			if dbAt != nil {
+				d.errorf(f.key, p, "%s is already given: database and db are the same setting", dbAt.name)
+				continue
+			}
+			dbAt = &f
+			if v, ok := d.integer(f.val, p, 0, 1<<20); ok {
+				db = v
+			}
+		case "username":
+			if v, ok := d.str(f.val, p); ok {
+				user = v
+			}
+		case "password":
+			// A number is a password too (YAML reads 1234 as one).
+			if f.val.Kind == yaml.ScalarNode && f.val.Tag != "!!null" {
+				password = f.val.Value
+			} else {
+				d.errorf(f.val, p, "want a string, got %s", describe(f.val))
+			}
+		case "namespace", "prefix":
+			if v, ok := d.str(f.val, p); ok {
+				setNamespace(f.val, p, v)
+			}
+		default:
+			if v3 && f.name == "timeout" {
+				d.ignore(f, path)
+				continue
+			}
+			d.unknown(f, path, redisKeys...)
+		}
+	}
+	if len(d.errs) > before {
+		return
+	}
+	u := url.URL{Scheme: "redis", Host: net.JoinHostPort(host, strconv.Itoa(port))}
+	if db != 0 {
+		u.Path = "/" + strconv.Itoa(db)
+	}
+	switch {
+	case password != "":
+		u.User = url.UserPassword(user, password)
+	case user != "":
+		u.User = url.User(user)
+	}
+	if err := validRedisURL(u.String()); err != nil {
+		d.errorf(n, path, "%s", strings.TrimPrefix(err.Error(), "rdb: "))
+		return
+	}
+	cfg.Redis = u.String()
 }
 
 func oneOf(v string, options ...string) bool {
