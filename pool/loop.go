@@ -24,16 +24,18 @@ type slot struct {
 	quick     int       // deaths in a row that came before BackoffReset
 	restartAt time.Time // when to start the next process (no process running)
 	lastExit  string
-	retiring  bool // told to QUIT by a reload; not restarted
-	stopping  bool // sent QUIT or TERM
-	metrics   int  // offset of the child's metrics port from Params.MetricsAddr (0: none)
+	reason    string // the last stderr line of the previous process
+	retiring  bool   // told to QUIT by a reload; not restarted
+	stopping  bool   // sent QUIT or TERM
+	metrics   int    // offset of the child's metrics port from Params.MetricsAddr (0: none)
 }
 
 // exitEvent is sent by the goroutine that waits for a child.
 type exitEvent struct {
-	slot *slot
-	cmd  *exec.Cmd
-	err  error
+	slot   *slot
+	cmd    *exec.Cmd
+	err    error
+	reason string // its last stderr line
 }
 
 // loop is the state owned by the supervisor's goroutine.
@@ -196,7 +198,8 @@ func (l *loop) spawn(sl *slot, now time.Time) {
 	}
 	cmd := exec.Command(s.p.Command[0], args...)
 	cmd.Env = append(append([]string{}, s.p.Env...), sl.spec.Env...)
-	cmd.Stdout, cmd.Stderr = s.p.Stdout, s.p.Stderr
+	stderr := newTail(s.p.Stderr)
+	cmd.Stdout, cmd.Stderr = s.p.Stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	// A job's grandchild may hold copied output pipes after the child died.
 	cmd.WaitDelay = 2 * time.Second
@@ -204,7 +207,7 @@ func (l *loop) spawn(sl *slot, now time.Time) {
 		sl.restarts++
 	}
 	if err := cmd.Start(); err != nil {
-		sl.lastExit = "start failed: " + err.Error()
+		sl.lastExit, sl.reason = "start failed: "+err.Error(), ""
 		l.backoff(sl, now, now)
 		s.log.Error().Err(err).Str("queues", sl.set.Queues).Dur("restart_in", sl.restartAt.Sub(now)).Msg("cannot start child")
 		return
@@ -213,8 +216,9 @@ func (l *loop) spawn(sl *slot, now time.Time) {
 	s.log.Info().Int("child_pid", sl.pid).Str("queues", sl.set.Queues).Int("restarts", sl.restarts).Msg("child started")
 	s.emit(Event{Kind: EventStarted, PID: sl.pid, Queues: sl.set.Queues})
 	go func() {
-		err := cmd.Wait()
-		s.exits <- exitEvent{slot: sl, cmd: cmd, err: err}
+		err := cmd.Wait() // returns once the child's stderr is copied
+		stderr.Flush()
+		s.exits <- exitEvent{slot: sl, cmd: cmd, err: err, reason: stderr.Reason()}
 	}()
 }
 
@@ -228,13 +232,13 @@ func (l *loop) exited(ex exitEvent) {
 	now := s.p.Now()
 	pid, uptime := sl.pid, now.Sub(sl.startedAt)
 	sl.cmd, sl.pid, sl.metrics = nil, 0, 0
-	sl.lastExit = describeExit(ex.err)
+	sl.lastExit, sl.reason = describeExit(ex.err), ex.reason
 	// Report the exit before asking for the pruning pass, so the pass's event
 	// always follows it.
-	s.emit(Event{Kind: EventExited, PID: pid, Queues: sl.set.Queues, Err: ex.err})
+	s.emit(Event{Kind: EventExited, PID: pid, Queues: sl.set.Queues, Err: ex.err, Reason: ex.reason})
 	s.pruner.request(pid)
 	if sl.retiring || l.mode != StateRunning {
-		s.log.Info().Int("child_pid", pid).Str("queues", sl.set.Queues).Str("exit", sl.lastExit).Msg("child stopped")
+		s.log.Info().Int("child_pid", pid).Str("queues", sl.set.Queues).Str("exit", sl.lastExit).Str("exit_reason", sl.reason).Msg("child stopped")
 		if sl.retiring {
 			l.remove(sl)
 		}
@@ -249,7 +253,7 @@ func (l *loop) exited(ex exitEvent) {
 	if sl.quick >= s.p.CrashLoop {
 		ev, msg = s.log.Error(), "child is crash-looping; restarting it after its backoff"
 	}
-	ev.Int("child_pid", pid).Str("queues", sl.set.Queues).Str("exit", sl.lastExit).
+	ev.Int("child_pid", pid).Str("queues", sl.set.Queues).Str("exit", sl.lastExit).Str("exit_reason", sl.reason).
 		Dur("uptime", uptime.Round(time.Millisecond)).Int("quick_deaths", sl.quick).
 		Dur("restart_in", sl.restartAt.Sub(now)).Msg(msg)
 }
@@ -391,7 +395,7 @@ func (l *loop) nextWake() (time.Time, bool) {
 func (l *loop) publish() {
 	infos := make([]childInfo, len(l.slots))
 	for i, sl := range l.slots {
-		c := childInfo{queues: sl.set.Queues, pid: sl.pid, restarts: sl.restarts, lastExit: sl.lastExit}
+		c := childInfo{queues: sl.set.Queues, pid: sl.pid, restarts: sl.restarts, lastExit: sl.lastExit, reason: sl.reason}
 		switch {
 		case sl.cmd != nil && (sl.stopping || sl.retiring):
 			c.state = ChildStopping

@@ -91,6 +91,9 @@ func RenderStatus(w io.Writer, recs []Record) error {
 			if c.RestartAt != nil {
 				last += fmt.Sprintf(" (restart in %s)", stats.FormatDuration(c.RestartAt.Sub(r.UpdatedAt)))
 			}
+			if c.PID == 0 && c.LastExitReason != "" { // why the slot waits: its child failed
+				last += ": " + c.LastExitReason
+			}
 			if last == "" {
 				last = "-"
 			}

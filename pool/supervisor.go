@@ -43,8 +43,10 @@ type Params struct {
 	// default os.Environ().
 	Env []string
 	// Stdout and Stderr receive the children's output; default this
-	// process's. Files are passed to the children as they are, so a child
-	// does not depend on the manager to write its logs.
+	// process's. Stdout, when a file, is passed to the children as it is.
+	// Their stderr goes through the manager, whole lines at a time, which
+	// keeps each child's last line: the reason a child that exits gave
+	// (Event.Reason, ChildStatus.LastExitReason, the exit's log event).
 	Stdout, Stderr io.Writer
 	// PID is the manager's pid the children watch; default os.Getpid().
 	PID int
@@ -138,6 +140,8 @@ type Event struct {
 	PID    int
 	Queues string
 	Err    error
+	// Reason is the last line an exited child wrote to stderr.
+	Reason string
 }
 
 // Manager states, as in the status record.
@@ -344,6 +348,7 @@ type childInfo struct {
 	startedAt time.Time
 	restartAt time.Time
 	lastExit  string
+	reason    string
 }
 
 // Status is the supervisor's state as the status record publishes it.
@@ -363,6 +368,8 @@ type ChildStatus struct {
 	StartedAt time.Time // of the current process; zero without one
 	RestartAt time.Time // of a slot in backoff
 	LastExit  string
+	// LastExitReason is the last stderr line of the previous process.
+	LastExitReason string
 }
 
 // Status returns the children as they are now.
@@ -372,7 +379,7 @@ func (s *Supervisor) Status() Status {
 	st := Status{State: s.state, StartedAt: s.started, Children: make([]ChildStatus, len(s.snapshot))}
 	for i, c := range s.snapshot {
 		st.Children[i] = ChildStatus{Slot: i + 1, Queues: c.queues, PID: c.pid, State: c.state,
-			Restarts: c.restarts, StartedAt: c.startedAt, RestartAt: c.restartAt, LastExit: c.lastExit}
+			Restarts: c.restarts, StartedAt: c.startedAt, RestartAt: c.restartAt, LastExit: c.lastExit, LastExitReason: c.reason}
 	}
 	return st
 }

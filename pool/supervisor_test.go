@@ -39,8 +39,10 @@ func testMain(m *testing.M) int {
 
 // fakeChild stands in for `resque-go work`: it records its arguments and the
 // signals it gets in $POOL_FAKE_DIR/<pid>, and behaves by its queue list:
-// "crash" exits 1 at once, "stubborn" ignores QUIT and TERM, any other exits
-// 0 on QUIT or TERM. Like work, it exits when its supervisor is gone.
+// "crash" exits 1 at once, "refused" writes log lines and an unterminated
+// error line to stderr and exits 1, as work does when Redis refuses it,
+// "stubborn" ignores QUIT and TERM, any other exits 0 on QUIT or TERM. Like
+// work, it exits when its supervisor is gone.
 func fakeChild(args []string) int {
 	queues, supervisor := "", 0
 	for i := 0; i+1 < len(args); i++ {
@@ -60,7 +62,12 @@ func fakeChild(args []string) int {
 	}
 	defer log.Close()
 	fmt.Fprintf(log, "args %s\nenv %s\n", strings.Join(args, " "), os.Getenv("REDIS_URL"))
-	if queues == "crash" {
+	switch queues {
+	case "crash":
+		return 1
+	case "refused":
+		fmt.Fprintln(os.Stderr, "\x1b[90m2026-01-02T03:04:05Z\x1b[0m \x1b[33mWRN\x1b[0m no handler registered")
+		fmt.Fprint(os.Stderr, "resque-go: start: redis://:sekret@127.0.0.1:1: NOAUTH Authentication required.")
 		return 1
 	}
 	tick := time.NewTicker(50 * time.Millisecond)

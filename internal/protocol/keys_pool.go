@@ -68,7 +68,14 @@ type PoolChild struct {
 	RestartAt *time.Time `json:"restart_at"`
 	// LastExit describes how the previous process ended ("exit status 1",
 	// "signal: killed"); empty before any.
-	LastExit   string  `json:"last_exit"`
+	LastExit string `json:"last_exit"`
+	// LastExitReason is the last line that process wrote to stderr, the
+	// reason a child that fails at start gives ("resque-go: ..."; the
+	// message and error of a JSON log line), without colours or URL
+	// passwords; empty when it wrote none.
+	LastExitReason string `json:"last_exit_reason"`
+	// RSSBytes and CPUPercent (100 = one core busy) describe the running
+	// process; 0 without one.
 	RSSBytes   uint64  `json:"rss_bytes"`
 	CPUPercent float64 `json:"cpu_percent"`
 }
