@@ -1,0 +1,491 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/redistest"
+)
+
+// readmeUntested lists the commands of README.md's ```sh blocks that this
+// test does not run, and why. Any other command that is not resque-go fails
+// the test, so a new example is either run here or listed here.
+var readmeUntested = map[string]string{
+	"go build -o resque-go .": "TestMain has built the binary the other examples run",
+	"make test":               "the whole suite; this test is part of it",
+	"go run ./examples/custom": "builds a second binary (slow); TestCustomBinaryGoHandler runs " +
+		"examples/custom's enqueue and work the same way",
+}
+
+// readmeLine is one command of a ```sh block.
+type readmeLine struct {
+	line int    // 1-based line number in README.md
+	text string // as written, comment stripped
+}
+
+// readmeBlocks returns the commands of every ```sh block and the bodies of
+// the ```yaml blocks, in file order.
+func readmeBlocks(t *testing.T, path string) (cmds []readmeLine, yamls []string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	lang, inBlock, n := "", false, 0
+	var body strings.Builder
+	var pending *readmeLine
+	for sc.Scan() {
+		n++
+		raw := sc.Text()
+		trimmed := strings.TrimSpace(raw)
+		if strings.HasPrefix(trimmed, "```") {
+			if !inBlock {
+				inBlock, lang = true, strings.TrimPrefix(trimmed, "```")
+				body.Reset()
+				switch lang {
+				case "bash", "shell", "console", "zsh":
+					t.Errorf("README.md:%d: shell example in a ```%s block: mark it ```sh so this test runs it", n, lang)
+				}
+				continue
+			}
+			if pending != nil {
+				t.Errorf("README.md:%d: command ends with a line continuation", pending.line)
+				pending = nil
+			}
+			if lang == "yaml" {
+				yamls = append(yamls, body.String())
+			}
+			inBlock = false
+			continue
+		}
+		if !inBlock {
+			continue
+		}
+		body.WriteString(raw + "\n")
+		if lang != "sh" {
+			continue
+		}
+		text := stripComment(raw)
+		if pending != nil {
+			pending.text += " " + strings.TrimSpace(text)
+		} else if strings.TrimSpace(text) != "" {
+			pending = &readmeLine{line: n, text: strings.TrimSpace(text)}
+		}
+		if pending != nil {
+			if cont, ok := strings.CutSuffix(pending.text, `\`); ok {
+				pending.text = strings.TrimSpace(cont)
+				continue
+			}
+			cmds = append(cmds, *pending)
+			pending = nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cmds, yamls
+}
+
+// stripComment drops a shell comment: a # that starts a word outside quotes.
+func stripComment(s string) string {
+	var quote rune
+	prev := ' '
+	for i, r := range s {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '\'' || r == '"':
+			quote = r
+		case r == '#' && (prev == ' ' || prev == '\t'):
+			return s[:i]
+		}
+		prev = r
+	}
+	return s
+}
+
+// shellWords splits a simple command as sh would: words separated by blanks,
+// '...' and "..." quoting, backslash escapes. It refuses what it does not run
+// (pipes, lists, redirections, substitutions, unquoted globs), so that a
+// README example it passes is one plain command.
+func shellWords(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case r == '\'':
+			j := i + 1
+			for j < len(rs) && rs[j] != '\'' {
+				j++
+			}
+			if j == len(rs) {
+				return nil, errors.New("unterminated '")
+			}
+			cur.WriteString(string(rs[i+1 : j]))
+			inWord, i = true, j
+		case r == '"':
+			j := i + 1
+			for ; j < len(rs) && rs[j] != '"'; j++ {
+				switch rs[j] {
+				case '$', '`':
+					return nil, fmt.Errorf("%q inside \"...\" (substitution) is not run by this test", rs[j])
+				case '\\':
+					if j+1 < len(rs) && strings.ContainsRune(`"\$`+"`", rs[j+1]) {
+						j++
+					}
+				}
+				cur.WriteRune(rs[j])
+			}
+			if j == len(rs) {
+				return nil, errors.New(`unterminated "`)
+			}
+			inWord, i = true, j
+		case r == '\\':
+			if i+1 < len(rs) {
+				i++
+				cur.WriteRune(rs[i])
+				inWord = true
+			}
+		case strings.ContainsRune("|&;<>()$`*?[]{}~", r):
+			return nil, fmt.Errorf("unquoted %q: the test runs plain commands only (quote it, or list the command in readmeUntested)", r)
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+// TestReadmeExamples runs every command of README.md's ```sh blocks, in
+// order, as a user would from the repository root: the real binary, the job
+// scripts of examples/jobs, the README's YAML block saved as resque.yml, all
+// against the test redis-server in a namespace of its own (REDIS_URL and
+// RESQUE_NAMESPACE in the environment stand in for 127.0.0.1:6379 and
+// "resque"). Commands that end by themselves must exit 0. Commands that run
+// until stopped are stopped as the README says once they have done their
+// work: `work` with QUIT when its queues are drained, `pool` with QUIT when
+// its children are up, `stats --watch` with INT after its first screen; they
+// too must exit 0.
+func TestReadmeExamples(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds, yamls := readmeBlocks(t, filepath.Join(root, "README.md"))
+	if len(cmds) < 10 {
+		t.Fatalf("found only %d commands in README.md's ```sh blocks", len(cmds))
+	}
+	// The README says to save its one YAML block as resque.yml.
+	if len(yamls) != 1 {
+		t.Fatalf("README.md has %d ```yaml blocks; the test saves exactly one as resque.yml", len(yamls))
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(root, "examples"), filepath.Join(dir, "examples")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "resque.yml"), []byte(yamls[0]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ns := redistest.Namespace(t)
+	r := &readmeRunner{t: t, dir: dir, ns: ns, c: client(t, ns)}
+	var untested []string
+	for _, cmd := range cmds {
+		where := fmt.Sprintf("README.md:%d: %s", cmd.line, cmd.text)
+		words, err := shellWords(cmd.text)
+		if err != nil {
+			t.Errorf("%s: %v", where, err)
+			continue
+		}
+		var env []string
+		for len(words) > 0 && isAssignment(words[0]) {
+			env, words = append(env, words[0]), words[1:]
+		}
+		if len(words) == 0 {
+			continue
+		}
+		var args []string
+		switch {
+		case words[0] == "./resque-go" || words[0] == "resque-go":
+			args = words[1:]
+		case len(words) >= 3 && words[0] == "go" && words[1] == "run" && words[2] == ".":
+			args = words[3:] // `go run .` builds the binary TestMain built
+		default:
+			reason, ok := untestedReason(words)
+			if !ok {
+				t.Errorf("%s: not a resque-go command; run it in this test or list it in readmeUntested", where)
+				continue
+			}
+			untested = append(untested, fmt.Sprintf("%s (%s)", where, reason))
+			continue
+		}
+		r.run(where, env, args)
+		if t.Failed() {
+			break // later examples build on this one
+		}
+	}
+	for _, u := range untested {
+		t.Logf("not run: %s", u)
+	}
+}
+
+func isAssignment(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for i, r := range name {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func untestedReason(words []string) (string, bool) {
+	for prefix, reason := range readmeUntested {
+		p := strings.Fields(prefix)
+		if len(words) >= len(p) && strings.Join(words[:len(p)], " ") == prefix {
+			return reason, true
+		}
+	}
+	return "", false
+}
+
+// readmeRunner runs README commands in one namespace, in order.
+type readmeRunner struct {
+	t   *testing.T
+	dir string
+	ns  string
+	c   *rdb.Client
+}
+
+func (r *readmeRunner) command(ctx context.Context, env, args []string) (*exec.Cmd, *syncBuffer) {
+	// A README command that names a Redis is pointed at the test server.
+	args = append([]string(nil), args...)
+	for i, a := range args {
+		if a == "--redis" && i+1 < len(args) {
+			args[i+1] = redisURL
+		} else if strings.HasPrefix(a, "--redis=") {
+			args[i] = "--redis=" + redisURL
+		}
+	}
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Dir = r.dir
+	cmd.Env = append(append(os.Environ(), "REDIS_URL="+redisURL, "RESQUE_NAMESPACE="+r.ns), env...)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.WaitDelay = time.Second
+	return cmd, out
+}
+
+func (r *readmeRunner) run(where string, env, args []string) {
+	t := r.t
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd, out := r.command(ctx, env, args)
+	ready, sig := r.untilStopped(env, args)
+	if ready == nil {
+		if err := cmd.Run(); err != nil {
+			t.Errorf("%s: %v\n%s", where, err, out.String())
+			return
+		}
+		t.Logf("ran %s", where)
+		return
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", where, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.Now().Add(15 * time.Second)
+	for !ready(cmd.Process.Pid, out) {
+		select {
+		case err := <-done:
+			t.Errorf("%s: exited before it was stopped (%v)\n%s", where, err, out.String())
+			return
+		case <-time.After(20 * time.Millisecond): // bounded poll
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s: not ready within 15 s\n%s", where, out.String())
+			_ = cmd.Process.Kill()
+			<-done
+			return
+		}
+	}
+	_ = cmd.Process.Signal(sig)
+	if err := <-done; err != nil {
+		t.Errorf("%s: after %v: %v\n%s", where, sig, err, out.String())
+		return
+	}
+	t.Logf("ran %s (stopped with %v)", where, sig)
+}
+
+// untilStopped says whether a command runs until it is stopped; if so it
+// returns when it has done what the README shows and the signal that stops
+// it the way the README says.
+func (r *readmeRunner) untilStopped(env, args []string) (ready func(pid int, out *syncBuffer) bool, sig syscall.Signal) {
+	if len(args) == 0 || hasFlag(args, "--help", "-h") {
+		return nil, 0
+	}
+	switch args[0] {
+	case "work":
+		spec := flagValue(args, "--queues", "-q")
+		for _, e := range env {
+			if v, ok := strings.CutPrefix(e, "QUEUES="); ok && spec == "" {
+				spec = v
+			} else if v, ok := strings.CutPrefix(e, "QUEUE="); ok && spec == "" {
+				spec = v
+			}
+		}
+		return func(pid int, _ *syncBuffer) bool { return r.workerDrained(pid, spec) }, syscall.SIGQUIT
+	case "pool":
+		if len(args) > 1 && (args[1] == "check" || args[1] == "status") {
+			return nil, 0
+		}
+		return func(pid int, _ *syncBuffer) bool { return r.poolUp(pid) }, syscall.SIGQUIT
+	case "stats":
+		if hasFlag(args, "--watch", "-w") {
+			return func(_ int, out *syncBuffer) bool { return out.String() != "" }, syscall.SIGINT
+		}
+	}
+	return nil, 0
+}
+
+// workerDrained: the process registered its worker ids, the queues it
+// watches are empty, and none of its slots holds a job.
+func (r *readmeRunner) workerDrained(pid int, spec string) bool {
+	ctx := context.Background()
+	k := r.c.Keys()
+	ids, err := r.c.Do(ctx, "SMEMBERS", k.Workers())
+	if err != nil {
+		return false
+	}
+	registered := false
+	for _, id := range strs(ids) {
+		wid, err := protocol.ParseWorkerID(id)
+		if err != nil || wid.PID != pid {
+			continue
+		}
+		registered = true
+		if held, err := r.c.Do(ctx, "EXISTS", k.Worker(id)); err != nil || held.(int64) != 0 {
+			return false
+		}
+	}
+	if !registered {
+		return false
+	}
+	qs, err := protocol.ParseQueueSpec(spec)
+	if err != nil {
+		r.t.Errorf("work -q %q: %v", spec, err)
+		return true
+	}
+	known, err := r.c.Do(ctx, "SMEMBERS", k.Queues())
+	if err != nil {
+		return false
+	}
+	for _, q := range qs.Expand(strs(known)) {
+		n, err := r.c.Do(ctx, "LLEN", k.Queue(q))
+		if err != nil || n.(int64) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// poolUp: the manager published its status record and every child it lists
+// has registered its worker ids.
+func (r *readmeRunner) poolUp(pid int) bool {
+	ctx := context.Background()
+	k := r.c.Keys()
+	keys, err := r.c.Do(ctx, "KEYS", k.PoolManagerPattern())
+	if err != nil {
+		return false
+	}
+	var rec protocol.PoolRecord
+	found := false
+	for _, key := range strs(keys) {
+		if _, p, ok := k.ParsePoolManager(key); ok && p == pid {
+			v, err := r.c.Do(ctx, "GET", key)
+			if err != nil || v == nil {
+				return false
+			}
+			if rec, err = protocol.ParsePoolRecord(v.([]byte)); err != nil {
+				return false
+			}
+			found = true
+		}
+	}
+	if !found || len(rec.Children) == 0 {
+		return false
+	}
+	ids, err := r.c.Do(ctx, "SMEMBERS", k.Workers())
+	if err != nil {
+		return false
+	}
+	pids := map[int]bool{}
+	for _, id := range strs(ids) {
+		if wid, err := protocol.ParseWorkerID(id); err == nil {
+			pids[wid.PID] = true
+		}
+	}
+	for _, c := range rec.Children {
+		if c.PID == 0 || !pids[c.PID] {
+			return false
+		}
+	}
+	return true
+}
+
+func hasFlag(args []string, names ...string) bool {
+	for _, a := range args {
+		for _, n := range names {
+			if a == n || strings.HasPrefix(a, n+"=") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func flagValue(args []string, names ...string) string {
+	for i, a := range args {
+		for _, n := range names {
+			if a == n && i+1 < len(args) {
+				return args[i+1]
+			}
+			if v, ok := strings.CutPrefix(a, n+"="); ok {
+				return v
+			}
+		}
+	}
+	return ""
+}
