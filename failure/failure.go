@@ -259,7 +259,7 @@ func (s *Store) retry(ctx context.Context, e Entry, at int64) (int64, error) {
 	// payload, no attempt counter left for its class and args.
 	payload, digest := protocol.FreshAttempts(e.payloadBytes()), ""
 	if p, err := protocol.DecodePayload(payload); err == nil {
-		digest = protocol.AttemptsDigest(p.Class, p.Args)
+		digest = protocol.AttemptsDigest(p)
 	}
 	idx, err := s.c.RetryFailed(ctx, e.Raw, max(at, 0), retried, payload, e.Queue, digest)
 	if err != nil {

@@ -2,7 +2,6 @@ package failure_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/resque-go/resque-go/failure"
@@ -20,7 +19,11 @@ func TestRetryStartsFreshBudget(t *testing.T) {
 	payload := `{"class":"Task","args":{"k":"v"},"queue":"q","failCount":2,"id":"abc"}`
 	entry := protocol.Failure{Payload: []byte(payload), Exception: "E", Error: "boom", Worker: "h:1:q", Queue: "q"}.Encode()
 	push(t, c, k.Failed(), string(entry))
-	digest := protocol.AttemptsDigest("Task", json.RawMessage(`{"k":"v"}`))
+	p, err := protocol.DecodePayload([]byte(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := protocol.AttemptsDigest(p)
 	if _, err := c.Do(ctx, "SET", k.Attempts(digest), "3"); err != nil {
 		t.Fatal(err)
 	}

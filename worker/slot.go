@@ -135,7 +135,7 @@ func (s *slot) run(res rdb.ClaimResult) *rdb.ClaimResult {
 		return s.settle(res, p, &result{fail: s.failure(res, protocol.ExcNoHandler, msg, []string{})}, time.Since(start), log)
 	}
 	job := &Job{Queue: res.Queue, Class: p.Class, ID: p.ID, Args: p.Args, Payload: res.Payload,
-		WorkerID: s.id, Attempt: p.FailCount + 1, view: p}
+		WorkerID: s.id, Attempt: s.failedAttempts(p, res) + 1, view: p}
 	log.Debug().Str("class", p.Class).Str("job_id", p.ID).Int("attempt", job.Attempt).Msg("job started")
 	if w.cfg.Fork != nil {
 		h = forkHandler(*w.cfg.Fork)
@@ -156,6 +156,7 @@ type result struct {
 	fail    *protocol.Failure // fail and retry: the entry's content
 	delay   time.Duration     // retry, reschedule
 	discard string
+	attempt int // fail, retry: the number of the attempt that failed (1 = first)
 }
 
 // classify turns a handler's return into a result, applying the retry policy.
@@ -179,15 +180,34 @@ func (s *slot) classify(res rdb.ClaimResult, p *protocol.Payload, err error, cau
 	}
 	fail := s.failure(res, exc, msg, errorBacktrace(err))
 	policy := w.cfg.policyFor(p.Class)
-	attempt := p.FailCount + 1
+	attempt := s.failedAttempts(p, res) + 1
 	if attempt >= policy.MaxAttempts {
-		return &result{kind: rdb.OutcomeFail, fail: fail}
+		return &result{kind: rdb.OutcomeFail, fail: fail, attempt: attempt}
 	}
 	delay := policy.Backoff.Delay(attempt, w.cfg.Rand)
 	if r, ok := asRetry(err); ok && r.After > 0 {
 		delay = r.After
 	}
-	return &result{kind: rdb.OutcomeRetry, fail: fail, delay: delay}
+	return &result{kind: rdb.OutcomeRetry, fail: fail, delay: delay, attempt: attempt}
+}
+
+// failedAttempts is how many attempts of the job failed before this one: the
+// larger of the payload's failCount (resque-v3) and the attempt counter of a
+// job in Ruby's form, which survives promoters and requeuers that rebuild
+// the job from class and args (resque-scheduler, resque-web). The claim
+// read the counter with the job; only a resumed claim reads it here. When
+// Redis cannot say, the payload's count stands.
+func (s *slot) failedAttempts(p *protocol.Payload, res rdb.ClaimResult) int {
+	n := res.Attempts
+	if n < 0 && res.Resumed && p.RubyShaped() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var err error
+		if n, err = s.w.client.Attempts(ctx, protocol.AttemptsDigest(p)); err != nil {
+			s.w.log.Warn().Err(err).Str("worker_id", s.id).Str("class", p.Class).Msg("cannot read the attempt counter; using the payload's failCount")
+		}
+	}
+	return max(n, p.FailCount)
 }
 
 // invoke runs the handler with the job's context and turns a panic into an
@@ -239,23 +259,37 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 	}
 	now := w.cfg.Now()
 	o := rdb.Outcome{Seq: res.Seq, Kind: r.kind, Processing: took, Now: now, JobID: p.ID, Status: jobStatus(p, r.kind)}
+	if p.Class != "" {
+		// any end but a retry closes the job's attempt count
+		o.Class, o.AttemptsDigest = p.Class, protocol.AttemptsDigest(p)
+	}
 	switch r.kind {
 	case rdb.OutcomeFail:
 		o.Entry = r.fail.Encode()
 	case rdb.OutcomeRetry:
-		id := protocol.NewJobID()
-		next, err := protocol.RetryPayload(res.Payload, p.FailCount+1, id, now)
+		// resque-v3 gives a retry a new id (its status key says "retried" and
+		// the new one "waiting"); php-resque's producer holds the id to read
+		// the job's status, so the id follows the job to its final outcome.
+		id := p.ID
+		if p.IsMonitored || id == "" {
+			id = protocol.NewJobID()
+		}
+		next, err := protocol.RetryOf(p, r.attempt, id, now)
 		if err != nil { // cannot happen for a payload that decoded; never lose the job
 			o.Kind, o.Entry = rdb.OutcomeFail, r.fail.Encode()
 			break
 		}
 		o.Push, r.fail.RetriedBy = next, id
+		if p.RubyShaped() {
+			r.fail.RetriedBy = protocol.RetriedToQueue(res.Queue)
+		}
 		if r.delay > 0 {
 			o.DueAt = dueAt(now, r.delay)
 			r.fail.RetriedBy = protocol.DelayedMember(o.DueAt)
 			o.Push, _ = protocol.DelayedItem(next, res.Queue)
 		}
 		o.Entry = r.fail.Encode()
+		o.Attempts, o.AttemptsTTL = r.attempt, time.Duration(max(o.DueAt-now.Unix(), 0))*time.Second+protocol.AttemptsTTL
 		if p.IsMonitored {
 			o.NewJobID = id
 		}
@@ -279,6 +313,10 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 		return ferr
 	})
 	switch {
+	case errors.Is(err, rdb.ErrRecordRemoved):
+		log.Warn().Str("class", p.Class).Bool("dirty_exit_removed", errors.Is(err, rdb.ErrDirtyExitRemoved)).
+			Msg("another runtime unregistered this worker id while its job ran; the real outcome is recorded and the id registered again")
+		s.reregister()
 	case errors.Is(err, rdb.ErrNotOwned) && inDoubt:
 		// an earlier attempt ran before its reply was lost: the end is recorded
 	case errors.Is(err, rdb.ErrNotOwned):
@@ -313,6 +351,17 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 	return next
 }
 
+// reregister puts the slot's id back in the workers set at once, after
+// another runtime's prune removed it (the heartbeat would only do it later).
+func (s *slot) reregister() {
+	w := s.w
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := w.client.Register(ctx, s.id, w.cfg.Now(), w.cfg.HeartbeatInterval, false); err != nil {
+		w.log.Warn().Err(err).Str("worker_id", s.id).Msg("cannot register again; the next heartbeat will")
+	}
+}
+
 // finishAndClaim records a job's end and, unless the worker is stopping or
 // paused, claims the next job in the same round trip.
 func (s *slot) finishAndClaim(ctx context.Context, queue string, o rdb.Outcome) (finishErr error, next *rdb.ClaimResult, err error) {
@@ -330,7 +379,7 @@ func (s *slot) finishAndClaim(ctx context.Context, queue string, o rdb.Outcome) 
 		}
 	}
 	ferr := w.client.Finish(ctx, s.id, w.cfg.Hostname, queue, o)
-	if ferr != nil && !errors.Is(ferr, rdb.ErrNotOwned) {
+	if ferr != nil && !errors.Is(ferr, rdb.ErrNotOwned) && !errors.Is(ferr, rdb.ErrRecordRemoved) {
 		return nil, nil, ferr
 	}
 	return ferr, nil, nil
@@ -360,10 +409,10 @@ func jobStatus(p *protocol.Payload, kind rdb.OutcomeKind) string {
 		return "v3:finished"
 	}
 	switch kind {
-	case rdb.OutcomeFail, rdb.OutcomeRetry:
+	case rdb.OutcomeFail:
 		return "php:3"
-	case rdb.OutcomeReschedule:
-		return "php:1"
+	case rdb.OutcomeRetry, rdb.OutcomeReschedule:
+		return "php:1" // waiting again: the retry keeps the id (see settle)
 	}
 	return "php:4"
 }

@@ -13,38 +13,43 @@ import (
 // removed from the delayed queue leaves no lasting trace.
 const AttemptsTTL = 24 * time.Hour
 
-// AttemptsDigest identifies a job across re-encodings by other runtimes:
-// the SHA-1 of its class and its args in a canonical form (objects with
-// sorted keys, no insignificant space, numbers as written, strings with
-// escapes resolved), so Ruby's re-encoding of a PHP payload (`\/` and
-// `\u00e9` written literally) gives the same digest. Absent or null args
-// count as [], the form Ruby writes for a job without arguments.
-func AttemptsDigest(class string, args json.RawMessage) string {
-	h := sha1.New()
-	h.Write([]byte(class))
-	h.Write([]byte{0})
-	h.Write(canonicalJSON(args))
-	return hex.EncodeToString(h.Sum(nil))
+// AttemptsDigest names a job's attempt counter: the SHA-1 (hex) of the job
+// in the form Ruby Resque writes it, {"class":C,"args":A}. For a payload in
+// exactly that form it is the SHA-1 of its bytes, which the claim script
+// computes too (redis.sha1hex) to hand the count to the worker with the job.
+// A payload with more fields (resque-v3, php-resque) is counted under the
+// Ruby form of its class and args, which is what resque-scheduler promotes
+// it to after dropping those fields. Absent or null args count as [], the
+// form Ruby writes for a job without arguments.
+func AttemptsDigest(p *Payload) string {
+	if isRubyForm(p) {
+		sum := sha1.Sum(p.Raw)
+		return hex.EncodeToString(sum[:])
+	}
+	sum := sha1.Sum(RubyForm(p.Class, p.Args))
+	return hex.EncodeToString(sum[:])
 }
 
-func canonicalJSON(raw json.RawMessage) []byte {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return []byte("[]")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return raw
+// isRubyForm reports whether p has exactly the fields class and args.
+func isRubyForm(p *Payload) bool {
+	_, hasArgs := p.Fields["args"]
+	_, hasClass := p.Fields["class"]
+	return len(p.Fields) == 2 && hasArgs && hasClass
+}
+
+// RubyForm is the payload Ruby Resque writes for class and args.
+func RubyForm(class string, args json.RawMessage) []byte {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		args = json.RawMessage("[]")
 	}
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return raw
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	b.WriteString(`{"class":`)
+	b.Write(MarshalString(class))
+	b.WriteString(`,"args":`)
+	b.Write(args)
+	b.WriteByte('}')
+	return b.Bytes()
 }
 
 // RetryOf builds the payload of the next attempt of p after a failure.

@@ -1,6 +1,8 @@
 package protocol_test
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"testing"
 	"time"
@@ -9,30 +11,34 @@ import (
 	"github.com/resque-go/resque-go/internal/protocol"
 )
 
-// TestAttemptsDigestSurvivesReencoding: the same job written by PHP
-// (escaped unicode and slashes), by Ruby (raw UTF-8) and by a rebuilding
-// promoter must count its attempts in the same key.
-func TestAttemptsDigestSurvivesReencoding(t *testing.T) {
+// TestAttemptsDigest: a job in Ruby's form is counted under the SHA-1 of its
+// bytes (what the claim script computes); a job with more fields under the
+// Ruby form resque-scheduler rebuilds it to, so the count survives that.
+func TestAttemptsDigest(t *testing.T) {
 	t.Parallel()
-	php := protocol.AttemptsDigest("Mail", json.RawMessage(`[{"u":"caf\u00e9","p":"a\/b","n":1.5,"big":12345678901234567890}]`))
-	ruby := protocol.AttemptsDigest("Mail", json.RawMessage(`[{"u":"café","p":"a/b","n":1.5,"big":12345678901234567890}]`))
-	spaced := protocol.AttemptsDigest("Mail", json.RawMessage(` [ { "big" : 12345678901234567890, "n":1.5, "p":"a/b", "u":"café" } ] `))
-	if php != ruby || ruby != spaced {
-		t.Errorf("digests differ: php %s ruby %s spaced %s", php, ruby, spaced)
-	}
-	if protocol.AttemptsDigest("Mail", nil) != protocol.AttemptsDigest("Mail", json.RawMessage(`[]`)) ||
-		protocol.AttemptsDigest("Mail", json.RawMessage(`null`)) != protocol.AttemptsDigest("Mail", json.RawMessage(`[]`)) {
-		t.Error("absent or null args must count as []")
-	}
-	for _, other := range []string{
-		protocol.AttemptsDigest("Other", json.RawMessage(`[{"u":"café","p":"a/b","n":1.5,"big":12345678901234567890}]`)),
-		protocol.AttemptsDigest("Mail", json.RawMessage(`[{"u":"café","p":"a/b","n":1.5,"big":12345678901234567891}]`)),
-	} {
-		if other == ruby {
-			t.Error("a different job has the same digest")
+	decode := func(raw string) *protocol.Payload {
+		p, err := protocol.DecodePayload([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
 		}
+		return p
 	}
-	if got := (protocol.Keys{}).Attempts(ruby); got != "resque:resque-go:attempts:"+ruby {
+	ruby := `{"class":"MailJob","args":[1,"two",3.5,{"k":"v"},null,true,12345678901234567890,"unicode é ✓ <tag>&"]}`
+	sum := sha1.Sum([]byte(ruby))
+	if got := protocol.AttemptsDigest(decode(ruby)); got != hex.EncodeToString(sum[:]) {
+		t.Errorf("digest of Ruby's form = %s, want the SHA-1 of its bytes", got)
+	}
+	v3 := `{"class":"MailJob","args":[1,"two",3.5,{"k":"v"},null,true,12345678901234567890,"unicode é ✓ <tag>&"],"queue":"mail","failCount":1,"id":"x"}`
+	if protocol.AttemptsDigest(decode(v3)) != protocol.AttemptsDigest(decode(ruby)) {
+		t.Error("a job with more fields must count under its Ruby form")
+	}
+	if protocol.AttemptsDigest(decode(`{"class":"A","id":"1"}`)) != protocol.AttemptsDigest(decode(`{"class":"A","args":[]}`)) {
+		t.Error("absent args must count as []")
+	}
+	if protocol.AttemptsDigest(decode(`{"class":"A","args":[2]}`)) == protocol.AttemptsDigest(decode(`{"class":"A","args":[1]}`)) {
+		t.Error("different jobs, same digest")
+	}
+	if got := (protocol.Keys{}).Attempts("d"); got != "resque:resque-go:attempts:d" {
 		t.Errorf("Attempts key = %q", got)
 	}
 }

@@ -21,6 +21,10 @@ const (
 	DirtyExitStillBusy = "Job still being processed"
 )
 
+// RetriedToQueue is the retried_by of a retries entry whose job went back to
+// queue q as it was (a Ruby-shaped job has no id to name).
+func RetriedToQueue(q string) string { return "queue:" + q }
+
 // Failure is one entry of the failed (or retries) list.
 type Failure struct {
 	FailedAt    time.Time

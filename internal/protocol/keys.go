@@ -135,8 +135,12 @@ func (k Keys) JobStatusPrefix() string { return k.key("job", "") }
 func (k Keys) ClaimSeqs() string { return k.key("resque-go", "claim_seq") }
 
 // Attempts counts the failed attempts of a job that is being retried, by
-// AttemptsDigest of its class and args. The count lives outside the payload
+// AttemptsDigest. The count lives outside the payload
 // because resque-scheduler, resque-web's "Queue now" and Ruby's
 // Failure.requeue rebuild a job from class and args alone (resque-retry keeps
 // its counter in a side key for the same reason).
 func (k Keys) Attempts(digest string) string { return k.key("resque-go", "attempts", digest) }
+
+// AttemptsPrefix is Attempts(digest) without the digest, for the claim
+// script, which learns the job only after the pop.
+func (k Keys) AttemptsPrefix() string { return k.key("resque-go", "attempts", "") }

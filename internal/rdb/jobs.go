@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -31,6 +32,9 @@ type ClaimResult struct {
 	Resumed bool
 	// Seq identifies this claim; Finish needs it.
 	Seq string
+	// Attempts is the job's attempt counter (failed attempts so far) when
+	// the claim read it: jobs in Ruby's exact form; -1 when not read.
+	Attempts int
 }
 
 // claimKeysArgs lays out claim.lua's keys and arguments.
@@ -47,8 +51,9 @@ func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
 	for _, q := range a.Queues {
 		keys = append(keys, c.keys.QueueStat(a.Host, protocol.QueueStatQueueTime, q))
 	}
-	args = make([]any, 0, 4+n)
-	args = append(args, protocol.FormatRunAt(a.Now), strconv.FormatInt(a.Now.UnixMilli(), 10), c.keys.JobStatusPrefix(), a.WorkerID)
+	args = make([]any, 0, 5+n)
+	args = append(args, protocol.FormatRunAt(a.Now), strconv.FormatInt(a.Now.UnixMilli(), 10), c.keys.JobStatusPrefix(), a.WorkerID,
+		c.keys.AttemptsPrefix())
 	for _, q := range a.Queues {
 		args = append(args, protocol.MarshalString(q))
 	}
@@ -73,7 +78,7 @@ func parseClaim(a ClaimArgs, reply any) (ClaimResult, error) {
 	case int64:
 		return ClaimResult{Paused: true}, nil
 	case []any:
-		if len(v) != 3 {
+		if len(v) != 3 && len(v) != 4 {
 			return ClaimResult{}, fmt.Errorf("rdb: claim reply has %d elements", len(v))
 		}
 		i, err := redis.Int(v[0], nil)
@@ -93,12 +98,20 @@ func parseClaim(a ClaimArgs, reply any) (ClaimResult, error) {
 			if err != nil {
 				return ClaimResult{}, fmt.Errorf("rdb: claim: held record of %q: %w", a.WorkerID, err)
 			}
-			return ClaimResult{Queue: rec.Queue, Payload: rec.Payload, Resumed: true, Seq: seq}, nil
+			return ClaimResult{Queue: rec.Queue, Payload: rec.Payload, Resumed: true, Seq: seq, Attempts: -1}, nil
 		}
 		if i < 1 || i > len(a.Queues) {
 			return ClaimResult{}, fmt.Errorf("rdb: claim reply: queue index %d out of range", i)
 		}
-		return ClaimResult{Queue: a.Queues[i-1], Payload: body, Seq: seq}, nil
+		attempts := -1
+		if len(v) == 4 {
+			if s, _ := redis.String(v[3], nil); s != "" {
+				if attempts, err = strconv.Atoi(s); err != nil {
+					attempts = -1
+				}
+			}
+		}
+		return ClaimResult{Queue: a.Queues[i-1], Payload: body, Seq: seq, Attempts: attempts}, nil
 	}
 	return ClaimResult{}, fmt.Errorf("rdb: claim: unexpected reply %T", reply)
 }
@@ -121,6 +134,9 @@ type Outcome struct {
 	Seq        string
 	Kind       OutcomeKind
 	Processing time.Duration
+	// Class is the job's class; a false DirtyExit entry another runtime
+	// wrote for this job is recognised by it (with the worker id and queue).
+	Class string
 	// Entry is the failed entry (OutcomeFail) or retries entry (OutcomeRetry).
 	Entry []byte
 	// Push is what goes back (OutcomeRetry, OutcomeReschedule): a payload
@@ -132,7 +148,13 @@ type Outcome struct {
 	JobID    string
 	Status   string
 	NewJobID string
-	Now      time.Time
+	// AttemptsDigest names the job's attempt counter (protocol.Keys.Attempts);
+	// "" leaves every counter alone. Attempts > 0 sets it (a retry) for
+	// AttemptsTTL; 0 deletes it (the job's attempts are over).
+	AttemptsDigest string
+	Attempts       int
+	AttemptsTTL    time.Duration
+	Now            time.Time
 }
 
 // finishKeysArgs lays out finish.lua's keys and arguments.
@@ -149,13 +171,21 @@ func (c *Client) finishKeysArgs(workerID, host, queue string, o Outcome) (keys, 
 	if o.Status != "" {
 		statusKey = k.JobStatus(o.JobID)
 	}
+	attemptsKey, attempts := statusKey, ""
+	if o.AttemptsDigest != "" {
+		attemptsKey, attempts = k.Attempts(o.AttemptsDigest), strconv.Itoa(max(o.Attempts, 0))
+	}
+	ttl := int64(o.AttemptsTTL / time.Second)
+	if ttl <= 0 {
+		ttl = 1
+	}
 	keys = []any{k.Worker(workerID), k.ClaimSeqs(), k.StatProcessed(), k.StatProcessedWorker(workerID),
 		k.QueueStat(host, protocol.QueueStatProcessingTime, queue),
-		k.QueueStat(host, protocol.QueueStatProcessed, queue), statusKey}
-	args = []any{workerID, o.Seq, string(o.Kind), ms, o.Status, o.Now.Unix(), o.Entry}
+		k.QueueStat(host, protocol.QueueStatProcessed, queue), statusKey, k.Failed(), attemptsKey}
+	args = []any{workerID, o.Seq, string(o.Kind), ms, o.Status, o.Now.Unix(), o.Entry, o.Class, queue, attempts, ttl}
 	switch o.Kind {
 	case OutcomeFail:
-		keys = append(keys, k.Failed(), k.StatFailed(), k.StatFailedWorker(workerID),
+		keys = append(keys, k.StatFailed(), k.StatFailedWorker(workerID),
 			k.QueueStat(host, protocol.QueueStatFailed, queue))
 	case OutcomeRetry, OutcomeReschedule:
 		delayedKey, tsKey := k.Delayed(o.DueAt), k.Timestamps(o.Push)
@@ -166,18 +196,30 @@ func (c *Client) finishKeysArgs(workerID, host, queue string, o Outcome) (keys, 
 		if o.NewJobID != "" {
 			newWaiting, newStatusKey = "1", k.JobStatus(o.NewJobID)
 		}
-		keys = append(keys, k.Failed(), k.StatFailed(), k.StatFailedWorker(workerID),
+		keys = append(keys, k.StatFailed(), k.StatFailedWorker(workerID),
 			k.QueueStat(host, protocol.QueueStatFailed, queue),
 			k.Retries(), k.StatRetries(), k.QueueStat(host, protocol.QueueStatRetries, queue),
 			k.Queue(queue), k.Queues(), delayedKey, tsKey, k.DelayedSchedule(), newStatusKey)
-		args = append(args, o.Push, o.DueAt, queue, newWaiting, protocol.DelayedMember(o.DueAt))
+		args = append(args, o.Push, o.DueAt, newWaiting, protocol.DelayedMember(o.DueAt))
 	}
 	return keys, args
 }
 
+// ErrRecordRemoved is returned by Finish when the job's end was recorded
+// but worker:<id> had been removed while the job ran by another runtime (Ruby
+// Resque's or php-resque's startup prune of same-host ids): the worker id
+// must be registered again at once. ErrDirtyExitRemoved (which wraps it)
+// says the false Resque::DirtyExit entry Ruby wrote for the job was removed.
+var (
+	ErrRecordRemoved    = errors.New("rdb: worker record was removed by another runtime while the job ran; its end was recorded")
+	ErrDirtyExitRemoved = fmt.Errorf("%w (the false Resque::DirtyExit entry was removed)", ErrRecordRemoved)
+)
+
 // Finish clears worker:<id> and writes the counters, the failed or retries
 // entry, the re-enqueued payload and the job status of a finished job in one
-// step. It returns ErrNotOwned when worker:<id> no longer holds that claim.
+// step. It returns ErrNotOwned when the claim is no longer this slot's (the
+// end is not recorded), and ErrRecordRemoved or ErrDirtyExitRemoved when it
+// was recorded although another runtime had unregistered the worker.
 func (c *Client) Finish(ctx context.Context, workerID, host, queue string, o Outcome) error {
 	keys, args := c.finishKeysArgs(workerID, host, queue, o)
 	n, err := redis.Int(c.evalHot(ctx, c.finish, append(append([]any{len(keys)}, keys...), args...)...))
@@ -188,10 +230,17 @@ func finishResult(workerID string, n int, err error) error {
 	if err != nil {
 		return fmt.Errorf("rdb: finish for %q: %w", workerID, err)
 	}
-	if n == 0 {
+	switch n {
+	case 0:
 		return ErrNotOwned
+	case 1:
+		return nil
+	case 2:
+		return ErrDirtyExitRemoved
+	case 3:
+		return ErrRecordRemoved
 	}
-	return nil
+	return fmt.Errorf("rdb: finish for %q: unexpected reply %d", workerID, n)
 }
 
 // FinishAndClaim is Finish followed by Claim in one step and one round
@@ -213,9 +262,12 @@ func (c *Client) FinishAndClaim(ctx context.Context, workerID, host, queue strin
 	if len(reply) != 2 {
 		return nil, ClaimResult{}, fmt.Errorf("rdb: finish and claim: reply has %d elements", len(reply))
 	}
-	n, _ := redis.Int(reply[0], nil)
-	if n == 0 {
-		finishErr = ErrNotOwned
+	n, err := redis.Int(reply[0], nil)
+	if err != nil {
+		return nil, ClaimResult{}, fmt.Errorf("rdb: finish and claim for %q: finish reply: %w", workerID, err)
+	}
+	if finishErr = finishResult(workerID, n, nil); finishErr != nil && !errors.Is(finishErr, ErrNotOwned) && !errors.Is(finishErr, ErrRecordRemoved) {
+		return nil, ClaimResult{}, finishErr
 	}
 	res, err = parseClaim(a, reply[1])
 	return finishErr, res, err
@@ -224,7 +276,7 @@ func (c *Client) FinishAndClaim(ctx context.Context, workerID, host, queue strin
 // Requeue pushes a job a slot holds back to the head of its queue and clears
 // worker:<id>. It returns ErrNotOwned when worker:<id> was already gone.
 func (c *Client) Requeue(ctx context.Context, workerID, queue string, payload []byte) error {
-	n, err := redis.Int(c.eval(ctx, c.requeue, c.keys.Worker(workerID), c.keys.Queue(queue), payload))
+	n, err := redis.Int(c.eval(ctx, c.requeue, c.keys.Worker(workerID), c.keys.Queue(queue), c.keys.ClaimSeqs(), payload, workerID))
 	if err != nil {
 		return fmt.Errorf("rdb: requeue for %q: %w", workerID, err)
 	}
@@ -278,4 +330,18 @@ func (c *Client) WaitQueue(ctx context.Context, q string, timeout time.Duration)
 		return false, fmt.Errorf("rdb: wait on %q: %w", q, err)
 	}
 	return v != nil, nil
+}
+
+// Attempts returns the attempt counter of a job (protocol.Keys.Attempts):
+// how many of its attempts failed, as far as the counter knows; 0 when
+// there is none.
+func (c *Client) Attempts(ctx context.Context, digest string) (int, error) {
+	n, err := redis.Int(c.do(ctx, "GET", c.keys.Attempts(digest)))
+	if errors.Is(err, redis.ErrNil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("rdb: attempts of %s: %w", digest, err)
+	}
+	return n, nil
 }

@@ -10,7 +10,8 @@
 -- ARGV[2]          now, Unix milliseconds
 -- ARGV[3]          job status key prefix, "<ns>:job:" (see below)
 -- ARGV[4]          worker id
--- ARGV[5..4+n]     queue names, JSON-encoded by the caller
+-- ARGV[5]          attempt counter key prefix, "<ns>:resque-go:attempts:"
+-- ARGV[6..5+n]     queue names, JSON-encoded by the caller
 --
 -- Every claim increments the worker's claim sequence; finish.lua acts only
 -- on the claim it was given, so a finish retried after a lost reply never
@@ -21,12 +22,22 @@
 -- is the one key built inside this script: the id is only known after the
 -- pop, and a second round trip per job would be the price of passing it in.
 --
+-- Attempts (protocol.AttemptsDigest): a job in Ruby's exact form
+-- {"class","args"} keeps its count of failed attempts in the key
+-- <prefix><sha1 of the payload>, since Ruby tools rebuild such jobs and drop
+-- any count inside them; it is read here, so the worker knows the attempt
+-- number without a second round trip. Built inside the script for the same
+-- reason as the status key.
+--
 -- Returns:
 --   -1                 every worker is paused (pause-all-workers is "true")
 --   nil                no queue had a job
 --   {0, record, seq}   worker:<id> already held a job (an earlier claim whose
 --                      reply was lost): the record is returned and kept
---   {i, payload, seq}  popped payload from queue i (1-based); worker:<id> set
+--   {i, payload, seq, attempts}
+--                      popped payload from queue i (1-based); worker:<id>
+--                      set; attempts is the counter's value ("0" when
+--                      absent, "" for a job not in Ruby's form)
 --
 -- The body is the function claim(KEYS, ARGV) so finish_claim.lua can reuse it.
 local function claim(KEYS, ARGV)
@@ -60,7 +71,7 @@ local function claim(KEYS, ARGV)
       if not embed then
         embed = cjson.encode(payload)
       end
-      redis.call('SET', KEYS[2], '{"queue":' .. ARGV[4 + i] .. ',"run_at":"' .. ARGV[1] .. '","payload":' .. embed .. '}')
+      redis.call('SET', KEYS[2], '{"queue":' .. ARGV[5 + i] .. ',"run_at":"' .. ARGV[1] .. '","payload":' .. embed .. '}')
       redis.call('INCRBY', KEYS[3 + n + i], 1)
       local seq = redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
       if decoded and type(decoded['queue_time']) == 'number' then
@@ -87,7 +98,15 @@ local function claim(KEYS, ARGV)
           end
         end
       end
-      return {i, payload, tostring(seq)}
+      local attempts = ''
+      if decoded and decoded['class'] ~= nil and decoded['args'] ~= nil then
+        local n = 0
+        for _ in pairs(decoded) do n = n + 1 end
+        if n == 2 then
+          attempts = redis.call('GET', ARGV[5] .. redis.sha1hex(payload)) or '0'
+        end
+      end
+      return {i, payload, tostring(seq), attempts}
     end
   end
   return nil

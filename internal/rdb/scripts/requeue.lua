@@ -3,11 +3,18 @@
 --
 -- KEYS[1] worker:<id>
 -- KEYS[2] queue:<q>
+-- KEYS[3] resque-go claim-sequence hash (field: worker id)
 -- ARGV[1] the raw payload
+-- ARGV[2] worker id
+--
+-- The claim sequence moves on, so a finish of the same claim that arrives
+-- later (the handler returned after all) is refused instead of being taken
+-- for a record removed by another runtime (see finish.lua).
 --
 -- Returns 1, or 0 when worker:<id> is gone (already finished or recovered).
 if redis.call('DEL', KEYS[1]) == 0 then
   return 0
 end
+redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
 redis.call('LPUSH', KEYS[2], ARGV[1])
 return 1
