@@ -422,7 +422,7 @@ func (c *Client) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 // READONLY...). Error replies caused by the command itself are not, nor is
 // anything IsFatal.
 func IsTransient(err error) bool {
-	if err == nil || errors.Is(err, ErrNotOwned) || errors.Is(err, ErrStillBusy) || IsFatal(err) {
+	if err == nil || errors.Is(err, ErrNotOwned) || errors.Is(err, ErrStillBusy) || errors.Is(err, ErrRecordRemoved) || IsFatal(err) {
 		return false
 	}
 	var re redis.Error
