@@ -101,6 +101,7 @@ func RenderStatus(w io.Writer, recs []Record) error {
 		}
 	}
 	_ = tw.Flush()
+	b.WriteString("\nCPU%: 100 = one core busy (at most 100 x cores); a POOL line shows the manager alone.\n")
 	_, err := w.Write(b.Bytes())
 	return err
 }

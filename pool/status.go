@@ -9,6 +9,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/service"
+	"github.com/resque-go/resque-go/stats"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -122,49 +123,65 @@ type usage struct {
 	cpu float64
 }
 
-// sampler measures processes with gopsutil. CPU is a rate between two
-// samples of the same pid (since the process started, for the first).
+// reading is what the sampler reads of one process.
+type reading struct {
+	rss        uint64
+	cpuSeconds float64 // user+system, since the process started
+	cpuOK      bool
+}
+
+// sampler measures processes. CPU is a rate between samples of the same
+// pid (stats.CPUMeter: over a second at least, so the samples the
+// publisher takes at every child start or exit do not read a clock tick as
+// hundreds of percent).
 type sampler struct {
-	prev map[int]cpuMark
+	read func(ctx context.Context, pid int) (reading, error)
+	now  func() time.Time // monotonic
+	cpu  map[int]*stats.CPUMeter
 }
 
-type cpuMark struct {
-	seconds float64 // user+system CPU seconds
-	at      time.Time
+func newSampler() *sampler {
+	return &sampler{read: readProcess, now: time.Now, cpu: map[int]*stats.CPUMeter{}}
 }
 
-func newSampler() *sampler { return &sampler{prev: map[int]cpuMark{}} }
+// readProcess reads a process with gopsutil.
+func readProcess(ctx context.Context, pid int) (reading, error) {
+	p, err := process.NewProcessWithContext(ctx, int32(pid))
+	if err != nil {
+		return reading{}, err
+	}
+	var r reading
+	if mi, err := p.MemoryInfoWithContext(ctx); err == nil {
+		r.rss = mi.RSS
+	}
+	if t, err := p.TimesWithContext(ctx); err == nil {
+		r.cpuSeconds, r.cpuOK = t.User+t.System, true
+	}
+	return r, nil
+}
 
 // sample measures pids; one that cannot be read (it just exited) is zero.
+// The meters of pids no longer asked for are dropped.
 func (s *sampler) sample(ctx context.Context, pids []int) map[int]usage {
 	out := make(map[int]usage, len(pids))
-	next := make(map[int]cpuMark, len(pids))
+	meters := make(map[int]*stats.CPUMeter, len(pids))
 	for _, pid := range pids {
-		p, err := process.NewProcessWithContext(ctx, int32(pid))
+		r, err := s.read(ctx, pid)
 		if err != nil {
 			continue
 		}
-		var u usage
-		if mi, err := p.MemoryInfoWithContext(ctx); err == nil {
-			u.rss = mi.RSS
-		}
-		if t, err := p.TimesWithContext(ctx); err == nil {
-			now := time.Now()
-			mark := cpuMark{seconds: t.User + t.System, at: now}
-			prev, ok := s.prev[pid]
-			if !ok {
-				if created, err := p.CreateTimeWithContext(ctx); err == nil {
-					prev, ok = cpuMark{at: time.UnixMilli(created)}, true
-				}
+		u := usage{rss: r.rss}
+		if r.cpuOK {
+			m := s.cpu[pid]
+			if m == nil {
+				m = &stats.CPUMeter{}
 			}
-			if wall := now.Sub(prev.at).Seconds(); ok && wall > 0 {
-				u.cpu = max(0, (mark.seconds-prev.seconds)/wall*100)
-			}
-			next[pid] = mark
+			u.cpu = m.Observe(s.now(), r.cpuSeconds)
+			meters[pid] = m
 		}
 		out[pid] = u
 	}
-	s.prev = next
+	s.cpu = meters
 	return out
 }
 

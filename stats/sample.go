@@ -32,8 +32,7 @@ type sampler struct {
 	warned map[string]bool
 
 	proc        *process.Process
-	procCPU     float64 // user+system seconds at procAt
-	procAt      time.Time
+	procCPU     CPUMeter
 	hostBusy    float64 // busy and total CPU seconds at the previous sample
 	hostTotal   float64
 	hostSampled bool
@@ -69,8 +68,8 @@ func (s *sampler) sample(ctx context.Context) metrics {
 	return m
 }
 
-// sampleProcess reads RSS and the CPU rate since the previous sample (since
-// the process started, for the first one).
+// sampleProcess reads RSS and the CPU rate (see CPUMeter: none at the
+// first sample).
 func (s *sampler) sampleProcess(ctx context.Context, m *metrics) error {
 	if s.proc == nil {
 		p, err := process.NewProcessWithContext(ctx, int32(s.pid))
@@ -78,12 +77,6 @@ func (s *sampler) sampleProcess(ctx context.Context, m *metrics) error {
 			return err
 		}
 		s.proc = p
-		// Anchor the first rate at the process start: CPU used so far over
-		// the wall time it had (on the monotonic clock, via Now). Without a
-		// start time the first sample has no rate.
-		if created, err := p.CreateTimeWithContext(ctx); err == nil {
-			s.procAt = time.Now().Add(-time.Since(time.UnixMilli(created)))
-		}
 	}
 	mi, err := s.proc.MemoryInfoWithContext(ctx)
 	if err != nil {
@@ -94,12 +87,7 @@ func (s *sampler) sampleProcess(ctx context.Context, m *metrics) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	used := times.User + times.System
-	if wall := now.Sub(s.procAt).Seconds(); !s.procAt.IsZero() && wall > 0 {
-		m.cpu = max(0, (used-s.procCPU)/wall*100)
-	}
-	s.procCPU, s.procAt = used, now
+	m.cpu = s.procCPU.Observe(time.Now(), times.User+times.System)
 	return nil
 }
 
