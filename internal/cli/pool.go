@@ -70,7 +70,10 @@ func poolCommand() *ucli.Command {
 // settings that override it.
 func poolConfigFlags() []ucli.Flag {
 	return append(append(redisFlags(), handlerFlags()...),
-		&ucli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "config file (default: resque-pool.yml or config/resque-pool.yml, as resque-pool)", EnvVars: []string{"RESQUE_POOL_CONFIG"}},
+		&ucli.StringFlag{Name: "config", Usage: "config file (default: resque-pool.yml or config/resque-pool.yml, as resque-pool)", EnvVars: []string{"RESQUE_POOL_CONFIG"}},
+		// -c is --concurrency in work: here it is caught to say so, not
+		// taken as --config (resque-pool's own -c).
+		&ucli.BoolFlag{Name: "c", Hidden: true},
 		&ucli.StringFlag{Name: "environment", Aliases: []string{"E"}, Usage: "environment section of a resque-pool file to apply", EnvVars: []string{"RACK_ENV", "RAILS_ENV", "RESQUE_ENV"}},
 		&ucli.StringFlag{Name: "hostname", Usage: "host name in the children's worker ids (default: this machine's)", EnvVars: []string{"RESQUE_HOSTNAME"}},
 		&ucli.StringFlag{Name: "kill-timeout", Usage: "after passing TERM, how long to wait for the children before killing them (default 10, or the file's kill_timeout)", EnvVars: []string{"RESQUE_POOL_KILL_TIMEOUT"}},
@@ -79,7 +82,18 @@ func poolConfigFlags() []ucli.Flag {
 	)
 }
 
+// noShortConfig refuses -c, which means --concurrency to work.
+func noShortConfig(c *ucli.Context) error {
+	if c.Bool("c") {
+		return usagef("-c is not a pool flag (in work it means --concurrency): use --config FILE")
+	}
+	return nil
+}
+
 func runPool(c *ucli.Context) error {
+	if err := noShortConfig(c); err != nil {
+		return err
+	}
 	if c.NArg() > 0 {
 		return usagef("pool: unknown command %q (want check or status, or no argument to run the pool)", c.Args().First())
 	}
@@ -125,6 +139,7 @@ func runPool(c *ucli.Context) error {
 	defer signal.Stop(sigs)
 
 	log.Info().Str("config", cfg.Path).Str("format", cfg.Format).Int("processes", cfg.Processes()).Msg("pool starting")
+	warnIgnored(&log, cfg)
 	sup.Start(context.Background())
 	ctxDone := c.Context.Done()
 	for {
@@ -157,12 +172,18 @@ func reloadPool(c *ucli.Context, sup *pool.Supervisor, log *zerolog.Logger) {
 	if err == nil {
 		err = sup.Reload(cfg)
 	}
+	if err == nil {
+		warnIgnored(log, cfg)
+	}
 	if err != nil {
 		log.Error().Err(err).Msg("config not reloaded; the running one stays in effect")
 	}
 }
 
 func runPoolCheck(c *ucli.Context) error {
+	if err := noShortConfig(c); err != nil {
+		return err
+	}
 	if c.NArg() > 0 {
 		return usagef("pool check takes no arguments (got %q); give the file with --config", c.Args().First())
 	}
@@ -170,7 +191,18 @@ func runPoolCheck(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	if w := cfg.Warning(); w != "" {
+		fmt.Fprintln(c.App.ErrWriter, "resque-go: warning: "+w)
+	}
 	return cfg.Describe(c.App.Writer)
+}
+
+// warnIgnored logs the settings of a resque-v3 file that do not apply, in
+// one event.
+func warnIgnored(log *zerolog.Logger, cfg *pool.Config) {
+	if len(cfg.Ignored) > 0 {
+		log.Warn().Str("config", cfg.Path).Strs("ignored", cfg.Ignored).Msg("ignored the resque-v3 settings that resque-go does not use")
+	}
 }
 
 func runPoolStatus(c *ucli.Context) error {

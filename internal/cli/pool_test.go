@@ -135,3 +135,49 @@ func TestPoolStatus(t *testing.T) {
 		t.Errorf("empty namespace: exit %d\n%s", code, out)
 	}
 }
+
+// -c means --concurrency to work; pool refuses it and says to use --config
+// (it used to be --config's alias).
+func TestPoolShortConfigRefused(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t)
+	cfg := writeConfig(t, "workers: {a: 1}\n")
+	for _, args := range [][]string{{"-c", cfg}, {"check", "-c", cfg}, {"check", "-c"}, {"-c"}} {
+		code, _, errOut := e.pool(args...)
+		if code != ExitUsage || !strings.Contains(errOut, "use --config") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and \"use --config\"", args, code, errOut)
+		}
+	}
+	if code, out, errOut := e.pool("check", "--config", cfg); code != ExitOK || !strings.Contains(out, "a: 1 process(es)") {
+		t.Errorf("--config: exit %d %s%s", code, out, errOut)
+	}
+}
+
+// The real resque-v3 config file: its redis mapping is used unless --redis
+// (or REDIS_URL) is given, and what does not apply is one warning.
+func TestPoolCheckResqueV3File(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t)
+	if os.Getenv("REDIS_URL") != "" || os.Getenv("REDIS_BACKEND") != "" {
+		t.Skip("REDIS_URL or REDIS_BACKEND is set: it wins over the file")
+	}
+	file := filepath.Join("..", "..", "pool", "testdata", "resque-v3.yml")
+	code, out, errOut := e.pool("check", "--config", file)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"(resque-v3 format)", "redis:        redis://redis.internal:6380", "REDIS_URL=redis://redis.internal:6380",
+		"default: 4 process(es)", "--fail-retries 5", "--log-level warn"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "resque-go: warning: ") ||
+		!strings.Contains(errOut, "log.path, log.application_name, log.system_name, log.extra_prefix, log.context_prefix, log.logstash_version, statsd, task_include_path") {
+		t.Errorf("want one warning naming the ignored settings, got %q", errOut)
+	}
+	code, out, _ = e.pool("check", "--config", file, "--redis", "redis://127.0.0.1:6390/1")
+	if code != ExitOK || !strings.Contains(out, "redis:        redis://127.0.0.1:6390/1") {
+		t.Errorf("--redis does not win over the file: exit %d\n%s", code, out)
+	}
+}
