@@ -14,6 +14,7 @@ import (
 	"os"
 
 	"github.com/resque-go/resque-go/internal/cli"
+	"github.com/resque-go/resque-go/internal/proctitle"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -21,5 +22,9 @@ import (
 // returns the exit code: 0 clean (also after a signal), 1 runtime failure,
 // 2 usage or configuration error.
 func Main(reg *worker.Registry) int {
+	// The worker shows what it does in its process title (ps), where Ruby
+	// Resque and php-resque look for live workers: the command-line memory
+	// will change, so nothing may keep referring to it.
+	os.Args = proctitle.Prepare(os.Args)
 	return cli.Run(context.Background(), os.Args, os.Stdout, os.Stderr, reg)
 }

@@ -27,6 +27,8 @@ type slot struct {
 	cur     *rdb.ClaimResult
 	cancel  context.CancelCauseFunc
 	settled bool // the running job's end was already recorded by abandonJob
+	class   string    // the running job's class, for Procline
+	since   time.Time // when it started
 }
 
 func (s *slot) loop(ctx context.Context) {
@@ -222,7 +224,7 @@ func (s *slot) invoke(h HandlerFunc, job *Job, res rdb.ClaimResult) (err error, 
 		defer stop()
 	}
 	s.mu.Lock()
-	s.cur, s.cancel, s.settled = &res, cancel, false
+	s.cur, s.cancel, s.settled, s.class, s.since = &res, cancel, false, job.Class, time.Now()
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()

@@ -69,6 +69,9 @@ type Config struct {
 	Now func() time.Time
 	// OnFinish, when set, is called after each job's end is recorded.
 	OnFinish func(Finished)
+	// Title, when set, is given Procline whenever it changes (checked once a
+	// second), from Start until the worker stops: the CLI shows it in ps.
+	Title func(string)
 }
 
 // Finished describes a job whose end was recorded.
@@ -149,7 +152,7 @@ type Worker struct {
 	notify *notifier
 	slots  []*slot
 
-	heartbeat, pruner service.Runner
+	heartbeat, pruner, title service.Runner
 
 	loopCtx    context.Context // cancelled by Stop and Shutdown: no new claims
 	stopLoops  context.CancelFunc
@@ -240,6 +243,9 @@ func (w *Worker) Start(ctx context.Context) error {
 		Bool("polling", w.cfg.Polling).Msg("worker started")
 	w.heartbeat.Start(context.Background(), w.heartbeatLoop)
 	w.pruner.Start(context.Background(), w.pruneLoop)
+	if w.cfg.Title != nil {
+		w.title.Start(context.Background(), w.titleLoop)
+	}
 	var wg sync.WaitGroup
 	for _, s := range w.slots {
 		wg.Add(1)
@@ -333,6 +339,7 @@ func (w *Worker) cleanup() {
 	w.cleanOnce.Do(func() {
 		w.heartbeat.Stop()
 		w.pruner.Stop()
+		w.title.Stop()
 		w.notify.stopAll()
 		if w.started.Load() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

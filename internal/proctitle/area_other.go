@@ -1,0 +1,5 @@
+//go:build !linux
+
+package proctitle
+
+func commandLineArea() []byte { return nil }

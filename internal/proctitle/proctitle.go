@@ -1,0 +1,65 @@
+// Package proctitle sets the process title that ps shows in its COMMAND
+// column (/proc/<pid>/cmdline), the way Ruby Resque's procline does.
+//
+// Other runtimes decide from that column whether a worker id of this host
+// is alive: Ruby Resque's startup prune keeps same-host ids whose pid shows
+// a line matching "resque-<digit>" (among others), php-resque's any line
+// with "resque". A title from this package matches both.
+//
+// On Linux the title overwrites the memory the kernel reads the command line
+// from: the argument strings and, after them, the environment strings (Go
+// copied the environment into its own memory at start-up, so os.Getenv is
+// unaffected). Call Prepare before anything keeps a reference to os.Args:
+// the arguments are copied first, because that memory changes.
+package proctitle
+
+import (
+	"strings"
+	"sync"
+)
+
+// Prefix starts every title: "resque-" and a digit, which Ruby Resque 3's
+// worker pid check recognises, then what is really running.
+const Prefix = "resque-1 (resque-go): "
+
+var (
+	mu   sync.Mutex
+	area []byte // nil: titles are not supported or Prepare was not called
+)
+
+// Prepare makes os.Args independent of the command-line memory and returns
+// the copy of args given (os.Args, usually), so later titles cannot change
+// strings the program holds. It is safe to call more than once.
+func Prepare(args []string) []string {
+	mu.Lock()
+	defer mu.Unlock()
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.Clone(a)
+	}
+	if area == nil {
+		area = commandLineArea()
+	}
+	return out
+}
+
+// Set shows title (after Prefix) in ps, cut to the space available. It does
+// nothing where titles are not supported or Prepare was not called.
+func Set(title string) {
+	mu.Lock()
+	defer mu.Unlock()
+	if len(area) < 2 {
+		return
+	}
+	t := Prefix + title
+	n := copy(area[:len(area)-1], t)
+	clear(area[n:])
+}
+
+// Capacity is how many bytes of title (Prefix included) fit; 0 when titles
+// are not supported.
+func Capacity() int {
+	mu.Lock()
+	defer mu.Unlock()
+	return max(len(area)-1, 0)
+}

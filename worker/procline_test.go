@@ -1,0 +1,45 @@
+package worker_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/resque-go/resque-go/worker"
+)
+
+// The worker tells its title (ps) what it does, in Ruby's procline words.
+func TestProcline(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	release := make(chan struct{})
+	e.reg.Register("Slow", func(ctx context.Context, j *worker.Job) error {
+		<-release
+		return nil
+	})
+	var mu sync.Mutex
+	var titles []string
+	last := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(titles) == 0 {
+			return ""
+		}
+		return titles[len(titles)-1]
+	}
+	var rec recorder
+	e.start(worker.Config{Queues: "q,low", OnFinish: rec.add, Title: func(s string) {
+		mu.Lock()
+		titles = append(titles, s)
+		mu.Unlock()
+	}})
+	eventually(t, "waiting title", func() bool { return last() == "Waiting for q,low" })
+	e.push("q", `{"class":"Slow","args":[]}`)
+	eventually(t, "processing title", func() bool {
+		return strings.HasPrefix(last(), "Processing q since ") && strings.HasSuffix(last(), " [Slow]")
+	})
+	close(release)
+	rec.waitN(t, 1)
+	eventually(t, "waiting again", func() bool { return last() == "Waiting for q,low" })
+}
