@@ -60,6 +60,7 @@ func Collect(ctx context.Context, client *rdb.Client, hostFilter string) (*Snaps
 	c.fillQueues(lens, statVals)
 	c.fillHosts(procVals)
 	c.fillWorkers(ov, recVals, startedVals)
+	c.countBusySlots()
 	s.Totals.Queues, s.Totals.Workers = len(s.Queues), len(s.Workers)
 	for _, q := range s.Queues {
 		s.Totals.Pending += q.Pending
@@ -297,6 +298,42 @@ func (c *collector) fillWorkers(ov rdb.StatsOverview, recVals, startedVals [][]b
 			w.RSSBytes, w.CPUPercent = &rss, &cpu
 		}
 		s.Workers[i] = w
+	}
+}
+
+// countBusySlots counts the busy slots of each runtime record that lists its
+// worker ids from those workers' worker:<id> records, read with them. The
+// record's own slots_busy is refreshed once per heartbeat interval while
+// worker:<id> is written as each job starts and removed as it ends, so the
+// record alone could show 0/4 next to four working workers. Records
+// without worker ids keep their count.
+func (c *collector) countBusySlots() {
+	s := c.snap
+	working := map[string]bool{}
+	for _, w := range s.Workers {
+		if w.State == stateWorking {
+			working[w.ID] = true
+		}
+	}
+	for hi := range s.Hosts {
+		h := &s.Hosts[hi]
+		h.SlotsBusy = 0
+		for pi := range h.Processes {
+			p := &h.Processes[pi]
+			if len(p.WorkerIDs) > 0 {
+				busy := 0
+				for _, id := range p.WorkerIDs {
+					if working[id] {
+						busy++
+					}
+				}
+				if p.SlotsTotal > 0 {
+					busy = min(busy, p.SlotsTotal)
+				}
+				p.SlotsBusy = busy
+			}
+			h.SlotsBusy += p.SlotsBusy
+		}
 	}
 }
 

@@ -5,8 +5,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -321,5 +323,48 @@ func TestCollectRedisDown(t *testing.T) {
 	}
 	if _, err := stats.Collect(e.ctx(), e.client, ""); err == nil {
 		t.Error("Collect on a closed client: want an error")
+	}
+}
+
+// The slots column agrees with the workers shown: a runtime record written
+// before its four slots took jobs (slots_busy is refreshed once per
+// heartbeat interval) used to show 0/4 next to four working workers.
+func TestCollectBusySlotsFromWorkerRecords(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	set := func(k, v string) { e.do("SET", e.key(k), v) }
+	var ids []string
+	for slot := 1; slot <= 4; slot++ {
+		id := "web-1:100-" + strconv.Itoa(slot) + ":q"
+		ids = append(ids, `"`+id+`"`)
+		e.do("SADD", e.key("workers"), id)
+		set("worker:"+id, `{"queue":"q","run_at":"2024-05-01T11:59:50Z","payload":{"class":"Job","args":[]}}`)
+	}
+	// A stale record (0 of 4 busy), and one that says 3 busy of 2 workers
+	// of which one is working; a record without worker ids keeps its count.
+	set("resque-go:process:web-1:100", `{"pid":100,"host":"web-1","worker_ids":[`+strings.Join(ids, ",")+`],"slots_busy":0,"slots_total":4}`)
+	e.do("SADD", e.key("workers"), "web-1:200-1:q", "web-1:200-2:q")
+	set("worker:web-1:200-2:q", `{"queue":"q","run_at":"2024-05-01T11:59:50Z","payload":{"class":"Job","args":[]}}`)
+	set("resque-go:process:web-1:200", `{"pid":200,"host":"web-1","worker_ids":["web-1:200-1:q","web-1:200-2:q"],"slots_busy":2,"slots_total":2}`)
+	set("resque-go:process:web-1:300", `{"pid":300,"host":"web-1","slots_busy":1,"slots_total":3}`)
+
+	s := collect(e, "")
+	if len(s.Hosts) != 1 || len(s.Hosts[0].Processes) != 3 {
+		t.Fatalf("hosts: %+v", s.Hosts)
+	}
+	h := s.Hosts[0]
+	var got []string
+	for _, p := range h.Processes {
+		got = append(got, strconv.Itoa(p.PID)+":"+strconv.Itoa(p.SlotsBusy)+"/"+strconv.Itoa(p.SlotsTotal))
+	}
+	if want := []string{"100:4/4", "200:1/2", "300:1/3"}; !slices.Equal(got, want) || h.SlotsBusy != 6 || h.SlotsTotal != 9 {
+		t.Errorf("slots %v, host %d/%d; want %v, 6/9", got, h.SlotsBusy, h.SlotsTotal, want)
+	}
+	var text bytes.Buffer
+	if err := stats.Render(&text, s); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^web-1\s+100\s+4/4\s`).Match(text.Bytes()) {
+		t.Errorf("process 100 is not shown 4/4:\n%s", text.String())
 	}
 }

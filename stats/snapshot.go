@@ -108,7 +108,10 @@ type Host struct {
 	Load1          float64   `json:"load1"`
 	Load5          float64   `json:"load5"`
 	Load15         float64   `json:"load15"`
-	// SlotsBusy, SlotsTotal and RSSBytes are summed over Processes.
+	// SlotsBusy, SlotsTotal and RSSBytes are summed over Processes. A
+	// process's slots_busy is counted from its workers' worker:<id> records
+	// (the working workers above) when its record lists worker ids, not
+	// taken from the record, which is refreshed once per heartbeat.
 	SlotsBusy  int      `json:"slots_busy"`
 	SlotsTotal int      `json:"slots_total"`
 	RSSBytes   uint64   `json:"rss_bytes"`
