@@ -7,11 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
 	ucli "github.com/urfave/cli/v2"
 
@@ -37,68 +41,185 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
+// hintedError is a usage error with a second line: where to read the usage.
+type hintedError struct {
+	usageError
+	hint string
+}
+
+func (e hintedError) Unwrap() error { return e.usageError }
+
+func usageHint(err error, hint string) error { return hintedError{usageError{err}, hint} }
+
 // Run runs the CLI with args (os.Args form) and returns the exit code.
 // Handlers registered in reg are available to every command that runs jobs.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, reg *worker.Registry) int {
 	if reg == nil {
 		reg = worker.NewRegistry()
 	}
-	app := newApp(stdout, stderr, reg)
+	return runApp(ctx, newApp(stdout, stderr, reg), args)
+}
+
+// runApp runs app, prints its error as one line (plus a hint for usage
+// errors) and returns the exit code.
+func runApp(ctx context.Context, app *ucli.App, args []string) int {
 	err := app.RunContext(ctx, args)
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintln(stderr, "resque-go: "+err.Error())
+	fmt.Fprintln(app.ErrWriter, "resque-go: "+errorLine(err))
+	var h hintedError
+	if errors.As(err, &h) {
+		fmt.Fprintln(app.ErrWriter, h.hint)
+	}
+	return exitCode(err)
+}
+
+// exitCode maps an error to 2 (usage or configuration) or 1 (runtime). Every
+// parse error of urfave/cli comes through OnUsageError as a usageError; its
+// help command returns an ExitCoder for an unknown topic.
+func exitCode(err error) int {
 	var ue usageError
-	if errors.As(err, &ue) || isFlagError(err) {
+	var ec ucli.ExitCoder
+	if errors.As(err, &ue) || errors.As(err, &ec) || errors.Is(err, rdb.ErrBadURL) {
 		return ExitUsage
 	}
 	return ExitFailure
 }
 
-// isFlagError recognises urfave/cli's own parse errors.
-func isFlagError(err error) bool {
+// urlInText finds Redis URLs in messages.
+var urlInText = regexp.MustCompile(`rediss?://[^\s"']*`)
+
+// errorLine is the one line printed for err: a connection failure is said
+// without the call chain that met it, Redis URLs never show a password.
+func errorLine(err error) string {
 	msg := err.Error()
-	for _, p := range []string{"flag provided but not defined", "invalid value", "Required flag", "Required flags", "flag needs an argument", "No help topic"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
+	var ce *rdb.ConnError
+	if errors.As(err, &ce) {
+		msg = ce.Error()
 	}
-	return false
+	msg = urlInText.ReplaceAllStringFunc(msg, rdb.RedactURL)
+	return strings.Join(strings.Fields(msg), " ")
 }
 
 func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
-	return &ucli.App{
-		Name:    "resque-go",
-		Usage:   "a Resque-compatible worker runtime",
-		Version: Version,
-		Description: "Runs jobs queued by Ruby Resque, php-resque, node-resque and resque-v3 producers.\n" +
-			"Every flag can also be set from the environment variable shown next to it.",
-		Writer:    stdout,
-		ErrWriter: stderr,
-		OnUsageError: func(c *ucli.Context, err error, isSub bool) error {
-			return usageError{err}
-		},
-		ExitErrHandler: func(*ucli.Context, error) {}, // Run maps errors to exit codes
-		Commands: []*ucli.Command{
-			workCommand(reg),
-			runJobCommand(reg),
-			enqueueCommand(),
-			statsCommand(),
-			failedCommand(),
-			demoCommand(),
-			poolCommand(),
+	app := baseApp(stdout, stderr,
+		workCommand(reg),
+		runJobCommand(reg),
+		enqueueCommand(),
+		statsCommand(),
+		failedCommand(),
+		demoCommand(),
+		poolCommand(),
+	)
+	app.Usage = "a Resque-compatible worker runtime"
+	app.Version = Version
+	app.Description = "Runs jobs queued by Ruby Resque, php-resque, node-resque and resque-v3 producers.\n" +
+		"Every flag can also be set from the environment variable shown next to it."
+	return app
+}
+
+// baseApp is the app around cmds with resque-go's error handling: every
+// parse error is a usageError with a hint instead of the whole help, and
+// unknown commands are usage errors.
+func baseApp(stdout, stderr io.Writer, cmds ...*ucli.Command) *ucli.App {
+	app := &ucli.App{
+		Name:           "resque-go",
+		Writer:         stdout,
+		ErrWriter:      stderr,
+		OnUsageError:   onUsageError,
+		ExitErrHandler: func(*ucli.Context, error) {}, // runApp maps errors to exit codes
+		Commands:       cmds,
+		Action: func(c *ucli.Context) error {
+			if c.NArg() > 0 {
+				return usageHint(fmt.Errorf("no command %q", c.Args().First()), "Run 'resque-go --help' for the commands.")
+			}
+			return ucli.ShowAppHelp(c)
 		},
 	}
+	for _, cmd := range cmds {
+		prepareCommand(cmd, "resque-go")
+	}
+	return app
+}
+
+func prepareCommand(cmd *ucli.Command, parent string) {
+	path := parent + " " + cmd.Name
+	cmd.OnUsageError = func(c *ucli.Context, err error, _ bool) error {
+		return usageHint(err, "Run '"+path+" --help' for usage.")
+	}
+	if len(cmd.Subcommands) > 0 && cmd.Action == nil {
+		cmd.Action = func(c *ucli.Context) error {
+			if c.NArg() > 0 {
+				return usageHint(fmt.Errorf("%s: no command %q", cmd.Name, c.Args().First()), "Run '"+path+" --help' for its commands.")
+			}
+			return ucli.ShowSubcommandHelp(c)
+		}
+	}
+	before := cmd.Before
+	cmd.Before = func(c *ucli.Context) error {
+		if err := applyEnvAliases(c, cmd.Flags, os.LookupEnv); err != nil {
+			return err
+		}
+		if before != nil {
+			return before(c)
+		}
+		return nil
+	}
+	for _, sub := range cmd.Subcommands {
+		prepareCommand(sub, path)
+	}
+}
+
+func onUsageError(c *ucli.Context, err error, _ bool) error {
+	return usageHint(err, "Run 'resque-go --help' for usage.")
+}
+
+// envAliases are further environment variables a flag reads, after the one
+// its help shows: names Resque users know from Ruby Resque (LOGGING),
+// php-resque (REDIS_BACKEND, PREFIX) or earlier resque-go versions. Each
+// flag's help shows one name; these are read only when neither the flag nor
+// that variable is set.
+var envAliases = map[string][]string{
+	"redis":        {"REDIS_BACKEND"},
+	"namespace":    {"PREFIX"},
+	"queues":       {"QUEUES"},
+	"concurrency":  {"RESQUE_CONCURRENCY"},
+	"fail-retries": {"FAIL_RETRIES"},
+	"verbose":      {"LOGGING"},
+}
+
+// applyEnvAliases sets each flag of flags that is not set from the first
+// of its envAliases that has a value.
+func applyEnvAliases(c *ucli.Context, flags []ucli.Flag, lookup func(string) (string, bool)) error {
+	for _, f := range flags {
+		name := f.Names()[0]
+		if c.IsSet(name) {
+			continue
+		}
+		for _, env := range envAliases[name] {
+			v, ok := lookup(env)
+			if !ok || v == "" {
+				continue
+			}
+			if err := c.Set(name, v); err != nil {
+				return usagef("%s=%q (read as --%s): %v", env, v, name, err)
+			}
+			break
+		}
+	}
+	return nil
 }
 
 // Flags shared by every command that talks to Redis.
 func redisFlags() []ucli.Flag {
 	return []ucli.Flag{
-		&ucli.StringFlag{Name: "redis", Usage: "Redis URL (redis://[:password@]host:port/db) or host:port", Value: "redis://127.0.0.1:6379", EnvVars: []string{"REDIS_URL", "REDIS_BACKEND"}},
-		&ucli.StringFlag{Name: "namespace", Usage: "key namespace (prefix)", Value: "resque", EnvVars: []string{"RESQUE_NAMESPACE", "PREFIX"}},
+		&ucli.StringFlag{Name: "redis", Usage: "Redis URL (redis://[[user]:password@]host:port/db, rediss://...) or host:port", Value: "redis://127.0.0.1:6379", EnvVars: []string{"REDIS_URL"}},
+		&ucli.StringFlag{Name: "namespace", Usage: "key namespace (prefix)", Value: "resque", EnvVars: []string{"RESQUE_NAMESPACE"}},
 		&ucli.StringFlag{Name: "log-level", Usage: "debug, info, warn or error", Value: "info", EnvVars: []string{"LOG_LEVEL"}},
-		&ucli.StringFlag{Name: "log-format", Usage: "console or json", Value: "console", EnvVars: []string{"LOG_FORMAT"}},
+		&ucli.StringFlag{Name: "log-format", Usage: "console (colour only on a terminal) or json", Value: "console", EnvVars: []string{"LOG_FORMAT"}},
+		&ucli.BoolFlag{Name: "verbose", Usage: "log at info level even if --log-level is higher (Ruby Resque's VERBOSE)", EnvVars: []string{"VERBOSE"}},
+		&ucli.BoolFlag{Name: "very-verbose", Usage: "log at debug level (Ruby Resque's VVERBOSE)", EnvVars: []string{"VVERBOSE"}},
 	}
 }
 
@@ -111,24 +232,56 @@ func newClient(c *ucli.Context) (*rdb.Client, error) {
 }
 
 func newLogger(c *ucli.Context) (zerolog.Logger, error) {
-	levelName := c.String("log-level")
-	if os.Getenv("VVERBOSE") != "" {
-		levelName = "debug"
+	level, err := logLevel(c)
+	if err != nil {
+		return zerolog.Logger{}, err
 	}
-	level, err := zerolog.ParseLevel(strings.ToLower(levelName))
-	if err != nil || levelName == "" {
-		return zerolog.Logger{}, usagef("--log-level %q: want debug, info, warn or error", levelName)
+	return buildLogger(c.App.ErrWriter, level, c.String("log-format"))
+}
+
+// logLevel is --log-level, lowered to info by --verbose and to debug by
+// --very-verbose: the most verbose of the three wins.
+func logLevel(c *ucli.Context) (zerolog.Level, error) {
+	name := strings.ToLower(strings.TrimSpace(c.String("log-level")))
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, name) {
+		return zerolog.NoLevel, usagef("--log-level %q: want debug, info, warn or error", c.String("log-level"))
 	}
-	var out io.Writer = c.App.ErrWriter
-	switch c.String("log-format") {
+	level, _ := zerolog.ParseLevel(name)
+	if c.Bool("verbose") {
+		level = min(level, zerolog.InfoLevel)
+	}
+	if c.Bool("very-verbose") {
+		level = zerolog.DebugLevel
+	}
+	return level, nil
+}
+
+// buildLogger logs to w as JSON or, for "console", as text with colours
+// only when w is a terminal (and NO_COLOR is not set), so that log files and
+// journald get no escape codes.
+func buildLogger(w io.Writer, level zerolog.Level, format string) (zerolog.Logger, error) {
+	switch format {
 	case "json":
 	case "console":
-		out = zerolog.ConsoleWriter{Out: c.App.ErrWriter, TimeFormat: time.RFC3339}
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339, NoColor: !colourful(w)}
 	default:
-		return zerolog.Logger{}, usagef("--log-format %q: want console or json", c.String("log-format"))
+		return zerolog.Logger{}, usagef("--log-format %q: want console or json", format)
 	}
-	return zerolog.New(out).Level(level).With().Timestamp().Logger(), nil
+	return zerolog.New(w).Level(level).With().Timestamp().Logger(), nil
 }
+
+// colourful reports whether w is a terminal that should get colours
+// (https://no-color.org: NO_COLOR set to anything turns them off).
+func colourful(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}
+
+// maxSeconds keeps parsed seconds inside time.Duration (about 292 years).
+const maxSeconds = float64(math.MaxInt64/int64(time.Second)) - 1
 
 // parseSeconds reads Ruby-style seconds ("5", "0.5") or a Go duration ("250ms").
 func parseSeconds(flag, v string) (time.Duration, error) {
@@ -139,6 +292,9 @@ func parseSeconds(flag, v string) (time.Duration, error) {
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
 		if f < 0 {
 			return 0, usagef("--%s %q: must not be negative", flag, v)
+		}
+		if math.IsNaN(f) || f > maxSeconds {
+			return 0, usagef("--%s %q: want seconds (5, 0.5) or a duration (250ms, 2m)", flag, v)
 		}
 		return time.Duration(f * float64(time.Second)), nil
 	}

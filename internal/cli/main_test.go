@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"sync"
 	"testing"
@@ -80,32 +79,27 @@ func (s *syncBuffer) String() string {
 var parseMu sync.Mutex
 
 // runCommand runs one command as Run does, with the exit code Run would
-// return. It builds its own app so that a command can be tested before it is
-// listed in newApp.
+// return and the same stderr lines. It builds its own app so that a command
+// can be tested before it is listed in newApp.
 func runCommand(ctx context.Context, cmd *ucli.Command, args []string, stdout, stderr *syncBuffer) int {
 	parseMu.Lock()
 	var unlock sync.Once
 	defer unlock.Do(parseMu.Unlock)
-	action := cmd.Action
-	cmd.Action = func(c *ucli.Context) error {
-		unlock.Do(parseMu.Unlock)
-		return action(c)
+	app := baseApp(stdout, stderr, cmd)
+	unlockOnAction(cmd, func() { unlock.Do(parseMu.Unlock) })
+	return runApp(ctx, app, append([]string{"resque-go", cmd.Name}, args...))
+}
+
+// unlockOnAction makes every action of cmd and its subcommands call unlock
+// first: parsing is over when an action runs.
+func unlockOnAction(cmd *ucli.Command, unlock func()) {
+	if action := cmd.Action; action != nil {
+		cmd.Action = func(c *ucli.Context) error {
+			unlock()
+			return action(c)
+		}
 	}
-	app := &ucli.App{
-		Name: "resque-go", Writer: stdout, ErrWriter: stderr,
-		OnUsageError:   func(c *ucli.Context, err error, isSub bool) error { return usageError{err} },
-		ExitErrHandler: func(*ucli.Context, error) {},
-		Commands:       []*ucli.Command{cmd},
+	for _, sub := range cmd.Subcommands {
+		unlockOnAction(sub, unlock)
 	}
-	err := app.RunContext(ctx, append([]string{"resque-go", cmd.Name}, args...))
-	unlock.Do(parseMu.Unlock)
-	if err == nil {
-		return ExitOK
-	}
-	_, _ = stderr.Write([]byte("resque-go: " + err.Error() + "\n"))
-	var ue usageError
-	if errors.As(err, &ue) || isFlagError(err) {
-		return ExitUsage
-	}
-	return ExitFailure
 }

@@ -5,14 +5,17 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
+	"github.com/rs/zerolog"
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/internal/metrics"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/stats"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -20,8 +23,8 @@ import (
 func workCommand(reg *worker.Registry) *ucli.Command {
 	flags := append(append(redisFlags(), handlerFlags()...),
 		&ucli.BoolFlag{Name: "fork", Usage: "run every job in a child process (this binary re-executed), isolating crashes and leaks", EnvVars: []string{"RESQUE_FORK"}},
-		&ucli.StringFlag{Name: "queues", Aliases: []string{"q"}, Usage: "queues in priority order: high,low; * and globs expand against the queues set; !pattern excludes", EnvVars: []string{"QUEUES", "QUEUE"}},
-		&ucli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "job slots in this process, each with its own worker id", Value: 1, EnvVars: []string{"RESQUE_CONCURRENCY", "COUNT"}},
+		&ucli.StringFlag{Name: "queues", Aliases: []string{"q"}, Usage: "queues in priority order: high,low; * and globs expand against the queues set; !pattern excludes", EnvVars: []string{"QUEUE"}},
+		&ucli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "job slots in this process, each with its own worker id", Value: 1, EnvVars: []string{"COUNT"}},
 		&ucli.StringFlag{Name: "interval", Usage: "poll interval when polling (seconds, or a duration such as 500ms)", Value: "5", EnvVars: []string{"INTERVAL"}},
 		&ucli.BoolFlag{Name: "polling", Usage: "poll every --interval instead of blocking waits", EnvVars: []string{"RESQUE_POLLING"}},
 		&ucli.StringFlag{Name: "hostname", Usage: "host name in worker ids and queue statistics (default: this machine's)", EnvVars: []string{"RESQUE_HOSTNAME"}},
@@ -29,9 +32,9 @@ func workCommand(reg *worker.Registry) *ucli.Command {
 		&ucli.StringFlag{Name: "term-timeout", Usage: "on TERM/INT, how long cancelled jobs get before they are requeued", Value: "4", EnvVars: []string{"RESQUE_TERM_TIMEOUT"}},
 		&ucli.BoolFlag{Name: "graceful-term", Usage: "TERM acts like QUIT: finish running jobs, then exit", EnvVars: []string{"GRACEFUL_TERM"}},
 		&ucli.BoolFlag{Name: "dirty-exit-on-term", Usage: "record jobs interrupted by TERM/INT in failed as Resque::DirtyExit instead of requeueing them", EnvVars: []string{"RESQUE_DIRTY_EXIT_ON_TERM"}},
-		&ucli.StringFlag{Name: "heartbeat-interval", Usage: "heartbeat interval (seconds or a duration)", Value: "5", EnvVars: []string{"WORKER_HEARTBEAT_INTERVAL"}},
+		&ucli.StringFlag{Name: "heartbeat-interval", Usage: "heartbeat interval, 1 to 60 seconds (seconds or a duration)", Value: "5", EnvVars: []string{"WORKER_HEARTBEAT_INTERVAL"}},
 		&ucli.IntFlag{Name: "max-recoveries", Usage: "how often a dead worker's job is requeued before it is recorded as failed", Value: 3, EnvVars: []string{"RESQUE_MAX_RECOVERIES"}},
-		&ucli.IntFlag{Name: "fail-retries", Usage: "attempts a failing job gets in all (resque-v3's fail_retries); 1 never retries", Value: worker.DefaultMaxAttempts, EnvVars: []string{"FAIL_RETRIES", "RESQUE_FAIL_RETRIES"}},
+		&ucli.IntFlag{Name: "fail-retries", Usage: "attempts a failing job gets in all (resque-v3's fail_retries); 1 never retries", Value: worker.DefaultMaxAttempts, EnvVars: []string{"RESQUE_FAIL_RETRIES"}},
 		&ucli.StringFlag{Name: "retry-backoff", Usage: "delay before a retry: none, fixed:30s, or exp:BASE[:MAX[:JITTER]] (exp:2s:10m:0.2)", Value: "none", EnvVars: []string{"RESQUE_RETRY_BACKOFF"}},
 		&ucli.StringSliceFlag{Name: "class-retry", Usage: "'Class=ATTEMPTS[:BACKOFF]' overrides the retry policy of one class (MailJob=5:exp:2s:10m); repeatable"},
 		&ucli.BoolFlag{Name: "mover", Usage: "promote due jobs of the delayed queue (retries with backoff, reschedules; resque-scheduler's layout); safe with other movers", Value: true, EnvVars: []string{"RESQUE_MOVER"}},
@@ -59,7 +62,8 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 	if queues == "" {
 		return usagef("no queues: give --queues high,low (or QUEUE=high,low)")
 	}
-	if _, err := protocol.ParseQueueSpec(queues); err != nil {
+	spec, err := protocol.ParseQueueSpec(queues)
+	if err != nil {
 		return usageError{err}
 	}
 	if n := c.Int("concurrency"); n < 1 || n > 4096 {
@@ -74,6 +78,15 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 		durs[i] = d
 	}
 	interval, timeout, termTimeout, heartbeat := durs[0], durs[1], durs[2], durs[3]
+	if heartbeat < minHeartbeat || heartbeat > maxHeartbeat {
+		return usagef("--heartbeat-interval %q: want 1 to 60 seconds (heartbeats are stored to the second; Ruby Resque prunes a worker whose heartbeat is 300 s old)",
+			c.String("heartbeat-interval"))
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
 	log, err := newLogger(c)
 	if err != nil {
 		return err
@@ -94,11 +107,6 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 	if reg.Empty() {
 		log.Warn().Msg("no handler registered: every job will fail with ResqueGo::NoHandler (use --exec 'Class=command' or '*=command')")
 	}
-	client, err := newClient(c)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
 	var w *worker.Worker
 	var m *metrics.Metrics
 	var onFinish func(worker.Finished)
@@ -128,6 +136,19 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 		defer m.Close()
 		log.Info().Str("addr", bound).Msg("serving /metrics and /healthz")
 	}
+	pub, err := stats.NewPublisher(stats.PublisherConfig{
+		Client: client, Hostname: c.String("hostname"), Interval: heartbeat,
+		Slots: w.Slots, WorkerIDs: w.IDs(), Logger: &log,
+	})
+	if err != nil {
+		return err
+	}
+	var mover *delayed.Mover
+	if c.Bool("mover") {
+		if mover, err = delayed.NewMover(delayed.MoverConfig{Client: client, Hostname: c.String("hostname"), WorkerID: w.IDs()[0], Logger: &log}); err != nil {
+			return err
+		}
+	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT)
 	defer signal.Stop(sigs)
@@ -137,38 +158,38 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 	defer cancelStart()
 	started := make(chan error, 1)
 	go func() { started <- w.Start(startCtx) }()
-	pub, err := stats.NewPublisher(stats.PublisherConfig{
-		Client: client, Hostname: c.String("hostname"), Interval: heartbeat,
-		Slots: w.Slots, WorkerIDs: w.IDs(), Logger: &log,
-	})
-	if err != nil {
-		return err
-	}
-	pub.Start(context.Background())
-	defer pub.Stop()
-	if c.Bool("mover") {
-		mover, err := delayed.NewMover(delayed.MoverConfig{Client: client, Hostname: c.String("hostname"), WorkerID: w.IDs()[0], Logger: &log})
-		if err != nil {
-			return err
+	// The publisher and the mover start once the worker is registered: a
+	// Redis that refuses us then gets one error line, not their retries.
+	running := func() {
+		pub.Start(context.Background())
+		if mover != nil {
+			mover.Start(context.Background())
 		}
-		mover.Start(context.Background())
-		defer mover.Stop()
+		go warnUnknownQueues(c.Context, client, spec, log)
 	}
+	defer func() {
+		pub.Stop()
+		if mover != nil {
+			mover.Stop()
+		}
+	}()
+	ctxDone := c.Context.Done()
 	for {
 		select {
 		case err := <-started:
 			started = nil
 			if err != nil {
-				cancelStart()
 				if startCtx.Err() != nil {
 					return nil // stopped by a signal before Redis answered
 				}
 				return fmt.Errorf("start: %w", err)
 			}
+			running()
 		case <-w.Done():
 			cancelStart()
 			return nil
-		case <-c.Context.Done():
+		case <-ctxDone:
+			ctxDone = nil
 			cancelStart()
 			go w.Shutdown()
 		case <-orphaned:
@@ -203,6 +224,39 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 				}
 				started = nil
 			}
+		}
+	}
+}
+
+// Heartbeat bounds. Heartbeats are stored with one-second resolution, so a
+// shorter interval only adds writes; Ruby Resque workers prune an id whose
+// heartbeat is older than 300 s (Resque.prune_interval, 5 of its 60 s
+// beats), so beating at most every 60 s leaves the same margin of 5 missed
+// beats before a Ruby worker takes a live resque-go worker for dead.
+const (
+	minHeartbeat = time.Second
+	maxHeartbeat = 60 * time.Second
+)
+
+// warnUnknownQueues logs a warning for each literal queue of the --queues
+// list (not a glob) that is not in the queues set: nothing was ever
+// enqueued there, so it may be a typo. Without an answer from Redis it
+// says nothing.
+func warnUnknownQueues(ctx context.Context, client *rdb.Client, spec protocol.QueueSpec, log zerolog.Logger) {
+	literal := spec.Expand(nil)
+	if len(literal) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	known, err := client.KnownQueues(ctx)
+	if err != nil {
+		log.Debug().Err(err).Msg("queue name check skipped")
+		return
+	}
+	for _, q := range literal {
+		if !slices.Contains(known, q) {
+			log.Warn().Str("queue", q).Msg("queue is not in the queues set (nothing was ever enqueued there): check its spelling")
 		}
 	}
 }
