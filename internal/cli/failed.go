@@ -12,6 +12,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/resque-go/resque-go/failure"
+	"github.com/resque-go/resque-go/internal/rdb"
 )
 
 func failedCommand() *ucli.Command {
@@ -78,11 +79,38 @@ func filterOf(c *ucli.Context) failure.Filter {
 }
 
 func failedStore(c *ucli.Context) (*failure.Store, func(), error) {
+	store, _, done, err := failedStoreClient(c)
+	return store, done, err
+}
+
+func failedStoreClient(c *ucli.Context) (*failure.Store, *rdb.Client, func(), error) {
 	client, err := newClient(c)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return failure.New(client, nil), func() { client.Close() }, nil
+	return failure.New(client, nil), client, func() { client.Close() }, nil
+}
+
+// checkRange refuses indexes past the end of the failed list before any
+// entry is read, saying how long the list is. (An entry that goes away
+// after this check is reported as gone.)
+func checkRange(c *ucli.Context, client *rdb.Client, idx []int64) error {
+	n, err := client.Len(c.Context, client.Keys().Failed())
+	if err != nil {
+		return err
+	}
+	for _, i := range idx {
+		switch {
+		case i < n:
+		case n == 0:
+			return usagef("no entry %d: the failed list is empty", i)
+		case n == 1:
+			return usagef("no entry %d: the failed list has 1 entry (index 0)", i)
+		default:
+			return usagef("no entry %d: the failed list has %d entries (0-%d)", i, n, n-1)
+		}
+	}
+	return nil
 }
 
 func indexes(c *ucli.Context) ([]int64, error) {
@@ -145,11 +173,14 @@ func failedShow(c *ucli.Context) error {
 	if len(idx) == 0 {
 		return usagef("show needs at least one INDEX")
 	}
-	store, done, err := failedStore(c)
+	store, client, done, err := failedStoreClient(c)
 	if err != nil {
 		return err
 	}
 	defer done()
+	if err := checkRange(c, client, idx); err != nil {
+		return err
+	}
 	var entries []failure.Entry
 	for _, i := range idx {
 		e, err := store.Get(c.Context, i)
@@ -189,11 +220,14 @@ func failedChange(c *ucli.Context, op string) error {
 	if all == (len(idx) > 0) {
 		return usagef("%s needs INDEX... or --all (with optional --queue/--class/--exception), not both", op)
 	}
-	store, done, err := failedStore(c)
+	store, client, done, err := failedStoreClient(c)
 	if err != nil {
 		return err
 	}
 	defer done()
+	if err := checkRange(c, client, idx); err != nil {
+		return err
+	}
 	apply, bulk := store.Retry, store.RetryMatching
 	verb := "retried"
 	if op == "remove" {

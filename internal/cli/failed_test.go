@@ -114,7 +114,7 @@ func TestFailedListAndShow(t *testing.T) {
 		t.Errorf("show --json 3: exit %d, %v: %s", code, err, out)
 	}
 
-	if code, _, errOut = e.failed("show", "9"); code != ExitFailure || !strings.Contains(errOut, "no entry at index 9") {
+	if code, _, errOut = e.failed("show", "9"); code != ExitUsage || !strings.Contains(errOut, "no entry 9: the failed list has 4 entries (0-3)") {
 		t.Errorf("show 9: exit %d: %s", code, errOut)
 	}
 }
