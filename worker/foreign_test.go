@@ -382,3 +382,26 @@ func TestV3RetryKeepsQueueThroughMover(t *testing.T) {
 	}
 	_ = k
 }
+
+// A job in node-resque's shape ({"class","queue","args"}) that always fails
+// ends in failed after its attempts (its count travels in the payload).
+func TestNodeShapedJobRetriesEnd(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	k := e.client.Keys()
+	var attempts []int
+	e.reg.Register("Add", func(ctx context.Context, j *worker.Job) error {
+		attempts = append(attempts, j.Attempt)
+		return errors.New("always")
+	})
+	var rec recorder
+	e.start(worker.Config{Queues: "math", OnFinish: rec.add})
+	e.push("math", `{"class":"Add","queue":"math","args":[1,2]}`)
+	done := rec.waitN(t, 3)
+	if done[2].Outcome != "fail" || len(attempts) != 3 || attempts[2] != 3 {
+		t.Fatalf("outcomes %+v, attempts %v", done, attempts)
+	}
+	if n := e.counter(k.StatRetries()); n != 2 {
+		t.Errorf("stat:retries = %d, want 2", n)
+	}
+}

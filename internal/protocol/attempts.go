@@ -22,19 +22,12 @@ const AttemptsTTL = 24 * time.Hour
 // it to after dropping those fields. Absent or null args count as [], the
 // form Ruby writes for a job without arguments.
 func AttemptsDigest(p *Payload) string {
-	if isRubyForm(p) {
+	if p.RubyShaped() {
 		sum := sha1.Sum(p.Raw)
 		return hex.EncodeToString(sum[:])
 	}
 	sum := sha1.Sum(RubyForm(p.Class, p.Args))
 	return hex.EncodeToString(sum[:])
-}
-
-// isRubyForm reports whether p has exactly the fields class and args.
-func isRubyForm(p *Payload) bool {
-	_, hasArgs := p.Fields["args"]
-	_, hasClass := p.Fields["class"]
-	return len(p.Fields) == 2 && hasArgs && hasClass
 }
 
 // RubyForm is the payload Ruby Resque writes for class and args.
@@ -53,7 +46,7 @@ func RubyForm(class string, args json.RawMessage) []byte {
 }
 
 // RetryOf builds the payload of the next attempt of p after a failure.
-// A Ruby-shaped job (only class, args and queue) keeps its bytes: the
+// A Ruby-shaped job (only class and args) keeps its bytes: the
 // attempt count then lives in the Attempts key alone, and every Ruby tool
 // sees the job it wrote. Any other payload is RetryPayload: failCount
 // incremented, id set to id, a fresh queue_time.

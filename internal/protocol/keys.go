@@ -8,21 +8,40 @@ import "strings"
 // all use unless told otherwise.
 const DefaultNamespace = "resque"
 
+// V3Namespace is the namespace of resque-v3 (the PHP fork) deployments.
+const V3Namespace = "resque-v3"
+
 // Keys builds namespaced Redis key names. The zero value uses DefaultNamespace.
 type Keys struct {
-	ns string
+	ns       string
+	separate bool
 }
 
 // NewKeys returns a key builder for namespace ns. A trailing ":" is dropped
 // (php-resque's PREFIX is often given as "resque:"); an empty ns means
-// DefaultNamespace.
+// DefaultNamespace. In V3Namespace the worker registry is separate (see
+// SeparateRegistry).
 func NewKeys(ns string) Keys {
 	ns = strings.TrimSuffix(ns, ":")
 	if ns == "" {
 		ns = DefaultNamespace
 	}
-	return Keys{ns: ns}
+	return Keys{ns: ns, separate: ns == V3Namespace}
 }
+
+// SeparateRegistry returns k with resque-go's worker registry (the workers
+// set and the heartbeat hash) kept under <ns>:resque-go: instead of where
+// Resque runtimes read it. The resque-v3 PHP runtime parses every id in its
+// workers set as host~pid~queue and signals the pid it finds: a resque-go
+// id gives it no pid, and kill(0, sig) hits the v3 runtime's own process
+// group. Worker records (worker:<id>), stats and queues stay shared.
+func (k Keys) SeparateRegistry(on bool) Keys {
+	k.separate = on
+	return k
+}
+
+// IsSeparateRegistry reports whether the registry is kept apart.
+func (k Keys) IsSeparateRegistry() bool { return k.separate }
 
 // Namespace returns the namespace without a trailing colon.
 func (k Keys) Namespace() string {
@@ -46,7 +65,12 @@ func (k Keys) Queue(q string) string { return k.key("queue", q) }
 func (k Keys) QueuePrefix() string { return k.key("queue", "") }
 
 // Workers is the set of registered worker ids.
-func (k Keys) Workers() string { return k.key("workers") }
+func (k Keys) Workers() string {
+	if k.separate {
+		return k.key("resque-go", "workers")
+	}
+	return k.key("workers")
+}
 
 // Worker holds the job a worker is running (absent while idle).
 func (k Keys) Worker(id string) string { return k.key("worker", id) }
@@ -55,7 +79,12 @@ func (k Keys) Worker(id string) string { return k.key("worker", id) }
 func (k Keys) WorkerStarted(id string) string { return k.key("worker", id, "started") }
 
 // Heartbeats is the hash of worker id to last heartbeat time.
-func (k Keys) Heartbeats() string { return k.key("workers", "heartbeat") }
+func (k Keys) Heartbeats() string {
+	if k.separate {
+		return k.key("resque-go", "workers", "heartbeat")
+	}
+	return k.key("workers", "heartbeat")
+}
 
 // StatProcessed is the global processed counter.
 func (k Keys) StatProcessed() string { return k.key("stat", "processed") }

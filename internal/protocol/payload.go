@@ -112,17 +112,15 @@ func invalidUTF8At(raw []byte) int {
 	return -1
 }
 
-// RubyShaped reports whether the payload has no fields but class, args and
-// queue: the shape Ruby Resque and node-resque write. Such a job keeps its
-// bytes through retries and the delayed queue, so that resque-scheduler,
-// resque-web and Ruby workers see exactly what they would have written.
+// RubyShaped reports whether the payload has exactly the fields class and
+// args: the form Ruby Resque writes (and resque-scheduler promotes to). Such
+// a job keeps its bytes through retries and the delayed queue, so Ruby tools
+// see exactly what they wrote; its count of failed attempts lives in the
+// attempt counter the claim script reads (protocol.AttemptsDigest).
 func (p *Payload) RubyShaped() bool {
-	for name := range p.Fields {
-		if name != "class" && name != "args" && name != "queue" {
-			return false
-		}
-	}
-	return true
+	_, hasArgs := p.Fields["args"]
+	_, hasClass := p.Fields["class"]
+	return len(p.Fields) == 2 && hasArgs && hasClass
 }
 
 // optString returns the JSON string in raw, or "" for anything else. Numeric

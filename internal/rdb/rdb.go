@@ -55,6 +55,10 @@ type Options struct {
 	URL string
 	// Namespace is the key prefix; default "resque".
 	Namespace string
+	// SeparateRegistry keeps the workers set and heartbeats under
+	// <ns>:resque-go: (protocol.Keys.SeparateRegistry); always on in the
+	// resque-v3 namespace.
+	SeparateRegistry bool
 	// MaxIdle connections kept in the pool; default 16.
 	MaxIdle int
 	// DialTimeout defaults to 5 s; ReadTimeout (for non-blocking commands) to 30 s.
@@ -338,7 +342,7 @@ func New(opt Options) (*Client, error) {
 	}
 	return &Client{
 		pool:    pool,
-		keys:    protocol.NewKeys(opt.Namespace),
+		keys:    newKeys(opt),
 		timeout: opt.ReadTimeout,
 		addr:    ep.redacted,
 		claim:   loadScript("claim.lua", -1),
@@ -354,6 +358,14 @@ func New(opt Options) (*Client, error) {
 
 // Addr is the server's URL with its password hidden, for messages.
 func (c *Client) Addr() string { return c.addr }
+
+func newKeys(opt Options) protocol.Keys {
+	k := protocol.NewKeys(opt.Namespace)
+	if opt.SeparateRegistry {
+		k = k.SeparateRegistry(true)
+	}
+	return k
+}
 
 // Keys returns the client's key builder.
 func (c *Client) Keys() protocol.Keys { return c.keys }
