@@ -365,7 +365,10 @@ func TestPoolConfigErrorsExitTwo(t *testing.T) {
 		want []string
 	}{
 		{"workers:\n  - queues: a\n    concurrency: lots\n", []string{"pool.yml:3: workers[0].concurrency: want a whole number"}},
-		{"workers:\n  - queues: a\n    fork: true\n    forks: 2\n", []string{"pool.yml:4: workers[0].forks: unknown key"}},
+		{"workers:\n  - queues: a\n    fork: true\n    forks: 2\n", []string{`pool.yml:4: unknown key "forks" in workers[0] (did you mean "fork"?)`}},
+		// a misspelt workers key used to read as a resque-pool queue "wrokers"
+		{"wrokers:\n  - queues: a\n    processes: 2\n", []string{`pool.yml:1: unknown key "wrokers" (did you mean "workers"?)`}},
+		{"queues:\n  default:\n    worker_count: 2\nstatsd_host: x\n", []string{`pool.yml:4: unknown key "statsd_host"`}},
 		{"redis: redis://127.0.0.1:6379\nqueues:\n  default:\n    worker_count: two\n", []string{"pool.yml:4: queues.default.worker_count: want a whole number"}},
 		{"foo: 1\nproduction:\n  \"foo,bar\": -2\n", []string{`pool.yml:3: production."foo,bar": -2 is out of range`}},
 	} {
