@@ -59,6 +59,18 @@ type Config struct {
 	// it kills the children that are still running; 0 means 10 s.
 	KillTimeout time.Duration
 
+	// Work settings passed to every child as the work flag of the same name
+	// (retry_backoff is --retry-backoff) when the file gives them; unset
+	// (""/nil) leaves work's default or its environment variable.
+	RetryBackoff      string       // none, fixed:30s, exp:BASE[:MAX[:JITTER]]
+	ClassRetry        []ClassRetry // sorted by class
+	MaxRecoveries     *int
+	HeartbeatInterval *time.Duration
+	Mover             *bool
+	RubyPrune         *bool
+	GracefulTerm      *bool
+	DirtyExitOnTerm   *bool
+
 	// Handlers run job classes that have no Go handler, sorted by class.
 	Handlers []Handler
 	// Sets are the queue sets in file order.
@@ -77,6 +89,13 @@ func (c *Config) Warning() string {
 		return ""
 	}
 	return fmt.Sprintf("%s: ignored the resque-v3 settings that resque-go does not use: %s", c.Path, strings.Join(c.Ignored, ", "))
+}
+
+// ClassRetry overrides the retry policy of one class: Spec is
+// ATTEMPTS[:BACKOFF], as work's --class-retry takes it after "Class=".
+type ClassRetry struct {
+	Class string
+	Spec  string
 }
 
 // Handler runs one job class ("*": any class without a handler) through a
@@ -281,6 +300,26 @@ func (c *Config) Child(set QueueSet) ChildSpec {
 	}
 	if c.TermTimeout != nil {
 		args = append(args, "--term-timeout", seconds(*c.TermTimeout))
+	}
+	if c.RetryBackoff != "" {
+		args = append(args, "--retry-backoff", c.RetryBackoff)
+	}
+	for _, r := range c.ClassRetry {
+		args = append(args, "--class-retry", r.Class+"="+r.Spec)
+	}
+	if c.MaxRecoveries != nil {
+		args = append(args, "--max-recoveries", strconv.Itoa(*c.MaxRecoveries))
+	}
+	if c.HeartbeatInterval != nil {
+		args = append(args, "--heartbeat-interval", seconds(*c.HeartbeatInterval))
+	}
+	for _, f := range []struct {
+		flag string
+		v    *bool
+	}{{"mover", c.Mover}, {"ruby-prune", c.RubyPrune}, {"graceful-term", c.GracefulTerm}, {"dirty-exit-on-term", c.DirtyExitOnTerm}} {
+		if f.v != nil {
+			args = append(args, "--"+f.flag+"="+strconv.FormatBool(*f.v))
+		}
 	}
 	var env []string
 	if c.Redis != "" {

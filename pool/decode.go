@@ -307,7 +307,8 @@ func (d *decoder) queueList(n *yaml.Node, path, list string) bool {
 
 // Top-level keys of resque-go's format; the resque-v3 style has the same
 // ones with "queues" where resque-go has "workers".
-var ownKeys = []string{"redis", "namespace", "hostname", "log", "fail_retries", "term_timeout", "kill_timeout", "handlers"}
+var ownKeys = []string{"redis", "namespace", "hostname", "log", "fail_retries", "term_timeout", "kill_timeout", "handlers",
+	"retry_backoff", "class_retry", "max_recoveries", "heartbeat_interval", "mover", "ruby_prune", "graceful_term", "dirty_exit_on_term"}
 
 // Top-level keys only a resque-v3 file has. log_level is read; the others
 // configure what resque-go does not do (its own log file, statsd, PHP task
@@ -420,6 +421,35 @@ func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
 			}
 		case "handlers":
 			d.decodeHandlers(cfg, f.val, p)
+		case "retry_backoff":
+			if v, ok := d.str(f.val, p); ok && d.backoff(f.val, p, v) {
+				cfg.RetryBackoff = strings.TrimSpace(v)
+			}
+		case "class_retry":
+			d.decodeClassRetry(cfg, f.val, p)
+		case "max_recoveries":
+			if v, ok := d.integer(f.val, p, 0, 1000); ok {
+				cfg.MaxRecoveries = &v
+			}
+		case "heartbeat_interval":
+			if v, ok := d.duration(f.val, p, time.Millisecond); ok {
+				cfg.HeartbeatInterval = &v
+			}
+		case "mover", "ruby_prune", "graceful_term", "dirty_exit_on_term":
+			v, ok := d.boolean(f.val, p)
+			if !ok {
+				continue
+			}
+			switch f.name {
+			case "mover":
+				cfg.Mover = &v
+			case "ruby_prune":
+				cfg.RubyPrune = &v
+			case "graceful_term":
+				cfg.GracefulTerm = &v
+			default:
+				cfg.DirtyExitOnTerm = &v
+			}
 		case setsKey:
 			sawSets = true
 			d.decodeSets(cfg, f.val, p)
@@ -438,6 +468,65 @@ func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
 	if !sawSets && !setsMisspelt {
 		d.errorf(root, setsKey, "missing: list the queue sets to run")
 	}
+}
+
+// decodeClassRetry reads class_retry: {Class: ATTEMPTS[:BACKOFF]}, a bare
+// number being the attempts.
+func (d *decoder) decodeClassRetry(cfg *Config, n *yaml.Node, path string) {
+	for _, f := range d.fields(n, path) {
+		p := joinPath(path, f.name)
+		class := strings.TrimSpace(f.name)
+		if class == "" || strings.Contains(class, "=") {
+			d.errorf(f.key, p, "a class name must be non-empty and must not contain '='")
+			continue
+		}
+		spec, ok := d.str(f.val, p)
+		if !ok {
+			continue
+		}
+		spec = strings.TrimSpace(spec)
+		attempts, backoff, hasBackoff := strings.Cut(spec, ":")
+		if n, err := strconv.Atoi(attempts); err != nil || n < 1 || n > 1000 {
+			d.errorf(f.val, p, "%q: want ATTEMPTS[:BACKOFF] with attempts from 1 to 1000 (5, 5:exp:2s:10m)", spec)
+			continue
+		}
+		if hasBackoff && !d.backoff(f.val, p, backoff) {
+			continue
+		}
+		cfg.ClassRetry = append(cfg.ClassRetry, ClassRetry{Class: class, Spec: spec})
+	}
+	slices.SortFunc(cfg.ClassRetry, func(a, b ClassRetry) int { return strings.Compare(a.Class, b.Class) })
+}
+
+// backoff checks a retry delay as work's --retry-backoff reads it: none,
+// fixed:D or exp:BASE[:MAX[:JITTER]], durations in seconds or Go's form,
+// jitter from 0 to 1.
+func (d *decoder) backoff(n *yaml.Node, path, s string) bool {
+	parts := strings.Split(strings.TrimSpace(s), ":")
+	dur := func(v string) bool {
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			return f >= 0 && !math.IsNaN(f) && !math.IsInf(f, 0)
+		}
+		pd, err := time.ParseDuration(v)
+		return err == nil && pd >= 0
+	}
+	ok := false
+	switch {
+	case len(parts) == 1 && parts[0] == "none":
+		ok = true
+	case parts[0] == "fixed" && len(parts) == 2:
+		ok = dur(parts[1])
+	case parts[0] == "exp" && len(parts) >= 2 && len(parts) <= 4:
+		ok = dur(parts[1]) && (len(parts) < 3 || dur(parts[2]))
+		if ok && len(parts) == 4 {
+			j, err := strconv.ParseFloat(parts[3], 64)
+			ok = err == nil && j >= 0 && j <= 1
+		}
+	}
+	if !ok {
+		d.errorf(n, path, "backoff %q: want none, fixed:30s or exp:BASE[:MAX[:JITTER]] (exp:2s:10m:0.2)", s)
+	}
+	return ok
 }
 
 // Log levels of resque-v3 (PSR-3, upper case in its files) and what they
