@@ -432,8 +432,14 @@ func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
 				cfg.MaxRecoveries = &v
 			}
 		case "heartbeat_interval":
-			if v, ok := d.duration(f.val, p, time.Millisecond); ok {
-				cfg.HeartbeatInterval = &v
+			// work takes 1 to 60 s: heartbeats are stored to the second,
+			// and Ruby Resque prunes a worker whose heartbeat is 300 s old.
+			if v, ok := d.duration(f.val, p, time.Second); ok {
+				if v > time.Minute {
+					d.errorf(f.val, p, "must be at most 1m0s")
+				} else {
+					cfg.HeartbeatInterval = &v
+				}
 			}
 		case "mover", "ruby_prune", "graceful_term", "dirty_exit_on_term":
 			v, ok := d.boolean(f.val, p)

@@ -55,7 +55,8 @@ func TestWorkSettingsErrors(t *testing.T) {
 		"class_retry: {A: '3:sometimes'}": `pool.yml:1: class_retry.A: backoff "sometimes"`,
 		"class_retry: [A]":                `pool.yml:1: class_retry: want a mapping`,
 		"max_recoveries: -1":              "pool.yml:1: max_recoveries: -1 is out of range",
-		"heartbeat_interval: 0":           "pool.yml:1: heartbeat_interval: must be at least 1ms",
+		"heartbeat_interval: 0.5":         "pool.yml:1: heartbeat_interval: must be at least 1s",
+		"heartbeat_interval: 2m":          "pool.yml:1: heartbeat_interval: must be at most 1m0s",
 		"mover: sometimes":                `pool.yml:1: mover: want true or false, got "sometimes"`,
 		"graceful_terms: true":            `pool.yml:1: unknown key "graceful_terms" (did you mean "graceful_term"?)`,
 	} {
