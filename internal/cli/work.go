@@ -149,6 +149,11 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 			return err
 		}
 	}
+	// A worker finishes its shutdown (requeue, unregister) even when the
+	// reader of its stderr is gone, e.g. a pool manager killed with -9 and
+	// its children told by Pdeathsig: without this, Go kills the process
+	// with SIGPIPE at its next log line, leaving its ids registered.
+	signal.Ignore(syscall.SIGPIPE)
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT)
 	defer signal.Stop(sigs)
