@@ -61,7 +61,7 @@ func TestFailedCommand(t *testing.T) {
 			t.Errorf("failed %v: exit %d, want 2\n%s", bad, code, out)
 		}
 	}
-	if code, out := r("show", "7"); code != 1 || !strings.Contains(out, "no entry at index 7") {
+	if code, out := r("show", "7"); code != 2 || !strings.Contains(out, "no entry 7: the failed list is empty") {
 		t.Errorf("show 7: exit %d\n%s", code, out)
 	}
 }
