@@ -4,9 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/resque-go/resque-go/worker"
 )
@@ -15,9 +20,27 @@ import (
 // first, then drained by one worker process with the given slot count.
 //
 //	go test -run '^$' -bench NoopJobs -benchtime 20000x ./worker
+//
+// Besides jobs/s it reports Redis's own CPU time per job (INFO cpu) and
+// Redis commands per job (INFO commandstats), which the 2-core development
+// machine measures as fairly as a big one.
 func BenchmarkNoopJobs(b *testing.B) {
-	for _, slots := range []int{1, 16} {
-		b.Run(fmt.Sprintf("slots=%d", slots), func(b *testing.B) {
+	payloads := map[string]string{
+		"ruby":     `{"class":"Noop","args":[1]}`,
+		"resquego": `{"class":"Noop","args":[1,"two"],"id":"0123456789abcdef0123456789abcdef","queue_time":1700000000.1234}`,
+	}
+	for _, form := range []string{"ruby", "resquego"} {
+		for _, slots := range []int{1, 16} {
+			b.Run(fmt.Sprintf("payload=%s/slots=%d", form, slots), func(b *testing.B) {
+				benchNoop(b, slots, []byte(payloads[form]))
+			})
+		}
+	}
+}
+
+func benchNoop(b *testing.B, slots int, payload []byte) {
+	{
+		{
 			e := newEnv(b)
 			ctx := context.Background()
 			var done atomic.Int64
@@ -29,7 +52,6 @@ func BenchmarkNoopJobs(b *testing.B) {
 				}
 				return nil
 			})
-			payload := []byte(`{"class":"Noop","args":[1,"two"],"id":"0123456789abcdef0123456789abcdef","queue_time":1700000000.1234}`)
 			for i := 0; i < b.N; i++ {
 				if err := e.client.Enqueue(ctx, "bench", payload); err != nil {
 					b.Fatal(err)
@@ -39,6 +61,7 @@ func BenchmarkNoopJobs(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			cpu0, cmds0 := redisCost(b, e)
 			b.ResetTimer()
 			start := time.Now()
 			if err := w.Start(ctx); err != nil {
@@ -47,10 +70,45 @@ func BenchmarkNoopJobs(b *testing.B) {
 			<-all
 			elapsed := time.Since(start)
 			b.StopTimer()
+			cpu1, cmds1 := redisCost(b, e)
+			if os.Getenv("RESQUE_GO_BENCH_STATS") != "" {
+				v, _ := e.client.Do(ctx, "INFO", "commandstats")
+				b.Logf("%s", v)
+			}
 			w.Stop()
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
-		})
+			b.ReportMetric((cpu1-cpu0)*1e6/float64(b.N), "redis-us/job")
+			b.ReportMetric(float64(cmds1-cmds0)/float64(b.N), "redis-cmds/job")
+		}
 	}
+}
+
+// redisCost reads Redis's CPU seconds (user + sys) and the number of
+// commands it has run, scripts' inner commands included.
+func redisCost(b *testing.B, e *env) (cpu float64, cmds int64) {
+	b.Helper()
+	for _, section := range []string{"cpu", "commandstats"} {
+		v, err := e.client.Do(context.Background(), "INFO", section)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, line := range strings.Split(string(v.([]byte)), "\r\n") {
+			name, val, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			switch {
+			case name == "used_cpu_sys" || name == "used_cpu_user":
+				f, _ := strconv.ParseFloat(val, 64)
+				cpu += f
+			case strings.HasPrefix(name, "cmdstat_") && name != "cmdstat_info":
+				calls, _, _ := strings.Cut(strings.TrimPrefix(val, "calls="), ",")
+				n, _ := strconv.ParseInt(calls, 10, 64)
+				cmds += n
+			}
+		}
+	}
+	return cpu, cmds
 }
 
 // BenchmarkIdlePickup measures the latency from RPUSH to the handler
@@ -140,4 +198,70 @@ func BenchmarkForkOverhead(b *testing.B) {
 			w.Stop()
 		})
 	}
+}
+
+// BenchmarkReferenceLoop is the minimal Resque loop the issue compares
+// with: LPOP; SET worker:<id>; INCR stat:processed; INCR
+// stat:processed:<id>; DEL worker:<id>, the writes of one job sent together
+// with the next pop, over 16 connections.
+//
+//	go test -run '^$' -bench 'ReferenceLoop|NoopJobs' -benchtime 20000x ./worker
+func BenchmarkReferenceLoop(b *testing.B) {
+	e := newEnv(b)
+	ctx := context.Background()
+	k := e.client.Keys()
+	payload := []byte(`{"class":"Noop","args":[1]}`)
+	for i := 0; i < b.N; i++ {
+		if err := e.client.Enqueue(ctx, "bench", payload); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu0, cmds0 := redisCost(b, e)
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for c := 0; c < 16; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := redis.Dial("tcp", strings.TrimPrefix(os.Getenv(redisEnv), "redis://"))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			defer conn.Close()
+			id := fmt.Sprintf("bench:%d:bench", c)
+			held := false
+			for {
+				if held {
+					conn.Send("INCR", k.StatProcessed())
+					conn.Send("INCR", k.StatProcessedWorker(id))
+					conn.Send("DEL", k.Worker(id))
+				}
+				conn.Send("LPOP", k.Queue("bench"))
+				conn.Flush()
+				if held {
+					for i := 0; i < 3; i++ {
+						conn.Receive()
+					}
+				}
+				job, err := redis.Bytes(conn.Receive())
+				if err != nil {
+					return // queue empty
+				}
+				if _, err := conn.Do("SET", k.Worker(id), job); err != nil {
+					b.Error(err)
+					return
+				}
+				held = true
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	cpu1, cmds1 := redisCost(b, e)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
+	b.ReportMetric((cpu1-cpu0)*1e6/float64(b.N), "redis-us/job")
+	b.ReportMetric(float64(cmds1-cmds0)/float64(b.N), "redis-cmds/job")
 }

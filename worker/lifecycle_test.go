@@ -147,7 +147,7 @@ func TestPause(t *testing.T) {
 	// refused at least once by checking the job is still queued after the
 	// slot's first claim (dequeued counter stays 0).
 	eventually(t, "worker registered", func() bool { return len(e.members(k.Workers())) == 1 })
-	if n := e.counter(k.QueueStat("testhost", protocol.QueueStatDequeued, "q")); n != 0 {
+	if n := len(e.list(k.Queue("q"))); n != 1 {
 		t.Fatalf("a job was claimed while pause-all-workers was set")
 	}
 	w.Pause()

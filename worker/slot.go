@@ -2,11 +2,13 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 
@@ -26,7 +28,7 @@ type slot struct {
 	mu      sync.Mutex
 	cur     *rdb.ClaimResult
 	cancel  context.CancelCauseFunc
-	settled bool // the running job's end was already recorded by abandonJob
+	settled bool      // the running job's end was already recorded by abandonJob
 	class   string    // the running job's class, for Procline
 	since   time.Time // when it started
 }
@@ -123,21 +125,24 @@ func (s *slot) run(res rdb.ClaimResult) *rdb.ClaimResult {
 	if res.Resumed {
 		log.Warn().Msg("resuming a job this worker id already held")
 	}
+	p, decodeErr := protocol.DecodePayload(res.Payload)
+	w.countClaim(res, p, start)
 	if w.jobsCtx.Err() != nil {
 		s.interrupted(res, errShutdown)
 		return nil
 	}
-	p, decodeErr := protocol.DecodePayload(res.Payload)
 	if decodeErr != nil {
+		s.fixRecord(res)
 		return s.settle(res, p, &result{fail: s.failure(res, protocol.ExcBadPayload, decodeErr.Error(), []string{})}, time.Since(start), log)
 	}
+	prior := s.failedAttempts(p, res)
 	h, ok := w.cfg.Registry.lookup(p)
 	if !ok {
 		msg := "no handler registered for class " + strconv.Quote(p.Class) + " (register one in Go, or run with --exec '" + p.Class + "=command')"
-		return s.settle(res, p, &result{fail: s.failure(res, protocol.ExcNoHandler, msg, []string{})}, time.Since(start), log)
+		return s.settle(res, p, &result{fail: s.failure(res, protocol.ExcNoHandler, msg, []string{}), prior: prior}, time.Since(start), log)
 	}
 	job := &Job{Queue: res.Queue, Class: p.Class, ID: p.ID, Args: p.Args, Payload: res.Payload,
-		WorkerID: s.id, Attempt: s.failedAttempts(p, res) + 1, view: p}
+		WorkerID: s.id, Attempt: prior + 1, view: p}
 	log.Debug().Str("class", p.Class).Str("job_id", p.ID).Int("attempt", job.Attempt).Msg("job started")
 	if w.cfg.Fork != nil {
 		h = forkHandler(*w.cfg.Fork)
@@ -149,7 +154,9 @@ func (s *slot) run(res rdb.ClaimResult) *rdb.ClaimResult {
 			return nil
 		}
 	}
-	return s.settle(res, p, s.classify(res, p, err, cause), time.Since(start), log)
+	r := s.classify(res, p, err, cause, prior)
+	r.prior = prior
+	return s.settle(res, p, r, time.Since(start), log)
 }
 
 // result is a job's end before it is written.
@@ -159,10 +166,11 @@ type result struct {
 	delay   time.Duration     // retry, reschedule
 	discard string
 	attempt int // fail, retry: the number of the attempt that failed (1 = first)
+	prior   int // attempts that failed before this one
 }
 
 // classify turns a handler's return into a result, applying the retry policy.
-func (s *slot) classify(res rdb.ClaimResult, p *protocol.Payload, err error, cause error) *result {
+func (s *slot) classify(res rdb.ClaimResult, p *protocol.Payload, err error, cause error, prior int) *result {
 	w := s.w
 	if err == nil {
 		return &result{kind: rdb.OutcomeOK}
@@ -182,7 +190,7 @@ func (s *slot) classify(res rdb.ClaimResult, p *protocol.Payload, err error, cau
 	}
 	fail := s.failure(res, exc, msg, errorBacktrace(err))
 	policy := w.cfg.policyFor(p.Class)
-	attempt := s.failedAttempts(p, res) + 1
+	attempt := prior + 1
 	if attempt >= policy.MaxAttempts {
 		return &result{kind: rdb.OutcomeFail, fail: fail, attempt: attempt}
 	}
@@ -260,10 +268,12 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 		r.kind = rdb.OutcomeFail
 	}
 	now := w.cfg.Now()
-	o := rdb.Outcome{Seq: res.Seq, Kind: r.kind, Processing: took, Now: now, JobID: p.ID, Status: jobStatus(p, r.kind)}
-	if p.Class != "" {
-		// any end but a retry closes the job's attempt count
-		o.Class, o.AttemptsDigest = p.Class, protocol.AttemptsDigest(p)
+	o := rdb.Outcome{Seq: res.Seq, Kind: r.kind, Now: now, JobID: p.ID, Status: jobStatus(p, r.kind), Class: p.Class}
+	if p.Class != "" && (r.kind == rdb.OutcomeRetry || r.prior > 0 || p.FailCount > 0) {
+		// a retry sets the job's attempt counter; any other end of a job
+		// that failed before closes it (a job that never failed has none:
+		// nothing to write, the common case costs nothing)
+		o.AttemptsDigest = protocol.AttemptsDigest(p)
 	}
 	switch r.kind {
 	case rdb.OutcomeFail:
@@ -328,6 +338,7 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 		log.Error().Err(err).Str("class", p.Class).Msg("could not record the job's end; it will be recovered and run again")
 		return nil
 	}
+	w.countFinish(res.Queue, o.Kind, took)
 	ev := log.Info()
 	if o.Kind == rdb.OutcomeFail || o.Kind == rdb.OutcomeRetry {
 		ev = log.Warn().Str("exception", r.fail.Exception).Str("error", r.fail.Error)
@@ -351,6 +362,23 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 		w.cfg.OnFinish(f)
 	}
 	return next
+}
+
+// fixRecord rewrites worker:<id> when the claim embedded a payload that
+// looked like a JSON object but is not valid JSON (or not valid UTF-8), so
+// resque-web and other readers always find valid JSON there. Rare: only
+// garbage payloads get here.
+func (s *slot) fixRecord(res rdb.ClaimResult) {
+	raw := res.Payload
+	if len(raw) == 0 || raw[0] != '{' || raw[len(raw)-1] != '}' || (json.Valid(raw) && utf8.Valid(raw)) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rec := protocol.EncodeWorkerRecord(res.Queue, s.w.cfg.Now(), raw)
+	if err := s.w.client.ReplaceRecord(ctx, s.id, rec); err != nil {
+		s.w.log.Warn().Err(err).Str("worker_id", s.id).Msg("cannot rewrite the worker record of a garbage payload")
+	}
 }
 
 // reregister puts the slot's id back in the workers set at once, after

@@ -152,7 +152,8 @@ type Worker struct {
 	notify *notifier
 	slots  []*slot
 
-	heartbeat, pruner, title service.Runner
+	heartbeat, pruner, title, flusher service.Runner
+	counters                          rdb.Counters // batched queue statistics
 
 	loopCtx    context.Context // cancelled by Stop and Shutdown: no new claims
 	stopLoops  context.CancelFunc
@@ -246,6 +247,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	if w.cfg.Title != nil {
 		w.title.Start(context.Background(), w.titleLoop)
 	}
+	w.flusher.Start(context.Background(), w.counterLoop)
 	var wg sync.WaitGroup
 	for _, s := range w.slots {
 		wg.Add(1)
@@ -340,8 +342,10 @@ func (w *Worker) cleanup() {
 		w.heartbeat.Stop()
 		w.pruner.Stop()
 		w.title.Stop()
+		w.flusher.Stop()
 		w.notify.stopAll()
 		if w.started.Load() {
+			w.flushCounters(context.Background())
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			for _, s := range w.slots {
 				err := w.client.Unregister(ctx, s.id)

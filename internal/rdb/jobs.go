@@ -40,19 +40,13 @@ type ClaimResult struct {
 // claimKeysArgs lays out claim.lua's keys and arguments.
 func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
 	n := len(a.Queues)
-	keys = make([]any, 0, 3+3*n)
+	keys = make([]any, 0, 3+n)
 	keys = append(keys, c.keys.PauseAll(), c.keys.Worker(a.WorkerID), c.keys.ClaimSeqs())
 	for _, q := range a.Queues {
 		keys = append(keys, c.keys.Queue(q))
 	}
-	for _, q := range a.Queues {
-		keys = append(keys, c.keys.QueueStat(a.Host, protocol.QueueStatDequeued, q))
-	}
-	for _, q := range a.Queues {
-		keys = append(keys, c.keys.QueueStat(a.Host, protocol.QueueStatQueueTime, q))
-	}
 	args = make([]any, 0, 5+n)
-	args = append(args, protocol.FormatRunAt(a.Now), strconv.FormatInt(a.Now.UnixMilli(), 10), c.keys.JobStatusPrefix(), a.WorkerID,
+	args = append(args, protocol.FormatRunAt(a.Now), strconv.FormatInt(a.Now.Unix(), 10), c.keys.JobStatusPrefix(), a.WorkerID,
 		c.keys.AttemptsPrefix())
 	for _, q := range a.Queues {
 		args = append(args, protocol.MarshalString(q))
@@ -61,7 +55,7 @@ func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
 }
 
 // Claim pops the first job in priority order and records it in worker:<id>
-// in one step, with the dequeue counters.
+// in one step. The caller counts the dequeue (queuestat:*) itself.
 func (c *Client) Claim(ctx context.Context, a ClaimArgs) (ClaimResult, error) {
 	keys, args := c.claimKeysArgs(a)
 	reply, err := c.evalHot(ctx, c.claim, append(append([]any{len(keys)}, keys...), args...)...)
@@ -89,9 +83,14 @@ func parseClaim(a ClaimArgs, reply any) (ClaimResult, error) {
 		if err != nil {
 			return ClaimResult{}, fmt.Errorf("rdb: claim reply: %w", err)
 		}
-		seq, err := redis.String(v[2], nil)
-		if err != nil {
-			return ClaimResult{}, fmt.Errorf("rdb: claim reply: %w", err)
+		var seq string
+		switch n := v[2].(type) {
+		case int64:
+			seq = strconv.FormatInt(n, 10)
+		default:
+			if seq, err = redis.String(v[2], nil); err != nil {
+				return ClaimResult{}, fmt.Errorf("rdb: claim reply: %w", err)
+			}
 		}
 		if i == 0 {
 			rec, err := protocol.ParseWorkerRecord(body)
@@ -131,9 +130,8 @@ const (
 // Outcome is how a job ended, for Finish.
 type Outcome struct {
 	// Seq is the claim being finished (ClaimResult.Seq).
-	Seq        string
-	Kind       OutcomeKind
-	Processing time.Duration
+	Seq  string
+	Kind OutcomeKind
 	// Class is the job's class; a false DirtyExit entry another runtime
 	// wrote for this job is recognised by it (with the worker id and queue).
 	Class string
@@ -163,10 +161,6 @@ func (c *Client) finishKeysArgs(workerID, host, queue string, o Outcome) (keys, 
 	if o.Kind == "" {
 		o.Kind = OutcomeOK
 	}
-	ms := o.Processing.Milliseconds()
-	if ms < 0 {
-		ms = 0
-	}
 	statusKey := k.Worker(workerID) // a placeholder: the script ignores it without a status
 	if o.Status != "" {
 		statusKey = k.JobStatus(o.JobID)
@@ -180,9 +174,8 @@ func (c *Client) finishKeysArgs(workerID, host, queue string, o Outcome) (keys, 
 		ttl = 1
 	}
 	keys = []any{k.Worker(workerID), k.ClaimSeqs(), k.StatProcessed(), k.StatProcessedWorker(workerID),
-		k.QueueStat(host, protocol.QueueStatProcessingTime, queue),
-		k.QueueStat(host, protocol.QueueStatProcessed, queue), statusKey, k.Failed(), attemptsKey}
-	args = []any{workerID, o.Seq, string(o.Kind), ms, o.Status, o.Now.Unix(), o.Entry, o.Class, queue, attempts, ttl}
+		statusKey, k.Failed(), attemptsKey}
+	args = []any{workerID, o.Seq, string(o.Kind), o.Status, o.Now.Unix(), o.Entry, o.Class, queue, attempts, ttl}
 	switch o.Kind {
 	case OutcomeFail:
 		keys = append(keys, k.StatFailed(), k.StatFailedWorker(workerID),
@@ -344,4 +337,13 @@ func (c *Client) Attempts(ctx context.Context, digest string) (int, error) {
 		return 0, fmt.Errorf("rdb: attempts of %s: %w", digest, err)
 	}
 	return n, nil
+}
+
+// ReplaceRecord overwrites worker:<id> with record if it still exists (the
+// slot still holds its job).
+func (c *Client) ReplaceRecord(ctx context.Context, workerID string, record []byte) error {
+	if _, err := c.do(ctx, "SET", c.keys.Worker(workerID), record, "XX"); err != nil {
+		return fmt.Errorf("rdb: replace record of %q: %w", workerID, err)
+	}
+	return nil
 }

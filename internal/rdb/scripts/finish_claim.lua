@@ -8,6 +8,10 @@
 -- ARGV[2]            how many of the following arguments are finish.lua's
 -- ARGV[3..]          finish.lua's arguments, then claim.lua's
 --
+-- When the finish was recorded, the slot's record is gone and its sequence
+-- has just moved on: the claim takes that sequence instead of reading the
+-- record and moving the sequence again.
+--
 -- Returns {finish result, claim result}.
 local nk, na = tonumber(ARGV[1]), tonumber(ARGV[2])
 local fk, ck, fa, ca = {}, {}, {}, {}
@@ -17,5 +21,10 @@ end
 for i = 3, #ARGV do
   if i - 2 <= na then fa[#fa + 1] = ARGV[i] else ca[#ca + 1] = ARGV[i] end
 end
+local done = finish(fk, fa)
+local seq = nil
+if done > 0 then
+  seq = tonumber(fa[2]) + 1
+end
 -- claim returns nil when every queue is empty: false keeps the table two long
-return {finish(fk, fa), claim(ck, ca) or false}
+return {done, claim(ck, ca, seq) or false}
