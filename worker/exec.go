@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,13 +30,20 @@ type ExecOptions struct {
 	TailLines int
 }
 
-// ExecHandler runs command with /bin/sh -c once per job. The raw payload is
+// ExecHandler runs command with /bin/sh once per job. The raw payload is
 // its standard input; RESQUE_CLASS, RESQUE_QUEUE, RESQUE_JOB_ID (when the
-// payload has an id), RESQUE_WORKER and RESQUE_ARGS (the args JSON) are in
-// its environment. Exit status 0 is success; anything else is a failure
-// whose message is the last stderr line and whose backtrace is the stderr
-// tail. When the job's context ends (timeout, stop) the whole process group
-// gets SIGTERM, then SIGKILL after KillGrace.
+// payload has an id), RESQUE_WORKER, RESQUE_ARGS (the args JSON) and
+// RESQUE_RESULT are
+// in its environment, with the worker's own. Exit status 0 is success;
+// anything else is a failure whose message is the last stderr line and
+// whose backtrace is the stderr tail. When the job's context ends (timeout,
+// stop) the whole process group gets SIGTERM, then SIGKILL after KillGrace.
+//
+// The command runs in its own process group under a small guard shell (see
+// execGuard), which kills the whole group when the worker dies, so no
+// process a job started outlives its worker by more than an instant. A
+// process that leaves the group still carries RESQUE_WORKER, by which
+// KillJobProcesses finds it.
 func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 	if opt.Stdout == nil {
 		opt.Stdout = os.Stdout
@@ -49,28 +57,31 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 	if opt.TailLines <= 0 {
 		opt.TailLines = 20
 	}
+	script := execGuard(command)
 	return func(ctx context.Context, job *Job) error {
 		tail := &tailBuffer{max: 16 << 10}
-		cmd := exec.Command("/bin/sh", "-c", command)
+		cmd := exec.Command("/bin/sh", "-c", script)
 		cmd.Stdin = bytes.NewReader(job.Payload)
 		cmd.Stdout = opt.Stdout
 		cmd.Stderr = io.MultiWriter(opt.Stderr, tail)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		// SIGTERM, not SIGKILL: the guard traps it and kills the whole group.
+		cmd.SysProcAttr = jobProcAttr(syscall.SIGTERM)
+		vars := []string{"RESQUE_CLASS=" + job.Class, "RESQUE_QUEUE=" + job.Queue, "RESQUE_WORKER=" + job.WorkerID}
 		args := string(job.Args)
 		if args == "" {
 			args = "null"
 		}
-		cmd.Env = append(os.Environ(),
-			"RESQUE_CLASS="+job.Class, "RESQUE_QUEUE="+job.Queue, "RESQUE_WORKER="+job.WorkerID, "RESQUE_ARGS="+args)
+		vars = append(vars, "RESQUE_ARGS="+args)
 		if job.ID != "" {
-			cmd.Env = append(cmd.Env, "RESQUE_JOB_ID="+job.ID)
+			vars = append(vars, "RESQUE_JOB_ID="+job.ID)
 		}
 		resultFile, ferr := os.CreateTemp("", "resque-go-result-*.json")
 		if ferr == nil {
 			resultFile.Close()
 			defer os.Remove(resultFile.Name())
-			cmd.Env = append(cmd.Env, "RESQUE_RESULT="+resultFile.Name())
+			vars = append(vars, "RESQUE_RESULT="+resultFile.Name())
 		}
+		cmd.Env = append(os.Environ(), vars...)
 		if err := cmd.Start(); err != nil {
 			return &Error{Exception: "ResqueGo::ExecFailed", Message: fmt.Sprintf("cannot start %q: %v", command, err), Backtrace: []string{}}
 		}
@@ -99,6 +110,67 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 		return &Error{Exception: "ResqueGo::ExecFailed", Message: msg, Backtrace: lines}
 	}
 }
+
+// execGuard wraps command in the script the job's shell runs. The shell is
+// the worker's direct child and the leader of the job's process group; it
+// gets SIGTERM when the worker dies (Pdeathsig) and then SIGKILLs the whole
+// group, grandchildren included. To be able to run a trap the shell must not
+// wait for a foreground command (traps wait for those), so the command runs
+// in the background with the saved stdin, and the shell waits for it and
+// exits with its status.
+//
+//   - The command text goes in unchanged on the script's first line, so $0,
+//     $#, $$ (the group leader) and the shell's messages ("sh: 1: ...") are
+//     as with sh -c command; no variable of the guard is set before the
+//     command starts.
+//   - The same SIGTERM comes from a cancelled job (sent to the group), and
+//     Go's Pdeathsig fires when the thread that started the child ends, not
+//     the process (go.dev/issue/27505; Go ends a thread when a goroutine
+//     locked to it exits). So the trap kills the group only when the
+//     guard's parent is no longer the worker: the kernel reparents before it
+//     signals, and a thread's end reparents to another thread of the same
+//     process, whose pid getppid still reports. Otherwise the signal only
+//     interrupts the wait: a cancelled command keeps its KillGrace, and the
+//     guard lives as long as the command. This is why the worker needs no
+//     runtime.LockOSThread around the job.
+//   - HUP, INT, QUIT, USR1, USR2 and ALRM sent to the group are handled the
+//     same way. The background command gets the default action for each (a
+//     subshell resets caught traps), except that dash and ash start
+//     background commands with SIGINT and SIGQUIT ignored, as POSIX asks of
+//     non-interactive shells; resque-go itself never sends those to a job.
+//   - The guard lets go of stdin, stdout and stderr once the command has
+//     them (no "Killed" of its own in the command's stderr tail).
+//   - A wait interrupted by a trap is repeated; when the command had
+//     already been reported, the second wait answers 127 and the status of
+//     the first stands.
+//   - A command killed by a signal that does not dump core (SIGKILL from
+//     the OOM killer, SIGTERM...) is reported as such: the guard, its traps
+//     reset, sends itself the same signal. Other statuses above 128 are
+//     plain exit statuses.
+func execGuard(command string) string {
+	var reraised []string
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGKILL, syscall.SIGUSR1,
+		syscall.SIGUSR2, syscall.SIGPIPE, syscall.SIGALRM, syscall.SIGTERM} {
+		reraised = append(reraised, strconv.Itoa(128+int(sig)))
+	}
+	return `trap 'f=1; if read -r t </proc/$$/stat; then set -- ${t##*) }; else set -- x $(ps -o ppid= -p $$); fi; [ "$2" = "$PPID" ] || kill -KILL 0' ` + guardTraps + `; exec 3<&0; { ` + command + `
+} <&3 3<&- &
+exec 3<&- 0</dev/null >/dev/null 2>&1
+p=$! s=
+while :; do
+	f=
+	wait "$p"
+	r=$?
+	if [ "$r" -eq 127 ] && [ -n "$s" ]; then r=$s; break; fi
+	if [ -z "$f" ]; then break; fi
+	s=$r
+done
+case $r in ` + strings.Join(reraised, "|") + `) trap - ` + guardTraps + `; kill -$((r - 128)) $$;; esac
+exit "$r"`
+}
+
+// guardTraps are the signals the guard catches.
+const guardTraps = "HUP INT QUIT TERM USR1 USR2 ALRM"
 
 // Exit codes an exec command uses to steer its job (documented in the README).
 const (

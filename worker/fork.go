@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -93,8 +94,12 @@ func forkHandler(cfg ForkConfig) HandlerFunc {
 		cmd.Stdin = bytes.NewReader(job.Payload)
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		cmd.ExtraFiles = []*os.File{w}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		cmd.SysProcAttr = jobProcAttr(syscall.SIGKILL)
 		cmd.Env = append(append(os.Environ(), cfg.Env...), "RESQUE_QUEUE="+job.Queue, "RESQUE_WORKER="+job.WorkerID)
+		// As in ExecHandler: Pdeathsig follows the starting thread, so keep
+		// it until the child is gone.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
 		if err := cmd.Start(); err != nil {
 			w.Close()
 			return &Error{Exception: protocol.ExcExecFailed, Message: fmt.Sprintf("cannot start job process %q: %v", cfg.Command[0], err), Backtrace: []string{}}

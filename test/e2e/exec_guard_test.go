@@ -1,0 +1,136 @@
+package e2e
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/redistest"
+)
+
+// startEnv is start with variables added to the process's environment.
+func startEnv(t *testing.T, ns string, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(binary, append(args, "--redis", redisURL, "--namespace", ns)...)
+	cmd.Env = append(os.Environ(), env...)
+	p := &proc{cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			t.Logf("output of %v:\n%s", args, p.out.String())
+		}
+	})
+	return p
+}
+
+// processesWithEnv lists the live processes whose environment holds entry
+// (a zombie's environment reads empty).
+func processesWithEnv(t *testing.T, entry string) []int {
+	t.Helper()
+	names, err := filepath.Glob("/proc/[0-9]*/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(b, []byte{0}) {
+			if string(kv) == entry {
+				pid, _ := strconv.Atoi(strings.Split(name, "/")[2])
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+func randomMark(t *testing.T) string {
+	t.Helper()
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// kill -9 of a worker whose exec job started a grandchild: nothing the job
+// started survives the worker (the grandchild never writes its marker), in
+// process and in fork mode.
+func TestExecKill9LeavesNoJobProcess(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("needs /proc")
+	}
+	for _, fork := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fork=%v", fork), func(t *testing.T) {
+			t.Parallel()
+			ns := redistest.Namespace(t)
+			c := client(t, ns)
+			k := c.Keys()
+			dir := t.TempDir()
+			pidFile, marker := filepath.Join(dir, "grandchild.pid"), filepath.Join(dir, "marker")
+			script := filepath.Join(dir, "job.sh")
+			body := fmt.Sprintf("#!/bin/sh\n( sleep 60; touch %q ) &\necho $! > %q\nsleep 60\n", marker, pidFile)
+			if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			do(t, c, "RPUSH", k.Queue("q"), `{"class":"Job","args":[1]}`)
+			mark := "E2E_JOB_MARK=" + randomMark(t)
+			args := []string{"work", "-q", "q", "--exec", "*=" + script, "--log-format", "json"}
+			if fork {
+				args = append(args, "--fork")
+			}
+			a := startEnv(t, ns, []string{mark}, args...)
+			var pid int
+			eventually(t, "grandchild started", func() bool {
+				b, err := os.ReadFile(pidFile)
+				if err != nil {
+					return false
+				}
+				pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+				return err == nil
+			})
+			if got := processesWithEnv(t, mark); len(got) < 4 {
+				t.Fatalf("expected the worker, the guard, the script and its grandchild, found %v", got)
+			}
+			a.signal(t, syscall.SIGKILL)
+			a.wait(t)
+			eventually(t, "every process of the job gone", func() bool { return len(processesWithEnv(t, mark)) == 0 })
+			if err := syscall.Kill(pid, 0); err == nil {
+				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); !strings.Contains(string(b), ") Z ") {
+					t.Errorf("grandchild %d still runs", pid)
+				}
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("the grandchild wrote its marker after the worker died")
+			}
+
+		})
+	}
+}

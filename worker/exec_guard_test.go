@@ -1,0 +1,111 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resque-go/resque-go/worker"
+)
+
+// runExec runs one job through an exec handler, without Redis.
+func runExec(t *testing.T, ctx context.Context, command string, opt worker.ExecOptions, job *worker.Job) error {
+	t.Helper()
+	if opt.Stderr == nil {
+		opt.Stderr = &strings.Builder{}
+	}
+	if job == nil {
+		job = &worker.Job{Queue: "q", Class: "C", Args: []byte(`[1]`), Payload: []byte(`{"class":"C","args":[1]}`), WorkerID: "testhost:1:q"}
+	}
+	return worker.ExecHandler(command, opt)(ctx, job)
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The guard the command runs under keeps what sh -c gave it: the payload on
+// stdin, $0, $#, $$ as the group leader, exit statuses (also from exit and
+// exec inside the command, and after a signal the guard caught), death by a
+// signal, and the shell's own messages.
+func TestExecGuardKeepsShellSemantics(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	ctx := context.Background()
+	cmd := fmt.Sprintf(`{ cat; echo; echo "$0|$#|$(($$ == $(ps -o pgid= -p $$)))"; } > %q`, out)
+	if err := runExec(t, ctx, cmd, worker.ExecOptions{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readFile(t, out), "{\"class\":\"C\",\"args\":[1]}\n/bin/sh|0|1\n"; got != want {
+		t.Errorf("command saw %q, want %q", got, want)
+	}
+	for _, c := range []struct {
+		cmd, msg string
+	}{
+		{`exit 3`, "command exited with status 3"},
+		{`false; exit 4`, "command exited with status 4"},
+		{`exec sh -c 'exit 5'`, "command exited with status 5"},
+		{`kill -TERM $$; exit 7`, "command exited with status 7"},
+		{`kill -TERM $$; sleep 0.1; exit 8`, "command exited with status 8"},
+		{`exit 139`, "command exited with status 139"},
+		{`no-such-command-here`, "command exited with status 127: /bin/sh: 1: no-such-command-here: not found"},
+	} {
+		err := runExec(t, ctx, c.cmd, worker.ExecOptions{}, nil)
+		var we *worker.Error
+		if !errors.As(err, &we) || we.Message != c.msg {
+			t.Errorf("%s: %v, want %q", c.cmd, err, c.msg)
+		}
+	}
+	// Killed by a signal: Ruby's wording, as when sh ran the command itself.
+	err := runExec(t, ctx, `echo oops >&2; kill -KILL $(sh -c 'echo $PPID')`, worker.ExecOptions{}, nil)
+	var we *worker.Error
+	if !errors.As(err, &we) || !strings.HasPrefix(we.Message, "Child process received unhandled signal pid ") ||
+		!strings.HasSuffix(we.Message, " SIGKILL (signal 9): oops") {
+		t.Errorf("killed command: %v", err)
+	}
+	var retry *worker.RetryError
+	if err := runExec(t, ctx, `exit 75`, worker.ExecOptions{}, nil); !errors.As(err, &retry) {
+		t.Errorf("exit 75: %v, want a retry", err)
+	}
+	var discard *worker.DiscardError
+	if err := runExec(t, ctx, `exit 76`, worker.ExecOptions{}, nil); !errors.As(err, &discard) {
+		t.Errorf("exit 76: %v, want a discard", err)
+	}
+}
+
+// A cancelled command still gets its grace period: the guard survives the
+// group's SIGTERM and waits for the command to finish its cleanup.
+func TestExecCancelKeepsGrace(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, started := filepath.Join(dir, "out"), filepath.Join(dir, "started")
+	cmd := fmt.Sprintf(`trap 'echo term > %[1]q; sleep 0.3; echo cleaned >> %[1]q; exit 0' TERM; touch %[2]q; sleep 30 & wait`, out, started)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runExec(t, ctx, cmd, worker.ExecOptions{KillGrace: 10 * time.Second}, nil) }()
+	eventually(t, "command started", func() bool { _, err := os.Stat(started); return err == nil })
+	cancel(errors.New("test stop"))
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("handler did not return after cancel")
+	}
+	if err == nil || !strings.Contains(err.Error(), "test stop") {
+		t.Errorf("handler returned %v", err)
+	}
+	if got := readFile(t, out); got != "term\ncleaned\n" {
+		t.Errorf("the handler returned before the command's TERM cleanup ended: %q", got)
+	}
+}
