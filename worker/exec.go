@@ -34,7 +34,8 @@ type ExecOptions struct {
 // its standard input; RESQUE_CLASS, RESQUE_QUEUE, RESQUE_JOB_ID (when the
 // payload has an id), RESQUE_WORKER, RESQUE_ARGS (the args JSON) and
 // RESQUE_RESULT are
-// in its environment, with the worker's own. Exit status 0 is success;
+// in its environment, with the worker's own environment less the variables
+// that hold resque-go's secrets (see jobEnv). Exit status 0 is success;
 // anything else is a failure whose message is the last stderr line and
 // whose backtrace is the stderr tail. When the job's context ends (timeout,
 // stop) the whole process group gets SIGTERM, then SIGKILL after KillGrace.
@@ -81,7 +82,7 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 			defer os.Remove(resultFile.Name())
 			vars = append(vars, "RESQUE_RESULT="+resultFile.Name())
 		}
-		cmd.Env = append(os.Environ(), vars...)
+		cmd.Env = jobEnv(vars...)
 		if err := cmd.Start(); err != nil {
 			return &Error{Exception: "ResqueGo::ExecFailed", Message: fmt.Sprintf("cannot start %q: %v", command, err), Backtrace: []string{}}
 		}
@@ -171,6 +172,35 @@ exit "$r"`
 
 // guardTraps are the signals the guard catches.
 const guardTraps = "HUP INT QUIT TERM USR1 USR2 ALRM"
+
+// jobEnv is the environment of a job process: the worker's own, less the
+// variables that carry resque-go's secrets and the job variables an outer
+// environment may hold, plus vars.
+func jobEnv(vars ...string) []string {
+	env := os.Environ()
+	out := make([]string, 0, len(env)+len(vars))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !hiddenFromJobs(name) {
+			out = append(out, kv)
+		}
+	}
+	return append(out, vars...)
+}
+
+// hiddenFromJobs names the variables a job process never inherits: the
+// Redis URL (it may hold a password) and the --http bearer token, which
+// resque-go reads for itself (internal/cli, and the pool passes them to its
+// children in the environment), and the job variables the handler sets.
+func hiddenFromJobs(name string) bool {
+	switch name {
+	case "REDIS_URL", "REDIS_BACKEND", "RESQUE_HTTP_TOKEN",
+		"RESQUE_CLASS", "RESQUE_QUEUE", "RESQUE_WORKER", "RESQUE_JOB_ID",
+		"RESQUE_ARGS", "RESQUE_ARGS_OMITTED", "RESQUE_RESULT":
+		return true
+	}
+	return false
+}
 
 // Exit codes an exec command uses to steer its job (documented in the README).
 const (

@@ -109,3 +109,30 @@ func TestExecCancelKeepsGrace(t *testing.T) {
 		t.Errorf("the handler returned before the command's TERM cleanup ended: %q", got)
 	}
 }
+
+// Job processes do not see resque-go's secrets, only the documented
+// variables and the rest of the worker's environment.
+func TestExecEnvHidesSecrets(t *testing.T) {
+	t.Setenv("REDIS_URL", "redis://:hunter2-url@127.0.0.1:1/0")
+	t.Setenv("REDIS_BACKEND", "redis://:hunter2-backend@127.0.0.1:1/0")
+	t.Setenv("RESQUE_HTTP_TOKEN", "hunter2-token")
+	t.Setenv("RESQUE_JOB_ID", "stale-outer-id")
+	t.Setenv("RESQUE_GO_TEST_KEEP", "kept")
+	out := filepath.Join(t.TempDir(), "env")
+	job := &worker.Job{Queue: "q", Class: "C", Args: []byte(`[]`), Payload: []byte(`{"class":"C","args":[]}`), WorkerID: "testhost:1:q"}
+	if err := runExec(t, context.Background(), fmt.Sprintf(`env > %q`, out), worker.ExecOptions{}, job); err != nil {
+		t.Fatal(err)
+	}
+	env := readFile(t, out)
+	if strings.Contains(env, "hunter2") {
+		t.Errorf("a secret reached the job:\n%s", env)
+	}
+	for _, v := range []string{"RESQUE_GO_TEST_KEEP=kept", "PATH=", "RESQUE_CLASS=C", "RESQUE_QUEUE=q", "RESQUE_WORKER=testhost:1:q", "RESQUE_ARGS=[]", "RESQUE_RESULT="} {
+		if !strings.Contains("\n"+env, "\n"+v) {
+			t.Errorf("%s missing from the job's environment:\n%s", v, env)
+		}
+	}
+	if strings.Contains(env, "RESQUE_JOB_ID=") {
+		t.Errorf("an outer RESQUE_JOB_ID reached a job without an id:\n%s", env)
+	}
+}

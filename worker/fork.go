@@ -138,6 +138,14 @@ func forkHandler(cfg ForkConfig) HandlerFunc {
 // the result as JSON to result. It returns the process exit code: 0 when a
 // result was written (whatever the job's outcome), 1 otherwise.
 func RunChild(ctx context.Context, reg *Registry, queue, workerID string, in io.Reader, result io.Writer) int {
+	if f, ok := result.(*os.File); ok {
+		// The result descriptor was inherited without close-on-exec: keep
+		// it from the processes the job starts, which could hold it open
+		// (the parent reads until every copy is closed) or write to it.
+		if rc, err := f.SyscallConn(); err == nil {
+			_ = rc.Control(func(fd uintptr) { syscall.CloseOnExec(int(fd)) })
+		}
+	}
 	raw, err := io.ReadAll(in)
 	if err != nil {
 		return 1

@@ -134,3 +134,45 @@ func TestExecKill9LeavesNoJobProcess(t *testing.T) {
 		})
 	}
 }
+
+// Exec commands see neither the Redis URL (with its password) nor the HTTP
+// token of the worker, in process or in fork mode, where the child needs
+// the token for its --http handlers.
+func TestExecEnvHasNoSecrets(t *testing.T) {
+	t.Parallel()
+	for _, fork := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fork=%v", fork), func(t *testing.T) {
+			t.Parallel()
+			ns := redistest.Namespace(t)
+			c := client(t, ns)
+			k := c.Keys()
+			out := filepath.Join(t.TempDir(), "env")
+			do(t, c, "RPUSH", k.Queue("q"), `{"class":"Job","args":[1],"id":"j1"}`)
+			args := []string{"work", "-q", "q", "--exec", fmt.Sprintf("*=env > %q", out)}
+			if fork {
+				args = append(args, "--fork")
+			}
+			// --redis (added by startEnv) wins over REDIS_URL, which names
+			// no server: the worker still has it in its environment.
+			startEnv(t, ns, []string{"REDIS_URL=redis://:hunter2-url@127.0.0.1:1/0",
+				"REDIS_BACKEND=redis://:hunter2-backend@127.0.0.1:1/0", "RESQUE_HTTP_TOKEN=hunter2-token", "E2E_KEEP=kept"}, args...)
+			eventually(t, "job done", func() bool {
+				n, _ := c.Int(t.Context(), k.StatProcessed())
+				return n == 1
+			})
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := "\n" + string(b)
+			if strings.Contains(env, "hunter2") {
+				t.Errorf("a secret reached the job:\n%s", env)
+			}
+			for _, v := range []string{"E2E_KEEP=kept", "PATH=", "RESQUE_CLASS=Job", "RESQUE_JOB_ID=j1", "RESQUE_ARGS=[1]", "RESQUE_WORKER="} {
+				if !strings.Contains(env, "\n"+v) {
+					t.Errorf("%s missing from the job's environment:\n%s", v, env)
+				}
+			}
+		})
+	}
+}
