@@ -30,10 +30,16 @@ type ExecOptions struct {
 	TailLines int
 }
 
+// MaxArgsEnv is the largest args JSON passed in RESQUE_ARGS. Linux refuses to
+// start a process with one environment string over 128 KiB ("argument list
+// too long"); above this size RESQUE_ARGS is left out and
+// RESQUE_ARGS_OMITTED=1 is set instead: the args are in the payload on stdin.
+const MaxArgsEnv = 32 << 10
+
 // ExecHandler runs command with /bin/sh once per job. The raw payload is
 // its standard input; RESQUE_CLASS, RESQUE_QUEUE, RESQUE_JOB_ID (when the
-// payload has an id), RESQUE_WORKER, RESQUE_ARGS (the args JSON) and
-// RESQUE_RESULT are
+// payload has an id), RESQUE_WORKER, RESQUE_ARGS (the args JSON, unless
+// larger than MaxArgsEnv: then RESQUE_ARGS_OMITTED=1) and RESQUE_RESULT are
 // in its environment, with the worker's own environment less the variables
 // that hold resque-go's secrets (see jobEnv). Exit status 0 is success;
 // anything else is a failure whose message is the last stderr line and
@@ -72,7 +78,11 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 		if args == "" {
 			args = "null"
 		}
-		vars = append(vars, "RESQUE_ARGS="+args)
+		if len(args) > MaxArgsEnv {
+			vars = append(vars, "RESQUE_ARGS_OMITTED=1")
+		} else {
+			vars = append(vars, "RESQUE_ARGS="+args)
+		}
 		if job.ID != "" {
 			vars = append(vars, "RESQUE_JOB_ID="+job.ID)
 		}
