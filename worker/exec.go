@@ -28,6 +28,10 @@ type ExecOptions struct {
 	KillGrace time.Duration
 	// TailLines is how many stderr lines a failure keeps; default 20.
 	TailLines int
+	// ResultDir is where the $RESQUE_RESULT files are created; default
+	// os.TempDir(). Files that killed workers left there are removed at the
+	// handler's first job and hourly after (see sweepResults).
+	ResultDir string
 }
 
 // MaxArgsEnv is the largest args JSON passed in RESQUE_ARGS. Linux refuses to
@@ -64,8 +68,15 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 	if opt.TailLines <= 0 {
 		opt.TailLines = 20
 	}
+	if opt.ResultDir == "" {
+		opt.ResultDir = os.TempDir()
+	}
 	script := execGuard(command)
+	sweep := &resultSweeper{dir: opt.ResultDir}
 	return func(ctx context.Context, job *Job) error {
+		if !inForkChild(ctx) {
+			sweep.maybe()
+		}
 		tail := &tailBuffer{max: 16 << 10}
 		cmd := exec.Command("/bin/sh", "-c", script)
 		cmd.Stdin = bytes.NewReader(job.Payload)
@@ -86,10 +97,9 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 		if job.ID != "" {
 			vars = append(vars, "RESQUE_JOB_ID="+job.ID)
 		}
-		resultFile, ferr := os.CreateTemp("", "resque-go-result-*.json")
+		resultFile, ferr := createResultFile(opt.ResultDir)
 		if ferr == nil {
-			resultFile.Close()
-			defer os.Remove(resultFile.Name())
+			defer removeResultFile(resultFile)
 			vars = append(vars, "RESQUE_RESULT="+resultFile.Name())
 		}
 		cmd.Env = jobEnv(vars...)

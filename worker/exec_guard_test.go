@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -160,5 +161,56 @@ func TestExecHugeArgs(t *testing.T) {
 	}
 	if got := readFile(t, out+".small"); got != "[2]|unset\n" {
 		t.Errorf("small job saw %q", got)
+	}
+}
+
+// $RESQUE_RESULT files: the job's own is removed after the job; those of
+// dead workers (unlocked, not new) are swept, those in use are not.
+func TestExecResultFilesDoNotPileUp(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	old := time.Now().Add(-2 * time.Minute)
+	mk := func(name string, mtime time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dead := mk("resque-go-result-111.json", old)
+	young := mk("resque-go-result-222.json", time.Now())
+	inUse := mk("resque-go-result-333.json", old)
+	other := mk("unrelated.json", old)
+	f, err := os.Open(inUse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+	seen := filepath.Join(t.TempDir(), "seen")
+	h := worker.ExecHandler(fmt.Sprintf(`echo "$RESQUE_RESULT" > %q; echo '{"discard": true}' > "$RESQUE_RESULT"`, seen), worker.ExecOptions{ResultDir: dir})
+	job := &worker.Job{Queue: "q", Class: "C", Payload: []byte(`{"class":"C"}`), WorkerID: "testhost:1:q"}
+	for i := 0; i < 3; i++ {
+		var discard *worker.DiscardError
+		if err := h(context.Background(), job); !errors.As(err, &discard) {
+			t.Fatalf("the result file was not honoured: %v", err)
+		}
+		own := strings.TrimSpace(readFile(t, seen))
+		if filepath.Dir(own) != dir {
+			t.Errorf("result file %s is not in ResultDir", own)
+		}
+		if _, err := os.Stat(own); !os.IsNotExist(err) {
+			t.Errorf("the job's result file is still there: %v", err)
+		}
+	}
+	for p, want := range map[string]bool{dead: false, young: true, inUse: true, other: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s: exists=%v, want %v", filepath.Base(p), err == nil, want)
+		}
 	}
 }

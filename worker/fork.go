@@ -84,7 +84,11 @@ func forkHandler(cfg ForkConfig) HandlerFunc {
 	if cfg.KillGrace <= 0 {
 		cfg.KillGrace = 5 * time.Second
 	}
+	// The children's exec handlers skip the result-file sweep (each child
+	// runs one job); the parent sweeps where they create them by default.
+	sweep := &resultSweeper{dir: os.TempDir()}
 	return func(ctx context.Context, job *Job) error {
+		sweep.maybe()
 		r, w, err := os.Pipe()
 		if err != nil {
 			return fmt.Errorf("worker: fork: %w", err)
@@ -146,6 +150,7 @@ func RunChild(ctx context.Context, reg *Registry, queue, workerID string, in io.
 			_ = rc.Control(func(fd uintptr) { syscall.CloseOnExec(int(fd)) })
 		}
 	}
+	ctx = context.WithValue(ctx, forkChildKey{}, true)
 	raw, err := io.ReadAll(in)
 	if err != nil {
 		return 1
@@ -172,4 +177,13 @@ func RunChild(ctx context.Context, reg *Registry, queue, workerID string, in io.
 		return 1
 	}
 	return 0
+}
+
+// forkChildKey marks the context of a job run by RunChild.
+type forkChildKey struct{}
+
+// inForkChild reports whether ctx is a job's in a fork-mode child process.
+func inForkChild(ctx context.Context) bool {
+	v, _ := ctx.Value(forkChildKey{}).(bool)
+	return v
 }

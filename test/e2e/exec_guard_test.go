@@ -79,9 +79,19 @@ func randomMark(t *testing.T) string {
 	return hex.EncodeToString(b[:])
 }
 
+func resultFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "resque-go-result-*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // kill -9 of a worker whose exec job started a grandchild: nothing the job
 // started survives the worker (the grandchild never writes its marker), in
-// process and in fork mode.
+// process and in fork mode; the dead worker's $RESQUE_RESULT file is swept
+// by the next worker.
 func TestExecKill9LeavesNoJobProcess(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat("/proc/self/environ"); err != nil {
@@ -94,6 +104,10 @@ func TestExecKill9LeavesNoJobProcess(t *testing.T) {
 			c := client(t, ns)
 			k := c.Keys()
 			dir := t.TempDir()
+			tmp := filepath.Join(dir, "tmp")
+			if err := os.Mkdir(tmp, 0o700); err != nil {
+				t.Fatal(err)
+			}
 			pidFile, marker := filepath.Join(dir, "grandchild.pid"), filepath.Join(dir, "marker")
 			script := filepath.Join(dir, "job.sh")
 			body := fmt.Sprintf("#!/bin/sh\n( sleep 60; touch %q ) &\necho $! > %q\nsleep 60\n", marker, pidFile)
@@ -106,7 +120,7 @@ func TestExecKill9LeavesNoJobProcess(t *testing.T) {
 			if fork {
 				args = append(args, "--fork")
 			}
-			a := startEnv(t, ns, []string{mark}, args...)
+			a := startEnv(t, ns, []string{mark, "TMPDIR=" + tmp}, args...)
 			var pid int
 			eventually(t, "grandchild started", func() bool {
 				b, err := os.ReadFile(pidFile)
@@ -131,6 +145,23 @@ func TestExecKill9LeavesNoJobProcess(t *testing.T) {
 				t.Errorf("the grandchild wrote its marker after the worker died")
 			}
 
+			left := resultFiles(t, tmp)
+			if len(left) != 1 {
+				t.Fatalf("want the dead worker's result file in %s, got %v", tmp, left)
+			}
+			old := time.Now().Add(-2 * time.Minute)
+			if err := os.Chtimes(left[0], old, old); err != nil {
+				t.Fatal(err)
+			}
+			args[4] = "*=true"
+			startEnv(t, ns, []string{"TMPDIR=" + tmp}, args...)
+			eventually(t, "recovered job run", func() bool {
+				n, _ := c.Int(t.Context(), k.StatProcessed())
+				return n == 1
+			})
+			if left := resultFiles(t, tmp); len(left) != 0 {
+				t.Errorf("result files left: %v", left)
+			}
 		})
 	}
 }
