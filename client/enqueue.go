@@ -1,0 +1,215 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"time"
+	"unicode/utf8"
+
+	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/protocol"
+)
+
+// JobInfo describes a job the client wrote.
+type JobInfo struct {
+	// ID is the payload's "id" (32 lowercase hex, or the one given with
+	// the ID option); "" for a Plain job, which has none.
+	ID    string
+	Queue string
+	Class string
+	// Payload is the bytes written: the job's payload for a job pushed to
+	// its queue; for a delayed job, the delayed item in resque-scheduler's
+	// layout ("class", "args", "queue", then the job's other fields),
+	// which a mover turns back into the payload when it is due.
+	Payload []byte
+	// DueAt is when a delayed job becomes due, rounded up to the second
+	// (the delayed queue's resolution); zero for a job pushed at once.
+	DueAt time.Time
+}
+
+// Option changes how EnqueueRaw writes a job.
+type Option interface{ apply(*enqueueOptions) }
+
+type enqueueOptions struct {
+	plain bool
+	id    string
+	at    time.Time
+	in    time.Duration
+	hasIn bool
+}
+
+type optionFunc func(*enqueueOptions)
+
+func (f optionFunc) apply(o *enqueueOptions) { f(o) }
+
+// Plain writes only "class" and "args", byte-identical to Ruby's
+// Resque.enqueue (and, delayed, to resque-scheduler's enqueue_at): no id,
+// no queue_time. Args must then be an array, as Ruby always writes.
+func Plain() Option { return optionFunc(func(o *enqueueOptions) { o.plain = true }) }
+
+// ID sets the job's "id" instead of a random one (not with Plain).
+func ID(id string) Option { return optionFunc(func(o *enqueueOptions) { o.id = id }) }
+
+// At delays the job until t through the delayed queue (see EnqueueAt). A
+// zero t means no delay.
+func At(t time.Time) Option {
+	return optionFunc(func(o *enqueueOptions) { o.at, o.hasIn = t, false })
+}
+
+// In delays the job by d through the delayed queue (see EnqueueIn).
+func In(d time.Duration) Option {
+	return optionFunc(func(o *enqueueOptions) { o.in, o.hasIn = d, true })
+}
+
+// Enqueue pushes a job for class onto queue, to be run as soon as a worker
+// is free. args are JSON-encoded as the job's argument array (numbers
+// exact, <, > and & written as they are); a json.RawMessage argument is
+// taken as is. The payload is what php-resque and resque-go write:
+// {"class","args","id","queue_time"}; Ruby, PHP and Node workers all read
+// it. The queue is added to the queues set, as every Resque producer does.
+func (c *Client) Enqueue(ctx context.Context, queue, class string, args ...any) (JobInfo, error) {
+	raw, err := encodeArgs(args)
+	if err != nil {
+		return JobInfo{}, err
+	}
+	return c.EnqueueRaw(ctx, queue, class, raw)
+}
+
+// EnqueueAt is Enqueue for a job due at t, through the delayed queue in
+// resque-scheduler's layout (delayed_queue_schedule, delayed:<ts>,
+// timestamps:<item>). A mover promotes it to its queue when due: every
+// `resque-go work` runs one unless --mover=false, and resque-scheduler is
+// one too; until then the job is in no queue. t is rounded up to the second; a t in the past is due at once.
+func (c *Client) EnqueueAt(ctx context.Context, t time.Time, queue, class string, args ...any) (JobInfo, error) {
+	raw, err := encodeArgs(args)
+	if err != nil {
+		return JobInfo{}, err
+	}
+	if t.IsZero() {
+		return JobInfo{}, invalidf("EnqueueAt needs a time (use Enqueue for no delay)")
+	}
+	return c.EnqueueRaw(ctx, queue, class, raw, At(t))
+}
+
+// EnqueueIn is EnqueueAt for the time d from now (the client's clock).
+func (c *Client) EnqueueIn(ctx context.Context, d time.Duration, queue, class string, args ...any) (JobInfo, error) {
+	raw, err := encodeArgs(args)
+	if err != nil {
+		return JobInfo{}, err
+	}
+	return c.EnqueueRaw(ctx, queue, class, raw, In(d))
+}
+
+// EnqueueRaw pushes a job whose args are JSON text: an array (one element
+// per argument, as Ruby writes) or an object (kept as is, as php-resque
+// and resque-v3 write it); empty means []. A lone value such as 5 is
+// refused (ErrInvalid), as `resque-go enqueue --args` refuses it. The text
+// is compacted, numbers kept exact. With At or In the job goes through the
+// delayed queue.
+func (c *Client) EnqueueRaw(ctx context.Context, queue, class string, argsJSON []byte, opts ...Option) (JobInfo, error) {
+	var o enqueueOptions
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	if err := checkJob(queue, class, argsJSON, o); err != nil {
+		return JobInfo{}, err
+	}
+	now := c.now()
+	payload, err := protocol.NewPayload(class, argsJSON, protocol.EnqueueOptions{Plain: o.plain, Now: now, ID: o.id})
+	if err != nil {
+		return JobInfo{}, invalidf("%v", err)
+	}
+	info := JobInfo{Queue: queue, Class: class, Payload: payload}
+	if p, err := protocol.DecodePayload(payload); err == nil {
+		info.ID = p.ID
+	}
+	due := o.at
+	if o.hasIn {
+		due = now.Add(o.in)
+	}
+	if due.IsZero() {
+		if err := c.rdb.Enqueue(ctx, queue, payload); err != nil {
+			return JobInfo{}, wrap("enqueue", err)
+		}
+		return info, nil
+	}
+	item, err := protocol.DelayedItem(payload, queue)
+	if err != nil {
+		return JobInfo{}, invalidf("%v", err)
+	}
+	if err := delayed.EnqueueAt(ctx, c.rdb, queue, payload, due); err != nil {
+		return JobInfo{}, wrap("enqueue at", err)
+	}
+	info.Payload, info.DueAt = item, dueSecond(due)
+	return info, nil
+}
+
+// dueSecond rounds t up to the second, as delayed.EnqueueAt files it.
+func dueSecond(t time.Time) time.Time {
+	ts := t.Unix()
+	if t.Nanosecond() > 0 {
+		ts++
+	}
+	return time.Unix(ts, 0)
+}
+
+// checkJob refuses what no worker could run, before anything is written.
+func checkJob(queue, class string, args []byte, o enqueueOptions) error {
+	if err := protocol.ValidateQueueName(queue); err != nil {
+		return invalidf("%v", err)
+	}
+	if class == "" || !utf8.ValidString(class) || !utf8.ValidString(queue) {
+		return invalidf("class must be non-empty and class and queue valid UTF-8")
+	}
+	if o.plain && o.id != "" {
+		return invalidf("Plain writes only class and args: it takes no ID")
+	}
+	// Workers refuse payloads that are not valid UTF-8 (Ruby's and PHP's
+	// JSON parsers cannot read them): such a job would only fail.
+	if !utf8.Valid(args) {
+		return invalidf("args are not valid UTF-8")
+	}
+	args = bytes.TrimSpace(args)
+	switch {
+	case len(args) == 0:
+		return nil
+	case !json.Valid(args):
+		return invalidf("args are not valid JSON")
+	case args[0] == '[':
+		return nil
+	case args[0] == '{' && o.plain:
+		return invalidf("Plain writes args as Ruby's Resque.enqueue does, always an array: pass the object as one argument, [%s]", clip(args))
+	case args[0] == '{':
+		return nil
+	}
+	return invalidf("args %s: want a JSON array of arguments (or an object); for one argument write [%s]", clip(args), clip(args))
+}
+
+// encodeArgs writes args as a JSON array without HTML escaping, the way
+// Ruby and Node write <, > and &.
+func encodeArgs(args []any) ([]byte, error) {
+	if args == nil {
+		args = []any{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(args); err != nil {
+		return nil, invalidf("args: %v", err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// clip shortens b for a message.
+func clip(b []byte) string {
+	const max = 80
+	if len(b) <= max {
+		return string(b)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return string(b[:cut]) + "..."
+}

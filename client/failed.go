@@ -1,0 +1,191 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/resque-go/resque-go/failure"
+	"github.com/resque-go/resque-go/internal/protocol"
+)
+
+// FailedJob is one entry of the failed list, as Ruby Resque, php-resque,
+// node-resque or resque-go wrote it (resque-web shows the same list).
+type FailedJob struct {
+	// Index is the entry's position in the failed list (0 is the oldest),
+	// as resque-web numbers them. Positions shift when entries before it
+	// are removed.
+	Index int64
+	// Job is the job that failed; Job.Queue is the queue it came from.
+	Job Job
+	// FailedAt is when it failed; zero when the writer's time form is not
+	// one this package reads unambiguously (see Raw).
+	FailedAt  time.Time
+	Exception string
+	Error     string
+	Backtrace []string
+	// Worker is the id of the worker that ran it.
+	Worker string
+	// ProcessedBy is the host name resque-go records; "" from others.
+	ProcessedBy string
+	// Retried is set once the entry was retried (Ruby's requeue,
+	// resque-web's "Retry", RetryFailed); RetriedAt is when, zero if
+	// unreadable (Ruby 2 writes it without a zone).
+	Retried   bool
+	RetriedAt time.Time
+	// Raw is the entry's bytes in the list.
+	Raw []byte
+	// Unreadable is set when the entry is not a JSON object; Error then
+	// says why, and only Index and Raw mean anything.
+	Unreadable bool
+}
+
+// FailedFilter selects failed entries; empty fields match everything.
+type FailedFilter struct {
+	Queue string
+	Class string
+	// Exception matches entries whose exception contains it.
+	Exception string
+}
+
+// Failed returns up to limit entries of the failed list from position
+// offset, oldest first; limit 0 means to the end. The entries are one
+// consistent reading even while workers append and others remove.
+func (c *Client) Failed(ctx context.Context, offset, limit int) ([]FailedJob, error) {
+	return c.FailedWhere(ctx, FailedFilter{}, offset, limit)
+}
+
+// FailedWhere is Failed over the entries f selects: offset skips that many
+// matching entries.
+func (c *Client) FailedWhere(ctx context.Context, f FailedFilter, offset, limit int) ([]FailedJob, error) {
+	if offset < 0 || limit < 0 {
+		return nil, invalidf("Failed offset %d, limit %d: must not be negative", offset, limit)
+	}
+	entries, _, err := c.failed.List(ctx, failure.Filter{Queue: f.Queue, Class: f.Class, Exception: f.Exception}, offset, limit)
+	if err != nil {
+		return nil, wrap("failed", err)
+	}
+	out := make([]FailedJob, len(entries))
+	for i, e := range entries {
+		out[i] = failedJob(e)
+	}
+	return out, nil
+}
+
+// FailedCount is the length of the failed list.
+func (c *Client) FailedCount(ctx context.Context) (int64, error) {
+	n, err := c.rdb.Len(ctx, c.rdb.Keys().Failed())
+	if err != nil {
+		return 0, wrap("failed count", err)
+	}
+	return n, nil
+}
+
+// FailedEntry returns the entry at index (ErrNoSuchEntry when there is
+// none).
+func (c *Client) FailedEntry(ctx context.Context, index int64) (FailedJob, error) {
+	e, err := c.failedEntry(ctx, index)
+	if err != nil {
+		return FailedJob{}, err
+	}
+	return failedJob(e), nil
+}
+
+// RetryFailed requeues the entry at index as Ruby's requeue does: the
+// entry stays, marked with retried_at, and its job goes back to the end of
+// its queue (the bytes its producer wrote, less resque-v3's failCount: an
+// operator's retry starts a fresh attempt budget). The entry is read, then
+// changed only if its bytes are still in the list, in one atomic step: if
+// entries before it were removed meanwhile, it is found at its new index;
+// if it was removed or changed, nothing happens and the error is
+// ErrNoSuchEntry. It returns the entry as read.
+func (c *Client) RetryFailed(ctx context.Context, index int64) (FailedJob, error) {
+	e, err := c.failedEntry(ctx, index)
+	if err != nil {
+		return FailedJob{}, err
+	}
+	if err := c.failed.Retry(ctx, e); err != nil {
+		return failedJob(e), c.entryError(ctx, "retry failed", index, err)
+	}
+	return failedJob(e), nil
+}
+
+// RemoveFailed deletes the entry at index, with the same checks as
+// RetryFailed. It returns the entry removed.
+func (c *Client) RemoveFailed(ctx context.Context, index int64) (FailedJob, error) {
+	e, err := c.failedEntry(ctx, index)
+	if err != nil {
+		return FailedJob{}, err
+	}
+	if err := c.failed.Remove(ctx, e); err != nil {
+		return failedJob(e), c.entryError(ctx, "remove failed", index, err)
+	}
+	return failedJob(e), nil
+}
+
+func (c *Client) failedEntry(ctx context.Context, index int64) (failure.Entry, error) {
+	if index < 0 {
+		return failure.Entry{}, fmt.Errorf("%w: index %d (indexes count from 0)", ErrNoSuchEntry, index)
+	}
+	e, err := c.failed.Get(ctx, index)
+	if err != nil {
+		return failure.Entry{}, c.entryError(ctx, "failed entry", index, err)
+	}
+	return e, nil
+}
+
+// entryError maps failure's errors to ours; an index past the end says how
+// long the list is.
+func (c *Client) entryError(ctx context.Context, op string, index int64, err error) error {
+	switch {
+	case errors.Is(err, failure.ErrGone):
+		if n, lerr := c.rdb.Len(ctx, c.rdb.Keys().Failed()); lerr == nil && index >= n {
+			return fmt.Errorf("%w: index %d (the failed list has %s)", ErrNoSuchEntry, index, entries(n))
+		}
+		return fmt.Errorf("%w: entry %d was removed or changed meanwhile", ErrNoSuchEntry, index)
+	case errors.Is(err, failure.ErrNotRetryable):
+		return fmt.Errorf("%w (index %d)", ErrNotRetryable, index)
+	}
+	return wrap(op, err)
+}
+
+// failedJob turns failure's entry into ours.
+func failedJob(e failure.Entry) FailedJob {
+	f := FailedJob{Index: e.Index, FailedAt: parseTime(e.FailedAt), Exception: e.Exception, Error: e.Error,
+		Backtrace: e.Backtrace, Worker: e.Worker, ProcessedBy: e.ProcessedBy,
+		Retried: e.RetriedAt != "", RetriedAt: parseTime(e.RetriedAt), Raw: e.Raw, Unreadable: e.Unreadable}
+	if e.Unreadable {
+		return f
+	}
+	if len(e.Payload) == 0 {
+		f.Job = Job{Queue: e.Queue, Invalid: "the failed entry holds no payload"}
+		return f
+	}
+	f.Job = decodeJob(e.Queue, payloadBytes(e.Payload))
+	return f
+}
+
+// payloadBytes is the job as it was queued: the payload object itself, or
+// the original text of a payload recorded as a JSON string (resque-go
+// records unreadable payloads that way).
+func payloadBytes(p json.RawMessage) []byte {
+	p = bytes.TrimSpace(p)
+	if len(p) > 0 && p[0] == '"' {
+		var s string
+		if json.Unmarshal(p, &s) == nil {
+			return protocol.UnembedPayload(s)
+		}
+	}
+	return p
+}
+
+// entries is "1 entry" or "n entries".
+func entries(n int64) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return fmt.Sprintf("%d entries", n)
+}

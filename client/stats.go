@@ -1,0 +1,63 @@
+package client
+
+import (
+	"context"
+	"time"
+)
+
+// Stats are the cluster-wide numbers resque-web shows on its overview.
+type Stats struct {
+	// Processed counts every finished job, successes and failures
+	// (stat:processed, Ruby semantics); Failed the jobs recorded as failed
+	// (stat:failed); Retries the retries resque-go made (stat:retries).
+	// These counters only grow.
+	Processed int64
+	Failed    int64
+	Retries   int64
+	// FailedEntries is the length of the failed list now (entries can be
+	// retried away or removed, so it may be less than Failed).
+	FailedEntries int64
+	// Pending is the number of jobs waiting, over every queue in Queues.
+	Pending int64
+	Queues  int
+	// Workers is the number of registered workers, Working those running
+	// a job.
+	Workers int
+	Working int
+	// Time is the Redis server's clock at the reading.
+	Time time.Time
+}
+
+// Stats reads the counters, list lengths and worker states in two round
+// trips. It is not one atomic view: a job moving meanwhile may be counted
+// in two places or none, as in any Resque dashboard.
+func (c *Client) Stats(ctx context.Context) (Stats, error) {
+	ov, err := c.rdb.StatsOverview(ctx)
+	if err != nil {
+		return Stats{}, wrap("stats", err)
+	}
+	k := c.rdb.Keys()
+	queueKeys := make([]string, len(ov.Queues))
+	for i, q := range ov.Queues {
+		queueKeys[i] = k.Queue(q)
+	}
+	workerKeys := make([]string, len(ov.Workers))
+	for i, id := range ov.Workers {
+		workerKeys[i] = k.Worker(id)
+	}
+	lens, recs, err := c.rdb.BatchRead(ctx, queueKeys, workerKeys)
+	if err != nil {
+		return Stats{}, wrap("stats", err)
+	}
+	s := Stats{Processed: ov.Processed, Failed: ov.Failed, Retries: ov.Retries, FailedEntries: ov.FailedLen,
+		Queues: len(ov.Queues), Workers: len(ov.Workers), Time: ov.Now}
+	for _, n := range lens {
+		s.Pending += n
+	}
+	for _, r := range recs {
+		if r != nil {
+			s.Working++
+		}
+	}
+	return s, nil
+}
