@@ -13,6 +13,8 @@ import (
 	"context"
 	"os"
 
+	"github.com/rs/zerolog"
+
 	"github.com/resque-go/resque-go/internal/cli"
 	"github.com/resque-go/resque-go/internal/proctitle"
 	"github.com/resque-go/resque-go/worker"
@@ -26,5 +28,8 @@ func Main(reg *worker.Registry) int {
 	// Resque and php-resque look for live workers: the command-line memory
 	// will change, so nothing may keep referring to it.
 	os.Args = proctitle.Prepare(os.Args)
+	// Durations in logs carry their unit ("duration":"1.52ms"), in the
+	// console and in JSON alike; zerolog keeps this in a package variable.
+	zerolog.DurationFieldFormat = zerolog.DurationFormatString
 	return cli.Run(context.Background(), os.Args, os.Stdout, os.Stderr, reg)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/internal/metrics"
+	"github.com/resque-go/resque-go/internal/proctitle"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/stats"
@@ -123,7 +124,7 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 		JobTimeout: timeout, TermTimeout: termTimeout,
 		DirtyExitOnTerm: c.Bool("dirty-exit-on-term"), MaxRecoveries: maxRecoveries(c.Int("max-recoveries")),
 		RubyPrune: c.Bool("ruby-prune"), Logger: &log, Retry: retry, ClassRetry: classRetry, Fork: fork,
-		OnFinish: onFinish,
+		OnFinish: onFinish, Title: proctitle.Set,
 	})
 	if err != nil {
 		return usageError{err}
