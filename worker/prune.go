@@ -144,7 +144,7 @@ func (w *Worker) pruneWorker(ctx context.Context, id, hb string, reason pruneRea
 			r = protocol.WorkerRecord{Queue: "unknown", Payload: rec}
 			a.MaxRecoveries = 0
 		}
-		a.Queue, a.Payload = r.Queue, r.Payload
+		a.Queue, a.Source, a.Payload = r.Queue, r.SourceOf(), r.Payload
 		if p, err := protocol.DecodePayload(r.Payload); err == nil {
 			class = p.Class
 		}

@@ -316,7 +316,7 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 	inDoubt := false // an attempt failed after it may have run
 	err := w.retryRedis(context.Background(), "finish", func(ctx context.Context) error {
 		next = nil
-		ferr, claimed, err := s.finishAndClaim(ctx, res.Queue, o)
+		ferr, claimed, err := s.finishAndClaim(ctx, sourceOf(res), o)
 		if err != nil {
 			inDoubt = true
 			return err
@@ -375,7 +375,7 @@ func (s *slot) fixRecord(res rdb.ClaimResult) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	rec := protocol.EncodeWorkerRecord(res.Queue, s.w.cfg.Now(), raw)
+	rec := protocol.EncodeSourceRecord(sourceOf(res), s.w.cfg.Now(), raw)
 	if err := s.w.client.ReplaceRecord(ctx, s.id, rec); err != nil {
 		s.w.log.Warn().Err(err).Str("worker_id", s.id).Msg("cannot rewrite the worker record of a garbage payload")
 	}
@@ -394,13 +394,13 @@ func (s *slot) reregister() {
 
 // finishAndClaim records a job's end and, unless the worker is stopping or
 // paused, claims the next job in the same round trip.
-func (s *slot) finishAndClaim(ctx context.Context, queue string, o rdb.Outcome) (finishErr error, next *rdb.ClaimResult, err error) {
+func (s *slot) finishAndClaim(ctx context.Context, src protocol.Source, o rdb.Outcome) (finishErr error, next *rdb.ClaimResult, err error) {
 	w := s.w
 	w.claimMu.RLock()
 	defer w.claimMu.RUnlock()
 	if w.loopCtx.Err() == nil && !w.paused.Load() {
 		if queues, qerr := w.queues.current(ctx); qerr == nil && len(queues) > 0 {
-			ferr, res, err := w.client.FinishAndClaim(ctx, s.id, w.cfg.Hostname, queue, o,
+			ferr, res, err := w.client.FinishAndClaim(ctx, s.id, w.cfg.Hostname, src, o,
 				rdb.ClaimArgs{WorkerID: s.id, Host: w.cfg.Hostname, Queues: queues, Now: w.cfg.Now()})
 			if err != nil {
 				return nil, nil, err
@@ -408,11 +408,19 @@ func (s *slot) finishAndClaim(ctx context.Context, queue string, o rdb.Outcome) 
 			return ferr, &res, nil
 		}
 	}
-	ferr := w.client.Finish(ctx, s.id, w.cfg.Hostname, queue, o)
+	ferr := w.client.Finish(ctx, s.id, w.cfg.Hostname, src, o)
 	if ferr != nil && !errors.Is(ferr, rdb.ErrNotOwned) && !errors.Is(ferr, rdb.ErrRecordRemoved) {
 		return nil, nil, ferr
 	}
 	return ferr, nil, nil
+}
+
+// sourceOf is where a claimed job came from (and goes back to).
+func sourceOf(res rdb.ClaimResult) protocol.Source {
+	if res.Source.Queue == "" {
+		return protocol.QueueSource(res.Queue)
+	}
+	return res.Source
 }
 
 // dueAt rounds a delay up to whole seconds, the delayed queue's resolution.
@@ -461,7 +469,7 @@ func (s *slot) interrupted(res rdb.ClaimResult, cause error) {
 		return
 	}
 	err := w.retryRedis(context.Background(), "requeue", func(ctx context.Context) error {
-		return w.client.Requeue(ctx, s.id, res.Queue, res.Payload)
+		return w.client.Requeue(ctx, s.id, sourceOf(res), res.Payload)
 	})
 	switch {
 	case err == nil:

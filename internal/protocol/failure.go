@@ -76,7 +76,9 @@ func (f Failure) Encode() []byte {
 // WorkerRecord is the decoded value of worker:<id>.
 type WorkerRecord struct {
 	Queue string
-	RunAt string
+	// Source is the list the job came from (Source.List); "" for a queue.
+	Source string
+	RunAt  string
 	// Payload is the raw payload the worker held. When the record embedded a
 	// non-object payload as a JSON string, this is the original text.
 	Payload []byte
@@ -86,6 +88,12 @@ type WorkerRecord struct {
 // The claim script builds the same bytes in Lua; this is used by tests and
 // tools.
 func EncodeWorkerRecord(queue string, runAt time.Time, payload []byte) []byte {
+	return EncodeSourceRecord(QueueSource(queue), runAt, payload)
+}
+
+// EncodeSourceRecord is EncodeWorkerRecord for a job from any source.
+func EncodeSourceRecord(src Source, runAt time.Time, payload []byte) []byte {
+	queue := src.Queue
 	var b bytes.Buffer
 	b.WriteString(`{"queue":`)
 	b.Write(MarshalString(queue))
@@ -93,8 +101,18 @@ func EncodeWorkerRecord(queue string, runAt time.Time, payload []byte) []byte {
 	b.Write(MarshalString(FormatRunAt(runAt)))
 	b.WriteString(`,"payload":`)
 	b.Write(EmbedPayload(payload))
+	b.WriteString(RecordSourceSuffix(src))
 	b.WriteByte('}')
 	return b.Bytes()
+}
+
+// SourceOf is the source a record's job came from.
+// A record naming no valid list is a queue's.
+func (r WorkerRecord) SourceOf() Source {
+	if !ValidList(r.Source) {
+		return QueueSource(r.Queue)
+	}
+	return Source{Queue: r.Queue, List: r.Source}
 }
 
 // ParseWorkerRecord decodes worker:<id> as written by Ruby, PHP, node-resque
@@ -102,13 +120,14 @@ func EncodeWorkerRecord(queue string, runAt time.Time, payload []byte) []byte {
 func ParseWorkerRecord(v []byte) (WorkerRecord, error) {
 	var r struct {
 		Queue   string          `json:"queue"`
+		Source  string          `json:"source"`
 		RunAt   json.RawMessage `json:"run_at"`
 		Payload json.RawMessage `json:"payload"`
 	}
 	if err := json.Unmarshal(v, &r); err != nil {
 		return WorkerRecord{}, fmt.Errorf("protocol: worker record is not JSON: %w", err)
 	}
-	rec := WorkerRecord{Queue: r.Queue, Payload: []byte(r.Payload)}
+	rec := WorkerRecord{Queue: r.Queue, Source: r.Source, Payload: []byte(r.Payload)}
 	_ = json.Unmarshal(r.RunAt, &rec.RunAt) // node writes a string too; anything else is ignored
 	if len(r.Payload) > 0 && r.Payload[0] == '"' {
 		var s string

@@ -16,15 +16,27 @@ import (
 type ClaimArgs struct {
 	WorkerID string
 	Host     string
-	Queues   []string // priority order, already expanded
-	Now      time.Time
+	// Sources in priority order (queues already expanded); Queues is the
+	// shorthand for sources that are all Resque queues.
+	Sources []protocol.Source
+	Queues  []string
+	Now     time.Time
+}
+
+func (a ClaimArgs) sources() []protocol.Source {
+	if a.Sources != nil {
+		return a.Sources
+	}
+	return protocol.QueueSources(a.Queues)
 }
 
 // ClaimResult is what a claim found. Exactly one of Paused, Empty or a job
 // (Payload non-nil) holds.
 type ClaimResult struct {
-	Paused  bool
-	Empty   bool
+	Paused bool
+	Empty  bool
+	// Source is where the job came from; Queue is Source.Queue.
+	Source  protocol.Source
 	Queue   string
 	Payload []byte
 	// Resumed is set when worker:<id> already held this job: an earlier
@@ -39,17 +51,21 @@ type ClaimResult struct {
 
 // claimKeysArgs lays out claim.lua's keys and arguments.
 func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
-	n := len(a.Queues)
+	srcs := a.sources()
+	n := len(srcs)
 	keys = make([]any, 0, 3+n)
 	keys = append(keys, c.keys.PauseAll(), c.keys.Worker(a.WorkerID), c.keys.ClaimSeqs())
-	for _, q := range a.Queues {
-		keys = append(keys, c.keys.Queue(q))
+	for _, s := range srcs {
+		keys = append(keys, c.keys.SourceKey(s))
 	}
-	args = make([]any, 0, 5+n)
+	args = make([]any, 0, 5+2*n)
 	args = append(args, protocol.FormatRunAt(a.Now), strconv.FormatInt(a.Now.Unix(), 10), c.keys.JobStatusPrefix(), a.WorkerID,
 		c.keys.AttemptsPrefix())
-	for _, q := range a.Queues {
-		args = append(args, protocol.MarshalString(q))
+	for _, s := range srcs {
+		args = append(args, protocol.MarshalString(s.Queue))
+	}
+	for _, s := range srcs {
+		args = append(args, protocol.RecordSourceSuffix(s))
 	}
 	return keys, args
 }
@@ -97,10 +113,11 @@ func parseClaim(a ClaimArgs, reply any) (ClaimResult, error) {
 			if err != nil {
 				return ClaimResult{}, fmt.Errorf("rdb: claim: held record of %q: %w", a.WorkerID, err)
 			}
-			return ClaimResult{Queue: rec.Queue, Payload: rec.Payload, Resumed: true, Seq: seq, Attempts: -1}, nil
+			return ClaimResult{Source: rec.SourceOf(), Queue: rec.Queue, Payload: rec.Payload, Resumed: true, Seq: seq, Attempts: -1}, nil
 		}
-		if i < 1 || i > len(a.Queues) {
-			return ClaimResult{}, fmt.Errorf("rdb: claim reply: queue index %d out of range", i)
+		srcs := a.sources()
+		if i < 1 || i > len(srcs) {
+			return ClaimResult{}, fmt.Errorf("rdb: claim reply: source index %d out of range", i)
 		}
 		attempts := -1
 		if len(v) == 4 {
@@ -110,7 +127,7 @@ func parseClaim(a ClaimArgs, reply any) (ClaimResult, error) {
 				}
 			}
 		}
-		return ClaimResult{Queue: a.Queues[i-1], Payload: body, Seq: seq, Attempts: attempts}, nil
+		return ClaimResult{Source: srcs[i-1], Queue: srcs[i-1].Queue, Payload: body, Seq: seq, Attempts: attempts}, nil
 	}
 	return ClaimResult{}, fmt.Errorf("rdb: claim: unexpected reply %T", reply)
 }
@@ -156,7 +173,8 @@ type Outcome struct {
 }
 
 // finishKeysArgs lays out finish.lua's keys and arguments.
-func (c *Client) finishKeysArgs(workerID, host, queue string, o Outcome) (keys, args []any) {
+func (c *Client) finishKeysArgs(workerID, host string, src protocol.Source, o Outcome) (keys, args []any) {
+	queue := src.Queue
 	k := c.keys
 	if o.Kind == "" {
 		o.Kind = OutcomeOK
@@ -192,7 +210,7 @@ func (c *Client) finishKeysArgs(workerID, host, queue string, o Outcome) (keys, 
 		keys = append(keys, k.StatFailed(), k.StatFailedWorker(workerID),
 			k.QueueStat(host, protocol.QueueStatFailed, queue),
 			k.Retries(), k.StatRetries(), k.QueueStat(host, protocol.QueueStatRetries, queue),
-			k.Queue(queue), k.Queues(), delayedKey, tsKey, k.DelayedSchedule(), newStatusKey)
+			k.SourceKey(src), k.Queues(), delayedKey, tsKey, k.DelayedSchedule(), newStatusKey)
 		args = append(args, o.Push, o.DueAt, newWaiting, protocol.DelayedMember(o.DueAt))
 	}
 	return keys, args
@@ -213,8 +231,8 @@ var (
 // step. It returns ErrNotOwned when the claim is no longer this slot's (the
 // end is not recorded), and ErrRecordRemoved or ErrDirtyExitRemoved when it
 // was recorded although another runtime had unregistered the worker.
-func (c *Client) Finish(ctx context.Context, workerID, host, queue string, o Outcome) error {
-	keys, args := c.finishKeysArgs(workerID, host, queue, o)
+func (c *Client) Finish(ctx context.Context, workerID, host string, src protocol.Source, o Outcome) error {
+	keys, args := c.finishKeysArgs(workerID, host, src, o)
 	n, err := redis.Int(c.evalHot(ctx, c.finish, append(append([]any{len(keys)}, keys...), args...)...))
 	return finishResult(workerID, n, err)
 }
@@ -241,8 +259,8 @@ func finishResult(workerID string, n int, err error) error {
 // failed call, after which it is safe to call FinishAndClaim again with the
 // same arguments: a finish that already ran is not repeated, and a job
 // claimed meanwhile is returned again (Resumed).
-func (c *Client) FinishAndClaim(ctx context.Context, workerID, host, queue string, o Outcome, a ClaimArgs) (finishErr error, res ClaimResult, err error) {
-	fk, fa := c.finishKeysArgs(workerID, host, queue, o)
+func (c *Client) FinishAndClaim(ctx context.Context, workerID, host string, src protocol.Source, o Outcome, a ClaimArgs) (finishErr error, res ClaimResult, err error) {
+	fk, fa := c.finishKeysArgs(workerID, host, src, o)
 	ck, ca := c.claimKeysArgs(a)
 	args := make([]any, 0, 3+len(fk)+len(ck)+len(fa)+len(ca))
 	args = append(args, len(fk)+len(ck))
@@ -266,10 +284,10 @@ func (c *Client) FinishAndClaim(ctx context.Context, workerID, host, queue strin
 	return finishErr, res, err
 }
 
-// Requeue pushes a job a slot holds back to the head of its queue and clears
-// worker:<id>. It returns ErrNotOwned when worker:<id> was already gone.
-func (c *Client) Requeue(ctx context.Context, workerID, queue string, payload []byte) error {
-	n, err := redis.Int(c.eval(ctx, c.requeue, c.keys.Worker(workerID), c.keys.Queue(queue), c.keys.ClaimSeqs(), payload, workerID))
+// Requeue pushes a job a slot holds back to the head of its source and
+// clears worker:<id>. It returns ErrNotOwned when worker:<id> was already gone.
+func (c *Client) Requeue(ctx context.Context, workerID string, src protocol.Source, payload []byte) error {
+	n, err := redis.Int(c.eval(ctx, c.requeue, c.keys.Worker(workerID), c.keys.SourceKey(src), c.keys.ClaimSeqs(), payload, workerID))
 	if err != nil {
 		return fmt.Errorf("rdb: requeue for %q: %w", workerID, err)
 	}

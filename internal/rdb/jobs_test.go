@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
 )
@@ -44,25 +45,25 @@ func TestFinishAndClaimIsSafeToRetry(t *testing.T) {
 		t.Fatalf("claim A: %+v %v", a, err)
 	}
 	done := rdb.Outcome{Seq: a.Seq, Now: time.Now()}
-	ferr, b, err := c.FinishAndClaim(ctx, "h:1:q", "h", "q", done, args)
+	ferr, b, err := c.FinishAndClaim(ctx, "h:1:q", "h", protocol.QueueSource("q"), done, args)
 	if err != nil || ferr != nil || string(b.Payload) != `{"class":"B","args":[]}` || b.Seq == a.Seq {
 		t.Fatalf("finish A + claim B: %v %v %+v", ferr, err, b)
 	}
 	// the same call again, as after a lost reply
-	ferr, again, err := c.FinishAndClaim(ctx, "h:1:q", "h", "q", done, args)
+	ferr, again, err := c.FinishAndClaim(ctx, "h:1:q", "h", protocol.QueueSource("q"), done, args)
 	if err != nil || !errors.Is(ferr, rdb.ErrNotOwned) || !again.Resumed || string(again.Payload) != string(b.Payload) || again.Seq != b.Seq {
 		t.Fatalf("retry: finish %v, claim %+v, err %v; want ErrNotOwned and B resumed", ferr, again, err)
 	}
-	if err := c.Finish(ctx, "h:1:q", "h", "q", done); !errors.Is(err, rdb.ErrNotOwned) {
+	if err := c.Finish(ctx, "h:1:q", "h", protocol.QueueSource("q"), done); !errors.Is(err, rdb.ErrNotOwned) {
 		t.Errorf("a stale finish: %v, want ErrNotOwned", err)
 	}
 	if n, _ := c.Int(ctx, k.StatProcessed()); n != 1 {
 		t.Errorf("stat:processed = %d, want 1", n)
 	}
-	if err := c.Finish(ctx, "h:1:q", "h", "q", rdb.Outcome{Seq: b.Seq, Now: time.Now()}); err != nil {
+	if err := c.Finish(ctx, "h:1:q", "h", protocol.QueueSource("q"), rdb.Outcome{Seq: b.Seq, Now: time.Now()}); err != nil {
 		t.Errorf("finish B: %v", err)
 	}
-	ferr, empty, err := c.FinishAndClaim(ctx, "h:1:q", "h", "q", rdb.Outcome{Seq: b.Seq, Now: time.Now()}, args)
+	ferr, empty, err := c.FinishAndClaim(ctx, "h:1:q", "h", protocol.QueueSource("q"), rdb.Outcome{Seq: b.Seq, Now: time.Now()}, args)
 	if err != nil || !errors.Is(ferr, rdb.ErrNotOwned) || !empty.Empty {
 		t.Errorf("finish of a finished job + claim on an empty queue: %v %+v %v", ferr, empty, err)
 	}
@@ -85,7 +86,7 @@ func TestResumeWithoutSequence(t *testing.T) {
 	if err != nil || !res.Resumed || res.Seq == "" || res.Seq == "0" {
 		t.Fatalf("resume: %+v %v", res, err)
 	}
-	if err := c.Finish(ctx, "h:2:q", "h", "q", rdb.Outcome{Seq: res.Seq, Now: time.Now()}); err != nil {
+	if err := c.Finish(ctx, "h:2:q", "h", protocol.QueueSource("q"), rdb.Outcome{Seq: res.Seq, Now: time.Now()}); err != nil {
 		t.Errorf("finish the resumed job: %v", err)
 	}
 }

@@ -124,10 +124,11 @@ func (c *Client) AcquirePruneLock(ctx context.Context, owner string, ttl time.Du
 // PruneArgs describes a dead worker to prune.
 type PruneArgs struct {
 	WorkerID  string
-	Heartbeat string // the value judged dead ("" = none)
-	Record    []byte // the worker:<id> value read (nil = idle)
-	Queue     string // from Record
-	Payload   []byte // from Record
+	Heartbeat string          // the value judged dead ("" = none)
+	Record    []byte          // the worker:<id> value read (nil = idle)
+	Queue     string          // from Record
+	Source    protocol.Source // from Record: where the job goes back
+	Payload   []byte          // from Record
 	// MaxRecoveries is how often the same payload is requeued before it is
 	// recorded as failed instead; 0 always fails (Ruby's behaviour).
 	MaxRecoveries int
@@ -155,7 +156,11 @@ const recoveryTTL = 7 * 24 * time.Hour
 func (c *Client) Prune(ctx context.Context, a PruneArgs) (PruneResult, error) {
 	k := c.keys
 	sum := sha1.Sum(a.Payload)
-	queueKey, recKey := k.Queue(a.Queue), k.Recoveries(hex.EncodeToString(sum[:]))
+	src := a.Source
+	if src.Queue == "" {
+		src = protocol.QueueSource(a.Queue)
+	}
+	queueKey, recKey := k.SourceKey(src), k.Recoveries(hex.EncodeToString(sum[:]))
 	if a.Record == nil {
 		queueKey, recKey = k.Workers(), k.Workers() // unused by the script
 	}

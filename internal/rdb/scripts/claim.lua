@@ -3,13 +3,16 @@
 -- KEYS[1]        pause-all-workers
 -- KEYS[2]        worker:<id>
 -- KEYS[3]        resque-go claim-sequence hash (field: worker id)
--- KEYS[4..3+n]   queue:<q_i>, in priority order
+-- KEYS[4..3+n]   the sources' lists (queue:<q_i>, or another list of
+--                payloads), in priority order
 -- ARGV[1]        run_at (already formatted, ASCII)
 -- ARGV[2]        now, Unix seconds
 -- ARGV[3]        job status key prefix, "<ns>:job:" (see below)
 -- ARGV[4]        worker id
 -- ARGV[5]        attempt counter key prefix, "<ns>:resque-go:attempts:"
 -- ARGV[6..5+n]   queue names, JSON-encoded by the caller
+-- ARGV[6+n..5+2n] what each source's record carries after the payload: ""
+--                for a queue (Ruby's record), or ,"source":"<list>"
 --
 -- Every claim gets a new claim sequence; finish.lua acts only on the claim
 -- it was given, so a finish retried after a lost reply never touches a job
@@ -43,7 +46,7 @@
 --                      numbers are not formatted in Lua, which costs a
 --                      printf per job)
 --   {i, payload, seq, attempts}
---                      popped payload from queue i (1-based); worker:<id>
+--                      popped payload from source i (1-based); worker:<id>
 --                      set; attempts is the counter's value ("0" when
 --                      absent, "" for a job that may not be in Ruby's form)
 --
@@ -65,6 +68,7 @@ local function claim(KEYS, ARGV, seq)
       return {0, held, cur}
     end
   end
+  local n = #KEYS - 3
   for i = 4, #KEYS do
     local payload = redis.call('LPOP', KEYS[i])
     if payload then
@@ -73,7 +77,7 @@ local function claim(KEYS, ARGV, seq)
       if not object then
         embed = cjson.encode(payload)
       end
-      redis.call('SET', KEYS[2], '{"queue":' .. ARGV[i + 2] .. ',"run_at":"' .. ARGV[1] .. '","payload":' .. embed .. '}')
+      redis.call('SET', KEYS[2], '{"queue":' .. ARGV[i + 2] .. ',"run_at":"' .. ARGV[1] .. '","payload":' .. embed .. ARGV[i + 2 + n] .. '}')
       if not seq then
         seq = redis.call('HINCRBY', KEYS[3], ARGV[4], '1')
       end

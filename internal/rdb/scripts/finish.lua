@@ -17,7 +17,7 @@
 -- KEYS[11] retries                             (retry, reschedule)
 -- KEYS[12] stat:retries
 -- KEYS[13] queuestat:<host>:retries:<q>
--- KEYS[14] queue:<q> the job goes back to
+-- KEYS[14] the source list the job goes back to (queue:<q>)
 -- KEYS[15] queues
 -- KEYS[16] delayed:<ts> (when pushed through the delayed queue)
 -- KEYS[17] timestamps:<item>

@@ -7,7 +7,7 @@
 -- KEYS[5]  stat:failed:<id>
 -- KEYS[6]  workers:heartbeat
 -- KEYS[7]  resque-go heartbeat-interval hash
--- KEYS[8]  queue:<q> of the held job (any key when none)
+-- KEYS[8]  the held job's source list, queue:<q> (any key when none)
 -- KEYS[9]  recovery counter of the held payload (any key when none)
 -- KEYS[10] failed
 -- KEYS[11] queuestat:<host>:failed:<q>

@@ -2,7 +2,7 @@
 -- (hard stop before the job finished).
 --
 -- KEYS[1] worker:<id>
--- KEYS[2] queue:<q>
+-- KEYS[2] the job's source list (queue:<q>)
 -- KEYS[3] resque-go claim-sequence hash (field: worker id)
 -- ARGV[1] the raw payload
 -- ARGV[2] worker id
