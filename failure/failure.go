@@ -9,7 +9,6 @@ package failure
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -19,89 +18,11 @@ import (
 	"github.com/resque-go/resque-go/internal/rdb"
 )
 
-// Entry is one failed entry, decoded tolerantly: Ruby, php-resque,
-// node-resque and resque-go write different key orders and time formats.
-type Entry struct {
-	Index       int64           `json:"index"`
-	FailedAt    string          `json:"failed_at"`
-	Payload     json.RawMessage `json:"payload"`
-	Class       string          `json:"class"`
-	Exception   string          `json:"exception"`
-	Error       string          `json:"error"`
-	Backtrace   []string        `json:"backtrace"`
-	Worker      string          `json:"worker"`
-	Queue       string          `json:"queue"`
-	ProcessedBy string          `json:"processed_by,omitempty"`
-	RetriedBy   string          `json:"retried_by,omitempty"`
-	RetriedAt   string          `json:"retried_at,omitempty"`
-	// Raw is the entry's bytes in the list.
-	Raw []byte `json:"-"`
-	// Unreadable is set when the entry is not a JSON object.
-	Unreadable bool `json:"unreadable,omitempty"`
-}
+// Entry is one failed entry, decoded tolerantly (protocol.FailedEntry).
+type Entry = protocol.FailedEntry
 
-// Parse decodes an entry; an entry that is not a JSON object is returned
-// with Unreadable set rather than an error, so listing never fails on
-// garbage. Each field is decoded on its own: one of an unexpected type
-// (a number, an object) is shown as its JSON text and costs nothing else.
-func Parse(index int64, raw []byte) Entry {
-	e := Entry{Index: index, Raw: raw}
-	var f map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &f); err != nil || f == nil {
-		if err == nil {
-			err = errors.New("not a JSON object")
-		}
-		e.Unreadable, e.Error = true, "unreadable entry: "+err.Error()
-		return e
-	}
-	e.FailedAt, e.Exception, e.Error = text(f["failed_at"]), text(f["exception"]), text(f["error"])
-	e.Worker, e.Queue = text(f["worker"]), text(f["queue"])
-	e.ProcessedBy, e.RetriedBy, e.RetriedAt = text(f["processed_by"]), text(f["retried_by"]), text(f["retried_at"])
-	if p := bytes.TrimSpace(f["payload"]); len(p) > 0 && !bytes.Equal(p, []byte("null")) {
-		e.Payload = p
-	}
-	// backtrace: an array of lines, or (some writers) one string
-	if err := json.Unmarshal(f["backtrace"], &e.Backtrace); err != nil {
-		if s := text(f["backtrace"]); s != "" {
-			e.Backtrace = strings.Split(s, "\n")
-		}
-	}
-	if p, err := protocol.DecodePayload(e.payloadBytes()); err == nil {
-		e.Class = p.Class
-	}
-	return e
-}
-
-// text is a field's string value; null or absent is "", any other JSON
-// value its text.
-func text(v json.RawMessage) string {
-	var s string
-	if len(v) == 0 || bytes.Equal(v, []byte("null")) {
-		return ""
-	}
-	if json.Unmarshal(v, &s) == nil {
-		return s
-	}
-	return string(v)
-}
-
-// Retryable reports whether the entry names a queue and carries a payload.
-func (e Entry) Retryable() bool {
-	return !e.Unreadable && e.Queue != "" && len(e.Payload) > 0
-}
-
-// payloadBytes is the job as it was queued: the payload object itself, or
-// the original text of a payload that was recorded as a JSON string.
-func (e Entry) payloadBytes() []byte {
-	p := bytes.TrimSpace(e.Payload)
-	if len(p) > 0 && p[0] == '"' {
-		var s string
-		if json.Unmarshal(p, &s) == nil {
-			return protocol.UnembedPayload(s)
-		}
-	}
-	return p
-}
+// Parse decodes an entry; see protocol.ParseFailedEntry.
+func Parse(index int64, raw []byte) Entry { return protocol.ParseFailedEntry(index, raw) }
 
 // Filter selects entries; empty fields match everything.
 type Filter struct {
@@ -257,7 +178,7 @@ func (s *Store) retry(ctx context.Context, e Entry, at int64) (int64, error) {
 	}
 	// An operator's retry starts a fresh attempt budget: no failCount in the
 	// payload, no attempt counter left for its class and args.
-	payload, digest := protocol.FreshAttempts(e.payloadBytes()), ""
+	payload, digest := protocol.FreshAttempts(e.PayloadBytes()), ""
 	if p, err := protocol.DecodePayload(payload); err == nil {
 		digest = protocol.AttemptsDigest(p)
 	}

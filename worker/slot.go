@@ -268,7 +268,7 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 		r.kind = rdb.OutcomeFail
 	}
 	now := w.cfg.Now()
-	o := rdb.Outcome{Seq: res.Seq, Kind: r.kind, Now: now, JobID: p.ID, Status: jobStatus(p, r.kind), Class: p.Class}
+	o := rdb.Outcome{Seq: res.Seq, Kind: r.kind, Now: now, JobID: p.ID, Status: protocol.FinishedJobStatus(p, string(r.kind)), Class: p.Class}
 	if p.Class != "" && (r.kind == rdb.OutcomeRetry || r.prior > 0 || p.FailCount > 0) {
 		// a retry sets the job's attempt counter; any other end of a job
 		// that failed before closes it (a job that never failed has none:
@@ -426,33 +426,6 @@ func sourceOf(res rdb.ClaimResult) protocol.Source {
 // dueAt rounds a delay up to whole seconds, the delayed queue's resolution.
 func dueAt(now time.Time, d time.Duration) int64 {
 	return now.Add(d + time.Second - 1).Unix()
-}
-
-// jobStatus is the status a finished job's status key gets (protocol.md 5):
-// resque-v3 strings when the payload asked for monitoring, php-resque codes
-// (applied only where the key already exists) when it has an id.
-func jobStatus(p *protocol.Payload, kind rdb.OutcomeKind) string {
-	if p == nil || p.ID == "" {
-		return ""
-	}
-	if p.IsMonitored {
-		switch kind {
-		case rdb.OutcomeFail:
-			return "v3:failed"
-		case rdb.OutcomeRetry:
-			return "v3:retried"
-		case rdb.OutcomeReschedule:
-			return "v3:waiting"
-		}
-		return "v3:finished"
-	}
-	switch kind {
-	case rdb.OutcomeFail:
-		return "php:3"
-	case rdb.OutcomeRetry, rdb.OutcomeReschedule:
-		return "php:1" // waiting again: the retry keeps the id (see settle)
-	}
-	return "php:4"
 }
 
 // interrupted handles a job stopped by a hard stop: requeue it at the head of
