@@ -44,7 +44,8 @@ func TestExecGuardKeepsShellSemantics(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	ctx := context.Background()
-	cmd := fmt.Sprintf(`{ cat; echo; echo "$0|$#|$(($$ == $(ps -o pgid= -p $$)))"; } > %q`, out)
+	// $$ must lead the process group: field 5 of /proc/$$/stat.
+	cmd := fmt.Sprintf(`{ cat; echo; z="$0|$#"; read -r s </proc/$$/stat; set -- ${s##*) }; echo "$z|$(($$ == $3))"; } > %q`, out)
 	if err := runExec(t, ctx, cmd, worker.ExecOptions{}, nil); err != nil {
 		t.Fatal(err)
 	}
