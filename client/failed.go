@@ -97,33 +97,56 @@ func (c *Client) FailedEntry(ctx context.Context, index int64) (FailedJob, error
 // RetryFailed requeues the entry at index as Ruby's requeue does: the
 // entry stays, marked with retried_at, and its job goes back to the end of
 // its queue (the bytes its producer wrote, less resque-v3's failCount: an
-// operator's retry starts a fresh attempt budget). The entry is read, then
-// changed only if its bytes are still in the list, in one atomic step: if
-// entries before it were removed meanwhile, it is found at its new index;
-// if it was removed or changed, nothing happens and the error is
-// ErrNoSuchEntry. It returns the entry as read.
+// operator's retry starts a fresh attempt budget). It reads the entry, then
+// retries it with RetryFailedJob, and returns it as read.
+//
+// To act on several entries, read them first (Failed) and pass each to
+// RetryFailedJob or RemoveFailedJob: indexes shift as entries go.
 func (c *Client) RetryFailed(ctx context.Context, index int64) (FailedJob, error) {
 	e, err := c.failedEntry(ctx, index)
 	if err != nil {
 		return FailedJob{}, err
 	}
-	if err := c.failed.Retry(ctx, e); err != nil {
-		return failedJob(e), c.entryError(ctx, "retry failed", index, err)
-	}
-	return failedJob(e), nil
+	f := failedJob(e)
+	return f, c.RetryFailedJob(ctx, f)
 }
 
-// RemoveFailed deletes the entry at index, with the same checks as
-// RetryFailed. It returns the entry removed.
+// RemoveFailed deletes the entry at index: it reads the entry, then
+// removes it with RemoveFailedJob, and returns it as read.
 func (c *Client) RemoveFailed(ctx context.Context, index int64) (FailedJob, error) {
 	e, err := c.failedEntry(ctx, index)
 	if err != nil {
 		return FailedJob{}, err
 	}
-	if err := c.failed.Remove(ctx, e); err != nil {
-		return failedJob(e), c.entryError(ctx, "remove failed", index, err)
+	f := failedJob(e)
+	return f, c.RemoveFailedJob(ctx, f)
+}
+
+// RetryFailedJob retries f, an entry as Failed or FailedEntry read it (see
+// RetryFailed). The entry is changed only if its bytes are still in the
+// list, in one atomic step: if entries before it went meanwhile, it is
+// found at its new index; if it was removed or changed, nothing happens
+// and the error is ErrNoSuchEntry.
+func (c *Client) RetryFailedJob(ctx context.Context, f FailedJob) error {
+	if len(f.Raw) == 0 {
+		return invalidf("RetryFailedJob needs an entry as Failed or FailedEntry read it")
 	}
-	return failedJob(e), nil
+	if err := c.failed.Retry(ctx, failure.Parse(f.Index, f.Raw)); err != nil {
+		return c.entryError("retry failed", f.Index, err)
+	}
+	return nil
+}
+
+// RemoveFailedJob deletes f, an entry as read, with the same checks as
+// RetryFailedJob.
+func (c *Client) RemoveFailedJob(ctx context.Context, f FailedJob) error {
+	if len(f.Raw) == 0 {
+		return invalidf("RemoveFailedJob needs an entry as Failed or FailedEntry read it")
+	}
+	if err := c.failed.Remove(ctx, failure.Parse(f.Index, f.Raw)); err != nil {
+		return c.entryError("remove failed", f.Index, err)
+	}
+	return nil
 }
 
 func (c *Client) failedEntry(ctx context.Context, index int64) (failure.Entry, error) {
@@ -131,25 +154,34 @@ func (c *Client) failedEntry(ctx context.Context, index int64) (failure.Entry, e
 		return failure.Entry{}, fmt.Errorf("%w: index %d (indexes count from 0)", ErrNoSuchEntry, index)
 	}
 	e, err := c.failed.Get(ctx, index)
+	if errors.Is(err, failure.ErrGone) {
+		if n, lerr := c.rdb.Len(ctx, c.rdb.Keys().Failed()); lerr == nil {
+			return failure.Entry{}, fmt.Errorf("%w: index %d (the failed list has %s)", ErrNoSuchEntry, index, entries(n))
+		}
+	}
 	if err != nil {
-		return failure.Entry{}, c.entryError(ctx, "failed entry", index, err)
+		return failure.Entry{}, c.entryError("failed entry", index, err)
 	}
 	return e, nil
 }
 
-// entryError maps failure's errors to ours; an index past the end says how
-// long the list is.
-func (c *Client) entryError(ctx context.Context, op string, index int64, err error) error {
+// entryError maps failure's errors to ours.
+func (c *Client) entryError(op string, index int64, err error) error {
 	switch {
 	case errors.Is(err, failure.ErrGone):
-		if n, lerr := c.rdb.Len(ctx, c.rdb.Keys().Failed()); lerr == nil && index >= n {
-			return fmt.Errorf("%w: index %d (the failed list has %s)", ErrNoSuchEntry, index, entries(n))
-		}
 		return fmt.Errorf("%w: entry %d was removed or changed meanwhile", ErrNoSuchEntry, index)
 	case errors.Is(err, failure.ErrNotRetryable):
 		return fmt.Errorf("%w (index %d)", ErrNotRetryable, index)
 	}
 	return wrap(op, err)
+}
+
+// entries is "1 entry" or "n entries".
+func entries(n int64) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return fmt.Sprintf("%d entries", n)
 }
 
 // failedJob turns failure's entry into ours.
@@ -180,12 +212,4 @@ func payloadBytes(p json.RawMessage) []byte {
 		}
 	}
 	return p
-}
-
-// entries is "1 entry" or "n entries".
-func entries(n int64) string {
-	if n == 1 {
-		return "1 entry"
-	}
-	return fmt.Sprintf("%d entries", n)
 }

@@ -157,3 +157,48 @@ func TestClientRemoveFailed(t *testing.T) {
 		t.Errorf("RemoveFailed past the end: %v", err)
 	}
 }
+
+// Entries read first and then acted on one by one are found by their bytes
+// wherever the list moved them; one already gone is ErrNoSuchEntry.
+func TestClientFailedJobsActedOnAsRead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, client.Options{})
+	var entries []string
+	for _, src := range []string{"ruby-resque-3.0.0", "php-resque-resque-master", "node-resque-9.7.1"} {
+		entries = append(entries, fixtures.MustLoad(src, "failure").List("resque:failed")...)
+	}
+	for _, v := range entries {
+		e.do("RPUSH", e.key("failed"), v)
+	}
+	read, err := e.c.Failed(ctx(), 0, 0)
+	if err != nil || len(read) != 3 {
+		t.Fatalf("Failed = %d entries, %v", len(read), err)
+	}
+	// Removing 0 and then 2 by index would hit the wrong entry; as read, it cannot.
+	if err := e.c.RemoveFailedJob(ctx(), read[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.RemoveFailedJob(ctx(), read[2]); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.strs("LRANGE", e.key("failed"), 0, -1); len(got) != 1 || got[0] != entries[1] {
+		t.Errorf("after removing entries 0 and 2 as read: %q", got)
+	}
+	if err := e.c.RetryFailedJob(ctx(), read[1]); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.strs("LRANGE", e.key("queue:mail"), 0, -1); len(got) != 1 || !strings.Contains(got[0], `"id":"2938f43a4a3b2c4b419279b56b68beb6"`) {
+		t.Errorf("retried job %q", got)
+	}
+	for _, f := range []client.FailedJob{read[0], read[1]} { // gone, and changed by the retry
+		if err := e.c.RemoveFailedJob(ctx(), f); !errors.Is(err, client.ErrNoSuchEntry) || !strings.Contains(err.Error(), "removed or changed meanwhile") {
+			t.Errorf("entry %d: %v", f.Index, err)
+		}
+	}
+	if err := e.c.RemoveFailedJob(ctx(), client.FailedJob{}); !errors.Is(err, client.ErrInvalid) {
+		t.Errorf("zero FailedJob: %v", err)
+	}
+	if got := e.strs("LRANGE", e.key("failed"), 0, -1); len(got) != 1 {
+		t.Errorf("failed list %q", got)
+	}
+}

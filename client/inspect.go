@@ -127,7 +127,7 @@ func (c *Client) Peek(ctx context.Context, queue string, offset, limit int) ([]J
 		return nil, invalidf("Peek offset %d, limit %d: must not be negative", offset, limit)
 	}
 	stop := -1
-	if limit > 0 {
+	if limit > 0 && offset+limit > offset { // no overflow
 		stop = offset + limit - 1
 	}
 	items, err := c.rdb.List(ctx, c.rdb.Keys().Queue(queue), offset, stop)
