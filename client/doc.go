@@ -20,9 +20,9 @@
 //	// Ruby's exact {"class","args"}, args given as JSON
 //	_, err = c.EnqueueRaw(ctx, "archive", "Archive", []byte(`[42,"master"]`), client.Plain())
 //
-//	queues, err := c.Queues(ctx)     // name and size of every queue
-//	failed, err := c.Failed(ctx, 0, 20)
-//	_, err = c.RetryFailed(ctx, failed[0].Index)
+//	queues, err := c.Queues(ctx)        // name and size of every queue
+//	failed, err := c.Failed(ctx, 0, 20) // oldest first
+//	err = c.RetryFailedJob(ctx, failed[0])
 //
 // Every method takes a context and talks to Redis on each call; nothing is
 // cached. Errors start with "client:", wrap the cause, never show the
