@@ -30,9 +30,14 @@ demo:
 build:
 	$(GO) build -o bin/resque-go .
 
-## bench: throughput and idle pickup latency against a local redis-server
+## bench: the Go benchmarks (throughput, idle pickup, claim/finish), then
+## `resque-go bench`: Redis CPU, commands and round trips per job against a
+## minimal Resque loop, idle cost, pickup latency (starts its own redis-server).
+## Quick run: make bench BENCH_FLAGS='--jobs 20000 --runs 1 --idle 3s'
+BENCH_FLAGS ?=
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 20000x ./worker
+	$(GO) test -run '^$$' -bench . -benchtime 20000x ./worker ./internal/bench
+	$(GO) run . bench $(BENCH_FLAGS)
 
 ## fuzz: the payload decoder and worker-id parser, 30 s each
 fuzz:

@@ -111,6 +111,7 @@ func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 		failedCommand(),
 		demoCommand(),
 		poolCommand(),
+		benchCommand(),
 	)
 	app.Usage = "a Resque-compatible worker runtime"
 	app.Version = Version

@@ -1,0 +1,191 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+)
+
+// benchQueue is the queue every throughput run drains.
+const benchQueue = "bench"
+
+// pollInterval is how often a drain checks the queue and the counter.
+const pollInterval = 2 * time.Millisecond
+
+// throughput runs one scenario cfg.Runs times.
+func (b *bencher) throughput(ctx context.Context, sc scenario) (Throughput, error) {
+	res := Throughput{Scenario: sc.name, Description: sc.description, Processes: sc.procs, Slots: sc.slots, Jobs: sc.jobs}
+	for i := 1; i <= b.cfg.Runs; i++ {
+		b.log.Info().Str("scenario", sc.name).Int("run", i).Int("runs", b.cfg.Runs).Int("jobs", sc.jobs).Msg("bench run started")
+		run, err := b.throughputRun(ctx, sc)
+		if err != nil {
+			return res, fmt.Errorf("%s run %d: %w", sc.name, i, err)
+		}
+		b.log.Info().Str("scenario", sc.name).Int("run", i).Float64("jobs_per_sec", run.JobsPerSec).
+			Float64("redis_cpu_us_per_job", run.RedisCPU).Msg("bench run finished")
+		res.Runs = append(res.Runs, run)
+	}
+	res.summarize()
+	return res, nil
+}
+
+// throughputRun drains sc.jobs no-op jobs once. The jobs are pushed to a
+// staging list first; the workers start, register and go idle; then one
+// RENAME makes the staging list the queue. The window measured runs from
+// just before the RENAME to the last finish, so it holds the jobs and
+// nothing of the workers' start or stop.
+func (b *bencher) throughputRun(ctx context.Context, sc scenario) (run ThroughputRun, err error) {
+	ns := b.namespace()
+	keys := protocol.NewKeys(ns)
+	defer func() {
+		if cerr := b.cleanup(ns); err == nil {
+			err = cerr
+		}
+	}()
+	queueKey, staging := keys.Queue(benchQueue), keys.Queue(benchQueue+"-staging")
+	if _, err := b.mon.do("SADD", keys.Queues(), benchQueue); err != nil {
+		return run, err
+	}
+	if err := b.prefill(staging, sc.jobs); err != nil {
+		return run, err
+	}
+	var children []*child
+	if sc.procs > 0 {
+		if children, err = b.startChildren(childSpec{procs: sc.procs, slots: sc.slots, queues: benchQueue, namespace: ns, exec: sc.exec}); err != nil {
+			return run, err
+		}
+		defer func() {
+			if children != nil {
+				stopChildren(children)
+			}
+		}()
+		if err := b.waitRegistered(ctx, keys, sc.procs*sc.slots, children); err != nil {
+			return run, err
+		}
+		if err := sleep(ctx, b.cfg.Settle); err != nil {
+			return run, err
+		}
+	}
+
+	selfBefore := selfCPU()
+	a, err := b.mon.snapshot(keys.StatProcessed())
+	if err != nil {
+		return run, err
+	}
+	if _, err := b.mon.do("RENAME", staging, queueKey); err != nil {
+		return run, fmt.Errorf("rename: %w", err)
+	}
+	loopDone := make(chan error, 1)
+	if sc.procs == 0 {
+		go func() { loopDone <- runLoop(ctx, b.url, keys, benchQueue, sc.slots) }()
+	}
+	if err := b.drain(ctx, queueKey, keys.StatProcessed(), int64(sc.jobs), children, loopDone); err != nil {
+		return run, err
+	}
+	z, err := b.mon.snapshot(keys.StatProcessed())
+	if err != nil {
+		return run, err
+	}
+	selfAfter := selfCPU()
+
+	var workerCPU time.Duration
+	var peakRSS int64
+	if sc.procs == 0 {
+		if err := <-loopDone; err != nil {
+			return run, err
+		}
+		workerCPU = selfAfter - selfBefore
+	} else {
+		usages, err := stopChildren(children)
+		children = nil
+		if err != nil {
+			return run, err
+		}
+		for _, u := range usages {
+			workerCPU += u.cpu
+			peakRSS = max(peakRSS, u.peakRSS)
+		}
+	}
+	d := diff(a, z)
+	if d.jobs <= 0 {
+		return run, fmt.Errorf("no job was counted in stat:processed")
+	}
+	return makeRun(d, workerCPU, peakRSS), nil
+}
+
+// drain waits until the queue is empty and the processed counter reached
+// want. It fails when a worker process exits, the loop fails, or no job
+// finishes for stallTimeout.
+func (b *bencher) drain(ctx context.Context, queueKey, processedKey string, want int64, children []*child, loopDone chan error) error {
+	var last int64 = -1
+	lastChange := time.Now()
+	for {
+		n, done, err := b.mon.poll(queueKey, processedKey)
+		if err != nil {
+			return err
+		}
+		if n == 0 && done >= want {
+			return nil
+		}
+		if done != last {
+			last, lastChange = done, time.Now()
+		} else if time.Since(lastChange) > stallTimeout {
+			return fmt.Errorf("no job finished for %s (%d of %d done, %d queued)", stallTimeout, done, want, n)
+		}
+		if err := exited(children); err != nil {
+			return err
+		}
+		select {
+		case err := <-loopDone:
+			if err != nil {
+				return err
+			}
+			loopDone <- nil // finished: the caller reads it again
+		default:
+		}
+		if err := sleep(ctx, pollInterval); err != nil {
+			return err
+		}
+	}
+}
+
+// makeRun turns a window's counters into per-job figures.
+func makeRun(d delta, workerCPU time.Duration, peakRSS int64) ThroughputRun {
+	jobs := float64(d.jobs)
+	cmds, scripts := d.commands()
+	r := ThroughputRun{
+		Jobs:    d.jobs,
+		Seconds: d.seconds,
+		Metrics: Metrics{
+			JobsPerSec: jobs / d.seconds,
+			RedisCPU:   d.cpu * 1e6 / jobs,
+			Commands:   float64(cmds) / jobs,
+			Scripts:    float64(scripts) / jobs,
+			WorkerCPU:  float64(workerCPU.Microseconds()) / jobs,
+			PeakRSSMB:  float64(peakRSS) / (1 << 20),
+		},
+		PerCommand: map[string]CommandCost{},
+	}
+	if d.hasMain {
+		r.RedisMainCPU = d.mainCPU * 1e6 / jobs
+	}
+	if d.hasReads {
+		r.RoundTrips = float64(d.reads) / jobs
+	}
+	for name, st := range d.cmds {
+		r.PerCommand[name] = CommandCost{Calls: float64(st.Calls) / jobs, Usec: float64(st.Usec) / jobs}
+	}
+	return r
+}
+
+// selfCPU is this process's CPU time so far (user + system).
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
