@@ -13,6 +13,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -81,6 +82,25 @@ func benchNoop(b *testing.B, slots int, payload []byte) {
 			b.ReportMetric(float64(cmds1-cmds0)/float64(b.N), "redis-cmds/job")
 		}
 	}
+}
+
+// commandCounts reads INFO commandstats: calls by command.
+func commandCounts(b *testing.B, e *env) map[string]int64 {
+	b.Helper()
+	v, err := e.client.Do(context.Background(), "INFO", "commandstats")
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, line := range strings.Split(string(v.([]byte)), "\r\n") {
+		name, val, ok := strings.Cut(line, ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		calls, _, _ := strings.Cut(strings.TrimPrefix(val, "calls="), ",")
+		out[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.ParseInt(calls, 10, 64)
+	}
+	return out
 }
 
 // redisCost reads Redis's CPU seconds (user + sys) and the number of
@@ -264,4 +284,51 @@ func BenchmarkReferenceLoop(b *testing.B) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
 	b.ReportMetric((cpu1-cpu0)*1e6/float64(b.N), "redis-us/job")
 	b.ReportMetric(float64(cmds1-cmds0)/float64(b.N), "redis-cmds/job")
+}
+
+// BenchmarkIdleCommands reports how many Redis commands per second an idle
+// worker process costs (scripts' inner commands included), for a few slot
+// and queue counts. It idles 10 s per case whatever b.N is.
+//
+//	go test -run '^$' -bench IdleCommands -benchtime 1x ./worker
+func BenchmarkIdleCommands(b *testing.B) {
+	for _, c := range []struct{ slots, queues int }{{1, 1}, {16, 1}, {16, 10}} {
+		b.Run(fmt.Sprintf("slots=%d/queues=%d", c.slots, c.queues), func(b *testing.B) {
+			e := newEnv(b)
+			// the default read timeout, which bounds the blocking waits
+			client, err := rdb.New(rdb.Options{URL: os.Getenv(redisEnv), Namespace: e.ns})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer client.Close()
+			e.client = client
+			qs := make([]string, c.queues)
+			for i := range qs {
+				qs[i] = fmt.Sprintf("idle%d", i)
+			}
+			w, err := worker.New(worker.Config{Client: e.client, Registry: e.reg, Queues: strings.Join(qs, ","),
+				Concurrency: c.slots, Hostname: "bench"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := w.Start(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			defer w.Stop()
+			time.Sleep(2 * time.Second) // start-up registration and first passes
+			_, cmds0 := redisCost(b, e)
+			by0 := commandCounts(b, e)
+			const idle = 10 * time.Second
+			time.Sleep(idle)
+			_, cmds1 := redisCost(b, e)
+			b.ReportMetric(float64(cmds1-cmds0)/idle.Seconds(), "redis-cmds/s")
+			if os.Getenv("RESQUE_GO_BENCH_STATS") != "" {
+				for name, n := range commandCounts(b, e) {
+					if d := n - by0[name]; d > 0 {
+						b.Logf("%s: %d", name, d)
+					}
+				}
+			}
+		})
+	}
 }

@@ -15,8 +15,11 @@ import (
 // longer queue list falls back to polling.
 const maxWatchedQueues = 32
 
-// blockTimeout bounds each blocking wait, so wakers notice changes.
-const blockTimeout = 2 * time.Second
+// blockTimeout bounds each blocking wait. A waker that is no longer wanted
+// is stopped through its context (the blocked call is abandoned at once),
+// so this only bounds how long a broken connection goes unnoticed; each
+// renewal is a Redis command per watched queue.
+const blockTimeout = 15 * time.Second
 
 // notifier wakes idle slots when a watched queue gets a job. One waker
 // goroutine per queue blocks on that queue without consuming it (see
@@ -64,8 +67,9 @@ func (n *notifier) watch(ctx context.Context, queues []string) bool {
 	return true
 }
 
-// wait blocks until a watched queue has a job, max passes or ctx is done.
-func (n *notifier) wait(ctx context.Context, max time.Duration) {
+// wait blocks until a watched queue has a job, max passes or ctx is done;
+// it reports whether a queue woke it.
+func (n *notifier) wait(ctx context.Context, max time.Duration) bool {
 	n.mu.Lock()
 	wake := n.wake
 	n.waiting++
@@ -77,18 +81,20 @@ func (n *notifier) wait(ctx context.Context, max time.Duration) {
 	defer t.Stop()
 	select {
 	case <-wake:
-		return
+		return true
 	case <-ctx.Done():
 	case <-t.C:
 	}
 	n.mu.Lock()
-	if n.wake == wake {
+	woke := n.wake != wake
+	if !woke {
 		n.waiting--
 		if n.waiting == 0 {
 			n.want = make(chan struct{})
 		}
 	}
 	n.mu.Unlock()
+	return woke
 }
 
 // broadcast wakes every slot waiting on wake, unless another waker did.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -84,7 +85,7 @@ func (s *slot) loop(ctx context.Context) {
 				queues, _ = w.queues.current(ctx)
 			}
 			if len(queues) > 0 {
-				w.idle(ctx, queues)
+				s.idle(ctx, queues)
 			}
 		default:
 			next = s.run(res)
@@ -108,13 +109,35 @@ func (s *slot) claim(queues []string) (res rdb.ClaimResult, paused bool, err err
 }
 
 // idle waits for work: a blocking wake-up on the queues, or a poll interval.
-func (w *Worker) idle(ctx context.Context, queues []string) {
+// With wake-ups, only the process's first slot also comes back every
+// QueueRefresh when nothing woke it, to re-read a glob's queue list and to
+// claim what a missed wake-up left waiting; the other slots wait for a
+// wake-up alone, so an idle process costs Redis the same whatever its slot
+// count.
+func (s *slot) idle(ctx context.Context, queues []string) {
+	w := s.w
 	if w.cfg.Polling || !w.notify.watch(ctx, queues) {
 		service.Sleep(ctx, w.cfg.Interval)
 		return
 	}
-	w.notify.wait(ctx, w.cfg.QueueRefresh)
+	since := time.Now()
+	for !w.notify.wait(ctx, w.cfg.QueueRefresh) && ctx.Err() == nil {
+		if s != w.slots[0] {
+			continue
+		}
+		// the first slot: follow the queue list, and claim after a while
+		// in case a wake-up was missed (a waker reconnecting)
+		now, err := w.queues.current(ctx)
+		if err != nil || !slices.Equal(now, queues) || time.Since(since) >= safetyClaim {
+			return
+		}
+		w.notify.watch(ctx, now)
+	}
 }
+
+// safetyClaim is how long the first slot of an idle process waits without a
+// wake-up before it claims anyway.
+const safetyClaim = 30 * time.Second
 
 // run executes a claimed job and records its end. It returns the next
 // job's claim when the end was recorded together with it (nil otherwise).

@@ -333,6 +333,10 @@ func (c *Client) WaitQueue(ctx context.Context, q string, timeout time.Duration)
 	}
 	defer conn.Close()
 	key := c.keys.Queue(q)
+	// the connection's read timeout bounds the blocked read: block for less
+	if limit := c.timeout - time.Second; timeout > limit && limit > 0 {
+		timeout = limit
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout+c.timeout)
 	defer cancel()
 	v, err := redis.DoContext(conn, ctx, "BLMOVE", key, key, "RIGHT", "RIGHT",

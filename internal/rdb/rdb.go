@@ -73,9 +73,9 @@ type Client struct {
 	timeout time.Duration
 	addr    string // the URL with its password hidden, for messages
 
-	claim, finish, finishClaim, requeue, register, unregister, prune *redis.Script
-	delayed                                                          delayedScripts
-	failed                                                           failedScripts
+	claim, finish, finishClaim, requeue, register, unregister, prune, heartbeat *redis.Script
+	delayed                                                                     delayedScripts
+	failed                                                                      failedScripts
 }
 
 // ErrNotOwned is returned when a slot's worker:<id> record is gone: the job
@@ -351,6 +351,7 @@ func New(opt Options) (*Client, error) {
 			scriptSource("finish_claim.lua")),
 		requeue:    loadScript("requeue.lua", 3),
 		register:   loadScript("register.lua", 4),
+		heartbeat:  loadScript("heartbeat.lua", -1),
 		unregister: loadScript("unregister.lua", 8),
 		prune:      loadScript("prune.lua", 12),
 	}, nil

@@ -32,6 +32,33 @@ func (c *Client) Register(ctx context.Context, workerID string, started time.Tim
 	return hb, nil
 }
 
+// Heartbeat writes the heartbeat of every slot of a process (workerIDs)
+// in one step, and registers again any slot another runtime unregistered
+// (then with :started = started). It returns the heartbeat value written and
+// how many slots were registered again.
+func (c *Client) Heartbeat(ctx context.Context, workerIDs []string, started time.Time, interval time.Duration) (string, int, error) {
+	if len(workerIDs) == 0 {
+		return "", 0, nil
+	}
+	k := c.keys
+	args := make([]any, 0, 1+3+len(workerIDs)+2+len(workerIDs))
+	args = append(args, 3+len(workerIDs), k.Workers(), k.Heartbeats(), k.WorkerIntervals())
+	for _, id := range workerIDs {
+		args = append(args, k.WorkerStarted(id))
+	}
+	args = append(args, protocol.FormatStarted(started), strconv.FormatFloat(interval.Seconds(), 'f', -1, 64))
+	for _, id := range workerIDs {
+		args = append(args, id)
+	}
+	v, err := redis.Values(c.eval(ctx, c.heartbeat, args...))
+	if err != nil || len(v) != 2 {
+		return "", 0, fmt.Errorf("rdb: heartbeat of %d slots: %w", len(workerIDs), err)
+	}
+	hb, _ := redis.String(v[0], nil)
+	again, _ := redis.Int(v[1], nil)
+	return hb, again, nil
+}
+
 // Unregister removes an idle slot's registration and per-worker stats. It
 // returns ErrStillBusy when worker:<id> still
 // holds a job, in which case nothing is removed.
