@@ -158,6 +158,11 @@ func (w *Worker) pruneWorker(ctx context.Context, id, hb string, reason pruneRea
 		}
 		a.Failure = f.Encode()
 	}
+	if reason == reasonSameHost {
+		if err := w.killJobProcesses(ctx, id); err != nil {
+			return err
+		}
+	}
 	res, err := w.client.Prune(ctx, a)
 	if err != nil {
 		return err
@@ -167,4 +172,21 @@ func (w *Worker) pruneWorker(ctx context.Context, id, hb string, reason pruneRea
 			Str("result", string(res)).Msg("pruned dead worker")
 	}
 	return nil
+}
+
+// killJobProcesses stops what may still run of a dead same-host worker's
+// jobs (a process that left the job's process group, which the exec guard
+// cannot reach) before its job is requeued, so the job never runs twice at
+// once. An id with our own pid is skipped: the earlier process with this pid
+// is gone and, in a test binary, other workers of this process share such ids.
+func (w *Worker) killJobProcesses(ctx context.Context, id string) error {
+	wid, err := protocol.ParseWorkerID(id)
+	if err != nil || wid.PID == w.cfg.PID {
+		return nil
+	}
+	n, err := KillJobProcesses(ctx, id)
+	if n > 0 {
+		w.log.Warn().Str("dead_worker_id", id).Int("processes", n).Msg("killed processes of a dead worker's job")
+	}
+	return err
 }
