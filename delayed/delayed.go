@@ -43,6 +43,15 @@ type MoverConfig struct {
 	Now      func() time.Time
 	// OnPass, when set, is called after every pass (tests wait on it).
 	OnPass func(moved int)
+	// Elect makes the mover take part in an election: only the holder of
+	// the mover lease (protocol.Keys.MoverLease, held by WorkerID) polls the
+	// schedule, so a fleet of idle workers costs Redis one poll per Interval
+	// in all; the others try for the lease every Lease/2 and take over
+	// within that when the holder stops or dies. Promotion stays safe with
+	// any number of movers, elected or not (resque-scheduler, other hosts).
+	Elect bool
+	// Lease is the lease length; default 10 s.
+	Lease time.Duration
 }
 
 // Mover promotes due delayed items, oldest bucket first, FIFO in a bucket.
@@ -63,6 +72,12 @@ func NewMover(cfg MoverConfig) (*Mover, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 10 * time.Second
+	}
+	if cfg.Elect && cfg.WorkerID == "" {
+		return nil, errors.New("delayed: MoverConfig.WorkerID is required to elect a mover")
+	}
 	if cfg.Logger == nil {
 		l := zerolog.Nop()
 		cfg.Logger = &l
@@ -79,13 +94,38 @@ func (m *Mover) Stop() { m.runner.Stop() }
 func (m *Mover) loop(ctx context.Context) {
 	t := time.NewTicker(m.cfg.Interval)
 	defer t.Stop()
-	for {
-		moved, err := m.Pass(ctx)
-		if err != nil && ctx.Err() == nil {
-			m.log.Warn().Err(err).Msg("delayed mover pass failed")
+	held, next := false, time.Time{}
+	defer func() {
+		if held {
+			callCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_, _ = m.cfg.Client.Lease(callCtx, m.cfg.Client.Keys().MoverLease(), m.cfg.WorkerID, m.cfg.Lease, true)
+			cancel()
 		}
-		if m.cfg.OnPass != nil {
-			m.cfg.OnPass(moved)
+	}()
+	for {
+		if m.cfg.Elect && !time.Now().Before(next) {
+			was := held
+			var err error
+			if held, err = m.cfg.Client.Lease(ctx, m.cfg.Client.Keys().MoverLease(), m.cfg.WorkerID, m.cfg.Lease, false); err != nil && ctx.Err() == nil {
+				m.log.Warn().Err(err).Msg("delayed mover lease failed")
+			}
+			if held != was {
+				m.log.Debug().Bool("elected", held).Msg("delayed mover lease")
+			}
+			if held {
+				next = time.Now().Add(m.cfg.Lease / 3)
+			} else {
+				next = time.Now().Add(m.cfg.Lease / 2)
+			}
+		}
+		if !m.cfg.Elect || held {
+			moved, err := m.Pass(ctx)
+			if err != nil && ctx.Err() == nil {
+				m.log.Warn().Err(err).Msg("delayed mover pass failed")
+			}
+			if m.cfg.OnPass != nil {
+				m.cfg.OnPass(moved)
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -146,7 +146,7 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 	}
 	var mover *delayed.Mover
 	if c.Bool("mover") {
-		if mover, err = delayed.NewMover(delayed.MoverConfig{Client: client, Hostname: c.String("hostname"), WorkerID: w.IDs()[0], Logger: &log}); err != nil {
+		if mover, err = delayed.NewMover(delayed.MoverConfig{Client: client, Hostname: c.String("hostname"), WorkerID: w.IDs()[0], Logger: &log, Elect: true}); err != nil {
 			return err
 		}
 	}

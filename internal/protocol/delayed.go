@@ -12,6 +12,10 @@ import (
 // DelayedSchedule is resque-scheduler's zset of due timestamps.
 func (k Keys) DelayedSchedule() string { return k.key("delayed_queue_schedule") }
 
+// MoverLease is resque-go's lease on promoting due delayed items: one
+// elected mover polls the schedule, the others only try for the lease.
+func (k Keys) MoverLease() string { return k.key("resque-go", "mover_lease") }
+
 // Delayed is the list of items due at ts (Unix seconds).
 func (k Keys) Delayed(ts int64) string { return k.key("delayed", strconv.FormatInt(ts, 10)) }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -13,14 +14,15 @@ import (
 
 // delayedScripts are loaded on first use.
 type delayedScripts struct {
-	once           sync.Once
-	promote, delay *redis.Script
+	once                  sync.Once
+	promote, delay, lease *redis.Script
 }
 
 func (c *Client) delayedScripts() *delayedScripts {
 	c.delayed.once.Do(func() {
 		c.delayed.promote = loadScript("promote.lua", 6)
 		c.delayed.delay = loadScript("delay.lua", 3)
+		c.delayed.lease = loadScript("lease.lua", 1)
 	})
 	return &c.delayed
 }
@@ -89,4 +91,18 @@ func (c *Client) Promote(ctx context.Context, ts int64, item, payload []byte, qu
 		return "", fmt.Errorf("rdb: promote: %w", err)
 	}
 	return PromoteResult(v), nil
+}
+
+// Lease takes or renews the lease key for owner for ttl; it reports whether
+// owner holds it. With release, an owner gives it up.
+func (c *Client) Lease(ctx context.Context, key, owner string, ttl time.Duration, release bool) (bool, error) {
+	op := "take"
+	if release {
+		op = "release"
+	}
+	n, err := redis.Int(c.eval(ctx, c.delayedScripts().lease, key, owner, ttl.Milliseconds(), op))
+	if err != nil {
+		return false, fmt.Errorf("rdb: lease %q: %w", key, err)
+	}
+	return n == 1, nil
 }
