@@ -213,7 +213,7 @@ func TestLogsPlainWithUnits(t *testing.T) {
 	c := client(t, ns)
 	do(t, c, "RPUSH", c.Keys().Queue("mail"), `{"class":"Job","args":[]}`)
 	for _, format := range []string{"console", "json"} {
-		p := start(t, ns, "work", "-q", "mail", "--exec", "Job=true", "--log-format", format)
+		p := start(t, ns, "work", "-q", "mail", "--exec", "Job=true", "--log-format", format, "--log-level", "debug")
 		eventually(t, "a job done line", func() bool { return strings.Contains(p.out.String(), "job done") })
 		p.signal(t, syscall.SIGTERM)
 		if code := p.wait(t); code != 0 {
