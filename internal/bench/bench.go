@@ -91,7 +91,9 @@ type Config struct {
 	ExecJobs    int
 	ExecCommand string
 	// Idle is how long the idle scenario watches each idle worker; default
-	// 10 s. Settle is how long workers get after registering before a
+	// 30 s: a multiple of every period an idle worker has (5 s heartbeats,
+	// blocking waits renewed every 15 s, a claim after 30 s without a
+	// wake-up), so that each is counted in proportion. Settle is how long workers get after registering before a
 	// measurement starts (their first heartbeat, publish and mover poll
 	// happen at start); default 1 s.
 	Idle   time.Duration
@@ -127,7 +129,7 @@ func (c *Config) setDefaults() error {
 		c.ExecCommand = "true"
 	}
 	if c.Idle == 0 {
-		c.Idle = 10 * time.Second
+		c.Idle = 30 * time.Second
 	}
 	if c.Settle == 0 {
 		c.Settle = time.Second

@@ -40,7 +40,7 @@ func benchCommand() *ucli.Command {
 			&ucli.IntFlag{Name: "procs", Usage: "worker processes (16 slots each) of the procs scenario", Value: 4},
 			&ucli.StringFlag{Name: "exec", Usage: "also run the exec scenario: each job runs this command ('true', or 'Noop=true' as work takes it)"},
 			&ucli.IntFlag{Name: "exec-jobs", Usage: "jobs per run of the exec scenario", Value: 2000},
-			&ucli.StringFlag{Name: "idle", Usage: "how long each idle worker is watched (seconds or a duration)", Value: "10s"},
+			&ucli.StringFlag{Name: "idle", Usage: "how long each idle worker is watched (seconds or a duration); shorter than 30s misses periodic work", Value: "30s"},
 			&ucli.StringFlag{Name: "settle", Usage: "how long workers get after registering before a measurement starts", Value: "1s"},
 			&ucli.IntFlag{Name: "latency-jobs", Usage: "jobs of the pickup latency scenario", Value: 2000},
 			&ucli.Float64Flag{Name: "latency-rate", Usage: "jobs per second enqueued in the pickup latency scenario", Value: 200},
