@@ -63,7 +63,8 @@ func definitions(cfg Config) map[string]string {
 	return map[string]string{
 		"jobs_per_sec": "jobs finished / wall time. The jobs are prefilled in a staging list while the workers start, " +
 			"register and go idle; one RENAME makes it the queue. The window runs from just before the RENAME to the poll " +
-			"(every 2 ms: LLEN of the queue and GET stat:processed) that sees the queue empty and every job counted.",
+			"(LLEN of the queue and GET stat:processed, every 1/200 of the time so far, 2-20 ms) that sees the queue empty " +
+			"and every job counted.",
 		"redis_cpu_us_per_job":             "Redis process CPU over the window (INFO cpu: used_cpu_sys + used_cpu_user) / jobs.",
 		"redis_main_thread_cpu_us_per_job": "the same for Redis's main thread only (used_cpu_sys_main_thread + used_cpu_user_main_thread; Redis >= 6.2).",
 		"commands_per_job": "Redis commands executed / jobs (INFO commandstats calls), commands that scripts run included, " +
