@@ -26,6 +26,8 @@ var readmeUntested = map[string]string{
 	"make test":               "the whole suite; this test is part of it",
 	"go run ./examples/custom": "builds a second binary (slow); TestCustomBinaryGoHandler runs " +
 		"examples/custom's enqueue and work the same way",
+	"go run ./examples/producer": "TestExternalModuleUsesPublicPackages builds and runs examples/producer " +
+		"from a module outside this one",
 }
 
 // readmeLine is one command of a ```sh block.
