@@ -126,7 +126,13 @@ func runPool(c *ucli.Context) error {
 		return err
 	}
 	if addr != "" {
-		ms := metrics.NewPool(client, sup.Status)
+		ms := metrics.NewPool(client, func() []metrics.PoolChild {
+			var out []metrics.PoolChild
+			for _, c := range sup.Status().Children {
+				out = append(out, metrics.PoolChild{State: c.State, Restarts: c.Restarts})
+			}
+			return out
+		})
 		bound, err := ms.Serve(addr)
 		if err != nil {
 			return usagef("--metrics-addr %q: %v", addr, err)

@@ -8,21 +8,29 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/resque-go/resque-go/internal/rdb"
-	"github.com/resque-go/resque-go/pool"
 )
+
+// PoolChild is what the pool metrics show of one child slot. (The pool's
+// own type is not used: package pool depends on package node, which serves
+// a child's metrics with this package.)
+type PoolChild struct {
+	State    string
+	Restarts int
+}
 
 // PoolServer serves a pool manager's /metrics (its children by state and
 // their restarts) and /healthz. Each child serves its own job metrics on
 // the ports after the manager's.
 type PoolServer struct {
 	client *rdb.Client
-	status func() pool.Status
+	status func() []PoolChild
 	reg    *prometheus.Registry
 	httpServer
 }
 
-// NewPool builds the manager's collectors.
-func NewPool(client *rdb.Client, status func() pool.Status) *PoolServer {
+// NewPool builds the manager's collectors; status returns the children
+// as they are at scrape time.
+func NewPool(client *rdb.Client, status func() []PoolChild) *PoolServer {
 	p := &PoolServer{client: client, status: status, reg: prometheus.NewRegistry()}
 	p.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), poolCollector{p})
 	return p
@@ -41,10 +49,9 @@ func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.p.status()
 	byState := map[string]int{}
 	restarts := 0
-	for _, child := range st.Children {
+	for _, child := range c.p.status() {
 		byState[child.State]++
 		restarts += child.Restarts
 	}
