@@ -63,6 +63,7 @@ func benchNoop(b *testing.B, slots int, payload []byte) {
 				b.Fatal(err)
 			}
 			cpu0, cmds0 := redisCost(b, e)
+			ex0 := execMicros(b, e)
 			b.ResetTimer()
 			start := time.Now()
 			if err := w.Start(ctx); err != nil {
@@ -72,6 +73,8 @@ func benchNoop(b *testing.B, slots int, payload []byte) {
 			elapsed := time.Since(start)
 			b.StopTimer()
 			cpu1, cmds1 := redisCost(b, e)
+			ex1 := execMicros(b, e)
+			b.ReportMetric((ex1-ex0)/float64(b.N), "redis-exec-us/job")
 			if os.Getenv("RESQUE_GO_BENCH_STATS") != "" {
 				v, _ := e.client.Do(ctx, "INFO", "commandstats")
 				b.Logf("%s", v)
@@ -82,6 +85,37 @@ func benchNoop(b *testing.B, slots int, payload []byte) {
 			b.ReportMetric(float64(cmds1-cmds0)/float64(b.N), "redis-cmds/job")
 		}
 	}
+}
+
+// execMicros is the time Redis spent executing commands (not reading and
+// writing sockets), from INFO commandstats: the script calls when there are
+// any (their inner commands are inside them), else every command.
+func execMicros(b *testing.B, e *env) float64 {
+	b.Helper()
+	v, err := e.client.Do(context.Background(), "INFO", "commandstats")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var scripts, all float64
+	for _, line := range strings.Split(string(v.([]byte)), "\r\n") {
+		name, val, ok := strings.Cut(line, ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" {
+			continue
+		}
+		for _, f := range strings.Split(val, ",") {
+			if u, ok := strings.CutPrefix(f, "usec="); ok {
+				n, _ := strconv.ParseFloat(u, 64)
+				all += n
+				if name == "cmdstat_evalsha" || name == "cmdstat_eval" {
+					scripts += n
+				}
+			}
+		}
+	}
+	if scripts > 0 {
+		return scripts
+	}
+	return all
 }
 
 // commandCounts reads INFO commandstats: calls by command.
@@ -237,6 +271,7 @@ func BenchmarkReferenceLoop(b *testing.B) {
 		}
 	}
 	cpu0, cmds0 := redisCost(b, e)
+	ex0 := execMicros(b, e)
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -281,6 +316,8 @@ func BenchmarkReferenceLoop(b *testing.B) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	cpu1, cmds1 := redisCost(b, e)
+	ex1 := execMicros(b, e)
+	b.ReportMetric((ex1-ex0)/float64(b.N), "redis-exec-us/job")
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
 	b.ReportMetric((cpu1-cpu0)*1e6/float64(b.N), "redis-us/job")
 	b.ReportMetric(float64(cmds1-cmds0)/float64(b.N), "redis-cmds/job")
@@ -331,4 +368,67 @@ func BenchmarkIdleCommands(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkReferenceLoopLua is the minimal loop's five commands as one
+// script call per job (finish the previous job, claim the next): the cost
+// floor of any one-round-trip design built on a script.
+func BenchmarkReferenceLoopLua(b *testing.B) {
+	var padArgs []any
+	if n, _ := strconv.Atoi(os.Getenv("PAD_ARGS")); n > 0 {
+		for i := 0; i < n; i++ {
+			padArgs = append(padArgs, "resque:some:key:name:"+strconv.Itoa(i))
+		}
+	}
+	e := newEnv(b)
+	ctx := context.Background()
+	k := e.client.Keys()
+	payload := []byte(`{"class":"Noop","args":[1]}`)
+	for i := 0; i < b.N; i++ {
+		if err := e.client.Enqueue(ctx, "bench", payload); err != nil {
+			b.Fatal(err)
+		}
+	}
+	script := redis.NewScript(4, `
+if ARGV[1] == '1' then
+  redis.call('INCR', KEYS[3]) redis.call('INCR', KEYS[4]) redis.call('DEL', KEYS[2])
+end
+local job = redis.call('LPOP', KEYS[1])
+if job then redis.call('SET', KEYS[2], job) end
+return job`)
+	cpu0, cmds0 := redisCost(b, e)
+	ex0 := execMicros(b, e)
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for c := 0; c < 16; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := redis.Dial("tcp", strings.TrimPrefix(os.Getenv(redisEnv), "redis://"))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			defer conn.Close()
+			id := fmt.Sprintf("bench:%d:bench", c)
+			held := "0"
+			for {
+				job, err := script.Do(conn, append([]any{k.Queue("bench"), k.Worker(id), k.StatProcessed(), k.StatProcessedWorker(id), held}, padArgs...)...)
+				if err != nil || job == nil {
+					return
+				}
+				held = "1"
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	cpu1, cmds1 := redisCost(b, e)
+	ex1 := execMicros(b, e)
+	b.ReportMetric((ex1-ex0)/float64(b.N), "redis-exec-us/job")
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
+	b.ReportMetric((cpu1-cpu0)*1e6/float64(b.N), "redis-us/job")
+	b.ReportMetric(float64(cmds1-cmds0)/float64(b.N), "redis-cmds/job")
 }

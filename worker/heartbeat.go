@@ -20,7 +20,7 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		callCtx, cancel := context.WithTimeout(ctx, w.cfg.HeartbeatInterval)
-		_, again, err := w.client.Heartbeat(callCtx, ids, w.cfg.Now(), w.cfg.HeartbeatInterval)
+		_, again, _, err := w.client.Heartbeat(callCtx, ids, w.cfg.Now(), w.cfg.HeartbeatInterval)
 		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil:

@@ -158,7 +158,7 @@ func (s *slot) run(res rdb.ClaimResult) *rdb.ClaimResult {
 		s.fixRecord(res)
 		return s.settle(res, p, &result{fail: s.failure(res, protocol.ExcBadPayload, decodeErr.Error(), []string{})}, time.Since(start), log)
 	}
-	prior := s.failedAttempts(p, res)
+	prior := s.failedAttempts(p, res, res.Resumed)
 	h, ok := w.cfg.Registry.lookup(p)
 	if !ok {
 		msg := "no handler registered for class " + strconv.Quote(p.Class) + " (register one in Go, or run with --exec '" + p.Class + "=command')"
@@ -228,11 +228,12 @@ func (s *slot) classify(res rdb.ClaimResult, p *protocol.Payload, err error, cau
 // larger of the payload's failCount (resque-v3) and the attempt counter of a
 // job in Ruby's form, which survives promoters and requeuers that rebuild
 // the job from class and args (resque-scheduler, resque-web). The claim
-// read the counter with the job; only a resumed claim reads it here. When
-// Redis cannot say, the payload's count stands.
-func (s *slot) failedAttempts(p *protocol.Payload, res rdb.ClaimResult) int {
+// reads the counter with the job while any counter exists; with fetch, and
+// a claim that did not, it is read here. When Redis cannot say, the
+// payload's count stands.
+func (s *slot) failedAttempts(p *protocol.Payload, res rdb.ClaimResult, fetch bool) int {
 	n := res.Attempts
-	if n < 0 && res.Resumed && p.RubyShaped() {
+	if n < 0 && fetch && p.RubyShaped() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		var err error

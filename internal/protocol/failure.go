@@ -106,6 +106,12 @@ func EncodeSourceRecord(src Source, runAt time.Time, payload []byte) []byte {
 	return b.Bytes()
 }
 
+// RecordHead is a worker record up to its payload, for a job from src
+// claimed at runAt (FormatRunAt): {"queue":"<q>","run_at":"<runAt>","payload":
+func RecordHead(src Source, runAt string) string {
+	return `{"queue":` + string(MarshalString(src.Queue)) + `,"run_at":` + string(MarshalString(runAt)) + `,"payload":`
+}
+
 // SourceOf is the source a record's job came from.
 // A record naming no valid list is a queue's.
 func (r WorkerRecord) SourceOf() Source {

@@ -170,6 +170,11 @@ func (k Keys) ClaimSeqs() string { return k.key("resque-go", "claim_seq") }
 // its counter in a side key for the same reason).
 func (k Keys) Attempts(digest string) string { return k.key("resque-go", "attempts", digest) }
 
+// AttemptsIndex is a sorted set of the attempt counters that exist (member:
+// the counter's key, score: when it expires, Unix seconds). While it is
+// empty, claims need not look for a counter at all.
+func (k Keys) AttemptsIndex() string { return k.key("resque-go", "attempts_index") }
+
 // AttemptsPrefix is Attempts(digest) without the digest, for the claim
 // script, which learns the job only after the pop.
 func (k Keys) AttemptsPrefix() string { return k.key("resque-go", "attempts", "") }

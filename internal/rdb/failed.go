@@ -16,7 +16,7 @@ type failedScripts struct {
 
 func (c *Client) failedScripts() *failedScripts {
 	c.failed.once.Do(func() {
-		c.failed.retry = loadScript("failed_retry.lua", 4)
+		c.failed.retry = loadScript("failed_retry.lua", 5)
 		c.failed.remove = loadScript("failed_remove.lua", 1)
 	})
 	return &c.failed
@@ -36,7 +36,7 @@ func (c *Client) RetryFailed(ctx context.Context, entry []byte, index int64, ret
 	if attempts == "" {
 		attemptsKey = k.Attempts("none") // never written: DEL of it is a no-op
 	}
-	n, err := redis.Int64(c.eval(ctx, c.failedScripts().retry, k.Failed(), k.Queue(queue), k.Queues(), attemptsKey,
+	n, err := redis.Int64(c.eval(ctx, c.failedScripts().retry, k.Failed(), k.Queue(queue), k.Queues(), attemptsKey, k.AttemptsIndex(),
 		entry, index, retried, payload, queue))
 	if err != nil {
 		return 0, fmt.Errorf("rdb: retry failed entry %d: %w", index, err)

@@ -26,8 +26,8 @@ func TestHeartbeatAllSlots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hb, again, err := c.Heartbeat(ctx, ids, started.Add(time.Hour), 5*time.Second)
-	if err != nil || hb == "" || again != 1 {
+	hb, again, counters, err := c.Heartbeat(ctx, ids, started.Add(time.Hour), 5*time.Second)
+	if err != nil || hb == "" || again != 1 || counters != 0 {
 		t.Fatalf("heartbeat %q, %d again, %v", hb, again, err)
 	}
 	for _, id := range ids {

@@ -53,19 +53,20 @@ type ClaimResult struct {
 func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
 	srcs := a.sources()
 	n := len(srcs)
-	keys = make([]any, 0, 3+n)
-	keys = append(keys, c.keys.PauseAll(), c.keys.Worker(a.WorkerID), c.keys.ClaimSeqs())
+	keys = make([]any, 0, 4+n)
+	keys = append(keys, c.keys.PauseAll(), c.keys.Worker(a.WorkerID), c.keys.ClaimSeqs(), c.keys.AttemptsIndex())
 	for _, s := range srcs {
 		keys = append(keys, c.keys.SourceKey(s))
 	}
 	args = make([]any, 0, 5+2*n)
-	args = append(args, protocol.FormatRunAt(a.Now), strconv.FormatInt(a.Now.Unix(), 10), c.keys.JobStatusPrefix(), a.WorkerID,
+	runAt := protocol.FormatRunAt(a.Now)
+	args = append(args, runAt, strconv.FormatInt(a.Now.Unix(), 10), c.keys.JobStatusPrefix(), a.WorkerID,
 		c.keys.AttemptsPrefix())
 	for _, s := range srcs {
-		args = append(args, protocol.MarshalString(s.Queue))
+		args = append(args, protocol.RecordHead(s, runAt))
 	}
 	for _, s := range srcs {
-		args = append(args, protocol.RecordSourceSuffix(s))
+		args = append(args, protocol.RecordSourceSuffix(s)+"}")
 	}
 	return keys, args
 }
@@ -192,7 +193,7 @@ func (c *Client) finishKeysArgs(workerID, host string, src protocol.Source, o Ou
 		ttl = 1
 	}
 	keys = []any{k.Worker(workerID), k.ClaimSeqs(), k.StatProcessed(), k.StatProcessedWorker(workerID),
-		statusKey, k.Failed(), attemptsKey}
+		statusKey, k.Failed(), attemptsKey, k.AttemptsIndex()}
 	args = []any{workerID, o.Seq, string(o.Kind), o.Status, o.Now.Unix(), o.Entry, o.Class, queue, attempts, ttl}
 	switch o.Kind {
 	case OutcomeFail:
@@ -265,7 +266,7 @@ func (c *Client) FinishAndClaim(ctx context.Context, workerID, host string, src 
 	args := make([]any, 0, 3+len(fk)+len(ck)+len(fa)+len(ca))
 	args = append(args, len(fk)+len(ck))
 	args = append(append(args, fk...), ck...)
-	args = append(append(append(args, len(fk), len(fa)), fa...), ca...)
+	args = append(append(append(args, fa...), ca...), len(fk), len(fa))
 	reply, err := redis.Values(c.evalHot(ctx, c.finishClaim, args...))
 	if err != nil {
 		return nil, ClaimResult{}, fmt.Errorf("rdb: finish and claim for %q: %w", workerID, err)

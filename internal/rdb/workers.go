@@ -36,13 +36,15 @@ func (c *Client) Register(ctx context.Context, workerID string, started time.Tim
 // in one step, and registers again any slot another runtime unregistered
 // (then with :started = started). It returns the heartbeat value written and
 // how many slots were registered again.
-func (c *Client) Heartbeat(ctx context.Context, workerIDs []string, started time.Time, interval time.Duration) (string, int, error) {
+//
+// It also reports how many attempt counters exist (protocol.Keys.AttemptsIndex).
+func (c *Client) Heartbeat(ctx context.Context, workerIDs []string, started time.Time, interval time.Duration) (hb string, again, counters int, err error) {
 	if len(workerIDs) == 0 {
-		return "", 0, nil
+		return "", 0, 0, nil
 	}
 	k := c.keys
-	args := make([]any, 0, 1+3+len(workerIDs)+2+len(workerIDs))
-	args = append(args, 3+len(workerIDs), k.Workers(), k.Heartbeats(), k.WorkerIntervals())
+	args := make([]any, 0, 1+4+len(workerIDs)+2+len(workerIDs))
+	args = append(args, 4+len(workerIDs), k.Workers(), k.Heartbeats(), k.WorkerIntervals(), k.AttemptsIndex())
 	for _, id := range workerIDs {
 		args = append(args, k.WorkerStarted(id))
 	}
@@ -51,12 +53,16 @@ func (c *Client) Heartbeat(ctx context.Context, workerIDs []string, started time
 		args = append(args, id)
 	}
 	v, err := redis.Values(c.eval(ctx, c.heartbeat, args...))
-	if err != nil || len(v) != 2 {
-		return "", 0, fmt.Errorf("rdb: heartbeat of %d slots: %w", len(workerIDs), err)
+	if err == nil && len(v) != 3 {
+		err = fmt.Errorf("reply has %d elements", len(v))
 	}
-	hb, _ := redis.String(v[0], nil)
-	again, _ := redis.Int(v[1], nil)
-	return hb, again, nil
+	if err != nil {
+		return "", 0, 0, fmt.Errorf("rdb: heartbeat of %d slots: %w", len(workerIDs), err)
+	}
+	hb, _ = redis.String(v[0], nil)
+	again, _ = redis.Int(v[1], nil)
+	counters, _ = redis.Int(v[2], nil)
+	return hb, again, counters, nil
 }
 
 // Unregister removes an idle slot's registration and per-worker stats. It

@@ -3,16 +3,20 @@
 -- KEYS[1]        pause-all-workers
 -- KEYS[2]        worker:<id>
 -- KEYS[3]        resque-go claim-sequence hash (field: worker id)
--- KEYS[4..3+n]   the sources' lists (queue:<q_i>, or another list of
+-- KEYS[4]        resque-go attempts index (zset of the counters that exist)
+-- KEYS[5..4+n]   the sources' lists (queue:<q_i>, or another list of
 --                payloads), in priority order
--- ARGV[1]        run_at (already formatted, ASCII)
+-- ARGV[1]        run_at (already formatted, ASCII; unused, kept for the layout)
 -- ARGV[2]        now, Unix seconds
 -- ARGV[3]        job status key prefix, "<ns>:job:" (see below)
 -- ARGV[4]        worker id
 -- ARGV[5]        attempt counter key prefix, "<ns>:resque-go:attempts:"
--- ARGV[6..5+n]   queue names, JSON-encoded by the caller
--- ARGV[6+n..5+2n] what each source's record carries after the payload: ""
---                for a queue (Ruby's record), or ,"source":"<list>"
+-- ARGV[6..5+n]   the start of each source's worker record, up to its
+--                payload: {"queue":"<q>","run_at":"<time>","payload":
+-- ARGV[6+n..5+2n] the end of each source's record: "}" for a queue (Ruby's
+--                record), or ,"source":"<list>"}
+--                (the caller builds the record around the payload: a
+--                concatenation of seven pieces here cost Redis ~7 us a job)
 --
 -- Every claim gets a new claim sequence; finish.lua acts only on the claim
 -- it was given, so a finish retried after a lost reply never touches a job
@@ -35,7 +39,8 @@
 -- <prefix><sha1 of the payload>, since Ruby tools rebuild such jobs and drop
 -- any count inside them; it is read here (built inside the script for the
 -- same reason as the status key), so the worker knows the attempt number
--- without a second round trip.
+-- without a second round trip. Only while the attempts index is not empty:
+-- usually no job is being retried and the claim costs one EXISTS instead.
 --
 -- Returns:
 --   -1                 every worker is paused (pause-all-workers is "true")
@@ -48,47 +53,51 @@
 --   {i, payload, seq, attempts}
 --                      popped payload from source i (1-based); worker:<id>
 --                      set; attempts is the counter's value ("0" when
---                      absent, "" for a job that may not be in Ruby's form)
+--                      absent, "" when not looked for: a job not in Ruby's
+--                      form, or no counter exists at all)
 --
--- The body is the function claim(KEYS, ARGV, seq) so finish_claim.lua can
--- reuse it: seq, when given, is the sequence finish.lua just moved to (the
--- slot's record is then known to be gone, and the claim takes that number).
-local function claim(KEYS, ARGV, seq)
-  local pause = redis.call('GET', KEYS[1])
+-- The body is the function claim(KEYS, ARGV, seq, ko, ao) so
+-- finish_claim.lua can reuse it: its keys and arguments start after the
+-- first ko keys and ao arguments (none when run alone), and seq, when given, is the
+-- sequence finish.lua just moved to (the slot's record is then known to be
+-- gone, and the claim takes that number).
+local function claim(KEYS, ARGV, seq, ko, ao)
+  ko, ao = ko or 0, ao or 0
+  local pause = redis.call('GET', KEYS[ko + 1])
   if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
     return -1
   end
   if not seq then
-    local held = redis.call('GET', KEYS[2])
+    local held = redis.call('GET', KEYS[ko + 2])
     if held then
-      local cur = redis.call('HGET', KEYS[3], ARGV[4])
+      local cur = redis.call('HGET', KEYS[ko + 3], ARGV[ao + 4])
       if not cur then
-        cur = redis.call('HINCRBY', KEYS[3], ARGV[4], '1')
+        cur = redis.call('HINCRBY', KEYS[ko + 3], ARGV[ao + 4], '1')
       end
       return {0, held, cur}
     end
   end
-  local n = #KEYS - 3
-  for i = 4, #KEYS do
-    local payload = redis.call('LPOP', KEYS[i])
+  local n = #KEYS - ko - 4
+  for i = 1, n do
+    local payload = redis.call('LPOP', KEYS[ko + 4 + i])
     if payload then
       local object = string.byte(payload, 1) == 123 and string.byte(payload, -1) == 125
       local embed = payload
       if not object then
         embed = cjson.encode(payload)
       end
-      redis.call('SET', KEYS[2], '{"queue":' .. ARGV[i + 2] .. ',"run_at":"' .. ARGV[1] .. '","payload":' .. embed .. ARGV[i + 2 + n] .. '}')
+      redis.call('SET', KEYS[ko + 2], ARGV[ao + 5 + i] .. embed .. ARGV[ao + 5 + n + i])
       if not seq then
-        seq = redis.call('HINCRBY', KEYS[3], ARGV[4], '1')
+        seq = redis.call('HINCRBY', KEYS[ko + 3], ARGV[ao + 4], '1')
       end
       if object and string.find(payload, '"id"', 1, true) then
         local ok, decoded = pcall(cjson.decode, payload)
         local id = ok and type(decoded) == 'table' and decoded['id']
         if type(id) == 'string' or type(id) == 'number' then
-          local skey = ARGV[3] .. tostring(id) .. ':status'
+          local skey = ARGV[ao + 3] .. tostring(id) .. ':status'
           if decoded['isMonitored'] == true then
             -- resque-v3 string statuses
-            redis.call('SET', skey, '{"status":"running","updated":' .. ARGV[2] .. '}', 'EX', 86400)
+            redis.call('SET', skey, '{"status":"running","updated":' .. ARGV[ao + 2] .. '}', 'EX', 86400)
           else
             -- php-resque integer statuses, only when the producer asked for tracking
             local cur = redis.call('GET', skey)
@@ -96,7 +105,7 @@ local function claim(KEYS, ARGV, seq)
               local sok, st = pcall(cjson.decode, cur)
               if sok and type(st) == 'table' and type(st['status']) == 'number' then
                 st['status'] = 2
-                st['updated'] = tonumber(ARGV[2])
+                st['updated'] = tonumber(ARGV[ao + 2])
                 redis.call('SET', skey, cjson.encode(st), 'KEEPTTL')
               end
             end
@@ -104,11 +113,11 @@ local function claim(KEYS, ARGV, seq)
         end
       end
       local attempts = ''
-      if object and string.find(payload, '^{"class":"[^"]*","args":') then
+      if object and redis.call('EXISTS', KEYS[ko + 4]) == 1 and string.find(payload, '^{"class":"[^"]*","args":') then
         -- may be Ruby's form; a counter is only ever written for a job that is
-        attempts = redis.call('GET', ARGV[5] .. redis.sha1hex(payload)) or '0'
+        attempts = redis.call('GET', ARGV[ao + 5] .. redis.sha1hex(payload)) or '0'
       end
-      return {i - 3, payload, seq, attempts}
+      return {i, payload, seq, attempts}
     end
   end
   return nil

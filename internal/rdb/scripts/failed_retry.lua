@@ -5,7 +5,8 @@
 -- KEYS[1] failed
 -- KEYS[2] queue:<q> of the entry
 -- KEYS[3] queues
--- KEYS[4] resque-go attempts counter of the job (class + args)
+-- KEYS[4] resque-go attempts counter of the job
+-- KEYS[5] resque-go attempts index
 -- ARGV[1] the entry's bytes as the caller read them
 -- ARGV[2] the index it was read at
 -- ARGV[3] the entry with retried_at set
@@ -25,4 +26,5 @@ redis.call('LSET', KEYS[1], idx, ARGV[3])
 redis.call('RPUSH', KEYS[2], ARGV[4])
 redis.call('SADD', KEYS[3], ARGV[5])
 redis.call('DEL', KEYS[4])
+redis.call('ZREM', KEYS[5], KEYS[4])
 return idx

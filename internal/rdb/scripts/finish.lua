@@ -1,6 +1,6 @@
 -- finish.lua: record the end of a job a worker slot ran, in one step.
 --
--- The key list is as long as the outcome needs (7, 10 or 19 keys), so the
+-- The key list is as long as the outcome needs (8, 11 or 20 keys), so the
 -- common success path sends the fewest bytes. resque-go's per-host, per-queue
 -- counters (queuestat:*) are not written here: the worker batches them
 -- (rdb.Counters); Ruby's stat:processed counters are, job by job.
@@ -11,18 +11,19 @@
 -- KEYS[5]  job:<id>:status of the finished job (any key when ARGV[4] is "")
 -- KEYS[6]  failed
 -- KEYS[7]  resque-go attempts counter of the job (any key when ARGV[9] is "")
--- KEYS[8]  stat:failed                         (fail, retry, reschedule)
--- KEYS[9]  stat:failed:<id>
--- KEYS[10] queuestat:<host>:failed:<q>
--- KEYS[11] retries                             (retry, reschedule)
--- KEYS[12] stat:retries
--- KEYS[13] queuestat:<host>:retries:<q>
--- KEYS[14] the source list the job goes back to (queue:<q>)
--- KEYS[15] queues
--- KEYS[16] delayed:<ts> (when pushed through the delayed queue)
--- KEYS[17] timestamps:<item>
--- KEYS[18] delayed_queue_schedule
--- KEYS[19] job:<new id>:status of the retry
+-- KEYS[8]  resque-go attempts index (zset: counter key -> expiry, Unix s)
+-- KEYS[9]  stat:failed                         (fail, retry, reschedule)
+-- KEYS[10] stat:failed:<id>
+-- KEYS[11] queuestat:<host>:failed:<q>
+-- KEYS[12] retries                             (retry, reschedule)
+-- KEYS[13] stat:retries
+-- KEYS[14] queuestat:<host>:retries:<q>
+-- KEYS[15] the source list the job goes back to (queue:<q>)
+-- KEYS[16] queues
+-- KEYS[17] delayed:<ts> (when pushed through the delayed queue)
+-- KEYS[18] timestamps:<item>
+-- KEYS[19] delayed_queue_schedule
+-- KEYS[20] job:<new id>:status of the retry
 -- ARGV[1]  worker id
 -- ARGV[2]  claim sequence of the job (from claim.lua)
 -- ARGV[3]  outcome: ok | fail | retry | reschedule | discard
@@ -32,7 +33,7 @@
 -- ARGV[7]  the job's class (to recognise a false DirtyExit entry)
 -- ARGV[8]  queue name (SADD queues; the DirtyExit entry's queue)
 -- ARGV[9]  attempts counter: "" leave it, "0" delete it, N > 0 set it to N
--- ARGV[10] TTL of the attempts counter, seconds
+-- ARGV[10] TTL of the attempts counter, seconds (its index entry expires then too)
 -- ARGV[11] payload to push (retry, reschedule): a queue payload, or the
 --          delayed item when ARGV[12] > 0
 -- ARGV[12] due time, Unix seconds; 0 pushes to the queue at once
@@ -88,31 +89,34 @@ local function finish(KEYS, ARGV)
   redis.call('INCR', KEYS[4])
   if outcome == 'fail' then
     redis.call('RPUSH', KEYS[6], ARGV[6])
-    redis.call('INCR', KEYS[8])
     redis.call('INCR', KEYS[9])
     redis.call('INCR', KEYS[10])
+    redis.call('INCR', KEYS[11])
   elseif outcome == 'retry' then
-    redis.call('RPUSH', KEYS[11], ARGV[6])
-    redis.call('INCR', KEYS[12])
+    redis.call('RPUSH', KEYS[12], ARGV[6])
     redis.call('INCR', KEYS[13])
+    redis.call('INCR', KEYS[14])
   end
   if ARGV[9] == '0' then
     redis.call('DEL', KEYS[7])
+    redis.call('ZREM', KEYS[8], KEYS[7])
   elseif ARGV[9] ~= '' then
-    redis.call('SET', KEYS[7], ARGV[9], 'EX', tonumber(ARGV[10]))
+    redis.call('SET', KEYS[7], ARGV[9], 'EX', ARGV[10])
+    -- the index tells idle claims whether any counter exists at all
+    redis.call('ZADD', KEYS[8], tonumber(ARGV[5]) + tonumber(ARGV[10]), KEYS[7])
   end
   if outcome == 'retry' or outcome == 'reschedule' then
     local due = tonumber(ARGV[12])
     if due > 0 then
-      redis.call('RPUSH', KEYS[16], ARGV[11])
-      redis.call('SADD', KEYS[17], ARGV[14])
-      redis.call('ZADD', KEYS[18], due, due)
+      redis.call('RPUSH', KEYS[17], ARGV[11])
+      redis.call('SADD', KEYS[18], ARGV[14])
+      redis.call('ZADD', KEYS[19], due, due)
     else
-      redis.call('RPUSH', KEYS[14], ARGV[11])
-      redis.call('SADD', KEYS[15], ARGV[8])
+      redis.call('RPUSH', KEYS[15], ARGV[11])
+      redis.call('SADD', KEYS[16], ARGV[8])
     end
     if ARGV[13] == '1' then
-      redis.call('SET', KEYS[19], '{"status":"waiting","updated":' .. ARGV[5] .. '}', 'EX', 86400)
+      redis.call('SET', KEYS[20], '{"status":"waiting","updated":' .. ARGV[5] .. '}', 'EX', 86400)
     end
   end
   local kind, value = string.match(ARGV[4], '^(%w+):(.+)$')

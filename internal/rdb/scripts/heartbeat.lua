@@ -5,16 +5,19 @@
 -- KEYS[1]      workers
 -- KEYS[2]      workers:heartbeat
 -- KEYS[3]      resque-go heartbeat-interval hash
--- KEYS[4..3+n] worker:<id_i>:started
+-- KEYS[4]      resque-go attempts index (zset: counter key -> expiry)
+-- KEYS[5..4+n] worker:<id_i>:started
 -- ARGV[1]      started time (Ruby Time#to_s form), for slots registered again
 -- ARGV[2]      heartbeat interval in seconds
 -- ARGV[3..2+n] worker ids
 --
--- An idle process costs 3 commands per interval this way (TIME, SMISMEMBER,
--- HSET), whatever its slot count.
+-- An idle process costs 5 commands per interval this way (TIME, SMISMEMBER,
+-- HSET, ZREMRANGEBYSCORE, ZCARD), whatever its slot count.
 --
--- Returns the heartbeat written, from Redis TIME, as ISO 8601 UTC, and the
--- number of slots registered again.
+-- Returns the heartbeat written, from Redis TIME, as ISO 8601 UTC, the
+-- number of slots registered again, and how many attempt counters exist
+-- (expired index entries are dropped first): claims look for a job's
+-- counter only while there are any.
 local function iso8601(secs)
   local days = math.floor(secs / 86400)
   local rem = secs - days * 86400
@@ -45,9 +48,10 @@ for i, id in ipairs(ids) do
   if member[i] == 0 then
     again = again + 1
     redis.call('SADD', KEYS[1], id)
-    redis.call('SET', KEYS[3 + i], ARGV[1], 'NX')
+    redis.call('SET', KEYS[4 + i], ARGV[1], 'NX')
     redis.call('HSET', KEYS[3], id, ARGV[2])
   end
 end
 redis.call('HSET', KEYS[2], unpack(fields))
-return {hb, again}
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now[1])
+return {hb, again, redis.call('ZCARD', KEYS[4])}
