@@ -119,7 +119,10 @@ local function finish(KEYS, ARGV)
       redis.call('SET', KEYS[20], '{"status":"waiting","updated":' .. ARGV[5] .. '}', 'EX', 86400)
     end
   end
-  local kind, value = string.match(ARGV[4], '^(%w+):(.+)$')
+  local kind, value = nil, nil
+  if ARGV[4] ~= '' then
+    kind, value = string.match(ARGV[4], '^(%w+):(.+)$')
+  end
   if kind == 'v3' then
     redis.call('SET', KEYS[5], '{"status":"' .. value .. '","updated":' .. ARGV[5] .. '}', 'EX', 86400)
   elseif kind == 'php' then
