@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"runtime/debug"
 	"strings"
 )
 
@@ -72,4 +71,3 @@ func panicError(v any, stack []byte) *Error {
 	return &Error{Exception: "ResqueGo::Panic", Message: fmt.Sprint(v), Backtrace: lines}
 }
 
-func debugStack() []byte { return debug.Stack() }

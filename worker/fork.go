@@ -159,18 +159,11 @@ func RunChild(ctx context.Context, reg *Registry, queue, workerID string, in io.
 	p, err := protocol.DecodePayload(raw)
 	if err != nil {
 		jobErr = &Error{Exception: protocol.ExcBadPayload, Message: err.Error(), Backtrace: []string{}}
-	} else if h, ok := reg.lookup(p); !ok {
-		jobErr = &Error{Exception: protocol.ExcNoHandler, Message: fmt.Sprintf("no handler registered for class %q", p.Class), Backtrace: []string{}}
+	} else if h, herr := reg.resolve(p); herr != nil {
+		jobErr = herr
 	} else {
 		job := &Job{Queue: queue, Class: p.Class, ID: p.ID, Args: p.Args, Payload: raw, WorkerID: workerID, Attempt: p.FailCount + 1, view: p}
-		func() {
-			defer func() {
-				if v := recover(); v != nil {
-					jobErr = panicError(v, debugStack())
-				}
-			}()
-			jobErr = h(ctx, job)
-		}()
+		jobErr = call(ctx, h, job)
 	}
 	b, _ := json.Marshal(encodeResult(jobErr))
 	if _, err := result.Write(b); err != nil {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"runtime/debug"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -159,10 +157,9 @@ func (s *slot) run(res rdb.ClaimResult) *rdb.ClaimResult {
 		return s.settle(res, p, &result{fail: s.failure(res, protocol.ExcBadPayload, decodeErr.Error(), []string{})}, time.Since(start), log)
 	}
 	prior := s.failedAttempts(p, res, res.Resumed)
-	h, ok := w.cfg.Registry.lookup(p)
-	if !ok {
-		msg := "no handler registered for class " + strconv.Quote(p.Class) + " (register one in Go, or run with --exec '" + p.Class + "=command')"
-		return s.settle(res, p, &result{fail: s.failure(res, protocol.ExcNoHandler, msg, []string{}), prior: prior}, time.Since(start), log)
+	h, herr := w.cfg.Registry.resolve(p)
+	if herr != nil {
+		return s.settle(res, p, &result{fail: s.failure(res, exceptionName(herr), errorMessage(herr), []string{}), prior: prior}, time.Since(start), log)
 	}
 	job := &Job{Queue: res.Queue, Class: p.Class, ID: p.ID, Args: p.Args, Payload: res.Payload,
 		WorkerID: s.id, Attempt: prior + 1, view: p}
@@ -263,14 +260,7 @@ func (s *slot) invoke(h HandlerFunc, job *Job, res rdb.ClaimResult) (err error, 
 		s.cur, s.cancel = nil, nil
 		s.mu.Unlock()
 	}()
-	func() {
-		defer func() {
-			if v := recover(); v != nil {
-				err = panicError(v, debug.Stack())
-			}
-		}()
-		err = h(ctx, job)
-	}()
+	err = call(ctx, h, job)
 	return err, context.Cause(ctx)
 }
 
