@@ -70,4 +70,3 @@ func panicError(v any, stack []byte) *Error {
 	}
 	return &Error{Exception: "ResqueGo::Panic", Message: fmt.Sprint(v), Backtrace: lines}
 }
-

@@ -63,7 +63,7 @@ type HandlerFunc func(ctx context.Context, job *Job) error
 
 // Registry maps job classes to handlers. It is safe for concurrent use.
 type Registry struct {
-	mu       sync.RWMutex
+	mu         sync.RWMutex
 	handlers   map[string]HandlerFunc
 	fallback   HandlerFunc
 	middleware []Middleware
