@@ -80,7 +80,12 @@ func (s *slot) loop(ctx context.Context) {
 			service.Sleep(ctx, pausePoll)
 		case res.Empty:
 			if queues == nil {
-				queues, _ = w.queues.current(ctx)
+				var err error
+				if queues, err = w.queues.current(ctx); err != nil {
+					w.log.Warn().Err(err).Msg("cannot read queue list; retrying")
+					service.Sleep(ctx, b.next())
+					continue
+				}
 			}
 			if len(queues) > 0 {
 				s.idle(ctx, queues)
@@ -310,9 +315,12 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 			r.fail.RetriedBy = protocol.RetriedToQueue(res.Queue)
 		}
 		if r.delay > 0 {
-			o.DueAt = dueAt(now, r.delay)
-			r.fail.RetriedBy = protocol.DelayedMember(o.DueAt)
-			o.Push, _ = protocol.DelayedItem(next, res.Queue)
+			if item, err := protocol.DelayedItem(next, res.Queue); err == nil {
+				o.DueAt, o.Push = dueAt(now, r.delay), item
+				r.fail.RetriedBy = protocol.DelayedMember(o.DueAt)
+			} else { // not an object: cannot happen for a payload that decoded
+				log.Warn().Err(err).Msg("retry cannot wait in the delayed queue; requeued at once")
+			}
 		}
 		o.Entry = r.fail.Encode()
 		o.Attempts, o.AttemptsTTL = r.attempt, time.Duration(max(o.DueAt-now.Unix(), 0))*time.Second+protocol.AttemptsTTL
@@ -322,8 +330,11 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 	case rdb.OutcomeReschedule:
 		o.Push = res.Payload
 		if r.delay > 0 {
-			o.DueAt = dueAt(now, r.delay)
-			o.Push, _ = protocol.DelayedItem(res.Payload, res.Queue)
+			if item, err := protocol.DelayedItem(res.Payload, res.Queue); err == nil {
+				o.DueAt, o.Push = dueAt(now, r.delay), item
+			} else {
+				log.Warn().Err(err).Msg("reschedule cannot wait in the delayed queue; requeued at once")
+			}
 		}
 	}
 	var next *rdb.ClaimResult
