@@ -1,14 +1,15 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -19,69 +20,44 @@ func handlerFlags() []ucli.Flag {
 		&ucli.StringSliceFlag{Name: "exec", Usage: "'Class=command args...' runs command once per job of Class ('*=command' for any class); repeatable"},
 		&ucli.StringSliceFlag{Name: "http", Usage: "'Class=URL' POSTs each job of Class to URL ('*=URL' for any class; {sourceId} in the URL is replaced); repeatable"},
 		&ucli.StringFlag{Name: "http-token", Usage: "bearer token sent to --http endpoints", EnvVars: []string{"RESQUE_HTTP_TOKEN"}},
-		&ucli.StringFlag{Name: "http-connect-timeout", Usage: "connect timeout of --http endpoints", Value: "5", EnvVars: []string{"RESQUE_HTTP_CONNECT_TIMEOUT"}},
-		&ucli.StringFlag{Name: "http-timeout", Usage: "total timeout of one --http request", Value: "30", EnvVars: []string{"RESQUE_HTTP_TIMEOUT"}},
+		&ucli.StringFlag{Name: "http-connect-timeout", Usage: "connect timeout of --http endpoints", Value: defaultHTTPConnectTimeout, EnvVars: []string{"RESQUE_HTTP_CONNECT_TIMEOUT"}},
+		&ucli.StringFlag{Name: "http-timeout", Usage: "total timeout of one --http request", Value: defaultHTTPTimeout, EnvVars: []string{"RESQUE_HTTP_TIMEOUT"}},
 	}
 }
 
-// addHandlers registers the --exec and --http handlers.
-func addHandlers(c *ucli.Context, reg *worker.Registry) error {
-	connect, err := parseSeconds("http-connect-timeout", c.String("http-connect-timeout"))
-	if err != nil {
-		return err
+// Defaults of the HTTP handler timeouts, as work's flags show them.
+const (
+	defaultHTTPConnectTimeout = "5"
+	defaultHTTPTimeout        = "30"
+)
+
+// handlerConfig is the part of a node.Config the handler flags set.
+func handlerConfig(c *ucli.Context) node.Config {
+	return node.Config{
+		Exec: c.StringSlice("exec"), HTTP: c.StringSlice("http"), HTTPToken: c.String("http-token"),
+		HTTPConnectTimeout: c.String("http-connect-timeout"), HTTPTimeout: c.String("http-timeout"),
 	}
-	total, err := parseSeconds("http-timeout", c.String("http-timeout"))
-	if err != nil {
-		return err
-	}
-	add := func(flag string, spec string, make func(target string) worker.HandlerFunc) error {
-		class, target, ok := strings.Cut(spec, "=")
-		class, target = strings.TrimSpace(class), strings.TrimSpace(target)
-		if !ok || class == "" || target == "" {
-			return usagef("--%s %q: want 'Class=...' or '*=...'", flag, spec)
-		}
-		if class == "*" {
-			reg.SetFallback(make(target))
-		} else {
-			reg.Register(class, make(target))
-		}
-		return nil
-	}
-	for _, spec := range c.StringSlice("exec") {
-		if err := add("exec", spec, func(cmd string) worker.HandlerFunc { return worker.ExecHandler(cmd, worker.ExecOptions{}) }); err != nil {
-			return err
-		}
-	}
-	for _, spec := range c.StringSlice("http") {
-		_, target, _ := strings.Cut(spec, "=")
-		if t := strings.TrimSpace(target); t != "" && !strings.HasPrefix(t, "http://") && !strings.HasPrefix(t, "https://") {
-			return usagef("--http %q: the URL must start with http:// or https://", spec)
-		}
-		opt := worker.HTTPOptions{Token: c.String("http-token"), ConnectTimeout: connect, Timeout: total}
-		if err := add("http", spec, func(url string) worker.HandlerFunc { return worker.HTTPHandler(url, opt) }); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
-// forkConfig re-executes this binary in run-job mode with the same handler
-// flags (the token travels in the environment, not on the command line).
-func forkConfig(c *ucli.Context) (*worker.ForkConfig, error) {
+// forkConfig re-executes this binary in run-job mode with the handlers of
+// cfg (the token travels in the environment, not on the command line).
+func forkConfig(cfg node.Config) (*worker.ForkConfig, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("fork: cannot find this binary: %w", err)
 	}
 	argv := []string{exe, "run-job"}
-	for _, name := range []string{"exec", "http"} {
-		for _, v := range c.StringSlice(name) {
-			argv = append(argv, "--"+name, v)
-		}
+	for _, v := range cfg.Exec {
+		argv = append(argv, "--exec", v)
 	}
-	argv = append(argv, "--http-connect-timeout", c.String("http-connect-timeout"), "--http-timeout", c.String("http-timeout"))
+	for _, v := range cfg.HTTP {
+		argv = append(argv, "--http", v)
+	}
+	argv = append(argv, "--http-connect-timeout", cmp.Or(cfg.HTTPConnectTimeout, defaultHTTPConnectTimeout),
+		"--http-timeout", cmp.Or(cfg.HTTPTimeout, defaultHTTPTimeout))
 	var env []string
-	if tok := c.String("http-token"); tok != "" {
-		env = append(env, "RESQUE_HTTP_TOKEN="+tok)
+	if cfg.HTTPToken != "" {
+		env = append(env, "RESQUE_HTTP_TOKEN="+cfg.HTTPToken)
 	}
 	return &worker.ForkConfig{Command: argv, Env: env}, nil
 }
@@ -94,8 +70,8 @@ func runJobCommand(reg *worker.Registry) *ucli.Command {
 		Usage:  "run one job read from stdin and report on fd 3 (used by work --fork)",
 		Flags:  handlerFlags(),
 		Action: func(c *ucli.Context) error {
-			if err := addHandlers(c, reg); err != nil {
-				return err
+			if err := handlerConfig(c).AddHandlers(reg); err != nil {
+				return usageError{err}
 			}
 			result := os.NewFile(3, "result")
 			if result == nil {

@@ -1,23 +1,17 @@
 package cli
 
 import (
-	"context"
-	"fmt"
+	"cmp"
+	"errors"
 	"os"
 	"os/signal"
-	"slices"
+	"strings"
 	"syscall"
-	"time"
 
 	"github.com/rs/zerolog"
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/resque-go/resque-go/delayed"
-	"github.com/resque-go/resque-go/internal/metrics"
-	"github.com/resque-go/resque-go/internal/proctitle"
-	"github.com/resque-go/resque-go/internal/protocol"
-	"github.com/resque-go/resque-go/internal/rdb"
-	"github.com/resque-go/resque-go/stats"
+	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -42,6 +36,7 @@ func workCommand(reg *worker.Registry) *ucli.Command {
 		&ucli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on this address (e.g. :9292); empty: off", EnvVars: []string{"RESQUE_METRICS_ADDR"}},
 		&ucli.IntFlag{Name: "supervisor-pid", Hidden: true, Usage: "exit (as on TERM) when this process is no longer our parent; set by resque-go pool"},
 		&ucli.BoolFlag{Name: "ruby-prune", Usage: "record a dead worker's job as failed at once (Ruby Resque's behaviour) instead of requeueing it", EnvVars: []string{"RESQUE_RUBY_PRUNE"}},
+		&ucli.IntFlag{Name: "node-config-fd", Hidden: true, Usage: "read every setting, as node.Config JSON, from this file descriptor (no other setting may be given); set by resque-go pool"},
 	)
 	return &ucli.Command{
 		Name:  "work",
@@ -59,96 +54,32 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 	if c.NArg() > 0 {
 		return usagef("work takes no arguments (got %q); give queues with --queues", c.Args().First())
 	}
-	queues := c.String("queues")
-	if queues == "" {
-		return usagef("no queues: give --queues high,low (or QUEUE=high,low)")
+	var cfg node.Config
+	var err error
+	if c.IsSet("node-config-fd") {
+		cfg, err = configFromFD(c)
+	} else {
+		cfg, err = configFromFlags(c)
 	}
-	spec, err := protocol.ParseQueueSpec(queues)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
-	if n := c.Int("concurrency"); n < 1 || n > 4096 {
-		return usagef("--concurrency %d: want 1 to 4096", n)
+	level, _ := zerolog.ParseLevel(strings.ToLower(strings.TrimSpace(cmp.Or(cfg.LogLevel, "info"))))
+	log, err := buildLogger(c.App.ErrWriter, level, cmp.Or(cfg.LogFormat, "console"))
+	if err != nil {
+		return err
 	}
-	var durs [4]time.Duration
-	for i, name := range []string{"interval", "timeout", "term-timeout", "heartbeat-interval"} {
-		d, err := parseSeconds(name, c.String(name))
+	opts := []node.Option{node.WithLogger(log)}
+	if cfg.Fork {
+		fork, err := forkConfig(cfg)
 		if err != nil {
 			return err
 		}
-		durs[i] = d
+		opts = append(opts, node.WithFork(fork))
 	}
-	interval, timeout, termTimeout, heartbeat := durs[0], durs[1], durs[2], durs[3]
-	if heartbeat < minHeartbeat || heartbeat > maxHeartbeat {
-		return usagef("--heartbeat-interval %q: want 1 to 60 seconds (heartbeats are stored to the second; Ruby Resque prunes a worker whose heartbeat is 300 s old)",
-			c.String("heartbeat-interval"))
-	}
-	client, err := newClient(c)
+	n, err := node.New(cfg, reg, opts...)
 	if err != nil {
-		return err
-	}
-	defer client.Close()
-	log, err := newLogger(c)
-	if err != nil {
-		return err
-	}
-	retry, classRetry, err := retryPolicies(c)
-	if err != nil {
-		return err
-	}
-	if err := addHandlers(c, reg); err != nil {
-		return err
-	}
-	var fork *worker.ForkConfig
-	if c.Bool("fork") {
-		if fork, err = forkConfig(c); err != nil {
-			return err
-		}
-	}
-	if reg.Empty() {
-		log.Warn().Msg("no handler registered: every job will fail with ResqueGo::NoHandler (use --exec 'Class=command' or '*=command')")
-	}
-	var w *worker.Worker
-	var m *metrics.Metrics
-	var onFinish func(worker.Finished)
-	if addr := c.String("metrics-addr"); addr != "" {
-		m = metrics.New(metrics.Config{Client: client, Logger: &log,
-			Queues: func(ctx context.Context) ([]string, error) { return w.Queues(ctx) },
-			Slots:  func() (int, int) { return w.Slots() }})
-		onFinish = m.Observe
-	}
-	w, err = worker.New(worker.Config{
-		Client: client, Registry: reg, Queues: queues, Concurrency: c.Int("concurrency"),
-		Hostname: c.String("hostname"), Polling: c.Bool("polling"),
-		Interval: interval, HeartbeatInterval: heartbeat,
-		JobTimeout: timeout, TermTimeout: termTimeout,
-		DirtyExitOnTerm: c.Bool("dirty-exit-on-term"), MaxRecoveries: maxRecoveries(c.Int("max-recoveries")),
-		RubyPrune: c.Bool("ruby-prune"), Logger: &log, Retry: retry, ClassRetry: classRetry, Fork: fork,
-		OnFinish: onFinish, Title: proctitle.Set,
-	})
-	if err != nil {
-		return usageError{err}
-	}
-	if m != nil {
-		bound, err := m.Serve(c.String("metrics-addr"))
-		if err != nil {
-			return usagef("--metrics-addr %q: %v", c.String("metrics-addr"), err)
-		}
-		defer m.Close()
-		log.Info().Str("addr", bound).Msg("serving /metrics and /healthz")
-	}
-	pub, err := stats.NewPublisher(stats.PublisherConfig{
-		Client: client, Hostname: c.String("hostname"), Interval: heartbeat,
-		Slots: w.Slots, WorkerIDs: w.IDs(), Logger: &log,
-	})
-	if err != nil {
-		return err
-	}
-	var mover *delayed.Mover
-	if c.Bool("mover") {
-		if mover, err = delayed.NewMover(delayed.MoverConfig{Client: client, Hostname: c.String("hostname"), WorkerID: w.IDs()[0], Logger: &log, Elect: true}); err != nil {
-			return err
-		}
+		return nodeError(err)
 	}
 	// A worker finishes its shutdown (requeue, unregister) even when the
 	// reader of its stderr is gone, e.g. a pool manager killed with -9 and
@@ -159,142 +90,135 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 	signal.Notify(sigs, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT)
 	defer signal.Stop(sigs)
 
-	orphaned := watchParent(c.Context, c.Int("supervisor-pid"))
-	startCtx, cancelStart := context.WithCancel(c.Context)
-	defer cancelStart()
 	started := make(chan error, 1)
-	go func() { started <- w.Start(startCtx) }()
-	// The publisher and the mover start once the worker is registered: a
-	// Redis that refuses us then gets one error line, not their retries.
-	running := func() {
-		pub.Start(context.Background())
-		if mover != nil {
-			mover.Start(context.Background())
-		}
-		go warnUnknownQueues(c.Context, client, spec, log)
-	}
-	defer func() {
-		pub.Stop()
-		if mover != nil {
-			mover.Stop()
-		}
-	}()
-	ctxDone := c.Context.Done()
+	go func() { started <- n.Start(c.Context) }()
 	for {
 		select {
 		case err := <-started:
 			started = nil
 			if err != nil {
-				if startCtx.Err() != nil {
-					return nil // stopped by a signal before Redis answered
-				}
-				return fmt.Errorf("start: %w", err)
+				return nodeError(err)
 			}
-			running()
-		case <-w.Done():
-			cancelStart()
+		case <-n.Done():
+			if started != nil {
+				// Done closes before Start returns when it fails.
+				if err := <-started; err != nil {
+					return nodeError(err)
+				}
+			}
 			return nil
-		case <-ctxDone:
-			ctxDone = nil
-			cancelStart()
-			go w.Shutdown()
-		case <-orphaned:
-			orphaned = nil
-			log.Warn().Int("supervisor_pid", c.Int("supervisor-pid")).Msg("supervisor is gone; shutting down")
-			cancelStart()
-			go w.Shutdown()
 		case s := <-sigs:
 			log.Info().Str("signal", s.String()).Msg("signal received")
 			switch s {
 			case syscall.SIGQUIT:
-				cancelStart()
-				go w.Stop()
+				go n.Stop()
 			case syscall.SIGTERM, syscall.SIGINT:
-				cancelStart()
-				if c.Bool("graceful-term") {
-					go w.Stop()
+				if cfg.GracefulTerm {
+					go n.Stop()
 				} else {
-					go w.Shutdown()
+					go n.Shutdown()
 				}
 			case syscall.SIGUSR1:
-				w.CancelJobs()
+				n.CancelJobs()
 			case syscall.SIGUSR2:
-				w.Pause()
+				n.Pause()
 			case syscall.SIGCONT:
-				w.Resume()
-			}
-			if started != nil && startCtx.Err() != nil {
-				// Start is still retrying Redis: once it gives up, the worker never ran.
-				if err := <-started; err != nil {
-					return nil
-				}
-				started = nil
+				n.Resume()
 			}
 		}
 	}
 }
 
-// Heartbeat bounds. Heartbeats are stored with one-second resolution, so a
-// shorter interval only adds writes; Ruby Resque workers prune an id whose
-// heartbeat is older than 300 s (Resque.prune_interval, 5 of its 60 s
-// beats), so beating at most every 60 s leaves the same margin of 5 missed
-// beats before a Ruby worker takes a live resque-go worker for dead.
-const (
-	minHeartbeat = time.Second
-	maxHeartbeat = 60 * time.Second
-)
-
-// warnUnknownQueues logs a warning for each literal queue of the --queues
-// list (not a glob) that is not in the queues set: nothing was ever
-// enqueued there, so it may be a typo. Without an answer from Redis it
-// says nothing.
-func warnUnknownQueues(ctx context.Context, client *rdb.Client, spec protocol.QueueSpec, log zerolog.Logger) {
-	literal := spec.Expand(nil)
-	if len(literal) == 0 {
-		return
+// nodeError maps an error of package node to its exit code: one about the
+// config is a usage error (exit 2), anything else a runtime failure.
+func nodeError(err error) error {
+	if errors.Is(err, node.ErrConfig) {
+		return usageError{err}
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	known, err := client.KnownQueues(ctx)
+	return err
+}
+
+// configFromFlags maps work's flags (and their environment variables) onto
+// a node.Config, checked.
+func configFromFlags(c *ucli.Context) (node.Config, error) {
+	cfg := node.Config{
+		Redis:              node.Redis{URL: c.String("redis"), Namespace: c.String("namespace")},
+		Queues:             c.String("queues"),
+		Concurrency:        c.Int("concurrency"),
+		Hostname:           c.String("hostname"),
+		Polling:            c.Bool("polling"),
+		Interval:           c.String("interval"),
+		HeartbeatInterval:  c.String("heartbeat-interval"),
+		JobTimeout:         c.String("timeout"),
+		TermTimeout:        c.String("term-timeout"),
+		GracefulTerm:       c.Bool("graceful-term"),
+		DirtyExitOnTerm:    c.Bool("dirty-exit-on-term"),
+		MaxRecoveries:      c.Int("max-recoveries"),
+		RubyPrune:          c.Bool("ruby-prune"),
+		FailRetries:        c.Int("fail-retries"),
+		RetryBackoff:       c.String("retry-backoff"),
+		ClassRetry:         c.StringSlice("class-retry"),
+		NoMover:            !c.Bool("mover"),
+		MetricsAddr:        c.String("metrics-addr"),
+		Fork:               c.Bool("fork"),
+		Exec:               c.StringSlice("exec"),
+		HTTP:               c.StringSlice("http"),
+		HTTPToken:          c.String("http-token"),
+		HTTPConnectTimeout: c.String("http-connect-timeout"),
+		HTTPTimeout:        c.String("http-timeout"),
+		LogLevel:           c.String("log-level"),
+		LogFormat:          c.String("log-format"),
+		SupervisorPID:      c.Int("supervisor-pid"),
+	}
+	// --max-recoveries 0 means none; node.Config reads 0 as the default.
+	if cfg.MaxRecoveries == 0 {
+		cfg.MaxRecoveries = -1
+	}
+	// --verbose and --very-verbose resolve into the level (a bad level is
+	// left for Validate to name).
+	if level, err := logLevel(c); err == nil {
+		cfg.LogLevel = level.String()
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, usageError{err}
+	}
+	// node.Config reads 0 and "" as the default; given on the command line
+	// or in the environment, these always were mistakes.
+	switch {
+	case cfg.Concurrency == 0:
+		return cfg, usagef("--concurrency 0: want 1 to %d", node.MaxConcurrency)
+	case cfg.FailRetries == 0:
+		return cfg, usagef("--fail-retries 0: want 1 or more (1 never retries)")
+	case strings.TrimSpace(cfg.HeartbeatInterval) == "":
+		return cfg, usagef("--heartbeat-interval %q: want 1 to 60 seconds (heartbeats are stored to the second; Ruby Resque prunes a worker whose heartbeat is 300 s old)", cfg.HeartbeatInterval)
+	}
+	if _, err := newLogger(c); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// configFromFD reads the whole config as JSON from --node-config-fd (a
+// pool manager's pipe), which no other setting may join: the child of a
+// pool does what its file section says, whatever its environment holds.
+func configFromFD(c *ucli.Context) (node.Config, error) {
+	for _, f := range c.Command.Flags {
+		if name := f.Names()[0]; name != "node-config-fd" && c.IsSet(name) {
+			return node.Config{}, usagef("--node-config-fd: the config read there is every setting; --%s (or its environment variable) is given too", name)
+		}
+	}
+	fd := c.Int("node-config-fd")
+	f := os.NewFile(uintptr(fd), "node-config")
+	if fd < 0 || f == nil {
+		return node.Config{}, usagef("--node-config-fd %d: not a file descriptor", fd)
+	}
+	defer f.Close()
+	cfg, err := node.Decode(f)
 	if err != nil {
-		log.Debug().Err(err).Msg("queue name check skipped")
-		return
+		return cfg, usageError{err}
 	}
-	for _, q := range literal {
-		if !slices.Contains(known, q) {
-			log.Warn().Str("queue", q).Msg("queue is not in the queues set (nothing was ever enqueued there): check its spelling")
-		}
+	if err := cfg.Validate(); err != nil {
+		return cfg, usageError{err}
 	}
-}
-
-func maxRecoveries(n int) int {
-	if n <= 0 {
-		return -1
-	}
-	return n
-}
-
-// watchParent returns a channel closed when our parent is no longer pid (the
-// pool manager died and we were re-parented). pid 0 disables the check.
-func watchParent(ctx context.Context, pid int) <-chan struct{} {
-	if pid <= 0 {
-		return nil
-	}
-	ch := make(chan struct{})
-	go func() {
-		t := time.NewTicker(500 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if os.Getppid() != pid {
-				close(ch)
-				return
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return ch
+	return cfg, nil
 }

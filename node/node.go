@@ -1,0 +1,371 @@
+// Package node is one resque-go worker process as a unit: from a Config of
+// plain values it brings up, in order, the job slots (package worker), the
+// runtime-record publisher, the elected delayed mover, the Prometheus
+// endpoint and the process title, and tears them down as one group.
+// `resque-go work` is a Node whose Config comes from flags and environment
+// variables, with signals mapped onto its methods; a pool child is a Node
+// whose Config the pool manager hands over whole.
+//
+//	n, err := node.New(node.Config{Queues: "critical,default", Concurrency: 4}, reg,
+//		node.WithLogger(log))
+//	if err != nil { ... }
+//	if err := n.Start(ctx); err != nil { ... } // returns once the slots are registered
+//	<-n.Done()                                   // Stop, Shutdown or the end of ctx
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/metrics"
+	"github.com/resque-go/resque-go/internal/proctitle"
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/service"
+	"github.com/resque-go/resque-go/stats"
+	"github.com/resque-go/resque-go/worker"
+)
+
+// Option tunes what New builds beyond the Config: dependencies that are not
+// plain values.
+type Option func(*options)
+
+type options struct {
+	log   zerolog.Logger
+	fork  *worker.ForkConfig
+	title func(string)
+}
+
+// WithLogger sets the logger; default: none (a node never prints).
+func WithLogger(l zerolog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithFork sets how a Fork node starts a job's process (a binary that runs
+// the job read from stdin and reports on fd 3, as `resque-go run-job`
+// does). A Config with Fork needs it.
+func WithFork(fc *worker.ForkConfig) Option { return func(o *options) { o.fork = fc } }
+
+// WithTitle sets where the node shows what it is doing (the worker's
+// procline), nil for nowhere. Default: the process title that ps shows,
+// where binaries built with package app prepared it, and nowhere otherwise.
+func WithTitle(set func(string)) Option { return func(o *options) { o.title = set } }
+
+// component is a long-lived part of the node other than the worker, with
+// the lifecycle shape every one has: Start(ctx) runs it in the background,
+// Stop stops it and waits, both idempotent.
+type component interface {
+	Start(ctx context.Context)
+	Stop()
+}
+
+// Lifecycle states.
+const (
+	stateNew = iota
+	stateStarting
+	stateRunning
+	stateDone
+)
+
+// Stop requests, in rising order: a hard stop escalates a soft one.
+const (
+	stopNone = iota
+	stopSoft
+	stopHard
+)
+
+// Node is one worker process: its job slots and every service around
+// them, started and stopped together.
+type Node struct {
+	cfg    Config
+	log    zerolog.Logger
+	client *rdb.Client
+	spec   protocol.QueueSpec
+	w      *worker.Worker
+	// metrics is nil without Config.MetricsAddr.
+	metrics *metrics.Metrics
+	// components start in order once the worker is registered and stop in
+	// reverse order once it has stopped: the runtime-record publisher, the
+	// mover, and later the scheduler, the planner and the allocator.
+	components []component
+	watch      service.Runner // the end of Start's context, the supervisor
+
+	mu          sync.Mutex
+	state       int
+	stop        int // the strongest stop asked for
+	cancelStart context.CancelFunc
+	finishOnce  sync.Once
+	done        chan struct{}
+}
+
+// New validates cfg and builds the node; nothing runs and nothing is
+// dialled before Start. The Exec and HTTP handlers of cfg are registered in
+// reg (nil: a new registry). Its errors from cfg match ErrConfig.
+func New(cfg Config, reg *worker.Registry, opts ...Option) (*Node, error) {
+	o := options{log: zerolog.Nop(), title: proctitle.Set}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if reg == nil {
+		reg = worker.NewRegistry()
+	}
+	if cfg.Fork && o.fork == nil {
+		return nil, errors.New("node: Config.Fork needs a job process command (WithFork)")
+	}
+	client, err := rdb.New(rdb.Options{URL: cfg.Redis.URL, Namespace: cfg.Redis.Namespace})
+	if err != nil {
+		return nil, configError{err}
+	}
+	n := &Node{cfg: cfg, log: o.log, client: client, spec: s.spec, done: make(chan struct{})}
+	if err := n.build(s, reg, o); err != nil {
+		client.Close()
+		return nil, err
+	}
+	return n, nil
+}
+
+// build makes the worker and the components.
+func (n *Node) build(s settings, reg *worker.Registry, o options) error {
+	cfg, log := n.cfg, &n.log
+	s.handlers.register(reg)
+	if reg.Empty() {
+		log.Warn().Msg("no handler registered: every job will fail with ResqueGo::NoHandler (use --exec 'Class=command' or '*=command')")
+	}
+	var onFinish func(worker.Finished)
+	if cfg.MetricsAddr != "" {
+		n.metrics = metrics.New(metrics.Config{Client: n.client, Logger: log,
+			Queues: func(ctx context.Context) ([]string, error) { return n.w.Queues(ctx) },
+			Slots:  func() (int, int) { return n.w.Slots() }})
+		onFinish = n.metrics.Observe
+	}
+	maxRecoveries := s.maxRecover
+	if maxRecoveries < 0 {
+		maxRecoveries = -1 // none: worker.Config reads 0 as its default
+	}
+	var err error
+	n.w, err = worker.New(worker.Config{
+		Client: n.client, Registry: reg, Queues: cfg.Queues, Concurrency: cfg.Concurrency,
+		Hostname: cfg.Hostname, Polling: cfg.Polling,
+		Interval: s.durations.interval, HeartbeatInterval: s.durations.heartbeat,
+		JobTimeout: s.durations.jobTimeout, TermTimeout: s.durations.termTimeout,
+		DirtyExitOnTerm: cfg.DirtyExitOnTerm, MaxRecoveries: maxRecoveries, RubyPrune: cfg.RubyPrune,
+		Logger: log, Retry: s.retry.def, ClassRetry: s.retry.classes, Fork: o.fork,
+		OnFinish: onFinish, Title: o.title,
+	})
+	if err != nil {
+		return configError{err}
+	}
+	pub, err := stats.NewPublisher(stats.PublisherConfig{
+		Client: n.client, Hostname: cfg.Hostname, Interval: s.durations.heartbeat,
+		Slots: n.w.Slots, WorkerIDs: n.w.IDs(), Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	n.components = append(n.components, pub)
+	if !cfg.NoMover {
+		mover, err := delayed.NewMover(delayed.MoverConfig{Client: n.client, Hostname: cfg.Hostname, WorkerID: n.w.IDs()[0], Logger: log, Elect: true})
+		if err != nil {
+			return err
+		}
+		n.components = append(n.components, mover)
+	}
+	// The scheduler, the planner and the allocator join here.
+	return nil
+}
+
+// Start serves the metrics endpoint, then registers the job slots, waiting
+// (with capped backoff) while Redis is unreachable, and starts them and the
+// node's other services; it returns once they run. A Redis that refuses
+// the node (a bad password, a database out of range) is an error; a stop
+// (Stop, Shutdown, the end of ctx) before Redis answers makes Start return
+// nil with the node done. The end of ctx is a Shutdown at any time. Done is
+// closed when Start fails too.
+func (n *Node) Start(ctx context.Context) error {
+	n.mu.Lock()
+	if n.state != stateNew {
+		n.mu.Unlock()
+		return errors.New("node: Start called twice, or after a stop")
+	}
+	n.state = stateStarting
+	startCtx, cancel := context.WithCancel(ctx)
+	n.cancelStart = cancel
+	n.mu.Unlock()
+	defer cancel()
+
+	if n.metrics != nil {
+		bound, err := n.metrics.Serve(n.cfg.MetricsAddr)
+		if err != nil {
+			n.finish()
+			return badf("--metrics-addr %q: %v", n.cfg.MetricsAddr, err)
+		}
+		n.log.Info().Str("addr", bound).Msg("serving /metrics and /healthz")
+	}
+	n.watch.Start(context.Background(), func(wctx context.Context) { n.watchLoop(wctx, ctx) })
+	err := n.w.Start(startCtx)
+	n.mu.Lock()
+	if err != nil {
+		n.mu.Unlock()
+		n.finish()
+		if startCtx.Err() != nil {
+			return nil // stopped before Redis answered
+		}
+		return fmt.Errorf("start: %w", err)
+	}
+	n.state = stateRunning
+	stop := n.stop
+	if stop == stopNone {
+		// Started under the lock: a stop that follows finds them running.
+		for _, c := range n.components {
+			c.Start(context.Background())
+		}
+	}
+	n.mu.Unlock()
+	go func() {
+		<-n.w.Done()
+		n.finish()
+	}()
+	switch stop {
+	case stopNone:
+		go n.warnUnknownQueues(ctx)
+	case stopSoft:
+		go n.w.Stop()
+	case stopHard:
+		go n.w.Shutdown()
+	}
+	return nil
+}
+
+// Done is closed when the node has stopped: its slots are unregistered and
+// every service is down (or it could not start).
+func (n *Node) Done() <-chan struct{} { return n.done }
+
+// Stop is the soft stop (QUIT): no new job is claimed, running jobs
+// finish, then everything stops. It returns when the node is done.
+func (n *Node) Stop() {
+	n.halt(stopSoft)
+	<-n.done
+}
+
+// Shutdown is the hard stop (TERM): running jobs are cancelled, and those
+// still running after the term timeout are requeued (or recorded as
+// Resque::DirtyExit); then everything stops. It escalates a Stop in
+// progress and returns when the node is done.
+func (n *Node) Shutdown() {
+	n.halt(stopHard)
+	<-n.done
+}
+
+// halt asks for a stop of kind; the worker's Stop and Shutdown wait for it.
+func (n *Node) halt(kind int) {
+	n.mu.Lock()
+	n.stop = max(n.stop, kind)
+	state := n.state
+	if state == stateStarting {
+		n.cancelStart() // Start stops the worker if it started after all
+	}
+	n.mu.Unlock()
+	switch state {
+	case stateNew:
+		n.finish()
+	case stateRunning:
+		if kind == stopHard {
+			n.w.Shutdown()
+		} else {
+			n.w.Stop()
+		}
+	}
+}
+
+// CancelJobs cancels the running jobs (USR1): they are recorded as failed
+// and the slots go on with the next jobs.
+func (n *Node) CancelJobs() { n.w.CancelJobs() }
+
+// Pause stops claiming jobs (USR2); running jobs go on.
+func (n *Node) Pause() { n.w.Pause() }
+
+// Resume undoes Pause (CONT).
+func (n *Node) Resume() { n.w.Resume() }
+
+// IDs returns the worker ids of the node's slots.
+func (n *Node) IDs() []string { return n.w.IDs() }
+
+// finish tears down what runs beside the worker, in reverse order of
+// start, and closes Done.
+func (n *Node) finish() {
+	n.finishOnce.Do(func() {
+		n.mu.Lock()
+		n.state = stateDone
+		n.mu.Unlock()
+		n.watch.Stop()
+		for _, c := range slices.Backward(n.components) {
+			c.Stop()
+		}
+		if n.metrics != nil {
+			if err := n.metrics.Close(); err != nil {
+				n.log.Debug().Err(err).Msg("metrics server close")
+			}
+		}
+		n.client.Close()
+		close(n.done)
+	})
+}
+
+// watchLoop turns the end of Start's context, and the end of the
+// supervisor (Config.SupervisorPID no longer our parent: the pool manager
+// died and we were re-parented), into a Shutdown.
+func (n *Node) watchLoop(wctx, ctx context.Context) {
+	var tick <-chan time.Time
+	if pid := n.cfg.SupervisorPID; pid > 0 {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		if pid := n.cfg.SupervisorPID; pid > 0 && os.Getppid() != pid {
+			n.log.Warn().Int("supervisor_pid", pid).Msg("supervisor is gone; shutting down")
+			go n.halt(stopHard)
+			return
+		}
+		select {
+		case <-wctx.Done():
+			return
+		case <-ctx.Done():
+			go n.halt(stopHard)
+			return
+		case <-tick:
+		}
+	}
+}
+
+// warnUnknownQueues logs a warning for each literal queue of the list (not
+// a glob) that is not in the queues set: nothing was ever enqueued there,
+// so it may be a typo. Without an answer from Redis it says nothing.
+func (n *Node) warnUnknownQueues(ctx context.Context) {
+	literal := n.spec.Expand(nil)
+	if len(literal) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	known, err := n.client.KnownQueues(ctx)
+	if err != nil {
+		n.log.Debug().Err(err).Msg("queue name check skipped")
+		return
+	}
+	for _, q := range literal {
+		if !slices.Contains(known, q) {
+			n.log.Warn().Str("queue", q).Msg("queue is not in the queues set (nothing was ever enqueued there): check its spelling")
+		}
+	}
+}
