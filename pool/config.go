@@ -1,11 +1,13 @@
 package pool
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/node"
 )
 
 // Dialects a config file can be written in.
@@ -42,8 +45,8 @@ type Config struct {
 	Environment string
 
 	// Redis is the URL children connect to ("" means the work command's
-	// default); it reaches them in REDIS_URL, never on the command line,
-	// where ps would show a password.
+	// default); it reaches them in their node config, through a pipe, never
+	// on the command line, where ps would show a password.
 	Redis     string
 	Namespace string
 	// Hostname is the host part of the children's worker ids; "" means
@@ -51,17 +54,17 @@ type Config struct {
 	Hostname  string
 	LogLevel  string
 	LogFormat string
-	// FailRetries is work's --fail-retries; 0 leaves the work default.
+	// FailRetries is work's --fail-retries; 0 leaves the default.
 	FailRetries int
-	// TermTimeout is the children's --term-timeout (nil: work's default).
+	// TermTimeout is the children's term timeout (nil: the default).
 	TermTimeout *time.Duration
 	// KillTimeout is how long the manager waits after passing TERM before
 	// it kills the children that are still running; 0 means 10 s.
 	KillTimeout time.Duration
 
-	// Work settings passed to every child as the work flag of the same name
-	// (retry_backoff is --retry-backoff) when the file gives them; unset
-	// (""/nil) leaves work's default or its environment variable.
+	// Work settings passed to every child in its node config (retry_backoff
+	// is node.Config.RetryBackoff, work's --retry-backoff) when the file
+	// gives them; unset (""/nil) leaves the default.
 	RetryBackoff      string       // none, fixed:30s, exp:BASE[:MAX[:JITTER]]
 	ClassRetry        []ClassRetry // sorted by class
 	MaxRecoveries     *int
@@ -258,95 +261,72 @@ func (c *Config) Processes() int {
 	return n
 }
 
-// ChildSpec is how a child process is started: the arguments after the
-// binary's name, and variables added to the manager's environment.
-type ChildSpec struct {
-	Args []string
-	Env  []string
-}
-
-// key identifies a spec: children with equal keys are interchangeable.
-func (s ChildSpec) key() string {
-	return strings.Join(s.Args, "\x00") + "\x01" + strings.Join(s.Env, "\x00")
-}
-
-// Child returns the work command that runs one process of set. Every
-// setting whose environment variable the child could inherit from the
-// manager is passed explicitly, so the file alone decides.
-func (c *Config) Child(set QueueSet) ChildSpec {
-	ns := c.Namespace
-	if ns == "" {
-		ns = protocol.DefaultNamespace
+// Child returns the node config of one process of set: the file's
+// settings and the manager's flags, nothing else (the child reads no
+// setting from its environment). A setting the file leaves out is the
+// node's default, which is work's. SupervisorPID and MetricsAddr are left
+// to the start of each child.
+func (c *Config) Child(set QueueSet) node.Config {
+	n := node.Config{
+		Redis:           node.Redis{URL: c.Redis, Namespace: c.Namespace},
+		Queues:          set.Queues,
+		Concurrency:     max(set.Concurrency, 1),
+		Hostname:        c.Hostname,
+		Polling:         set.Polling,
+		Fork:            set.Fork,
+		LogLevel:        c.LogLevel,
+		LogFormat:       c.LogFormat,
+		FailRetries:     c.FailRetries,
+		RetryBackoff:    c.RetryBackoff,
+		RubyPrune:       c.RubyPrune != nil && *c.RubyPrune,
+		GracefulTerm:    c.GracefulTerm != nil && *c.GracefulTerm,
+		DirtyExitOnTerm: c.DirtyExitOnTerm != nil && *c.DirtyExitOnTerm,
+		NoMover:         c.Mover != nil && !*c.Mover,
 	}
-	args := []string{"work",
-		"--queues", set.Queues,
-		"--concurrency", strconv.Itoa(max(set.Concurrency, 1)),
-		"--namespace", ns,
-		"--log-level", orDefault(c.LogLevel, "info"),
-		"--log-format", orDefault(c.LogFormat, "console"),
-		"--polling=" + strconv.FormatBool(set.Polling),
-		"--interval", seconds(orDuration(set.Interval, DefaultInterval)),
-		"--timeout", seconds(set.Timeout),
-		"--fork=" + strconv.FormatBool(set.Fork),
-		// One port cannot serve several children: RESQUE_METRICS_ADDR of
-		// the manager's environment must not reach them.
-		"--metrics-addr=",
+	if set.Interval > 0 {
+		n.Interval = seconds(set.Interval)
 	}
-	if c.Hostname != "" {
-		args = append(args, "--hostname", c.Hostname)
-	}
-	if c.FailRetries > 0 {
-		args = append(args, "--fail-retries", strconv.Itoa(c.FailRetries))
+	if set.Timeout > 0 {
+		n.JobTimeout = seconds(set.Timeout)
 	}
 	if c.TermTimeout != nil {
-		args = append(args, "--term-timeout", seconds(*c.TermTimeout))
-	}
-	if c.RetryBackoff != "" {
-		args = append(args, "--retry-backoff", c.RetryBackoff)
-	}
-	for _, r := range c.ClassRetry {
-		args = append(args, "--class-retry", r.Class+"="+r.Spec)
-	}
-	if c.MaxRecoveries != nil {
-		args = append(args, "--max-recoveries", strconv.Itoa(*c.MaxRecoveries))
+		n.TermTimeout = seconds(*c.TermTimeout)
 	}
 	if c.HeartbeatInterval != nil {
-		args = append(args, "--heartbeat-interval", seconds(*c.HeartbeatInterval))
+		n.HeartbeatInterval = seconds(*c.HeartbeatInterval)
 	}
-	for _, f := range []struct {
-		flag string
-		v    *bool
-	}{{"mover", c.Mover}, {"ruby-prune", c.RubyPrune}, {"graceful-term", c.GracefulTerm}, {"dirty-exit-on-term", c.DirtyExitOnTerm}} {
-		if f.v != nil {
-			args = append(args, "--"+f.flag+"="+strconv.FormatBool(*f.v))
+	if c.MaxRecoveries != nil {
+		// max_recoveries: 0 means none, which node.Config spells -1.
+		if n.MaxRecoveries = *c.MaxRecoveries; n.MaxRecoveries == 0 {
+			n.MaxRecoveries = -1
 		}
 	}
-	var env []string
-	if c.Redis != "" {
-		env = append(env, "REDIS_URL="+c.Redis)
+	for _, r := range c.ClassRetry {
+		n.ClassRetry = append(n.ClassRetry, r.Class+"="+r.Spec)
 	}
-	var http *HTTPEndpoint
 	for _, h := range c.Handlers {
-		switch {
-		case h.HTTP != nil:
-			args = append(args, "--http", h.Class+"="+h.HTTP.URL)
-			http = h.HTTP
-		default:
-			args = append(args, "--exec", h.Class+"="+h.Exec)
+		if h.HTTP == nil {
+			n.Exec = append(n.Exec, h.Class+"="+h.Exec)
+			continue
+		}
+		// Validate saw to it that every endpoint has the same token and timeouts.
+		n.HTTP = append(n.HTTP, h.Class+"="+h.HTTP.URL)
+		n.HTTPToken = h.HTTP.Token
+		if h.HTTP.ConnectTimeout > 0 {
+			n.HTTPConnectTimeout = seconds(h.HTTP.ConnectTimeout)
+		}
+		if h.HTTP.Timeout > 0 {
+			n.HTTPTimeout = seconds(h.HTTP.Timeout)
 		}
 	}
-	if http != nil {
-		if http.ConnectTimeout > 0 {
-			args = append(args, "--http-connect-timeout", seconds(http.ConnectTimeout))
-		}
-		if http.Timeout > 0 {
-			args = append(args, "--http-timeout", seconds(http.Timeout))
-		}
-		if http.Token != "" {
-			env = append(env, "RESQUE_HTTP_TOKEN="+http.Token)
-		}
-	}
-	return ChildSpec{Args: args, Env: env}
+	return n
+}
+
+// childKey identifies a child's config: children with equal keys are
+// interchangeable.
+func childKey(n node.Config) string {
+	b, _ := json.Marshal(n) // a node.Config always encodes
+	return string(b)
 }
 
 // seconds writes d as the work command reads it: seconds, fraction allowed.
@@ -373,7 +353,7 @@ func validRedisURL(u string) error {
 }
 
 // Describe writes the resolved config for people: the dialect, the
-// settings, and the work command every child of each queue set runs
+// settings, and the node config every child of each queue set gets
 // (secrets masked).
 func (c *Config) Describe(w io.Writer) error {
 	var b strings.Builder
@@ -413,24 +393,9 @@ func (c *Config) Describe(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  %s: %d process(es) x %d slot(s), %s, fork %v, timeout %s (line %d)\n",
 			s.Queues, s.Processes, max(s.Concurrency, 1), mode, s.Fork, timeoutText(s.Timeout), s.Line)
-		spec := c.Child(s)
-		b.WriteString("    ")
-		for _, e := range spec.Env {
-			name, _, _ := strings.Cut(e, "=")
-			switch name {
-			case "REDIS_URL":
-				e = name + "=" + maskURL(c.Redis)
-			case "RESQUE_HTTP_TOKEN":
-				e = name + "=***"
-			}
-			b.WriteString(shellQuote(e) + " ")
-		}
-		b.WriteString("resque-go")
-		for _, a := range spec.Args {
-			b.WriteString(" " + shellQuote(a))
-		}
-		b.WriteString(" --supervisor-pid <manager pid>\n")
+		b.WriteString("    node config: " + describeChild(c.Child(s)) + "\n")
 	}
+	b.WriteString("(each child also gets supervisor_pid, and metrics_addr with --metrics-addr, when it starts)\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -454,12 +419,42 @@ func maskURL(raw string) string {
 	return u.String()
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,@%+", r))
-	}) < 0 {
-		return s
+// describeChild is n as one line of JSON without the settings left at
+// their defaults (zero values), the Redis password and the HTTP token
+// masked.
+func describeChild(n node.Config) string {
+	n.Redis.URL = maskURL(n.Redis.URL)
+	if n.HTTPToken != "" {
+		n.HTTPToken = "***"
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return nonZeroJSON(reflect.ValueOf(n))
+}
+
+// nonZeroJSON writes the fields of struct v that are not zero, as JSON
+// under their json names, in field order.
+func nonZeroJSON(v reflect.Value) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if f.IsZero() {
+			continue
+		}
+		if b.Len() > 1 {
+			b.WriteString(",")
+		}
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		b.WriteString(strconv.Quote(name) + ":")
+		if f.Kind() == reflect.Struct {
+			b.WriteString(nonZeroJSON(f))
+			continue
+		}
+		var val strings.Builder
+		enc := json.NewEncoder(&val)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(f.Interface()) // plain values always encode
+		b.WriteString(strings.TrimSuffix(val.String(), "\n"))
+	}
+	b.WriteString("}")
+	return b.String()
 }

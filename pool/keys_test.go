@@ -117,9 +117,8 @@ func TestParseResqueV3File(t *testing.T) {
 		!strings.Contains(w, strings.Join(ignored, ", ")) {
 		t.Errorf("warning = %q", w)
 	}
-	spec := cfg.Child(cfg.Sets[0])
-	if !reflect.DeepEqual(spec.Env, []string{"REDIS_URL=redis://redis.internal:6380"}) || !strings.Contains(strings.Join(spec.Args, " "), "--log-level warn") {
-		t.Errorf("child = %q %q", spec.Args, spec.Env)
+	if child := cfg.Child(cfg.Sets[0]); child.Redis.URL != "redis://redis.internal:6380" || child.LogLevel != "warn" {
+		t.Errorf("child = %+v", child)
 	}
 
 	// The layout of resque-v3 before 3.2: log_level and log_path at the top.

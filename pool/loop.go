@@ -3,18 +3,23 @@ package pool
 import (
 	"context"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/resque-go/resque-go/node"
 )
 
 // slot is one wanted child: its command, its process while one runs, and
 // its restart backoff.
 type slot struct {
-	spec ChildSpec
-	key  string
-	set  QueueSet
+	child node.Config // without SupervisorPID and MetricsAddr, set at each start
+	key   string
+	set   QueueSet
 
 	cmd       *exec.Cmd // nil while no process runs
 	pid       int
@@ -126,8 +131,8 @@ func (l *loop) plan(cfg *Config, existing []*slot) []*slot {
 	now := l.s.p.Now()
 	var out []*slot
 	for _, set := range cfg.Sets {
-		spec := cfg.Child(set)
-		key := spec.key()
+		child := cfg.Child(set)
+		key := childKey(child)
 		for range set.Processes {
 			if f := free[key]; len(f) > 0 {
 				f[0].set = set
@@ -135,7 +140,7 @@ func (l *loop) plan(cfg *Config, existing []*slot) []*slot {
 				free[key] = f[1:]
 				continue
 			}
-			out = append(out, &slot{spec: spec, key: key, set: set, restartAt: now})
+			out = append(out, &slot{child: child, key: key, set: set, restartAt: now})
 		}
 	}
 	return out
@@ -185,19 +190,30 @@ func (l *loop) startDue(now time.Time) {
 	}
 }
 
-// spawn starts the child of sl. It dies with the manager: Pdeathsig sends
-// it TERM when the manager goes, and it watches --supervisor-pid itself in
-// case the signal is lost. Its own process group keeps a terminal's ^C
-// from reaching it twice (directly and through the manager).
+// spawn starts the child of sl: `<Command> work --node-config-fd 3`, its
+// node config written to a pipe that is its file descriptor 3 (so the
+// Redis URL and the HTTP token are neither on its command line nor in its
+// environment). It dies with the manager: Pdeathsig sends it TERM when the
+// manager goes, and it watches SupervisorPID itself in case the signal is
+// lost. Its own process group keeps a terminal's ^C from reaching it twice
+// (directly and through the manager).
 func (l *loop) spawn(sl *slot, now time.Time) {
 	s := l.s
-	args := append(append(append([]string{}, s.p.Command[1:]...), sl.spec.Args...), "--supervisor-pid", itoa(s.p.PID))
+	child := sl.child
+	child.SupervisorPID = s.p.PID
 	if addr, off, ok := l.metricsAddr(); ok {
-		args = append(args, "--metrics-addr", addr) // the last --metrics-addr wins
+		child.MetricsAddr = addr
 		sl.metrics = off
 	}
+	args := append(append([]string{}, s.p.Command[1:]...), "work", "--node-config-fd", "3")
 	cmd := exec.Command(s.p.Command[0], args...)
-	cmd.Env = append(append([]string{}, s.p.Env...), sl.spec.Env...)
+	cmd.Env = s.p.Env
+	r, w, err := os.Pipe()
+	if err != nil {
+		l.startFailed(sl, now, err)
+		return
+	}
+	cmd.ExtraFiles = []*os.File{r}
 	stderr := newTail(s.p.Stderr)
 	cmd.Stdout, cmd.Stderr = s.p.Stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
@@ -206,12 +222,16 @@ func (l *loop) spawn(sl *slot, now time.Time) {
 	if sl.lastExit != "" {
 		sl.restarts++
 	}
-	if err := cmd.Start(); err != nil {
-		sl.lastExit, sl.reason = "start failed: "+err.Error(), ""
-		l.backoff(sl, now, now)
-		s.log.Error().Err(err).Str("queues", sl.set.Queues).Dur("restart_in", sl.restartAt.Sub(now)).Msg("cannot start child")
+	err = cmd.Start()
+	r.Close() // the child has its copy
+	if err != nil {
+		w.Close()
+		l.startFailed(sl, now, err)
 		return
 	}
+	// Written in the background: a pipe holds 64 KiB, and a child that
+	// dies before reading must not stall the supervisor.
+	go writeConfig(w, child, s.log)
 	sl.cmd, sl.pid, sl.startedAt, sl.stopping = cmd, cmd.Process.Pid, now, false
 	s.log.Info().Int("child_pid", sl.pid).Str("queues", sl.set.Queues).Int("restarts", sl.restarts).Msg("child started")
 	s.emit(Event{Kind: EventStarted, PID: sl.pid, Queues: sl.set.Queues})
@@ -220,6 +240,22 @@ func (l *loop) spawn(sl *slot, now time.Time) {
 		stderr.Flush()
 		s.exits <- exitEvent{slot: sl, cmd: cmd, err: err, reason: stderr.Reason()}
 	}()
+}
+
+// startFailed schedules another try after a child could not be started.
+func (l *loop) startFailed(sl *slot, now time.Time, err error) {
+	sl.lastExit, sl.reason = "start failed: "+err.Error(), ""
+	l.backoff(sl, now, now)
+	l.s.log.Error().Err(err).Str("queues", sl.set.Queues).Dur("restart_in", sl.restartAt.Sub(now)).Msg("cannot start child")
+}
+
+// writeConfig writes a child's node config to its pipe and closes it.
+func writeConfig(w *os.File, child node.Config, log zerolog.Logger) {
+	defer w.Close()
+	if err := child.Encode(w); err != nil {
+		// The child exits with the reason (its config is cut short).
+		log.Debug().Err(err).Msg("node config not written")
+	}
 }
 
 // exited handles the end of a child: its registrations are pruned, and it

@@ -4,9 +4,10 @@
 // what dies with a capped backoff, converges on a new config, and stops the
 // children gracefully (QUIT) or hard (TERM, then KILL after a deadline).
 //
-// Children are the same binary started as `<binary> work <flags>
-// --supervisor-pid <manager pid>`, so a binary that embeds the CLI with its
-// own Go handlers supervises children that have them. The package does not
+// Children are the same binary started as `<binary> work --node-config-fd
+// 3`, each handed its node.Config (Config.Child) whole through a pipe, so a
+// binary that embeds the CLI with its own Go handlers supervises children
+// that have them. The package does not
 // touch signals of its own process: internal/cli maps them to Stop,
 // Shutdown, Reload and Signal.
 package pool
@@ -35,12 +36,14 @@ type Params struct {
 	// the registrations of dead children are pruned through it and the
 	// status record is written with it.
 	Client *rdb.Client
-	// Command is the binary (and any leading arguments) a child runs; the
-	// config's work arguments and --supervisor-pid follow. Default: this
-	// process's own binary.
+	// Command is the binary (and any leading arguments) a child runs;
+	// "work --node-config-fd 3" follows. Default: this process's own
+	// binary.
 	Command []string
-	// Env is the environment children start from (the config adds to it);
-	// default os.Environ().
+	// Env is the children's environment; default os.Environ(). The child
+	// reads its settings from its node config only and refuses to start
+	// when a variable of Env sets one too: leave out the variables its work
+	// command reads (resque-go pool does).
 	Env []string
 	// Stdout and Stderr receive the children's output; default this
 	// process's. Stdout, when a file, is passed to the children as it is.
@@ -392,5 +395,5 @@ func describeExit(err error) string {
 	return err.Error()
 }
 
-// itoa is strconv.Itoa, for argument lists.
+// itoa is strconv.Itoa.
 func itoa(n int) string { return strconv.Itoa(n) }

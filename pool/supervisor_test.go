@@ -20,6 +20,7 @@ import (
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/node"
 )
 
 const (
@@ -37,22 +38,22 @@ func testMain(m *testing.M) int {
 	return redistest.Main(m, redisEnv)
 }
 
-// fakeChild stands in for `resque-go work`: it records its arguments and the
-// signals it gets in $POOL_FAKE_DIR/<pid>, and behaves by its queue list:
-// "crash" exits 1 at once, "refused" writes log lines and an unterminated
-// error line to stderr and exits 1, as work does when Redis refuses it,
-// "stubborn" ignores QUIT and TERM, any other exits 0 on QUIT or TERM. Like
-// work, it exits when its supervisor is gone.
+// fakeChild stands in for `resque-go work --node-config-fd 3`: it records
+// its arguments, its node config and the signals it gets in
+// $POOL_FAKE_DIR/<pid>, and behaves by its queue list: "crash" exits 1 at
+// once, "refused" writes log lines and an unterminated error line to stderr
+// and exits 1, as work does when Redis refuses it, "stubborn" ignores QUIT
+// and TERM, any other exits 0 on QUIT or TERM. Like work, it exits when its
+// supervisor is gone.
 func fakeChild(args []string) int {
-	queues, supervisor := "", 0
-	for i := 0; i+1 < len(args); i++ {
-		switch args[i] {
-		case "--queues":
-			queues = args[i+1]
-		case "--supervisor-pid":
-			supervisor, _ = strconv.Atoi(args[i+1])
-		}
+	var cfg node.Config
+	var readErr error
+	if slices.Equal(args, []string{"work", "--node-config-fd", "3"}) {
+		f := os.NewFile(3, "node-config")
+		cfg, readErr = node.Decode(f)
+		f.Close()
 	}
+	queues, supervisor := cfg.Queues, cfg.SupervisorPID
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT)
 	// The file appears once the signals are caught: tests wait for it.
@@ -61,7 +62,13 @@ func fakeChild(args []string) int {
 		return 3
 	}
 	defer log.Close()
-	fmt.Fprintf(log, "args %s\nenv %s\n", strings.Join(args, " "), os.Getenv("REDIS_URL"))
+	var b strings.Builder
+	_ = cfg.Encode(&b)
+	fmt.Fprintf(log, "args %s\nconfig %s", strings.Join(args, " "), b.String())
+	if readErr != nil {
+		fmt.Fprintf(log, "config error %v\n", readErr)
+	}
+	fmt.Fprintf(log, "env %s\n", strings.Join(settingEnv(), " "))
 	switch queues {
 	case "crash":
 		return 1
@@ -85,6 +92,34 @@ func fakeChild(args []string) int {
 			}
 		}
 	}
+}
+
+// settingEnv lists the variables of the child's environment that work
+// would read as settings (a few of them; the CLI's test checks them all).
+func settingEnv() []string {
+	var out []string
+	for _, name := range []string{"REDIS_URL", "QUEUE", "COUNT", "RESQUE_HTTP_TOKEN"} {
+		if v, ok := os.LookupEnv(name); ok {
+			out = append(out, name+"="+v)
+		}
+	}
+	return out
+}
+
+// childConfig reads the node config a fake child recorded.
+func (h *harness) childConfig(pid int) node.Config {
+	h.t.Helper()
+	for _, line := range strings.Split(h.childLog(pid), "\n") {
+		if text, ok := strings.CutPrefix(line, "config "); ok {
+			cfg, err := node.Decode(strings.NewReader(text))
+			if err != nil {
+				h.t.Fatalf("child %d: %v", pid, err)
+			}
+			return cfg
+		}
+	}
+	h.t.Fatalf("child %d recorded no config:\n%s", pid, h.childLog(pid))
+	return node.Config{}
 }
 
 // harness is one supervisor over fake children, with its events.
@@ -227,9 +262,10 @@ func TestSupervisorRunsRestartsAndStops(t *testing.T) {
 	}
 	h.ready(pidsOf(evs, EventStarted, "a")...)
 	h.ready(pidsOf(evs, EventStarted, "b")...)
-	if got := h.childLog(a[0]); !strings.Contains(got, "args work --queues a --concurrency 1 ") ||
-		!strings.Contains(got, "--supervisor-pid "+strconv.Itoa(os.Getpid())+"\n") || !strings.Contains(got, "env redis://127.0.0.1:1\n") {
-		t.Errorf("child started with:\n%s", got)
+	got := h.childConfig(a[0])
+	if log := h.childLog(a[0]); !strings.HasPrefix(log, "args work --node-config-fd 3\n") || !strings.Contains(log, "\nenv \n") ||
+		got.Queues != "a" || got.Concurrency != 1 || got.SupervisorPID != os.Getpid() || got.Redis.URL != "redis://127.0.0.1:1" {
+		t.Errorf("child started with:\n%s", log)
 	}
 
 	key := h.client.Keys().PoolManager("pool-test", os.Getpid())
@@ -348,7 +384,10 @@ func TestSupervisorReloadConverges(t *testing.T) {
 		t.Errorf("unchanged child %d was touched", a[0])
 	}
 	nb := pidsOf(evs, EventStarted, "b")[1]
-	eventually(t, "new b's args", func() bool { return strings.Contains(h.childLog(nb), "--concurrency 2") })
+	h.ready(nb)
+	if c := h.childConfig(nb); c.Concurrency != 2 {
+		t.Errorf("new b's concurrency = %d", c.Concurrency)
+	}
 	st := h.sup.Status()
 	var got []string
 	for _, c := range st.Children {

@@ -2,13 +2,24 @@ package pool
 
 import (
 	"context"
+	"net"
+	"os"
 	"reflect"
-	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/resque-go/resque-go/node"
 )
 
+// workSettings sets every work setting a pool file has to something other
+// than its default.
 const workSettings = `
+redis: redis://:pw@127.0.0.1:1/3
+namespace: ns-all
+log: {level: warn, format: json}
+fail_retries: 5
+term_timeout: 7
 retry_backoff: exp:2s:10m:0.2
 class_retry:
   MailJob: "5:fixed:30s"
@@ -18,32 +29,93 @@ heartbeat_interval: 2.5
 mover: false
 ruby_prune: yes
 graceful_term: true
-dirty_exit_on_term: false
+dirty_exit_on_term: true
+handlers:
+  "*": {exec: "true"}
+  Hook: {http: {url: "http://h/{sourceId}", token: tok, connect_timeout: 1.5, timeout: 9}}
 `
 
-// The work settings without a pool equivalent before: each file key
-// becomes the work flag of the same name, in both formats.
-func TestWorkSettingsBecomeFlags(t *testing.T) {
-	want := []string{"--retry-backoff", "exp:2s:10m:0.2", "--class-retry", "Archive=2", "--class-retry", "MailJob=5:fixed:30s",
-		"--max-recoveries", "0", "--heartbeat-interval", "2.5",
-		"--mover=false", "--ruby-prune=true", "--graceful-term=true", "--dirty-exit-on-term=false"}
-	for _, sets := range []string{"workers: {a: 1}\n", "queues: {a: {worker_count: 1}}\n"} {
-		cfg := parse(t, workSettings+sets, LoadOptions{})
-		args := cfg.Child(cfg.Sets[0]).Args
-		i := slices.Index(args, "--retry-backoff")
-		if i < 0 || !reflect.DeepEqual(args[i:], want) {
-			t.Errorf("%sargs = %q\nwant them to end with %q", sets, args, want)
+// allSet is the node config of a child of workSettings and allSets,
+// without SupervisorPID and MetricsAddr.
+var allSet = node.Config{
+	Redis:  node.Redis{URL: "redis://:pw@127.0.0.1:1/3", Namespace: "ns-all"},
+	Queues: "a,b", Concurrency: 3, Hostname: "pool-test", Polling: true, Interval: "0.5",
+	HeartbeatInterval: "2.5", JobTimeout: "60", TermTimeout: "7", GracefulTerm: true, DirtyExitOnTerm: true,
+	MaxRecoveries: -1, RubyPrune: true, FailRetries: 5, RetryBackoff: "exp:2s:10m:0.2",
+	ClassRetry: []string{"Archive=2", "MailJob=5:fixed:30s"}, NoMover: true, Fork: true,
+	Exec: []string{"*=true"}, HTTP: []string{"Hook=http://h/{sourceId}"}, HTTPToken: "tok",
+	HTTPConnectTimeout: "1.5", HTTPTimeout: "9", LogLevel: "warn", LogFormat: "json",
+}
+
+const allSets = "workers:\n  - {queues: \"a,b\", processes: 1, concurrency: 3, polling: true, interval: 0.5, fork: true, timeout: 60}\n"
+
+// Every setting of the file becomes the node config field of the same
+// meaning, in both formats that take work settings.
+func TestChildConfigHasEverySetting(t *testing.T) {
+	for _, sets := range []string{allSets, "queues: {\"a,b\": {worker_count: 1, blocking: false, interval: 0.5}}\n"} {
+		cfg := parse(t, "hostname: pool-test\n"+workSettings+sets, LoadOptions{})
+		got := cfg.Child(cfg.Sets[0])
+		want := allSet
+		if !strings.HasPrefix(sets, "workers") { // resque-v3 sets have no concurrency, fork or timeout
+			want.Concurrency, want.Fork, want.JobTimeout = 1, false, ""
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%schild = %+v\nwant    %+v", sets, got, want)
 		}
 	}
-	// Unset, they are left to work (and its environment variables).
+	// Left out, each setting is the node's default (its zero value).
 	cfg := parse(t, "workers: {a: 1}\n", LoadOptions{})
-	for _, a := range cfg.Child(cfg.Sets[0]).Args {
-		for _, f := range []string{"retry-backoff", "class-retry", "max-recoveries", "heartbeat-interval", "mover", "ruby-prune", "graceful-term", "dirty-exit-on-term"} {
-			if strings.HasPrefix(a, "--"+f) {
-				t.Errorf("unset %s passed: %q", f, a)
-			}
+	if got, want := cfg.Child(cfg.Sets[0]), (node.Config{Queues: "a", Concurrency: 1, Interval: "5"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("defaults: %+v", got)
+	}
+}
+
+// zeroFields names the fields of v (recursively) that hold their zero
+// value.
+func zeroFields(v reflect.Value, prefix string) []string {
+	var out []string
+	for i := range v.NumField() {
+		f, name := v.Field(i), prefix+v.Type().Field(i).Name
+		if f.Kind() == reflect.Struct {
+			out = append(out, zeroFields(f, name+".")...)
+		} else if f.IsZero() {
+			out = append(out, name)
 		}
 	}
+	return out
+}
+
+// The children a supervisor starts get the node config of their file
+// section whole, every field of it set (a field added to node.Config that
+// a pool file cannot set fails here), on file descriptor 3: nothing of it
+// is on their command line.
+func TestSupervisorPassesEverySetting(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().(*net.TCPAddr)
+	l.Close()
+	h := newHarness(t, workSettings+allSets, func(p *Params) { p.MetricsAddr = addr.String() })
+	h.sup.Start(context.Background())
+	evs := h.waitFor("child", func(evs []Event) bool { return count(evs, EventStarted, "a,b") == 1 })
+	pid := pidsOf(evs, EventStarted, "a,b")[0]
+	h.ready(pid)
+	got := h.childConfig(pid)
+	want := allSet
+	want.SupervisorPID = os.Getpid()
+	want.MetricsAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(addr.Port+1))
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("child config = %+v\nwant           %+v", got, want)
+	}
+	if zero := zeroFields(reflect.ValueOf(got), ""); len(zero) > 0 {
+		t.Errorf("settings the pool does not pass: %v", zero)
+	}
+	if log := h.childLog(pid); !strings.HasPrefix(log, "args work --node-config-fd 3\n") || strings.Contains(log, "config error") {
+		t.Errorf("child log:\n%s", log)
+	}
+	h.sup.Shutdown()
 }
 
 func TestWorkSettingsErrors(t *testing.T) {
@@ -65,22 +137,4 @@ func TestWorkSettingsErrors(t *testing.T) {
 			t.Errorf("%q: %v\nwant %q", text, err, want)
 		}
 	}
-}
-
-// Each setting reaches the argv of the children the supervisor starts.
-func TestSupervisorPassesWorkSettings(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, workSettings+"workers: {a: 1}\n", nil)
-	h.sup.Start(context.Background())
-	evs := h.waitFor("child", func(evs []Event) bool { return count(evs, EventStarted, "a") == 1 })
-	pid := pidsOf(evs, EventStarted, "a")[0]
-	h.ready(pid)
-	got := h.childLog(pid)
-	for _, want := range []string{"--retry-backoff exp:2s:10m:0.2", "--class-retry Archive=2", "--class-retry MailJob=5:fixed:30s",
-		"--max-recoveries 0", "--heartbeat-interval 2.5", "--mover=false", "--ruby-prune=true", "--graceful-term=true", "--dirty-exit-on-term=false"} {
-		if !strings.Contains(got, " "+want+" ") {
-			t.Errorf("child args lack %q:\n%s", want, got)
-		}
-	}
-	h.sup.Shutdown()
 }

@@ -121,7 +121,7 @@ func runPool(c *ucli.Context) error {
 		}
 	}
 	sup, err := pool.New(pool.Params{Client: client, Logger: &log, StatusInterval: every,
-		Stdout: c.App.Writer, Stderr: c.App.ErrWriter, MetricsAddr: addr}, cfg)
+		Stdout: c.App.Writer, Stderr: c.App.ErrWriter, MetricsAddr: addr, Env: childEnv(os.Environ())}, cfg)
 	if err != nil {
 		return err
 	}
@@ -169,6 +169,38 @@ func runPool(c *ucli.Context) error {
 			}
 		}
 	}
+}
+
+// workSettingVars are the environment variables resque-go work reads as
+// settings: each flag's own and its older names (envAliases).
+func workSettingVars() []string {
+	var names []string
+	for _, f := range workCommand(nil).Flags {
+		if ev, ok := f.(interface{ GetEnvVars() []string }); ok {
+			names = append(names, ev.GetEnvVars()...)
+		}
+		names = append(names, envAliases[f.Names()[0]]...)
+	}
+	return names
+}
+
+// childEnv is env without workSettingVars: a pool's children get every
+// setting in their node config, so a variable of the manager's environment
+// cannot change them behind the file's back (and the child refuses to
+// start if one is set). The rest (PATH, HOME, TZ, RAILS_ENV, GOMAXPROCS...)
+// passes on to them and to their jobs.
+func childEnv(env []string) []string {
+	drop := map[string]bool{}
+	for _, name := range workSettingVars() {
+		drop[name] = true
+	}
+	var out []string
+	for _, kv := range env {
+		if name, _, _ := strings.Cut(kv, "="); !drop[name] {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // reloadPool reads the file again; a file with errors leaves the running
@@ -292,6 +324,17 @@ func applyPoolFlags(c *ucli.Context, cfg *pool.Config) error {
 	if cfg.LogFormat != "console" && cfg.LogFormat != "json" {
 		return usagef("--log-format %q: want console or json", cfg.LogFormat)
 	}
+	// VERBOSE and VVERBOSE lower the level of the manager and its children,
+	// as work's --verbose and --very-verbose do (children used to read them
+	// from the environment they inherited).
+	level, _ := zerolog.ParseLevel(cfg.LogLevel)
+	if c.Bool("verbose") {
+		level = min(level, zerolog.InfoLevel)
+	}
+	if c.Bool("very-verbose") {
+		level = zerolog.DebugLevel
+	}
+	cfg.LogLevel = level.String()
 	if c.IsSet("kill-timeout") {
 		d, err := parseSeconds("kill-timeout", c.String("kill-timeout"))
 		if err != nil {

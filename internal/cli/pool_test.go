@@ -38,7 +38,7 @@ func TestPoolCheck(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"(resque-v3 format)", "namespace:    from-flag", "kill_timeout: 3s",
-		"default: 2 process(es) x 1 slot(s), polling every 3s", "--queues default", "--namespace from-flag", "--exec '*=./run'"} {
+		"default: 2 process(es) x 1 slot(s), polling every 3s", `"namespace":"from-flag"},"queues":"default",`, `"exec":["*=./run"]`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -166,8 +166,8 @@ func TestPoolCheckResqueV3File(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"(resque-v3 format)", "redis:        redis://redis.internal:6380", "REDIS_URL=redis://redis.internal:6380",
-		"default: 4 process(es)", "--fail-retries 5", "--log-level warn"} {
+	for _, want := range []string{"(resque-v3 format)", "redis:        redis://redis.internal:6380", `"url":"redis://redis.internal:6380"`,
+		"default: 4 process(es)", `"fail_retries":5`, `"log_level":"warn"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -202,17 +202,17 @@ func configFromFlags(c *ucli.Context) (node.Config, error) {
 // pool manager's pipe), which no other setting may join: the child of a
 // pool does what its file section says, whatever its environment holds.
 func configFromFD(c *ucli.Context) (node.Config, error) {
-	for _, f := range c.Command.Flags {
-		if name := f.Names()[0]; name != "node-config-fd" && c.IsSet(name) {
-			return node.Config{}, usagef("--node-config-fd: the config read there is every setting; --%s (or its environment variable) is given too", name)
-		}
-	}
 	fd := c.Int("node-config-fd")
 	f := os.NewFile(uintptr(fd), "node-config")
 	if fd < 0 || f == nil {
 		return node.Config{}, usagef("--node-config-fd %d: not a file descriptor", fd)
 	}
 	defer f.Close()
+	for _, flag := range c.Command.Flags {
+		if name := flag.Names()[0]; name != "node-config-fd" && c.IsSet(name) {
+			return node.Config{}, usagef("--node-config-fd: the config read there is every setting; --%s (or its environment variable) is given too", name)
+		}
+	}
 	cfg, err := node.Decode(f)
 	if err != nil {
 		return cfg, usageError{err}

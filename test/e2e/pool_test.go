@@ -391,7 +391,7 @@ func TestPoolConfigErrorsExitTwo(t *testing.T) {
 	cfg := writeFile(t, dir, "resque-pool.yml", "foo: 1\n\"foo,bar,baz\": 1\nproduction:\n  \"foo,bar,baz\": 4\n")
 	code, out := runCLI(t, "pool", "check", "--config", cfg, "--environment", "production", "--exec", "*=true")
 	if code != 0 || !strings.Contains(out, "resque-pool format, environment production") ||
-		!strings.Contains(out, "foo,bar,baz: 4 process(es)") || !strings.Contains(out, "--queues foo,bar,baz --concurrency 1") {
+		!strings.Contains(out, "foo,bar,baz: 4 process(es)") || !strings.Contains(out, `"queues":"foo,bar,baz","concurrency":1,`) {
 		t.Errorf("pool check: exit %d\n%s", code, out)
 	}
 }
