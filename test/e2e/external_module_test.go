@@ -19,8 +19,8 @@ const modulePath = "github.com/resque-go/resque-go"
 
 // A module outside this one (example.com/outside, requiring resque-go
 // through a replace directive) builds and vets the examples, which use
-// only public packages; no exported signature it reaches in client/, app/
-// or worker/ mentions an internal type; and the programs it builds work:
+// only public packages; no exported signature it reaches in client/, app/,
+// node/ or worker/ mentions an internal type; and the programs it builds work:
 // the producer enqueues, the custom binary's worker runs the job.
 func TestExternalModuleUsesPublicPackages(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
@@ -100,7 +100,7 @@ func TestExternalModuleUsesPublicPackages(t *testing.T) {
 			t.Fatalf("type-check %s: %v", prog, err)
 		}
 	}
-	for _, pkg := range []string{"client", "app"} {
+	for _, pkg := range []string{"client", "app", "node"} {
 		if err := api.packageAPI(modulePath+"/"+pkg, exports); err != nil {
 			t.Fatalf("load %s: %v", pkg, err)
 		}
