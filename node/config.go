@@ -152,11 +152,10 @@ func (c Config) Validate() error {
 
 // settings are a Config's values parsed.
 type settings struct {
-	spec       protocol.QueueSpec
-	durations  durations
-	retry      retryPolicies
-	handlers   handlerSpecs
-	maxRecover int
+	spec      protocol.QueueSpec
+	durations durations
+	retry     retryPolicies
+	handlers  handlerSpecs
 }
 
 // resolve validates c and parses its values.
@@ -194,7 +193,6 @@ func (c Config) resolve() (settings, error) {
 	if c.SupervisorPID < 0 {
 		return s, badf("supervisor_pid %d: want a pid, or 0 for none", c.SupervisorPID)
 	}
-	s.maxRecover = c.MaxRecoveries
 	return s, nil
 }
 

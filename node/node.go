@@ -148,17 +148,13 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 			Slots:  func() (int, int) { return n.w.Slots() }})
 		onFinish = n.metrics.Observe
 	}
-	maxRecoveries := s.maxRecover
-	if maxRecoveries < 0 {
-		maxRecoveries = -1 // none: worker.Config reads 0 as its default
-	}
 	var err error
 	n.w, err = worker.New(worker.Config{
 		Client: n.client, Registry: reg, Queues: cfg.Queues, Concurrency: cfg.Concurrency,
 		Hostname: cfg.Hostname, Polling: cfg.Polling,
 		Interval: s.durations.interval, HeartbeatInterval: s.durations.heartbeat,
 		JobTimeout: s.durations.jobTimeout, TermTimeout: s.durations.termTimeout,
-		DirtyExitOnTerm: cfg.DirtyExitOnTerm, MaxRecoveries: maxRecoveries, RubyPrune: cfg.RubyPrune,
+		DirtyExitOnTerm: cfg.DirtyExitOnTerm, MaxRecoveries: cfg.MaxRecoveries, RubyPrune: cfg.RubyPrune,
 		Logger: log, Retry: s.retry.def, ClassRetry: s.retry.classes, Fork: o.fork,
 		OnFinish: onFinish, Title: o.title,
 	})
@@ -188,9 +184,9 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 // (with capped backoff) while Redis is unreachable, and starts them and the
 // node's other services; it returns once they run. A Redis that refuses
 // the node (a bad password, a database out of range) is an error; a stop
-// (Stop, Shutdown, the end of ctx) before Redis answers makes Start return
-// nil with the node done. The end of ctx is a Shutdown at any time. Done is
-// closed when Start fails too.
+// (Stop, Shutdown, the end of ctx) while Start waits for Redis makes it
+// return nil, the node then stopping or done. The end of ctx is a Shutdown
+// at any time. Done is closed when Start fails too.
 func (n *Node) Start(ctx context.Context) error {
 	n.mu.Lock()
 	if n.state != stateNew {
