@@ -405,3 +405,34 @@ func TestNodeShapedJobRetriesEnd(t *testing.T) {
 		t.Errorf("stat:retries = %d, want 2", n)
 	}
 }
+
+// Jobs with only class and args but not in Ruby's compact bytes (a Python
+// producer's spaces, args first) keep their bytes through retries: their
+// attempts are counted all the same and they end in failed.
+func TestRubyShapedNotCompactRetriesEnd(t *testing.T) {
+	t.Parallel()
+	for _, payload := range []string{`{"class": "Broken", "args": ["x"]}`, `{"args":["x"],"class":"Broken"}`} {
+		t.Run(payload, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			k := e.client.Keys()
+			e.reg.Register("Broken", func(ctx context.Context, j *worker.Job) error { return errors.New("always") })
+			var rec recorder
+			e.start(worker.Config{Queues: "q", OnFinish: rec.add})
+			e.push("q", payload)
+			done := rec.waitN(t, 3)
+			if done[2].Outcome != "fail" || len(e.list(k.Failed())) != 1 {
+				t.Fatalf("outcomes %+v", done)
+			}
+			if n := e.counter(k.StatRetries()); n != 2 {
+				t.Errorf("stat:retries = %d, want 2", n)
+			}
+			if got := e.list(k.Failed()); !strings.Contains(got[0], "Broken") {
+				t.Errorf("failed = %v", got)
+			}
+			if left, _ := e.client.ScanKeys(e.ctx(), k.AttemptsPrefix()+"*"); len(left) != 0 {
+				t.Errorf("attempt counters left: %v", left)
+			}
+		})
+	}
+}

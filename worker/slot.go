@@ -161,7 +161,7 @@ func (s *slot) run(res rdb.ClaimResult) *rdb.ClaimResult {
 		s.fixRecord(res)
 		return s.settle(res, p, &result{fail: s.failure(res, protocol.ExcBadPayload, decodeErr.Error(), []string{})}, time.Since(start), log)
 	}
-	prior := s.failedAttempts(p, res, res.Resumed)
+	prior := s.failedAttempts(p, res, false)
 	h, herr := w.cfg.Registry.resolve(p)
 	if herr != nil {
 		return s.settle(res, p, &result{fail: s.failure(res, exceptionName(herr), errorMessage(herr), []string{}), prior: prior}, time.Since(start), log)
@@ -180,7 +180,7 @@ func (s *slot) run(res rdb.ClaimResult) *rdb.ClaimResult {
 		}
 	}
 	r := s.classify(res, p, err, cause, prior)
-	r.prior = prior
+	r.prior = max(r.prior, prior)
 	return s.settle(res, p, r, time.Since(start), log)
 }
 
@@ -215,15 +215,20 @@ func (s *slot) classify(res rdb.ClaimResult, p *protocol.Payload, err error, cau
 	}
 	fail := s.failure(res, exc, msg, errorBacktrace(err))
 	policy := w.cfg.policyFor(p.Class)
+	if res.Attempts < 0 && p.RubyShaped() {
+		// a Ruby-form job the claim did not look up (written with spaces
+		// or args first): read its counter now, or it would retry forever
+		prior = s.failedAttempts(p, res, true)
+	}
 	attempt := prior + 1
 	if attempt >= policy.MaxAttempts {
-		return &result{kind: rdb.OutcomeFail, fail: fail, attempt: attempt}
+		return &result{kind: rdb.OutcomeFail, fail: fail, attempt: attempt, prior: prior}
 	}
 	delay := policy.Backoff.Delay(attempt, w.cfg.Rand)
 	if r, ok := asRetry(err); ok && r.After > 0 {
 		delay = r.After
 	}
-	return &result{kind: rdb.OutcomeRetry, fail: fail, delay: delay, attempt: attempt}
+	return &result{kind: rdb.OutcomeRetry, fail: fail, delay: delay, attempt: attempt, prior: prior}
 }
 
 // failedAttempts is how many attempts of the job failed before this one: the
@@ -235,7 +240,7 @@ func (s *slot) classify(res rdb.ClaimResult, p *protocol.Payload, err error, cau
 // payload's count stands.
 func (s *slot) failedAttempts(p *protocol.Payload, res rdb.ClaimResult, fetch bool) int {
 	n := res.Attempts
-	if n < 0 && fetch && p.RubyShaped() {
+	if n < 0 && (fetch || res.Resumed) && p.RubyShaped() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		var err error
@@ -288,7 +293,7 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 	}
 	now := w.cfg.Now()
 	o := rdb.Outcome{Seq: res.Seq, Kind: r.kind, Now: now, JobID: p.ID, Status: protocol.FinishedJobStatus(p, string(r.kind)), Class: p.Class}
-	if p.Class != "" && (r.kind == rdb.OutcomeRetry || r.prior > 0 || p.FailCount > 0) {
+	if p.Class != "" && (r.kind == rdb.OutcomeRetry || r.prior > 0 || p.FailCount > 0 || res.Attempts < 0 && p.RubyShaped()) {
 		// a retry sets the job's attempt counter; any other end of a job
 		// that failed before closes it (a job that never failed has none:
 		// nothing to write, the common case costs nothing)

@@ -52,9 +52,12 @@
 --                      printf per job)
 --   {i, payload, seq, attempts}
 --                      popped payload from source i (1-based); worker:<id>
---                      set; attempts is the counter's value ("0" when
---                      absent, "" when not looked for: a job not in Ruby's
---                      form, or no counter exists at all)
+--                      set; attempts is the counter's value: "0" when
+--                      absent (or no counter exists at all), "" when not
+--                      looked for (a job not in Ruby's compact form, while
+--                      some counter exists: the worker reads it if the job
+--                      is in Ruby's form written otherwise, with spaces or
+--                      args first)
 --
 -- The body is the function claim(KEYS, ARGV, seq, ko, ao) so
 -- finish_claim.lua can reuse it: its keys and arguments start after the
@@ -112,10 +115,14 @@ local function claim(KEYS, ARGV, seq, ko, ao)
           end
         end
       end
-      local attempts = ''
-      if object and redis.call('EXISTS', KEYS[ko + 4]) == 1 and string.find(payload, '^{"class":"[^"]*","args":') then
-        -- may be Ruby's form; a counter is only ever written for a job that is
-        attempts = redis.call('GET', ARGV[ao + 5] .. redis.sha1hex(payload)) or '0'
+      local attempts = '0'
+      if redis.call('EXISTS', KEYS[ko + 4]) == 1 then
+        if object and string.find(payload, '^{"class":"[^"]*","args":') then
+          -- compact Ruby form: the counter is keyed by the payload's bytes
+          attempts = redis.call('GET', ARGV[ao + 5] .. redis.sha1hex(payload)) or '0'
+        else
+          attempts = '' -- not looked for: the worker reads it if it needs it
+        end
       end
       return {i, payload, seq, attempts}
     end
