@@ -383,8 +383,26 @@ func (r *readmeRunner) untilStopped(env, args []string) (ready func(pid int, out
 }
 
 // workerDrained: the process registered its worker ids, the queues it
-// watches are empty, and none of its slots holds a job.
+// watches are empty, and none of its slots holds a job, in two reads 200 ms
+// apart with stat:processed unchanged between them (a read that falls
+// between a job's retry and its next attempt is not enough).
 func (r *readmeRunner) workerDrained(pid int, spec string) bool {
+	processed := func() string {
+		v, _ := r.c.Do(context.Background(), "GET", r.c.Keys().StatProcessed())
+		if b, ok := v.([]byte); ok {
+			return string(b)
+		}
+		return ""
+	}
+	before := processed()
+	if !r.workerIdle(pid, spec) {
+		return false
+	}
+	time.Sleep(200 * time.Millisecond)
+	return r.workerIdle(pid, spec) && processed() == before
+}
+
+func (r *readmeRunner) workerIdle(pid int, spec string) bool {
 	ctx := context.Background()
 	k := r.c.Keys()
 	ids, err := r.c.Do(ctx, "SMEMBERS", k.Workers())
