@@ -27,21 +27,23 @@ func TestElectedMover(t *testing.T) {
 	}
 	movers[0].Start(context.Background())
 	deadline := time.Now().Add(10 * time.Second)
+	poll := time.NewTicker(10 * time.Millisecond)
+	defer poll.Stop()
 	for passes[0].Load() < 3 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+		<-poll.C
 	}
 	movers[1].Start(context.Background())
 	defer movers[1].Stop()
 	before := passes[0].Load()
 	for passes[0].Load() < before+10 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+		<-poll.C
 	}
 	if n := passes[1].Load(); n != 0 {
 		t.Fatalf("the second mover polled %d times while the first held the lease", n)
 	}
 	movers[0].Stop() // releases the lease
 	for passes[1].Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+		<-poll.C
 	}
 	if passes[1].Load() == 0 {
 		t.Fatal("the second mover never took over")
@@ -54,7 +56,7 @@ func TestElectedMover(t *testing.T) {
 		if n, _ := e.c.Do(context.Background(), "LLEN", e.c.Keys().Queue("q")); n.(int64) == 1 {
 			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		<-poll.C
 	}
 	t.Fatal("the due item was not promoted")
 }

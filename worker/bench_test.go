@@ -352,11 +352,11 @@ func BenchmarkIdleCommands(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer w.Stop()
-			time.Sleep(2 * time.Second) // start-up registration and first passes
+			<-time.After(2 * time.Second) // start-up registration and first passes
 			_, cmds0 := redisCost(b, e)
 			by0 := commandCounts(b, e)
 			const idle = 10 * time.Second
-			time.Sleep(idle)
+			<-time.After(idle)
 			_, cmds1 := redisCost(b, e)
 			b.ReportMetric(float64(cmds1-cmds0)/idle.Seconds(), "redis-cmds/s")
 			if os.Getenv("RESQUE_GO_BENCH_STATS") != "" {

@@ -398,7 +398,7 @@ func (r *readmeRunner) workerDrained(pid int, spec string) bool {
 	if !r.workerIdle(pid, spec) {
 		return false
 	}
-	time.Sleep(200 * time.Millisecond)
+	<-time.After(200 * time.Millisecond)
 	return r.workerIdle(pid, spec) && processed() == before
 }
 
