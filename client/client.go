@@ -143,8 +143,8 @@ type opError struct {
 // rather than repeat it.
 func (e *opError) Error() string {
 	msg := e.err.Error()
-	for _, pkg := range []string{"rdb: ", "failure: ", "delayed: "} {
-		if rest, ok := strings.CutPrefix(msg, pkg); ok {
+	for _, pkg := range []string{"rdb", "failure", "delayed"} {
+		if rest, ok := strings.CutPrefix(msg, pkg+": "); ok {
 			return "client: " + rest
 		}
 	}
