@@ -27,6 +27,18 @@ func loadScript(name string, keys int) *redis.Script {
 	return redis.NewScript(keys, scriptSource(name))
 }
 
+// loadScriptWith loads name after the fragments it uses (files of local
+// functions shared by several scripts).
+func loadScriptWith(name string, keys int, fragments ...string) *redis.Script {
+	var src strings.Builder
+	for _, f := range fragments {
+		src.WriteString(scriptSource(f))
+		src.WriteString("\n")
+	}
+	src.WriteString(scriptSource(name))
+	return redis.NewScript(keys, src.String())
+}
+
 func scriptSource(name string) string {
 	src, err := scriptFS.ReadFile("scripts/" + name)
 	if err != nil {
@@ -350,8 +362,8 @@ func New(opt Options) (*Client, error) {
 		finishClaim: redis.NewScript(-1, scriptBody("finish.lua", "finish")+scriptBody("claim.lua", "claim")+
 			scriptSource("finish_claim.lua")),
 		requeue:    loadScript("requeue.lua", 3),
-		register:   loadScript("register.lua", 4),
-		heartbeat:  loadScript("heartbeat.lua", -1),
+		register:   loadScriptWith("register.lua", 4, "iso8601.lua"),
+		heartbeat:  loadScriptWith("heartbeat.lua", -1, "iso8601.lua"),
 		unregister: loadScript("unregister.lua", 8),
 		prune:      loadScript("prune.lua", 12),
 	}, nil

@@ -10,24 +10,8 @@
 -- ARGV[3] heartbeat interval in seconds
 -- ARGV[4] "1" to overwrite :started (first registration), "0" to keep it
 --
--- Returns the heartbeat written, from Redis TIME, as ISO 8601 UTC.
-local function iso8601(secs)
-  local days = math.floor(secs / 86400)
-  local rem = secs - days * 86400
-  local z = days + 719468
-  local era = math.floor(z / 146097)
-  local doe = z - era * 146097
-  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
-  local y = yoe + era * 400
-  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
-  local mp = math.floor((5 * doy + 2) / 153)
-  local d = doy - math.floor((153 * mp + 2) / 5) + 1
-  local m = mp + 3
-  if mp >= 10 then m = mp - 9 end
-  if m <= 2 then y = y + 1 end
-  return string.format('%04d-%02d-%02dT%02d:%02d:%02d+00:00', y, m, d,
-    math.floor(rem / 3600), math.floor(rem / 60) % 60, rem % 60)
-end
+-- Returns the heartbeat written, from Redis TIME, as ISO 8601 UTC
+-- (iso8601 comes from the iso8601.lua fragment loaded before this script).
 local now = redis.call('TIME')
 local hb = iso8601(tonumber(now[1]))
 redis.call('SADD', KEYS[1], ARGV[1])
