@@ -1,0 +1,31 @@
+package recovery
+
+import (
+	"context"
+	"time"
+)
+
+// heartbeatLoop writes every id's heartbeat each HeartbeatInterval, in one
+// step for the whole process, and registers again any id another runtime
+// removed: a Ruby or PHP worker starting on the same host may unregister
+// ids whose pid it cannot see.
+func (s *Service) heartbeatLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		callCtx, cancel := context.WithTimeout(ctx, s.cfg.HeartbeatInterval)
+		_, again, _, err := s.client.Heartbeat(callCtx, s.cfg.IDs, s.cfg.Now(), s.cfg.HeartbeatInterval)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.log.Warn().Err(err).Msg("heartbeat failed")
+		case again > 0:
+			s.log.Warn().Int("slots", again).Msg("another runtime had unregistered slots of this process; registered them again")
+		}
+	}
+}
