@@ -20,14 +20,15 @@ func (r *Registry) Use(mw ...Middleware) {
 	r.middleware = append(r.middleware, mw...)
 }
 
-// resolve is the one dispatch of a decoded job, shared by slots and fork
-// children: its handler wrapped in the registry's middleware, or the
-// ResqueGo::NoHandler failure.
-func (r *Registry) resolve(p *protocol.Payload) (HandlerFunc, error) {
-	h, ok := r.lookup(p)
+// Resolve is the one dispatch of a job, shared by the runtime's slots and
+// fork children: the job's handler (by Class, then a Rails ActiveJob
+// wrapper's job_class, then the fallback) wrapped in the registry's
+// middleware, or a ResqueGo::NoHandler *Error. Run what it returns with Call.
+func (r *Registry) Resolve(job *Job) (HandlerFunc, error) {
+	h, ok := r.lookup(job)
 	if !ok {
 		return nil, &Error{Exception: protocol.ExcNoHandler, Backtrace: []string{},
-			Message: "no handler registered for class " + strconv.Quote(p.Class) + " (register one in Go, or run with --exec '" + p.Class + "=command')"}
+			Message: "no handler registered for class " + strconv.Quote(job.Class) + " (register one in Go, or run with --exec '" + job.Class + "=command')"}
 	}
 	r.mu.RLock()
 	mws := r.middleware
@@ -38,8 +39,9 @@ func (r *Registry) resolve(p *protocol.Payload) (HandlerFunc, error) {
 	return h, nil
 }
 
-// call runs h, turning a panic into a ResqueGo::Panic error with its stack.
-func call(ctx context.Context, h HandlerFunc, job *Job) (err error) {
+// Call runs h on job, turning a panic into a ResqueGo::Panic *Error whose
+// backtrace is the goroutine's stack.
+func Call(ctx context.Context, h HandlerFunc, job *Job) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = panicError(v, debug.Stack())

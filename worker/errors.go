@@ -28,6 +28,14 @@ type timeoutError struct{ limit string }
 
 func (e timeoutError) Error() string { return "job exceeded its timeout of " + e.limit }
 
+// Describe gives err the fields of a failed entry: an *Error's own (a
+// missing exception named by its Go type, a nil backtrace as none), or for
+// any other error its Go type ("Error" for plain errors.New and fmt.Errorf
+// values), its text and no backtrace.
+func Describe(err error) (exception, message string, backtrace []string) {
+	return exceptionName(err), errorMessage(err), errorBacktrace(err)
+}
+
 // exceptionName names an error the way a failed entry shows it.
 func exceptionName(err error) string {
 	var e *Error

@@ -79,8 +79,10 @@ func (r childResult) decode() error {
 	return fail
 }
 
-// forkHandler runs the job in a child process.
-func forkHandler(cfg ForkConfig) HandlerFunc {
+// ForkHandler runs each job in a child process started from cfg.Command,
+// which runs it with RunChild: the payload on its stdin, the result on
+// fd 3. A child killed by a signal fails the job as Resque::DirtyExit.
+func ForkHandler(cfg ForkConfig) HandlerFunc {
 	if cfg.KillGrace <= 0 {
 		cfg.KillGrace = 5 * time.Second
 	}
@@ -159,11 +161,13 @@ func RunChild(ctx context.Context, reg *Registry, queue, workerID string, in io.
 	p, err := protocol.DecodePayload(raw)
 	if err != nil {
 		jobErr = &Error{Exception: protocol.ExcBadPayload, Message: err.Error(), Backtrace: []string{}}
-	} else if h, herr := reg.resolve(p); herr != nil {
-		jobErr = herr
 	} else {
-		job := &Job{Queue: queue, Class: p.Class, ID: p.ID, Args: p.Args, Payload: raw, WorkerID: workerID, Attempt: p.FailCount + 1, view: p}
-		jobErr = call(ctx, h, job)
+		job := NewJob(Job{Queue: queue, Class: p.Class, ID: p.ID, Args: p.Args, Payload: raw, WorkerID: workerID, Attempt: p.FailCount + 1}, p.Fields)
+		if h, herr := reg.Resolve(job); herr != nil {
+			jobErr = herr
+		} else {
+			jobErr = Call(ctx, h, job)
+		}
 	}
 	b, _ := json.Marshal(encodeResult(jobErr))
 	if _, err := result.Write(b); err != nil {

@@ -31,7 +31,15 @@ type Job struct {
 	// Attempt is 1 for a first run, failCount+1 for a retried resque-v3 job.
 	Attempt int
 
-	view *protocol.Payload
+	fields map[string]json.RawMessage // the payload's top-level fields
+}
+
+// NewJob returns the Job a runtime hands to a handler: j, with Field
+// reading fields, the payload's top-level fields as decoded (nil: none).
+// Handlers never need it; a Job built without it has no fields.
+func NewJob(j Job, fields map[string]json.RawMessage) *Job {
+	j.fields = fields
+	return &j
 }
 
 // DecodeArgs decodes Args into v with numbers kept exact (json.Number when v
@@ -49,12 +57,7 @@ func (j *Job) DecodeArgs(v any) error {
 }
 
 // Field returns the raw JSON of any top-level payload field (nil if absent).
-func (j *Job) Field(name string) json.RawMessage {
-	if j.view == nil {
-		return nil
-	}
-	return j.view.Fields[name]
-}
+func (j *Job) Field(name string) json.RawMessage { return j.fields[name] }
 
 // HandlerFunc runs one job. Returning nil marks success; an error marks a
 // failure recorded in the failed list. ctx is cancelled on a hard stop, on
@@ -106,15 +109,16 @@ func (r *Registry) Empty() bool {
 	return len(r.handlers) == 0 && r.fallback == nil
 }
 
-// lookup finds the handler for a payload: its class, then the ActiveJob
+// lookup finds the handler for a job: its class, then the ActiveJob
 // job_class inside a Rails wrapper, then the fallback.
-func (r *Registry) lookup(p *protocol.Payload) (HandlerFunc, bool) {
+func (r *Registry) lookup(job *Job) (HandlerFunc, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if h, ok := r.handlers[p.Class]; ok {
+	if h, ok := r.handlers[job.Class]; ok {
 		return h, true
 	}
-	if inner := p.HandlerClass(); inner != "" {
+	// HandlerClass reads only the class and the args of the view.
+	if inner := (&protocol.Payload{Class: job.Class, Args: job.Args}).HandlerClass(); inner != "" {
 		if h, ok := r.handlers[inner]; ok {
 			return h, true
 		}

@@ -162,15 +162,16 @@ func (s *slot) run(res rdb.ClaimResult) *rdb.ClaimResult {
 		return s.settle(res, p, &result{fail: s.failure(res, protocol.ExcBadPayload, decodeErr.Error(), []string{})}, time.Since(start), log)
 	}
 	prior := s.failedAttempts(p, res, false)
-	h, herr := w.cfg.Registry.resolve(p)
+	job := NewJob(Job{Queue: res.Queue, Class: p.Class, ID: p.ID, Args: p.Args, Payload: res.Payload,
+		WorkerID: s.id, Attempt: prior + 1}, p.Fields)
+	h, herr := w.cfg.Registry.Resolve(job)
 	if herr != nil {
-		return s.settle(res, p, &result{fail: s.failure(res, exceptionName(herr), errorMessage(herr), []string{}), prior: prior}, time.Since(start), log)
+		exc, msg, _ := Describe(herr)
+		return s.settle(res, p, &result{fail: s.failure(res, exc, msg, []string{}), prior: prior}, time.Since(start), log)
 	}
-	job := &Job{Queue: res.Queue, Class: p.Class, ID: p.ID, Args: p.Args, Payload: res.Payload,
-		WorkerID: s.id, Attempt: prior + 1, view: p}
 	log.Debug().Str("class", p.Class).Str("job_id", p.ID).Int("attempt", job.Attempt).Msg("job started")
 	if w.cfg.Fork != nil {
-		h = forkHandler(*w.cfg.Fork)
+		h = ForkHandler(*w.cfg.Fork)
 	}
 	err, cause := s.invoke(h, job, res)
 	if err != nil && errors.Is(cause, errShutdown) {
@@ -206,14 +207,14 @@ func (s *slot) classify(res rdb.ClaimResult, p *protocol.Payload, err error, cau
 	if d, ok := asDiscard(err); ok {
 		return &result{kind: rdb.OutcomeDiscard, discard: d.Reason}
 	}
-	exc, msg := exceptionName(err), errorMessage(err)
+	exc, msg, bt := Describe(err)
 	var te timeoutError
 	if errors.As(cause, &te) {
 		exc, msg = protocol.ExcTimeout, te.Error()+": "+msg
 	} else if errors.Is(cause, errUSR1) {
 		exc, msg = protocol.ExcCancelled, errUSR1.Error()
 	}
-	fail := s.failure(res, exc, msg, errorBacktrace(err))
+	fail := s.failure(res, exc, msg, bt)
 	policy := w.cfg.policyFor(p.Class)
 	if res.Attempts < 0 && p.RubyShaped() {
 		// a Ruby-form job the claim did not look up (written with spaces
@@ -270,7 +271,7 @@ func (s *slot) invoke(h HandlerFunc, job *Job, res rdb.ClaimResult) (err error, 
 		s.cur, s.cancel = nil, nil
 		s.mu.Unlock()
 	}()
-	err = call(ctx, h, job)
+	err = Call(ctx, h, job)
 	return err, context.Cause(ctx)
 }
 
