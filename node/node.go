@@ -1,5 +1,5 @@
 // Package node is one resque-go worker process as a unit: from a Config of
-// plain values it brings up, in order, the job slots (package worker), the
+// plain values it brings up, in order, the job slots (internal/runtime), the
 // runtime-record publisher, the elected delayed mover, the Prometheus
 // endpoint and the process title, and tears them down as one group.
 // `resque-go work` is a Node whose Config comes from flags and environment
@@ -29,6 +29,7 @@ import (
 	"github.com/resque-go/resque-go/internal/proctitle"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/internal/service"
 	"github.com/resque-go/resque-go/stats"
 	"github.com/resque-go/resque-go/worker"
@@ -87,7 +88,7 @@ type Node struct {
 	log    zerolog.Logger
 	client *rdb.Client
 	spec   protocol.QueueSpec
-	w      *worker.Worker
+	w      *runtime.Worker
 	// metrics is nil without Config.MetricsAddr.
 	metrics *metrics.Metrics
 	// components start in order once the worker is registered and stop in
@@ -141,7 +142,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 	if reg.Empty() {
 		log.Warn().Msg("no handler registered: every job will fail with ResqueGo::NoHandler (use --exec 'Class=command' or '*=command')")
 	}
-	var onFinish func(worker.Finished)
+	var onFinish func(runtime.Finished)
 	if cfg.MetricsAddr != "" {
 		n.metrics = metrics.New(metrics.Config{Client: n.client, Logger: log,
 			Queues: func(ctx context.Context) ([]string, error) { return n.w.Queues(ctx) },
@@ -149,7 +150,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 		onFinish = n.metrics.Observe
 	}
 	var err error
-	n.w, err = worker.New(worker.Config{
+	n.w, err = runtime.New(runtime.Config{
 		Client: n.client, Registry: reg, Queues: cfg.Queues, Concurrency: cfg.Concurrency,
 		Hostname: cfg.Hostname, Polling: cfg.Polling,
 		Interval: s.durations.interval, HeartbeatInterval: s.durations.heartbeat,

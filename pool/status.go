@@ -8,9 +8,9 @@ import (
 	"github.com/shirou/gopsutil/v3/process"
 
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/recovery"
 	"github.com/resque-go/resque-go/internal/service"
 	"github.com/resque-go/resque-go/stats"
-	"github.com/resque-go/resque-go/worker"
 )
 
 // Record is the status record a manager keeps at
@@ -185,7 +185,7 @@ func (s *sampler) sample(ctx context.Context, pids []int) map[int]usage {
 	return out
 }
 
-// pruner runs worker.PruneDead after children die: a killed child's
+// pruner runs a recovery pass after children die: a killed child's
 // registrations are removed and the job it held is pushed back to its
 // queue; its runtime record (resque-go stats) goes too instead of waiting to
 // expire. Requests that come while a pass runs are folded into one more.
@@ -238,7 +238,10 @@ func (p *pruner) loop(ctx context.Context) {
 // pass runs one pruning pass as this host's observer.
 func (p *pruner) pass(ctx context.Context) error {
 	s := p.s
-	err := worker.PruneDead(ctx, worker.Config{Client: s.p.Client, Hostname: s.hostname, PID: s.p.PID, Logger: &s.log})
+	rec, err := recovery.New(recovery.Config{Client: s.p.Client, Hostname: s.hostname, PID: s.p.PID, Logger: &s.log})
+	if err == nil {
+		err = rec.Prune(ctx)
+	}
 	p.mu.Lock()
 	dead := p.dead
 	p.dead = nil

@@ -45,7 +45,7 @@ type PublisherConfig struct {
 	Interval time.Duration
 	// Slots reports busy and total job slots; default 0 of len(WorkerIDs).
 	Slots func() (busy, total int)
-	// WorkerIDs are the process's worker ids (worker.Worker.IDs()).
+	// WorkerIDs are the process's worker ids (runtime.Worker.IDs()).
 	WorkerIDs []string
 	// Logger defaults to a disabled logger.
 	Logger *zerolog.Logger

@@ -18,16 +18,6 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Exception + ": " + e.Message }
 
-var (
-	errShutdown = errors.New("worker is shutting down")
-	errUSR1     = errors.New("job cancelled by signal USR1")
-)
-
-// timeoutError is the context cause of a job that ran past its timeout.
-type timeoutError struct{ limit string }
-
-func (e timeoutError) Error() string { return "job exceeded its timeout of " + e.limit }
-
 // Describe gives err the fields of a failed entry: an *Error's own (a
 // missing exception named by its Go type, a nil backtrace as none), or for
 // any other error its Go type ("Error" for plain errors.New and fmt.Errorf

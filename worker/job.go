@@ -1,6 +1,11 @@
-// Package worker runs Resque jobs: the handler registry, the claim/run/finish
-// loop of each slot, heartbeats and dead-worker recovery. It knows nothing of
-// flags or signals; internal/cli wires those to Worker's methods.
+// Package worker is what a Resque job means to a Go program: the handler
+// Registry with its middleware, the Job a handler gets, the errors that
+// choose a job's end (Error, Retry, Reschedule, Discard), retry policies, the
+// one dispatch every runtime shares (Resolve, Call), and handler
+// constructors that run a job elsewhere: a command (ExecHandler), an HTTP
+// endpoint (HTTPHandler) or a child process (ForkHandler, RunChild). The
+// runtime that claims and runs jobs is internal (internal/runtime); programs
+// run one with package node or app.
 package worker
 
 import (

@@ -89,21 +89,6 @@ type RetryPolicy struct {
 // DefaultMaxAttempts is resque-v3's fail_retries default.
 const DefaultMaxAttempts = 3
 
-// policyFor returns the class's retry policy, defaults filled in.
-func (c *Config) policyFor(class string) RetryPolicy {
-	p, ok := c.ClassRetry[class]
-	if !ok {
-		p = c.Retry
-	}
-	if p.MaxAttempts <= 0 {
-		p.MaxAttempts = c.Retry.MaxAttempts
-	}
-	if p.MaxAttempts <= 0 {
-		p.MaxAttempts = DefaultMaxAttempts
-	}
-	return p
-}
-
 // asRetry, asReschedule and asDiscard unwrap the control errors.
 func asRetry(err error) (*RetryError, bool) {
 	var r *RetryError

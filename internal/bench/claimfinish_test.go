@@ -9,6 +9,7 @@ import (
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -54,7 +55,7 @@ func benchClaimFinish(b *testing.B, slots int) {
 	}
 	reg := worker.NewRegistry()
 	reg.Register(NoopClass, func(context.Context, *worker.Job) error { return nil })
-	w, err := worker.New(worker.Config{Client: client, Registry: reg, Queues: benchQueue, Concurrency: slots, Hostname: "bench"})
+	w, err := runtime.New(runtime.Config{Client: client, Registry: reg, Queues: benchQueue, Concurrency: slots, Hostname: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -70,7 +71,7 @@ func (b *bencher) latencyRun(ctx context.Context) (run LatencyMetrics, err error
 		return nil
 	})
 	log := b.log.Level(max(b.log.GetLevel(), zerolog.WarnLevel))
-	w, err := worker.New(worker.Config{Client: client, Registry: reg, Queues: latencyQueue,
+	w, err := runtime.New(runtime.Config{Client: client, Registry: reg, Queues: latencyQueue,
 		Concurrency: b.cfg.LatencySlots, Hostname: "bench-latency", Logger: &log})
 	if err != nil {
 		return run, err

@@ -18,6 +18,7 @@ import (
 	"github.com/resque-go/resque-go/fixtures"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -111,10 +112,10 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	allDone := make(chan struct{})
 	fmt.Fprintln(out, "\nWorker on queue mail, 2 slots, 2 attempts per job:")
 	log := zerolog.Nop()
-	w, err := worker.New(worker.Config{
+	w, err := runtime.New(runtime.Config{
 		Client: client, Registry: reg, Queues: "mail", Concurrency: 2, Hostname: "demo",
 		HeartbeatInterval: time.Second, Logger: &log, Retry: worker.RetryPolicy{MaxAttempts: 2},
-		OnFinish: func(f worker.Finished) {
+		OnFinish: func(f runtime.Finished) {
 			mu.Lock()
 			defer mu.Unlock()
 			mark, what := "ok   ", string(f.Payload)

@@ -15,7 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/resque-go/resque-go/internal/rdb"
-	"github.com/resque-go/resque-go/worker"
+	"github.com/resque-go/resque-go/internal/runtime"
 )
 
 // Config configures Metrics. Client is required; the funcs may be nil.
@@ -58,8 +58,8 @@ func New(cfg Config) *Metrics {
 	return m
 }
 
-// Observe records a finished job; use it as worker.Config.OnFinish.
-func (m *Metrics) Observe(f worker.Finished) {
+// Observe records a finished job; use it as runtime.Config.OnFinish.
+func (m *Metrics) Observe(f runtime.Finished) {
 	class := f.Class
 	if class == "" {
 		class = "unknown"

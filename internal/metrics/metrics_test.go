@@ -17,6 +17,7 @@ import (
 	"github.com/resque-go/resque-go/internal/metrics"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -75,14 +76,14 @@ func TestMetricsEndpoint(t *testing.T) {
 	reg := worker.NewRegistry()
 	reg.Register("Ok", func(ctx context.Context, j *worker.Job) error { return nil })
 	reg.Register("Bad", func(ctx context.Context, j *worker.Job) error { return errors.New("no") })
-	var w *worker.Worker
+	var w *runtime.Worker
 	m := metrics.New(metrics.Config{Client: c,
 		Queues: func(ctx context.Context) ([]string, error) { return w.Queues(ctx) },
 		Slots:  func() (int, int) { return w.Slots() }})
 	var finished atomic.Int32
-	w, err = worker.New(worker.Config{Client: c, Registry: reg, Queues: "q,idle", Hostname: "h",
+	w, err = runtime.New(runtime.Config{Client: c, Registry: reg, Queues: "q,idle", Hostname: "h",
 		Retry: worker.RetryPolicy{MaxAttempts: 1},
-		OnFinish: func(f worker.Finished) {
+		OnFinish: func(f runtime.Finished) {
 			m.Observe(f)
 			finished.Add(1)
 		}})

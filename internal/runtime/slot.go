@@ -1,4 +1,4 @@
-package worker
+package runtime
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/service"
+	"github.com/resque-go/resque-go/worker"
 )
 
 // pausePoll is how often a paused slot re-checks pause-all-workers.
@@ -162,16 +163,16 @@ func (s *slot) run(res rdb.ClaimResult) *rdb.ClaimResult {
 		return s.settle(res, p, &result{fail: s.failure(res, protocol.ExcBadPayload, decodeErr.Error(), []string{})}, time.Since(start), log)
 	}
 	prior := s.failedAttempts(p, res, false)
-	job := NewJob(Job{Queue: res.Queue, Class: p.Class, ID: p.ID, Args: p.Args, Payload: res.Payload,
+	job := worker.NewJob(worker.Job{Queue: res.Queue, Class: p.Class, ID: p.ID, Args: p.Args, Payload: res.Payload,
 		WorkerID: s.id, Attempt: prior + 1}, p.Fields)
 	h, herr := w.cfg.Registry.Resolve(job)
 	if herr != nil {
-		exc, msg, _ := Describe(herr)
+		exc, msg, _ := worker.Describe(herr)
 		return s.settle(res, p, &result{fail: s.failure(res, exc, msg, []string{}), prior: prior}, time.Since(start), log)
 	}
 	log.Debug().Str("class", p.Class).Str("job_id", p.ID).Int("attempt", job.Attempt).Msg("job started")
 	if w.cfg.Fork != nil {
-		h = ForkHandler(*w.cfg.Fork)
+		h = worker.ForkHandler(*w.cfg.Fork)
 	}
 	err, cause := s.invoke(h, job, res)
 	if err != nil && errors.Is(cause, errShutdown) {
@@ -207,7 +208,7 @@ func (s *slot) classify(res rdb.ClaimResult, p *protocol.Payload, err error, cau
 	if d, ok := asDiscard(err); ok {
 		return &result{kind: rdb.OutcomeDiscard, discard: d.Reason}
 	}
-	exc, msg, bt := Describe(err)
+	exc, msg, bt := worker.Describe(err)
 	var te timeoutError
 	if errors.As(cause, &te) {
 		exc, msg = protocol.ExcTimeout, te.Error()+": "+msg
@@ -254,7 +255,7 @@ func (s *slot) failedAttempts(p *protocol.Payload, res rdb.ClaimResult, fetch bo
 
 // invoke runs the handler with the job's context and turns a panic into an
 // error. It returns the handler's error and the context's cancel cause.
-func (s *slot) invoke(h HandlerFunc, job *Job, res rdb.ClaimResult) (err error, cause error) {
+func (s *slot) invoke(h worker.HandlerFunc, job *worker.Job, res rdb.ClaimResult) (err error, cause error) {
 	w := s.w
 	ctx, cancel := context.WithCancelCause(w.jobsCtx)
 	defer cancel(nil)
@@ -271,7 +272,7 @@ func (s *slot) invoke(h HandlerFunc, job *Job, res rdb.ClaimResult) (err error, 
 		s.cur, s.cancel = nil, nil
 		s.mu.Unlock()
 	}()
-	err = Call(ctx, h, job)
+	err = worker.Call(ctx, h, job)
 	return err, context.Cause(ctx)
 }
 

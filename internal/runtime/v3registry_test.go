@@ -1,4 +1,4 @@
-package worker_test
+package runtime_test
 
 import (
 	"context"
@@ -8,7 +8,9 @@ import (
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/recovery"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -38,7 +40,7 @@ func TestV3NamespaceKeepsRegistryApart(t *testing.T) {
 		<-done
 		return nil
 	})
-	w := e.start(worker.Config{Queues: "q", PID: 999999, HeartbeatInterval: time.Second})
+	w := e.start(runtime.Config{Queues: "q", PID: 999999, HeartbeatInterval: time.Second})
 	if got := e.members(ns + ":workers"); len(got) != 0 {
 		t.Errorf("%s:workers = %v, want nothing a v3 runtime could parse", ns, got)
 	}
@@ -49,7 +51,11 @@ func TestV3NamespaceKeepsRegistryApart(t *testing.T) {
 	e.push("q", `{"class":"Hold","args":[]}`)
 	eventually(t, "job claimed", func() bool { return e.get(c.Keys().Worker(w.IDs()[0])) != "" })
 	close(done)
-	if err := worker.PruneDead(e.ctx(), worker.Config{Client: c, Hostname: "testhost", PID: 1}); err != nil {
+	rec, err := recovery.New(recovery.Config{Client: c, Hostname: "testhost", PID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Prune(e.ctx()); err != nil {
 		t.Fatal(err)
 	}
 }

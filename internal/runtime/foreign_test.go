@@ -1,4 +1,4 @@
-package worker_test
+package runtime_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -109,7 +110,7 @@ func TestForeignPruneWhileJobRuns(t *testing.T) {
 				return nil
 			})
 			var rec recorder
-			e.start(worker.Config{Queues: "q", Concurrency: 2, OnFinish: rec.add, Retry: noRetry})
+			e.start(runtime.Config{Queues: "q", Concurrency: 2, OnFinish: rec.add, Retry: noRetry})
 			e.push("q", `{"class":"Slow","args":[1,"two",{"k":"v"}]}`)
 			id := <-started
 			if tc.ruby {
@@ -154,7 +155,7 @@ func TestForeignPruneKeepsOtherEntries(t *testing.T) {
 		return nil
 	})
 	var rec recorder
-	e.start(worker.Config{Queues: "q", OnFinish: rec.add})
+	e.start(runtime.Config{Queues: "q", OnFinish: rec.add})
 	e.push("q", `{"class":"Slow","args":[]}`)
 	id := <-started
 	others := []string{
@@ -246,7 +247,7 @@ func TestRetryCountSurvivesResqueScheduler(t *testing.T) {
 				return errors.New("always")
 			})
 			var rec recorder
-			e.start(worker.Config{Queues: "q", Now: clock, OnFinish: rec.add,
+			e.start(runtime.Config{Queues: "q", Now: clock, OnFinish: rec.add,
 				Retry: worker.RetryPolicy{MaxAttempts: 3, Backoff: worker.Backoff{Base: 10 * time.Second}}})
 			e.push("q", payload)
 			for i := 1; i <= 2; i++ {
@@ -295,7 +296,7 @@ func TestRetryCountClearedOnSuccess(t *testing.T) {
 		return nil
 	})
 	var rec recorder
-	e.start(worker.Config{Queues: "q", OnFinish: rec.add})
+	e.start(runtime.Config{Queues: "q", OnFinish: rec.add})
 	e.push("q", `{"class":"Flaky","args":[]}`)
 	rec.waitN(t, 2)
 	e.push("q", `{"class":"Flaky","args":[]}`)
@@ -332,7 +333,7 @@ func TestPhpTrackedJobKeepsIDThroughRetry(t *testing.T) {
 		return nil
 	})
 	var rec recorder
-	e.start(worker.Config{Queues: "mail", OnFinish: rec.add, Now: func() time.Time { return time.Unix(1800000000, 0) }})
+	e.start(runtime.Config{Queues: "mail", OnFinish: rec.add, Now: func() time.Time { return time.Unix(1800000000, 0) }})
 	e.push("mail", `{"class":"Mail_Job","args":[{"k":"v"}],"id":"`+id+`","prefix":"","queue_time":1700000000.25}`)
 	rec.waitN(t, 2)
 	if len(ids) != 2 || ids[0] != id || ids[1] != id {
@@ -364,7 +365,7 @@ func TestV3RetryKeepsQueueThroughMover(t *testing.T) {
 	})
 	var rec recorder
 	clock := func() time.Time { return now }
-	e.start(worker.Config{Queues: "v3q", Now: clock, OnFinish: rec.add,
+	e.start(runtime.Config{Queues: "v3q", Now: clock, OnFinish: rec.add,
 		Retry: worker.RetryPolicy{MaxAttempts: 3, Backoff: worker.Backoff{Base: 5 * time.Second}}})
 	e.push("v3q", `{"class":"Task","args":{"k":"v"},"queue":"v3q","sourceId":"s1","id":"00000000000000000000000000000002","queue_time":1700000000.5}`)
 	rec.waitN(t, 1)
@@ -395,7 +396,7 @@ func TestNodeShapedJobRetriesEnd(t *testing.T) {
 		return errors.New("always")
 	})
 	var rec recorder
-	e.start(worker.Config{Queues: "math", OnFinish: rec.add})
+	e.start(runtime.Config{Queues: "math", OnFinish: rec.add})
 	e.push("math", `{"class":"Add","queue":"math","args":[1,2]}`)
 	done := rec.waitN(t, 3)
 	if done[2].Outcome != "fail" || len(attempts) != 3 || attempts[2] != 3 {
@@ -418,7 +419,7 @@ func TestRubyShapedNotCompactRetriesEnd(t *testing.T) {
 			k := e.client.Keys()
 			e.reg.Register("Broken", func(ctx context.Context, j *worker.Job) error { return errors.New("always") })
 			var rec recorder
-			e.start(worker.Config{Queues: "q", OnFinish: rec.add})
+			e.start(runtime.Config{Queues: "q", OnFinish: rec.add})
 			e.push("q", payload)
 			done := rec.waitN(t, 3)
 			if done[2].Outcome != "fail" || len(e.list(k.Failed())) != 1 {

@@ -1,4 +1,4 @@
-package worker_test
+package runtime_test
 
 import (
 	"context"
@@ -14,32 +14,9 @@ import (
 	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/fixtures"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
-
-func TestBackoffDelays(t *testing.T) {
-	t.Parallel()
-	half := func() float64 { return 0.5 }
-	for _, tc := range []struct {
-		b       worker.Backoff
-		attempt int
-		want    time.Duration
-	}{
-		{worker.Backoff{}, 1, 0},
-		{worker.Backoff{Base: 30 * time.Second}, 1, 30 * time.Second},
-		{worker.Backoff{Base: 30 * time.Second}, 5, 30 * time.Second},
-		{worker.Backoff{Base: 2 * time.Second, Exponential: true}, 1, 2 * time.Second},
-		{worker.Backoff{Base: 2 * time.Second, Exponential: true}, 2, 4 * time.Second},
-		{worker.Backoff{Base: 2 * time.Second, Exponential: true}, 3, 8 * time.Second},
-		{worker.Backoff{Base: 2 * time.Second, Exponential: true, Max: 5 * time.Second}, 3, 5 * time.Second},
-		{worker.Backoff{Base: 2 * time.Second, Exponential: true, Jitter: 0.5}, 2, 3 * time.Second},
-		{worker.Backoff{Base: 10 * time.Second, Exponential: true, Max: 60 * time.Second, Jitter: 1}, 10, 30 * time.Second},
-	} {
-		if got := tc.b.Delay(tc.attempt, half); got != tc.want {
-			t.Errorf("%+v attempt %d: %s, want %s", tc.b, tc.attempt, got, tc.want)
-		}
-	}
-}
 
 // A job failing every time runs MaxAttempts times: each retry is recorded
 // in retries and re-enqueued with failCount+1, a fresh id and queue_time;
@@ -55,7 +32,7 @@ func TestRetryUntilAttemptsUsedUp(t *testing.T) {
 	orig := `{"class":"Flaky","args":{"k":"v"},"queue":"q","sourceId":"s1","id":"0123456789abcdef0123456789abcdef","queue_time":1700000000.1234}`
 	var rec recorder
 	e.push("q", orig)
-	e.start(worker.Config{Queues: "q", Retry: worker.RetryPolicy{MaxAttempts: 3}, OnFinish: rec.add})
+	e.start(runtime.Config{Queues: "q", Retry: worker.RetryPolicy{MaxAttempts: 3}, OnFinish: rec.add})
 	done := rec.waitN(t, 3)
 	outcomes := []string{done[0].Outcome, done[1].Outcome, done[2].Outcome}
 	if strings.Join(outcomes, ",") != "retry,retry,fail" {
@@ -120,7 +97,7 @@ func TestRetryBackoffThroughDelayedQueue(t *testing.T) {
 	})
 	var rec recorder
 	e.push("q", `{"class":"Later","args":[1]}`)
-	e.start(worker.Config{Queues: "q", Now: clock, OnFinish: rec.add,
+	e.start(runtime.Config{Queues: "q", Now: clock, OnFinish: rec.add,
 		Retry: worker.RetryPolicy{MaxAttempts: 3, Backoff: worker.Backoff{Base: 30 * time.Second, Exponential: true}}})
 	rec.waitN(t, 1)
 	k := e.client.Keys()
@@ -177,7 +154,7 @@ func TestHandlerControlsOutcome(t *testing.T) {
 	fixed := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	var rec recorder
 	e.push("q", `{"class":"Again","args":[]}`, `{"class":"Drop","args":[]}`, `{"class":"Once","args":[]}`, `{"class":"Wait","args":[]}`)
-	e.start(worker.Config{Queues: "q", OnFinish: rec.add, Now: func() time.Time { return fixed },
+	e.start(runtime.Config{Queues: "q", OnFinish: rec.add, Now: func() time.Time { return fixed },
 		ClassRetry: map[string]worker.RetryPolicy{"Once": {MaxAttempts: 1}}})
 	done := rec.waitN(t, 5)
 	got := map[string][]string{}
@@ -217,7 +194,7 @@ func TestJobStatusResqueV3(t *testing.T) {
 	})
 	var rec recorder
 	e.push("q", `{"class":"M","args":[],"isMonitored":true,"id":"`+id+`"}`)
-	e.start(worker.Config{Queues: "q", OnFinish: rec.add})
+	e.start(runtime.Config{Queues: "q", OnFinish: rec.add})
 	if s := <-seen; !strings.HasPrefix(s, `{"status":"running","updated":`) {
 		t.Errorf("status while running = %q", s)
 	}
@@ -263,7 +240,7 @@ func TestJobStatusPHP(t *testing.T) {
 			})
 			e.push("mail", `{"class":"Sleep_Job","args":[],"id":"ffffffffffffffffffffffffffffffff"}`)
 			var rec recorder
-			e.start(worker.Config{Queues: "mail", OnFinish: rec.add})
+			e.start(runtime.Config{Queues: "mail", OnFinish: rec.add})
 			running := statusFields(t, <-seen)
 			<-seen
 			rec.waitN(t, 2)

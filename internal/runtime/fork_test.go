@@ -1,4 +1,4 @@
-package worker_test
+package runtime_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -59,12 +60,12 @@ func TestForkMode(t *testing.T) {
 	var rec recorder
 	e.push("q", `{"class":"Ok","args":[]}`, `{"class":"Fails","args":[]}`, `{"class":"Later","args":[]}`,
 		`{"class":"Suicide","args":[]}`, `{"class":"Panics","args":[]}`)
-	e.start(worker.Config{Queues: "q", Concurrency: 2, OnFinish: rec.add, Now: func() time.Time { return fixed },
+	e.start(runtime.Config{Queues: "q", Concurrency: 2, OnFinish: rec.add, Now: func() time.Time { return fixed },
 		Retry:      worker.RetryPolicy{MaxAttempts: 2},
 		ClassRetry: map[string]worker.RetryPolicy{"Fails": {MaxAttempts: 1}, "Suicide": {MaxAttempts: 1}, "Panics": {MaxAttempts: 1}},
 		Fork:       &worker.ForkConfig{Command: []string{os.Args[0]}, Env: []string{childEnv + "=1"}}})
 	done := rec.waitN(t, 5)
-	got := map[string]worker.Finished{}
+	got := map[string]runtime.Finished{}
 	for _, f := range done {
 		got[f.Class] = f
 	}

@@ -1,4 +1,4 @@
-package worker_test
+package runtime_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -25,7 +26,7 @@ func TestStopFinishesRunningJob(t *testing.T) {
 		return nil
 	})
 	e.push("q", `{"class":"Slow","args":[]}`, `{"class":"Slow","args":["second"]}`)
-	w := e.start(worker.Config{Queues: "q"})
+	w := e.start(runtime.Config{Queues: "q"})
 	<-running
 	// Stop is asynchronous with the job: pause first, so that the job's end
 	// cannot take the next job along before the stop lands.
@@ -68,7 +69,7 @@ func TestShutdownRequeuesInterruptedJobs(t *testing.T) {
 			})
 			job := `{"class":"Slow","args":["first"]}`
 			e.push("q", job, `{"class":"Other","args":[]}`)
-			w := e.start(worker.Config{Queues: "q", TermTimeout: 100 * time.Millisecond})
+			w := e.start(runtime.Config{Queues: "q", TermTimeout: 100 * time.Millisecond})
 			<-running
 			w.Shutdown()
 			k := e.client.Keys()
@@ -100,7 +101,7 @@ func TestShutdownDirtyExit(t *testing.T) {
 		return ctx.Err()
 	})
 	e.push("q", `{"class":"Slow","args":[]}`)
-	w := e.start(worker.Config{Queues: "q", DirtyExitOnTerm: true})
+	w := e.start(runtime.Config{Queues: "q", DirtyExitOnTerm: true})
 	<-running
 	w.Shutdown()
 	f := e.list(e.client.Keys().Failed())
@@ -122,7 +123,7 @@ func TestCancelJobsFailsRunningJob(t *testing.T) {
 	e.reg.Register("Fast", func(ctx context.Context, j *worker.Job) error { return nil })
 	var rec recorder
 	e.push("q", `{"class":"Slow","args":[]}`, `{"class":"Fast","args":[]}`)
-	w := e.start(worker.Config{Queues: "q", OnFinish: rec.add, Retry: noRetry})
+	w := e.start(runtime.Config{Queues: "q", OnFinish: rec.add, Retry: noRetry})
 	<-running
 	w.CancelJobs()
 	done := rec.waitN(t, 2)
@@ -142,7 +143,7 @@ func TestPause(t *testing.T) {
 	}
 	var rec recorder
 	e.push("q", `{"class":"J","args":[]}`)
-	w := e.start(worker.Config{Queues: "q", OnFinish: rec.add, Retry: noRetry})
+	w := e.start(runtime.Config{Queues: "q", OnFinish: rec.add, Retry: noRetry})
 	// The claim script reports the pause; wait until the worker has been
 	// refused at least once by checking the job is still queued after the
 	// slot's first claim (dequeued counter stays 0).
@@ -173,7 +174,7 @@ func TestExecHandler(t *testing.T) {
 	okJob := `{"class":"Ok","args":[1,{"k":"é"}],"id":"abc123"}`
 	var rec recorder
 	e.push("q", okJob, `{"class":"Fails","args":[]}`, `{"class":"Hangs","args":[]}`)
-	e.start(worker.Config{Queues: "q", JobTimeout: 500 * time.Millisecond, OnFinish: rec.add, Retry: noRetry})
+	e.start(runtime.Config{Queues: "q", JobTimeout: 500 * time.Millisecond, OnFinish: rec.add, Retry: noRetry})
 	done := rec.waitN(t, 3)
 	b, err := os.ReadFile(out)
 	if err != nil {
@@ -213,7 +214,7 @@ func TestSurvivesRedisRestart(t *testing.T) {
 	e.reg.Register("J", func(ctx context.Context, j *worker.Job) error { return nil })
 	var rec recorder
 	e.push("q", `{"class":"J","args":[1]}`)
-	w := e.start(worker.Config{Queues: "q", Concurrency: 2, HeartbeatInterval: 200 * time.Millisecond, OnFinish: rec.add})
+	w := e.start(runtime.Config{Queues: "q", Concurrency: 2, HeartbeatInterval: 200 * time.Millisecond, OnFinish: rec.add})
 	rec.waitN(t, 1)
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
@@ -245,10 +246,10 @@ func TestExecControlCodes(t *testing.T) {
 	fixed := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	var rec recorder
 	e.push("q", `{"class":"Retry","args":[]}`, `{"class":"Drop","args":[]}`, `{"class":"Later","args":[]}`, `{"class":"AskRetry","args":[]}`)
-	e.start(worker.Config{Queues: "q", OnFinish: rec.add, Now: func() time.Time { return fixed },
+	e.start(runtime.Config{Queues: "q", OnFinish: rec.add, Now: func() time.Time { return fixed },
 		Retry: worker.RetryPolicy{MaxAttempts: 5}})
 	done := rec.waitN(t, 4)
-	got := map[string]worker.Finished{}
+	got := map[string]runtime.Finished{}
 	for _, f := range done[:4] {
 		got[f.Class] = f
 	}

@@ -1,4 +1,4 @@
-package worker_test
+package runtime_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/resque-go/resque-go/fixtures"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -67,7 +68,7 @@ func TestPruneDeadRubyWorker(t *testing.T) {
 		e := newEnv(t)
 		e.load(before)
 		var rec recorder
-		w := e.start(worker.Config{Queues: "other", RubyPrune: true, OnFinish: rec.add})
+		w := e.start(runtime.Config{Queues: "other", RubyPrune: true, OnFinish: rec.add})
 		k := e.client.Keys()
 		eventually(t, "prune", func() bool { return len(e.list(k.Failed())) == 1 })
 		got := decodeFailed(t, e.list(k.Failed())[0])
@@ -96,7 +97,7 @@ func TestPruneDeadRubyWorker(t *testing.T) {
 			ran <- j.Payload
 			return nil
 		})
-		e.start(worker.Config{Queues: "high,mail"})
+		e.start(runtime.Config{Queues: "high,mail"})
 		if p := <-ran; string(p) != string(rubyFailed.Payload) {
 			t.Errorf("recovered payload %s, want %s", p, rubyFailed.Payload)
 		}
@@ -133,7 +134,7 @@ func TestPruneSameHostDeadPid(t *testing.T) {
 		ran <- string(j.Payload)
 		return nil
 	})
-	e.start(worker.Config{Queues: "q"})
+	e.start(runtime.Config{Queues: "q"})
 	if got := <-ran; got != job {
 		t.Errorf("ran %s, want %s", got, job)
 	}
@@ -177,7 +178,7 @@ func TestPruneThresholds(t *testing.T) {
 			}
 		}
 	}
-	w := e.start(worker.Config{Queues: "q", PruneInterval: 50 * time.Millisecond})
+	w := e.start(runtime.Config{Queues: "q", PruneInterval: 50 * time.Millisecond})
 	want := []string{"gohost:14:q", "nohb:15:q", "rubyhost:11:q", w.IDs()[0]}
 	eventually(t, "pruning", func() bool { return len(e.members(k.Workers())) == len(want) })
 	sort.Strings(want)
@@ -193,7 +194,7 @@ func TestPoisonJobStopsLooping(t *testing.T) {
 	e := newEnv(t)
 	k := e.client.Keys()
 	job := `{"class":"Poison","args":[]}`
-	e.start(worker.Config{Queues: "elsewhere", PruneInterval: 20 * time.Millisecond, MaxRecoveries: 3})
+	e.start(runtime.Config{Queues: "elsewhere", PruneInterval: 20 * time.Millisecond, MaxRecoveries: 3})
 	for round := 1; round <= 4; round++ {
 		id := fmt.Sprintf("testhost:%d:q", deadPid(t))
 		now, err := e.client.Time(e.ctx())

@@ -1,4 +1,4 @@
-package worker_test
+package runtime_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -29,7 +30,7 @@ func TestProcline(t *testing.T) {
 		return titles[len(titles)-1]
 	}
 	var rec recorder
-	e.start(worker.Config{Queues: "q,low", OnFinish: rec.add, Title: func(s string) {
+	e.start(runtime.Config{Queues: "q,low", OnFinish: rec.add, Title: func(s string) {
 		mu.Lock()
 		titles = append(titles, s)
 		mu.Unlock()

@@ -1,4 +1,4 @@
-package worker_test
+package runtime_test
 
 import (
 	"context"
@@ -14,13 +14,14 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
 
 // BenchmarkNoopJobs measures throughput of no-op jobs: b.N jobs are queued
 // first, then drained by one worker process with the given slot count.
 //
-//	go test -run '^$' -bench NoopJobs -benchtime 20000x ./worker
+//	go test -run '^$' -bench NoopJobs -benchtime 20000x ./internal/runtime
 //
 // Besides jobs/s it reports Redis's own CPU time per job (INFO cpu) and
 // Redis commands per job (INFO commandstats), which the 2-core development
@@ -58,7 +59,7 @@ func benchNoop(b *testing.B, slots int, payload []byte) {
 					b.Fatal(err)
 				}
 			}
-			w, err := worker.New(worker.Config{Client: e.client, Registry: e.reg, Queues: "bench", Concurrency: slots, Hostname: "bench"})
+			w, err := runtime.New(runtime.Config{Client: e.client, Registry: e.reg, Queues: "bench", Concurrency: slots, Hostname: "bench"})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -168,7 +169,7 @@ func redisCost(b *testing.B, e *env) (cpu float64, cmds int64) {
 // BenchmarkIdlePickup measures the latency from RPUSH to the handler
 // starting, for a worker that is idle (blocked waiting) when the job arrives.
 //
-//	go test -run '^$' -bench IdlePickup -benchtime 2000x ./worker
+//	go test -run '^$' -bench IdlePickup -benchtime 2000x ./internal/runtime
 func BenchmarkIdlePickup(b *testing.B) {
 	e := newEnv(b)
 	ctx := context.Background()
@@ -178,8 +179,8 @@ func BenchmarkIdlePickup(b *testing.B) {
 		return nil
 	})
 	finished := make(chan struct{}, 1)
-	w, err := worker.New(worker.Config{Client: e.client, Registry: e.reg, Queues: "a,b,ping", Hostname: "bench",
-		OnFinish: func(worker.Finished) { finished <- struct{}{} }})
+	w, err := runtime.New(runtime.Config{Client: e.client, Registry: e.reg, Queues: "a,b,ping", Hostname: "bench",
+		OnFinish: func(runtime.Finished) { finished <- struct{}{} }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func BenchmarkIdlePickup(b *testing.B) {
 // job run in a child process per job (fork mode; the child is this test
 // binary re-executed), one slot each.
 //
-//	go test -run '^$' -bench ForkOverhead -benchtime 300x ./worker
+//	go test -run '^$' -bench ForkOverhead -benchtime 300x ./internal/runtime
 func BenchmarkForkOverhead(b *testing.B) {
 	for _, fork := range []bool{false, true} {
 		b.Run(fmt.Sprintf("fork=%v", fork), func(b *testing.B) {
@@ -230,8 +231,8 @@ func BenchmarkForkOverhead(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			cfg := worker.Config{Client: e.client, Registry: e.reg, Queues: "bench", Hostname: "bench",
-				OnFinish: func(worker.Finished) {
+			cfg := runtime.Config{Client: e.client, Registry: e.reg, Queues: "bench", Hostname: "bench",
+				OnFinish: func(runtime.Finished) {
 					if done.Add(1) == n {
 						close(all)
 					}
@@ -239,7 +240,7 @@ func BenchmarkForkOverhead(b *testing.B) {
 			if fork {
 				cfg.Fork = &worker.ForkConfig{Command: []string{os.Args[0]}, Env: []string{childEnv + "=1"}}
 			}
-			w, err := worker.New(cfg)
+			w, err := runtime.New(cfg)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -259,7 +260,7 @@ func BenchmarkForkOverhead(b *testing.B) {
 // stat:processed:<id>; DEL worker:<id>, the writes of one job sent together
 // with the next pop, over 16 connections.
 //
-//	go test -run '^$' -bench 'ReferenceLoop|NoopJobs' -benchtime 20000x ./worker
+//	go test -run '^$' -bench 'ReferenceLoop|NoopJobs' -benchtime 20000x ./internal/runtime
 func BenchmarkReferenceLoop(b *testing.B) {
 	e := newEnv(b)
 	ctx := context.Background()
@@ -327,7 +328,7 @@ func BenchmarkReferenceLoop(b *testing.B) {
 // worker process costs (scripts' inner commands included), for a few slot
 // and queue counts. It idles 10 s per case whatever b.N is.
 //
-//	go test -run '^$' -bench IdleCommands -benchtime 1x ./worker
+//	go test -run '^$' -bench IdleCommands -benchtime 1x ./internal/runtime
 func BenchmarkIdleCommands(b *testing.B) {
 	for _, c := range []struct{ slots, queues int }{{1, 1}, {16, 1}, {16, 10}} {
 		b.Run(fmt.Sprintf("slots=%d/queues=%d", c.slots, c.queues), func(b *testing.B) {
@@ -343,7 +344,7 @@ func BenchmarkIdleCommands(b *testing.B) {
 			for i := range qs {
 				qs[i] = fmt.Sprintf("idle%d", i)
 			}
-			w, err := worker.New(worker.Config{Client: e.client, Registry: e.reg, Queues: strings.Join(qs, ","),
+			w, err := runtime.New(runtime.Config{Client: e.client, Registry: e.reg, Queues: strings.Join(qs, ","),
 				Concurrency: c.slots, Hostname: "bench"})
 			if err != nil {
 				b.Fatal(err)

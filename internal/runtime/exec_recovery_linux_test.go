@@ -1,17 +1,25 @@
-package worker_test
+package runtime_test
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !strings.Contains(string(b), ") Z ")
+}
 
 // A dead same-host worker's job still has a process here, one that left the
 // job's process group where the exec guard cannot reach it: the recovering
@@ -45,7 +53,7 @@ func TestPruneKillsDeadWorkersJobProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.start(worker.Config{Queues: "q", PruneInterval: 50 * time.Millisecond})
+	e.start(runtime.Config{Queues: "q", PruneInterval: 50 * time.Millisecond})
 	select {
 	case stillRunning := <-ran:
 		if stillRunning {

@@ -1,4 +1,4 @@
-package worker_test
+package runtime_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/resque-go/resque-go/fixtures"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -45,7 +46,7 @@ func TestRunsEveryProducerShape(t *testing.T) {
 	}
 	var rec recorder
 	e.push("mail", payloads...)
-	e.start(worker.Config{Queues: "mail", Concurrency: 3, OnFinish: rec.add})
+	e.start(runtime.Config{Queues: "mail", Concurrency: 3, OnFinish: rec.add})
 	done := rec.waitN(t, len(payloads))
 	for _, f := range done {
 		if f.Failed {
@@ -109,7 +110,7 @@ func TestStrictPriority(t *testing.T) {
 		e.push("high", `{"class":"J","args":[]}`)
 	}
 	var rec recorder
-	e.start(worker.Config{Queues: "high,mid,low", OnFinish: rec.add})
+	e.start(runtime.Config{Queues: "high,mid,low", OnFinish: rec.add})
 	rec.waitN(t, 9)
 	mu.Lock()
 	defer mu.Unlock()
@@ -135,7 +136,7 @@ func TestGlobQueues(t *testing.T) {
 		e.push(q, `{"class":"J","args":[]}`)
 	}
 	var rec recorder
-	e.start(worker.Config{Queues: "critical,*,!tmp*", OnFinish: rec.add})
+	e.start(runtime.Config{Queues: "critical,*,!tmp*", OnFinish: rec.add})
 	rec.waitN(t, 4)
 	mu.Lock()
 	got := strings.Join(order, ",")
@@ -170,7 +171,7 @@ func TestRegistrationMatchesRuby(t *testing.T) {
 		return nil
 	})
 	e.push("mail", string(rubyView.Payload))
-	w := e.start(worker.Config{Queues: "high,mail", Hostname: "vm"})
+	w := e.start(runtime.Config{Queues: "high,mail", Hostname: "vm"})
 	<-running
 	defer close(release)
 	k := e.client.Keys()
@@ -242,7 +243,7 @@ func TestFailedEntryMatchesRuby(t *testing.T) {
 	})
 	var rec recorder
 	e.push("mail", string(rubyEntry.Payload))
-	w := e.start(worker.Config{Queues: "high,mail", Hostname: "vm", OnFinish: rec.add, Retry: noRetry})
+	w := e.start(runtime.Config{Queues: "high,mail", Hostname: "vm", OnFinish: rec.add, Retry: noRetry})
 	rec.waitN(t, 1)
 	k := e.client.Keys()
 	failed := e.list(k.Failed())
@@ -347,7 +348,7 @@ func TestBadPayloadsEndInFailed(t *testing.T) {
 		e.push("q", p)
 	}
 	e.push("q", `{"class":"Good","args":[]}`)
-	e.start(worker.Config{Queues: "q", OnFinish: rec.add, Retry: noRetry})
+	e.start(runtime.Config{Queues: "q", OnFinish: rec.add, Retry: noRetry})
 	done := rec.waitN(t, len(bad)+1)
 	good := 0
 	for _, f := range done {
@@ -402,7 +403,7 @@ func TestHandlerErrorsAndPanics(t *testing.T) {
 	e.reg.Register("Errs", func(ctx context.Context, j *worker.Job) error { return fmt.Errorf("wrapped: %w", errors.New("inner")) })
 	var rec recorder
 	e.push("q", `{"class":"Panics","args":[]}`, `{"class":"Errs","args":[]}`)
-	e.start(worker.Config{Queues: "q", OnFinish: rec.add, Retry: noRetry})
+	e.start(runtime.Config{Queues: "q", OnFinish: rec.add, Retry: noRetry})
 	rec.waitN(t, 2)
 	byExc := map[string]failedEntry{}
 	for _, s := range e.list(e.client.Keys().Failed()) {
@@ -436,7 +437,7 @@ func TestConcurrentWorkersRunEachJobOnce(t *testing.T) {
 	})
 	var rec recorder
 	for i := 0; i < 3; i++ {
-		e.start(worker.Config{Queues: "a,b", Concurrency: 4, Hostname: fmt.Sprintf("host%d", i), OnFinish: rec.add})
+		e.start(runtime.Config{Queues: "a,b", Concurrency: 4, Hostname: fmt.Sprintf("host%d", i), OnFinish: rec.add})
 	}
 	for i := 0; i < n; i++ {
 		e.push([]string{"a", "b"}[i%2], fmt.Sprintf(`{"class":"J","args":[%d]}`, i))

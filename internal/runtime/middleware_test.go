@@ -1,4 +1,4 @@
-package worker_test
+package runtime_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -41,7 +42,7 @@ func TestRegistryMiddleware(t *testing.T) {
 		return errors.New("boom")
 	})
 	var rec recorder
-	e.start(worker.Config{Queues: "q", OnFinish: rec.add, Retry: noRetry})
+	e.start(runtime.Config{Queues: "q", OnFinish: rec.add, Retry: noRetry})
 	e.push("q", `{"class":"Boom","args":[]}`)
 	done := rec.waitN(t, 1)
 	if done[0].Error != "wrapped: boom" {

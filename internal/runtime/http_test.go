@@ -1,4 +1,4 @@
-package worker_test
+package runtime_test
 
 import (
 	"io"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -52,10 +53,10 @@ func TestHTTPHandler(t *testing.T) {
 	okJob := `{"class":"Ok","args":[1],"sourceId":"s-42"}`
 	e.push("q", okJob, `{"class":"Retry","args":[]}`, `{"class":"Resched","args":[]}`,
 		`{"class":"Broken","args":[],"failCount":1}`, `{"class":"Slow","args":[],"failCount":2}`)
-	e.start(worker.Config{Queues: "q", Now: func() time.Time { return fixed }, OnFinish: rec.add,
+	e.start(runtime.Config{Queues: "q", Now: func() time.Time { return fixed }, OnFinish: rec.add,
 		Retry: worker.RetryPolicy{MaxAttempts: 3}})
 	done := rec.waitN(t, 5)
-	got := map[string]worker.Finished{}
+	got := map[string]runtime.Finished{}
 	for _, f := range done {
 		got[f.Class] = f
 	}

@@ -1,4 +1,13 @@
-package worker
+// Package runtime runs Resque jobs in one process: Concurrency slots over
+// one queue list, each with its own worker id, claiming a job, running its
+// handler from a worker.Registry and recording its end in one round trip
+// with the next claim (internal/rdb's claim and finish scripts). Around the
+// slots it keeps the queue list expanded, wakes idle slots when a watched
+// queue gets a job, batches the per-host queue statistics, reports a
+// procline, and runs the recovery service (internal/recovery) for the
+// slots' heartbeat and the pruning of dead workers. It knows nothing of
+// flags or signals: package node builds and drives a Worker.
+package runtime
 
 import (
 	"context"
@@ -6,7 +15,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,7 +23,9 @@ import (
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/recovery"
 	"github.com/resque-go/resque-go/internal/service"
+	"github.com/resque-go/resque-go/worker"
 )
 
 // Config configures a Worker. Zero values mean the documented defaults.
@@ -24,7 +34,7 @@ type Config struct {
 	Client *rdb.Client
 	// Registry holds the handlers (required, may be empty: every job then
 	// fails with ResqueGo::NoHandler).
-	Registry *Registry
+	Registry *worker.Registry
 	// Queues is the queue list as given: "high,low", "*", "critical,*,!tmp*".
 	Queues string
 	// Concurrency is the number of slots, each with its own worker id; default 1.
@@ -47,20 +57,21 @@ type Config struct {
 	// TermTimeout is how long a hard stop waits for cancelled jobs before
 	// requeueing them; default 4 s (RESQUE_TERM_TIMEOUT).
 	TermTimeout time.Duration
-	// Fork, when set, runs every job in a child process (see ForkConfig).
-	Fork *ForkConfig
+	// Fork, when set, runs every job in a child process (see worker.ForkConfig).
+	Fork *worker.ForkConfig
 	// DirtyExitOnTerm records jobs interrupted by a hard stop in failed as
 	// Resque::DirtyExit instead of requeueing them.
 	DirtyExitOnTerm bool
 	// MaxRecoveries is how often a dead worker's job is requeued before it is
-	// recorded as failed (a poison job must not loop); default 3. RubyPrune
-	// always records it as failed, as Ruby Resque does.
+	// recorded as failed (a poison job must not loop); default 3, a negative
+	// value never requeues. RubyPrune always records it as failed, as Ruby
+	// Resque does. Both go to the recovery service as they are.
 	MaxRecoveries int
 	RubyPrune     bool
 	// Retry is the default retry policy (MaxAttempts 0 means 3, resque-v3's
 	// fail_retries); ClassRetry overrides it per class.
-	Retry      RetryPolicy
-	ClassRetry map[string]RetryPolicy
+	Retry      worker.RetryPolicy
+	ClassRetry map[string]worker.RetryPolicy
 	// Rand returns numbers in [0,1) for backoff jitter; default math/rand.
 	Rand func() float64
 	// Logger defaults to a disabled logger.
@@ -95,10 +106,10 @@ type Finished struct {
 
 func (c *Config) setDefaults() error {
 	if c.Client == nil {
-		return errors.New("worker: Config.Client is required")
+		return errors.New("runtime: Config.Client is required")
 	}
 	if c.Registry == nil {
-		c.Registry = NewRegistry()
+		c.Registry = worker.NewRegistry()
 	}
 	if c.Concurrency <= 0 {
 		c.Concurrency = 1
@@ -106,7 +117,7 @@ func (c *Config) setDefaults() error {
 	if c.Hostname == "" {
 		h, err := os.Hostname()
 		if err != nil {
-			return fmt.Errorf("worker: hostname: %w", err)
+			return fmt.Errorf("runtime: hostname: %w", err)
 		}
 		c.Hostname = h
 	}
@@ -123,12 +134,6 @@ func (c *Config) setDefaults() error {
 	def(&c.PruneInterval, 4*c.HeartbeatInterval)
 	def(&c.QueueRefresh, 5*time.Second)
 	def(&c.TermTimeout, 4*time.Second)
-	if c.MaxRecoveries == 0 {
-		c.MaxRecoveries = 3
-	}
-	if c.RubyPrune || c.MaxRecoveries < 0 {
-		c.MaxRecoveries = 0
-	}
 	if c.Logger == nil {
 		l := zerolog.Nop()
 		c.Logger = &l
@@ -152,8 +157,9 @@ type Worker struct {
 	notify *notifier
 	slots  []*slot
 
-	heartbeat, pruner, title, flusher service.Runner
-	counters                          rdb.Counters // batched queue statistics
+	recovery       *recovery.Service // the slots' heartbeat, the pruning of dead workers
+	title, flusher service.Runner
+	counters       rdb.Counters // batched queue statistics
 
 	loopCtx    context.Context // cancelled by Stop and Shutdown: no new claims
 	stopLoops  context.CancelFunc
@@ -180,7 +186,7 @@ func New(cfg Config) (*Worker, error) {
 	}
 	spec, err := protocol.ParseQueueSpec(cfg.Queues)
 	if err != nil {
-		return nil, fmt.Errorf("worker: %w", err)
+		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	w := &Worker{
 		cfg:       cfg,
@@ -199,6 +205,12 @@ func New(cfg Config) (*Worker, error) {
 			id.Slot = i
 		}
 		w.slots = append(w.slots, &slot{w: w, id: id.String()})
+	}
+	w.recovery, err = recovery.New(recovery.Config{Client: cfg.Client, IDs: w.IDs(), Hostname: cfg.Hostname, PID: cfg.PID,
+		HeartbeatInterval: cfg.HeartbeatInterval, PruneInterval: cfg.PruneInterval,
+		MaxRecoveries: cfg.MaxRecoveries, RubyPrune: cfg.RubyPrune, Logger: &w.log, Now: cfg.Now})
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	w.loopCtx, w.stopLoops = context.WithCancel(context.Background())
 	w.jobsCtx, w.cancelJobs = context.WithCancelCause(context.Background())
@@ -220,12 +232,12 @@ func (w *Worker) IDs() []string {
 // Redis is unreachable it retries until ctx is done.
 func (w *Worker) Start(ctx context.Context) error {
 	if !w.started.CompareAndSwap(false, true) {
-		return errors.New("worker: already started")
+		return errors.New("runtime: already started")
 	}
 	for _, s := range w.slots {
 		id := s.id
 		if err := w.retryRedis(ctx, "recover_own_id", func(ctx context.Context) error {
-			return w.pruneWorker(ctx, id, "", reasonSameHost, true)
+			return w.recovery.RecoverOwn(ctx, id)
 		}); err != nil {
 			return err
 		}
@@ -242,8 +254,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	w.log.Info().Strs("worker_ids", w.IDs()).Str("queues", w.spec.String()).
 		Bool("polling", w.cfg.Polling).Msg("worker started")
-	w.heartbeat.Start(context.Background(), w.heartbeatLoop)
-	w.pruner.Start(context.Background(), w.pruneLoop)
+	w.recovery.Start(context.Background())
 	if w.cfg.Title != nil {
 		w.title.Start(context.Background(), w.titleLoop)
 	}
@@ -339,8 +350,7 @@ func (w *Worker) CancelJobs() {
 
 func (w *Worker) cleanup() {
 	w.cleanOnce.Do(func() {
-		w.heartbeat.Stop()
-		w.pruner.Stop()
+		w.recovery.Stop()
 		w.title.Stop()
 		w.flusher.Stop()
 		w.notify.stopAll()
@@ -377,9 +387,9 @@ func (w *Worker) retryRedis(ctx context.Context, op string, fn func(ctx context.
 		w.log.Warn().Err(err).Str("op", op).Dur("retry_in", d).Msg("redis unavailable; retrying")
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("worker: %s: %w", op, err)
+			return fmt.Errorf("runtime: %s: %w", op, err)
 		case <-w.abandon.Done():
-			return fmt.Errorf("worker: %s: %w", op, err)
+			return fmt.Errorf("runtime: %s: %w", op, err)
 		case <-time.After(d):
 		}
 	}
@@ -409,21 +419,6 @@ func (w *Worker) Slots() (busy, total int) {
 		s.mu.Unlock()
 	}
 	return busy, len(w.slots)
-}
-
-// PruneDead runs one pruning pass as an observer with no slots of its own:
-// dead workers are unregistered and their jobs recovered exactly as a
-// running worker's pruner does. cfg needs Client (and Hostname/PID to judge
-// same-host pids; PID defaults to this process, whose ids are skipped only
-// when they are registered slots, so none here).
-func PruneDead(ctx context.Context, cfg Config) error {
-	if err := cfg.setDefaults(); err != nil {
-		return err
-	}
-	w := &Worker{cfg: cfg, log: *cfg.Logger, client: cfg.Client}
-	w.abandon, w.giveUp = context.WithCancel(context.Background())
-	defer w.giveUp()
-	return w.pruneOnce(ctx, cfg.Hostname+":"+strconv.Itoa(cfg.PID)+":prune")
 }
 
 // Queues returns the queue list as currently expanded (globs resolved).
