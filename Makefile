@@ -8,7 +8,7 @@ GO ?= go
 ## pass of the claim/finish benchmarks so they keep compiling and running
 test: deps lint
 	$(GO) test -race -count=1 ./...
-	$(GO) test -run '^$$' -bench 'ClaimFinish|NoopJobs/payload=ruby/slots=1$$' -benchtime 1x ./internal/bench ./worker
+	$(GO) test -run '^$$' -bench 'ClaimFinish|NoopJobs/payload=ruby/slots=1$$' -benchtime 1x ./internal/bench ./internal/runtime
 
 ## deps: what the tests need beyond Go: redis-server (Debian package, installed
 ## when missing and we are root) and node-resque for the interop test (npm ci)
@@ -38,7 +38,7 @@ build:
 ## Quick run: make bench BENCH_FLAGS='--jobs 20000 --runs 1 --idle 3s'
 BENCH_FLAGS ?=
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 20000x ./worker ./internal/bench
+	$(GO) test -run '^$$' -bench . -benchtime 20000x ./worker ./internal/runtime ./internal/bench
 	$(GO) run . bench $(BENCH_FLAGS)
 
 ## fuzz: the payload decoder and worker-id parser, 30 s each
