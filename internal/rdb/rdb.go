@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -60,11 +61,24 @@ func scriptBody(name, fn string) string {
 
 // Options configures a Client. Zero values mean the documented defaults.
 type Options struct {
-	// URL is redis://[[user]:password@]host[:port][/db], rediss://..., or a
-	// bare host:port (php-resque's REDIS_BACKEND form). Default
+	// URL is redis://[[user]:password@]host[:port][/db], rediss://... (TLS),
+	// a bare host:port (php-resque's REDIS_BACKEND form), or
+	// redis+sentinel://[[user]:password@]host:port[,host:port...]/master[/db]
+	// (rediss+sentinel:// with TLS) to connect to whichever server the
+	// Sentinels name as the master (default sentinel port 26379). Default
 	// 127.0.0.1:6379. A malformed URL is an error (wrapping ErrBadURL) from
 	// New, never at the first connection.
 	URL string
+	// TLS configures the TLS of a rediss:// URL: private CAs, a client
+	// certificate, a server name (TLSFiles.Config builds one from files).
+	// nil verifies the server against the system's roots. It is an error
+	// (ErrBadTLS) with a plain redis:// URL, which would not use it.
+	TLS *tls.Config
+	// SentinelPassword authenticates to the Sentinels of a
+	// redis+sentinel:// URL (sentinel.conf requirepass); the URL's
+	// credentials are the master's. It is an error (ErrBadURL) with any
+	// other URL.
+	SentinelPassword string
 	// Namespace is the key prefix; default "resque".
 	Namespace string
 	// SeparateRegistry keeps the workers set and heartbeats under
@@ -84,6 +98,7 @@ type Client struct {
 	keys    protocol.Keys
 	timeout time.Duration
 	addr    string // the URL with its password hidden, for messages
+	closer  func() // releases what the pool's dialer holds (the Sentinel pools)
 
 	claim, finish, finishClaim, requeue, register, unregister, prune, heartbeat *redis.Script
 	delayed                                                                     delayedScripts
@@ -100,7 +115,9 @@ var ErrBadURL = errors.New("rdb: bad redis url")
 
 // ErrRefused matches (errors.Is) a ConnError that retrying cannot fix:
 // Redis answered the connection with an error (bad credentials, a database
-// index out of range...) or TLS failed.
+// index out of range...), TLS failed (an untrusted or misnamed
+// certificate, a client certificate the server rejects or requires), or
+// the Sentinels refused or do not know the master.
 var ErrRefused = errors.New("rdb: redis refused the connection")
 
 // ConnError is a failure to open a connection. Addr is the URL with its
@@ -161,11 +178,14 @@ func RedactURL(s string) string {
 type endpoint struct {
 	url      string // normalized, with the password
 	redacted string // normalized, password hidden
-	addr     string // host:port
+	addr     string // host:port; "" with Sentinels
 	user     string
 	password string
 	db       int
 	tls      bool
+	// sentinels (host:port) name the master, when the URL is redis+sentinel://
+	sentinels []string
+	master    string
 }
 
 // parseURL checks every part of a Redis URL that the connection uses, so a
@@ -178,6 +198,9 @@ func parseURL(raw string) (endpoint, error) {
 	if !strings.Contains(raw, "://") {
 		raw = "redis://" + raw
 	}
+	if scheme, _, _ := strings.Cut(raw, "://"); scheme == sentinelScheme || scheme == sentinelTLSScheme {
+		return parseSentinelURL(raw)
+	}
 	bad := func(why string) (endpoint, error) {
 		return endpoint{}, fmt.Errorf("%w %q: %s", ErrBadURL, RedactURL(raw), why)
 	}
@@ -188,7 +211,7 @@ func parseURL(raw string) (endpoint, error) {
 		return bad("not a valid URL; percent-encode special characters of the password (% as %25, # as %23, / as %2F)")
 	}
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return bad("scheme must be redis or rediss")
+		return bad("scheme must be redis, rediss, redis+sentinel or rediss+sentinel")
 	}
 	if u.Opaque != "" || u.Host == "" {
 		return bad("no host (want redis://host:port/db)")
@@ -211,23 +234,28 @@ func parseURL(raw string) (endpoint, error) {
 		}
 		ep.db = n
 	}
-	if u.User != nil {
-		ep.user = u.User.Username()
-		if p, ok := u.User.Password(); ok {
-			ep.password = p
-		} else {
-			// redis-cli (and redigo's DialURL) read redis://secret@host as
-			// a password.
-			ep.user, ep.password = "", ep.user
-		}
-	}
+	ep.user, ep.password = credentials(u.User)
 	ep.url = u.String()
 	ep.redacted = RedactURL(ep.url)
 	return ep, nil
 }
 
-// NormalizeURL turns the accepted address forms into a redis:// URL. Its
-// errors wrap ErrBadURL and never show the password.
+// credentials are the user and password of a URL's userinfo.
+func credentials(ui *url.Userinfo) (user, password string) {
+	if ui == nil {
+		return "", ""
+	}
+	if p, ok := ui.Password(); ok {
+		return ui.Username(), p
+	}
+	// redis-cli (and redigo's DialURL) read redis://secret@host as a
+	// password.
+	return "", ui.Username()
+}
+
+// NormalizeURL turns the accepted address forms into a redis://,
+// rediss:// or (rediss|redis)+sentinel:// URL. Its errors wrap ErrBadURL
+// and never show the password.
 func NormalizeURL(raw string) (string, error) {
 	ep, err := parseURL(raw)
 	if err != nil {
@@ -240,12 +268,34 @@ func NormalizeURL(raw string) (string, error) {
 // then PING, which answers NOAUTH when a password is missing), so that a
 // refusal surfaces as a ConnError rather than at a later command.
 func (ep endpoint) dial(ctx context.Context, opt Options) (redis.Conn, error) {
-	opts := []redis.DialOption{
+	return ep.dialAddr(ctx, ep.addr, opt)
+}
+
+// tlsOptions are the dial options of the endpoint's TLS (none without it).
+// With asked, the connection records there whether the server asked for a
+// client certificate.
+func (ep endpoint) tlsOptions(opt Options, asked *atomic.Bool) []redis.DialOption {
+	if !ep.tls {
+		return nil
+	}
+	opts := []redis.DialOption{redis.DialUseTLS(true), redis.DialTLSHandshakeTimeout(opt.DialTimeout)}
+	if cfg := opt.TLS; cfg != nil || asked != nil {
+		if asked != nil {
+			cfg = watchCertRequest(cfg, asked)
+		}
+		opts = append(opts, redis.DialTLSConfig(cfg))
+	}
+	return opts
+}
+
+// dialAddr is dial to addr, the endpoint's or the master a Sentinel named.
+func (ep endpoint) dialAddr(ctx context.Context, addr string, opt Options) (redis.Conn, error) {
+	var asked atomic.Bool
+	opts := append([]redis.DialOption{
 		redis.DialConnectTimeout(opt.DialTimeout),
 		redis.DialReadTimeout(opt.ReadTimeout),
 		redis.DialWriteTimeout(opt.ReadTimeout),
-		redis.DialUseTLS(ep.tls),
-	}
+	}, ep.tlsOptions(opt, &asked)...)
 	if ep.user != "" {
 		opts = append(opts, redis.DialUsername(ep.user))
 	}
@@ -255,14 +305,22 @@ func (ep endpoint) dial(ctx context.Context, opt Options) (redis.Conn, error) {
 	if ep.db != 0 {
 		opts = append(opts, redis.DialDatabase(ep.db))
 	}
-	conn, err := redis.DialContext(ctx, "tcp", ep.addr, opts...)
+	conn, err := redis.DialContext(ctx, "tcp", addr, opts...)
 	if err == nil {
 		if _, err = redis.DoContext(conn, ctx, "PING"); err != nil {
 			conn.Close()
 		}
 	}
 	if err != nil {
-		return nil, &ConnError{Addr: ep.redacted, Err: err, Fatal: refusesConnection(err)}
+		fatal := refusesConnection(err)
+		if asked.Load() && (closedByPeer(err) || remoteAlert(err)) {
+			// TLS 1.3: the server checks the client certificate after the
+			// client's side of the handshake is done, then sends an alert
+			// or just closes the connection when it has none or rejects it.
+			err = fmt.Errorf("the server asked for a TLS client certificate and closed the connection (%s): %w", certGiven(opt.TLS), err)
+			fatal = true
+		}
+		return nil, &ConnError{Addr: ep.redacted, Err: err, Fatal: fatal}
 	}
 	return conn, nil
 }
@@ -271,7 +329,8 @@ func (ep endpoint) dial(ctx context.Context, opt Options) (redis.Conn, error) {
 // every retry: Redis answered the handshake with an error (wrong password,
 // NOAUTH, a database out of range, an unknown user...) other than one that
 // says "not now", or TLS could not be set up (no TLS on the other side, an
-// untrusted certificate).
+// untrusted certificate, a TLS alert from the server: a client certificate
+// it requires or rejects).
 func refusesConnection(err error) bool {
 	var re redis.Error
 	if errors.As(err, &re) {
@@ -282,7 +341,14 @@ func refusesConnection(err error) bool {
 	var uae x509.UnknownAuthorityError
 	var hne x509.HostnameError
 	var cie x509.CertificateInvalidError
-	return errors.As(err, &rhe) || errors.As(err, &cve) || errors.As(err, &uae) || errors.As(err, &hne) || errors.As(err, &cie)
+	return remoteAlert(err) || errors.As(err, &rhe) || errors.As(err, &cve) || errors.As(err, &uae) || errors.As(err, &hne) || errors.As(err, &cie)
+}
+
+// remoteAlert reports whether err is a TLS alert from the server, which
+// crypto/tls reports as a net.OpError "remote error".
+func remoteAlert(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "remote error"
 }
 
 // isBusyReply reports whether a Redis error reply means "not now": the
@@ -302,15 +368,16 @@ var refusalReplies = []string{"NOAUTH", "WRONGPASS", "NOPERM", "ERR invalid pass
 	"ERR invalid DB index", "ERR DB index is out of range"}
 
 // IsFatal reports whether err means Redis will not serve this client as
-// configured, however often it retries: a malformed URL (ErrBadURL), a
-// refused connection (ErrRefused: bad credentials, database out of range,
-// TLS failure), or a command answered NOAUTH, WRONGPASS, NOPERM or a
-// database-index error. A daemon stops on these instead of retrying.
+// configured, however often it retries: a malformed URL (ErrBadURL),
+// unusable TLS settings (ErrBadTLS), a refused connection (ErrRefused:
+// bad credentials, database out of range, TLS failure), or a command
+// answered NOAUTH, WRONGPASS, NOPERM or a database-index error. A daemon
+// stops on these instead of retrying.
 func IsFatal(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, ErrBadURL) || errors.Is(err, ErrRefused) {
+	if errors.Is(err, ErrBadURL) || errors.Is(err, ErrBadTLS) || errors.Is(err, ErrRefused) {
 		return true
 	}
 	var re redis.Error
@@ -325,11 +392,18 @@ func IsFatal(err error) bool {
 }
 
 // New returns a client; it does not connect until first used. A malformed
-// URL is an error wrapping ErrBadURL.
+// URL is an error wrapping ErrBadURL, TLS settings for a plain URL one
+// wrapping ErrBadTLS.
 func New(opt Options) (*Client, error) {
 	ep, err := parseURL(opt.URL)
 	if err != nil {
 		return nil, err
+	}
+	if opt.TLS != nil && !ep.tls {
+		return nil, fmt.Errorf("%w: TLS settings given for %s, which does not use TLS (use rediss://...)", ErrBadTLS, ep.redacted)
+	}
+	if opt.SentinelPassword != "" && ep.sentinels == nil {
+		return nil, fmt.Errorf("%w %q: a sentinel password is given but the URL names no Sentinels (use redis+sentinel://...)", ErrBadURL, ep.redacted)
 	}
 	if opt.MaxIdle <= 0 {
 		opt.MaxIdle = 16
@@ -352,8 +426,14 @@ func New(opt Options) (*Client, error) {
 			return err
 		},
 	}
+	closer := func() {}
+	if ep.sentinels != nil {
+		d := newSentinelDialer(ep, opt)
+		pool.DialContext, pool.TestOnBorrow, closer = d.dial, d.testOnBorrow, d.close
+	}
 	return &Client{
 		pool:    pool,
+		closer:  closer,
 		keys:    newKeys(opt),
 		timeout: opt.ReadTimeout,
 		addr:    ep.redacted,
@@ -384,7 +464,10 @@ func newKeys(opt Options) protocol.Keys {
 func (c *Client) Keys() protocol.Keys { return c.keys }
 
 // Close closes the connection pool.
-func (c *Client) Close() error { return c.pool.Close() }
+func (c *Client) Close() error {
+	c.closer()
+	return c.pool.Close()
+}
 
 // do runs one command on a pooled connection.
 func (c *Client) do(ctx context.Context, cmd string, args ...any) (any, error) {

@@ -5,6 +5,8 @@ package redisproc
 
 import (
 	"bufio"
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +26,24 @@ type Server struct {
 	Port int
 	Dir  string
 	cmd  *exec.Cmd
+	opt  Options
+}
+
+// Options are StartWith's settings beyond Start's port.
+type Options struct {
+	// Port is the port to serve (0: a free one).
+	Port int
+	// Args are more redis-server arguments, after the defaults (a later
+	// argument wins): --replicaof, --sentinel, TLS certificates...
+	Args []string
+	// Config, when set, is written as redis.conf in the server's directory
+	// and named as the first argument (a Sentinel needs a config file it
+	// can rewrite).
+	Config string
+	// TLS makes Port a TLS port (--tls-port Port --port 0) and the
+	// readiness PING go through TLS with this config; the certificate
+	// arguments go in Args.
+	TLS *tls.Config
 }
 
 // Addr is host:port of the server.
@@ -47,10 +67,16 @@ const readyTimeout = 10 * time.Second
 // snapshots, no AOF) in a fresh temporary directory, on a free port (or on
 // port when non-zero), and waits until it answers PING.
 func Start(port int) (*Server, error) {
+	return StartWith(Options{Port: port})
+}
+
+// StartWith is Start with more arguments, a config file or TLS.
+func StartWith(opt Options) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, ErrNotInstalled
 	}
+	port := opt.Port
 	if port == 0 {
 		if port, err = freePort(); err != nil {
 			return nil, err
@@ -60,9 +86,23 @@ func Start(port int) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redisproc: %w", err)
 	}
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+	var args []string
+	if opt.Config != "" {
+		conf := dir + "/redis.conf"
+		if err := os.WriteFile(conf, []byte(opt.Config), 0o600); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("redisproc: %w", err)
+		}
+		args = append(args, conf)
+	}
+	ports := []string{"--port", strconv.Itoa(port)}
+	if opt.TLS != nil {
+		ports = []string{"--port", "0", "--tls-port", strconv.Itoa(port)}
+	}
+	args = append(append(args, ports...), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
 		"--loglevel", "warning", "--logfile", "")
+	cmd := exec.Command(bin, append(args, opt.Args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		os.RemoveAll(dir)
@@ -74,10 +114,10 @@ func Start(port int) (*Server, error) {
 		return nil, fmt.Errorf("redisproc: start redis-server: %w", err)
 	}
 	go func() { _, _ = io.Copy(io.Discard, bufio.NewReader(out)) }()
-	s := &Server{Port: port, Dir: dir, cmd: cmd}
+	s := &Server{Port: port, Dir: dir, cmd: cmd, opt: opt}
 	deadline := time.Now().Add(readyTimeout)
 	for time.Now().Before(deadline) {
-		if ping(s.Addr()) == nil {
+		if pingTLS(s.Addr(), opt.TLS) == nil {
 			return s, nil
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -95,10 +135,13 @@ func (s *Server) Stop() {
 	_ = os.RemoveAll(s.Dir)
 }
 
-// Restart kills the server and starts a new one on the same port.
+// Restart kills the server and starts a new one on the same port, with
+// the same options.
 func (s *Server) Restart() error {
 	s.Stop()
-	ns, err := Start(s.Port)
+	opt := s.opt
+	opt.Port = s.Port
+	ns, err := StartWith(opt)
 	if err != nil {
 		return err
 	}
@@ -115,8 +158,17 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func ping(addr string) error {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
+func ping(addr string) error { return pingTLS(addr, nil) }
+
+// pingTLS is ping through TLS with cfg (plain TCP when nil).
+func pingTLS(addr string, cfg *tls.Config) error {
+	var c net.Conn
+	var err error
+	if cfg != nil {
+		c, err = tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", addr, cfg)
+	} else {
+		c, err = net.DialTimeout("tcp", addr, time.Second)
+	}
 	if err != nil {
 		return err
 	}
@@ -129,8 +181,23 @@ func ping(addr string) error {
 	if err != nil {
 		return err
 	}
-	if !strings.HasPrefix(line, "+PONG") {
+	// A server that wants a password is up too.
+	if !strings.HasPrefix(line, "+PONG") && !strings.HasPrefix(line, "-NOAUTH") {
 		return fmt.Errorf("unexpected reply %q", line)
 	}
 	return nil
+}
+
+// SentinelSupport reports whether redis-server runs as a Sentinel
+// (--sentinel): it starts it so without a config file, which a Sentinel
+// refuses with a message of its own.
+func SentinelSupport() bool {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, bin, "--sentinel", "--port", "0").CombinedOutput()
+	return strings.Contains(string(out), "Sentinel needs config file")
 }

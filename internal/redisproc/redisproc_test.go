@@ -33,3 +33,29 @@ func TestNotInstalled(t *testing.T) {
 		t.Errorf("got %v, want ErrNotInstalled", err)
 	}
 }
+
+// A TLS server listens on its port with TLS only, and restarts so.
+func TestStartWithTLS(t *testing.T) {
+	certs, err := WriteCerts(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := certs.ClientTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := StartWith(Options{TLS: cfg, Args: certs.ServerArgs(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pingTLS(s.Addr(), cfg); err != nil {
+		t.Errorf("TLS ping: %v", err)
+	}
+	if err := ping(s.Addr()); err == nil {
+		t.Error("a plain ping was answered")
+	}
+}
