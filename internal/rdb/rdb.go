@@ -352,9 +352,10 @@ func remoteAlert(err error) bool {
 }
 
 // isBusyReply reports whether a Redis error reply means "not now": the
-// server is loading, busy, failing over, or full of clients.
+// server is loading, busy, failing over (UNBLOCKED ends a blocking command
+// when the master becomes a replica), or full of clients.
 func isBusyReply(msg string) bool {
-	for _, p := range []string{"LOADING", "BUSY", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOSCRIPT", "ERR max number of clients reached"} {
+	for _, p := range []string{"LOADING", "BUSY", "READONLY", "MASTERDOWN", "UNBLOCKED", "TRYAGAIN", "CLUSTERDOWN", "NOSCRIPT", "ERR max number of clients reached"} {
 		if strings.HasPrefix(msg, p) {
 			return true
 		}

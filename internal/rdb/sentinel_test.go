@@ -312,3 +312,32 @@ func closedAddr(t *testing.T) string {
 	l.Close()
 	return addr
 }
+
+// The replies of a server that stops being the master are transient, and
+// mark the connection so the pool drops it.
+func TestFailoverRepliesAreTransient(t *testing.T) {
+	t.Parallel()
+	d := &sentinelDialer{}
+	for _, reply := range []string{
+		"READONLY You can't write against a read only replica.",
+		"UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
+		"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+	} {
+		if err := redis.Error(reply); !IsTransient(err) || IsFatal(err) {
+			t.Errorf("%s: transient %v, fatal %v", reply, IsTransient(err), IsFatal(err))
+		}
+		c := &sentinelConn{d: d}
+		gen := d.gen.Load()
+		c.observe(fmt.Errorf("rdb: x: %w", redis.Error(reply)))
+		if !errors.Is(c.Err(), errNotMaster) || d.gen.Load() == gen {
+			t.Errorf("%s: conn err %v, generation %d (was %d)", reply, c.Err(), d.gen.Load(), gen)
+		}
+	}
+	c := &sentinelConn{d: d}
+	gen := d.gen.Load()
+	c.observe(redis.Error("WRONGTYPE Operation against a key holding the wrong kind of value"))
+	c.observe(context.Canceled)
+	if c.demoted || d.gen.Load() != gen {
+		t.Error("a command's own error or a cancellation counted as a sign of failover")
+	}
+}
