@@ -107,15 +107,33 @@ type Config struct {
 	// Later settings of the scheduler, the planner and the allocator go here.
 }
 
-// Redis says where the node's Redis is. TLS and Sentinel settings will sit
-// next to URL.
+// Redis says where the node's Redis is and how to connect to it. The TLS
+// and Sentinel settings are left out of the JSON when unset, so that a
+// child of an older build still reads a config that does not use them.
 type Redis struct {
-	// URL is redis://[[user]:password@]host:port/db, rediss://... or a bare
-	// host:port; "" means redis://127.0.0.1:6379.
+	// URL is redis://[[user]:password@]host:port/db (user: an ACL user),
+	// rediss://... (TLS), a bare host:port, or
+	// redis+sentinel://[[user]:password@]host:port,host:port/master[/db]
+	// (rediss+sentinel:// with TLS) for the master the Sentinels name;
+	// "" means redis://127.0.0.1:6379.
 	URL string `json:"url"`
 	// Namespace is the key prefix; "" means "resque" (a trailing ":" is
 	// dropped).
 	Namespace string `json:"namespace"`
+	// TLS settings of a rediss:// URL, as work's --tls-* flags: paths of
+	// PEM files (read when the node is built, so a missing or bad file is
+	// a config error), the name the server's certificate must carry ("":
+	// the URL's host), and skipping verification (tests only; logged as a
+	// warning). Giving any with a plain redis:// URL is a config error.
+	TLSCAFile             string `json:"tls_ca_file,omitempty"`
+	TLSCertFile           string `json:"tls_cert_file,omitempty"`
+	TLSKeyFile            string `json:"tls_key_file,omitempty"`
+	TLSServerName         string `json:"tls_server_name,omitempty"`
+	TLSInsecureSkipVerify bool   `json:"tls_insecure_skip_verify,omitempty"`
+	// SentinelPassword authenticates to the Sentinels of a
+	// redis+sentinel:// URL (work's --sentinel-password); the URL's own
+	// credentials are the master's.
+	SentinelPassword string `json:"sentinel_password,omitempty"`
 }
 
 // MaxConcurrency is the most job slots one node runs.
@@ -156,6 +174,7 @@ type settings struct {
 	durations durations
 	retry     retryPolicies
 	handlers  handlerSpecs
+	redis     rdb.Options
 }
 
 // resolve validates c and parses its values.
@@ -175,8 +194,8 @@ func (c Config) resolve() (settings, error) {
 	if s.durations, err = c.parseDurations(); err != nil {
 		return s, err
 	}
-	if _, err := rdb.NormalizeURL(c.Redis.URL); err != nil {
-		return s, configError{err}
+	if s.redis, err = c.Redis.options(); err != nil {
+		return s, err
 	}
 	if c.LogLevel != "" && !slices.Contains(logLevels, strings.ToLower(strings.TrimSpace(c.LogLevel))) {
 		return s, badf("--log-level %q: want debug, info, warn or error", c.LogLevel)

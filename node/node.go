@@ -123,9 +123,9 @@ func New(cfg Config, reg *worker.Registry, opts ...Option) (*Node, error) {
 	if cfg.Fork && o.fork == nil {
 		return nil, errors.New("node: Config.Fork needs a job process command (WithFork)")
 	}
-	client, err := rdb.New(rdb.Options{URL: cfg.Redis.URL, Namespace: cfg.Redis.Namespace})
+	client, err := newRedisClient(cfg.Redis, s.redis, o.log)
 	if err != nil {
-		return nil, configError{err}
+		return nil, err
 	}
 	n := &Node{cfg: cfg, log: o.log, client: client, spec: s.spec, done: make(chan struct{})}
 	if err := n.build(s, reg, o); err != nil {

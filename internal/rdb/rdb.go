@@ -392,19 +392,35 @@ func IsFatal(err error) bool {
 	return false
 }
 
-// New returns a client; it does not connect until first used. A malformed
-// URL is an error wrapping ErrBadURL, TLS settings for a plain URL one
-// wrapping ErrBadTLS.
-func New(opt Options) (*Client, error) {
+// Check reports what New would refuse in opt: a malformed URL or a
+// sentinel password without Sentinels (ErrBadURL), TLS settings for a
+// plain URL (ErrBadTLS).
+func (opt Options) Check() error {
+	_, err := opt.endpoint()
+	return err
+}
+
+// endpoint parses opt.URL and checks that the other settings apply to it.
+func (opt Options) endpoint() (endpoint, error) {
 	ep, err := parseURL(opt.URL)
 	if err != nil {
-		return nil, err
+		return ep, err
 	}
 	if opt.TLS != nil && !ep.tls {
-		return nil, fmt.Errorf("%w: TLS settings given for %s, which does not use TLS (use rediss://...)", ErrBadTLS, ep.redacted)
+		return ep, fmt.Errorf("%w: TLS settings are given but %s does not use TLS (use rediss://...)", ErrBadTLS, ep.redacted)
 	}
 	if opt.SentinelPassword != "" && ep.sentinels == nil {
-		return nil, fmt.Errorf("%w %q: a sentinel password is given but the URL names no Sentinels (use redis+sentinel://...)", ErrBadURL, ep.redacted)
+		return ep, fmt.Errorf("%w %q: a sentinel password is given but the URL names no Sentinels (use redis+sentinel://...)", ErrBadURL, ep.redacted)
+	}
+	return ep, nil
+}
+
+// New returns a client; it does not connect until first used. What Check
+// refuses is an error here.
+func New(opt Options) (*Client, error) {
+	ep, err := opt.endpoint()
+	if err != nil {
+		return nil, err
 	}
 	if opt.MaxIdle <= 0 {
 		opt.MaxIdle = 16
