@@ -100,7 +100,7 @@ func TestExternalModuleUsesPublicPackages(t *testing.T) {
 			t.Fatalf("type-check %s: %v", prog, err)
 		}
 	}
-	for _, pkg := range []string{"client", "app", "node"} {
+	for _, pkg := range []string{"client", "app", "node", "worker"} {
 		if err := api.packageAPI(modulePath+"/"+pkg, exports); err != nil {
 			t.Fatalf("load %s: %v", pkg, err)
 		}
