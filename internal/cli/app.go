@@ -20,6 +20,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -88,7 +89,7 @@ func exitCode(err error) int {
 }
 
 // urlInText finds Redis URLs in messages.
-var urlInText = regexp.MustCompile(`rediss?://[^\s"']*`)
+var urlInText = regexp.MustCompile(`rediss?(\+sentinel)?://[^\s"']*`)
 
 // errorLine is the one line printed for err: a connection failure is said
 // without the call chain that met it, Redis URLs never show a password.
@@ -216,8 +217,14 @@ func applyEnvAliases(c *ucli.Context, flags []ucli.Flag, lookup func(string) (st
 // Flags shared by every command that talks to Redis.
 func redisFlags() []ucli.Flag {
 	return []ucli.Flag{
-		&ucli.StringFlag{Name: "redis", Usage: "Redis URL (redis://[[user]:password@]host:port/db, rediss://...) or host:port", Value: "redis://127.0.0.1:6379", EnvVars: []string{"REDIS_URL"}},
+		&ucli.StringFlag{Name: "redis", Usage: "Redis URL (redis://[[user]:password@]host:port/db, rediss://... for TLS, redis+sentinel://[[user]:password@]host:26379,host:26379/master[/db]) or host:port", Value: "redis://127.0.0.1:6379", EnvVars: []string{"REDIS_URL"}},
 		&ucli.StringFlag{Name: "namespace", Usage: "key namespace (prefix)", Value: "resque", EnvVars: []string{"RESQUE_NAMESPACE"}},
+		&ucli.StringFlag{Name: "tls-ca-file", Usage: "PEM file of the CAs that sign the Redis server's certificate (rediss://; default: the system's)", EnvVars: []string{"REDIS_TLS_CA_FILE"}},
+		&ucli.StringFlag{Name: "tls-cert-file", Usage: "client certificate (PEM) for a Redis that requires one (tls-auth-clients yes)", EnvVars: []string{"REDIS_TLS_CERT_FILE"}},
+		&ucli.StringFlag{Name: "tls-key-file", Usage: "key (PEM) of --tls-cert-file", EnvVars: []string{"REDIS_TLS_KEY_FILE"}},
+		&ucli.StringFlag{Name: "tls-server-name", Usage: "name the Redis server's certificate must carry (default: the URL's host)", EnvVars: []string{"REDIS_TLS_SERVER_NAME"}},
+		&ucli.BoolFlag{Name: "tls-insecure-skip-verify", Usage: "accept any Redis server certificate (tests only: the traffic can be read and changed)", EnvVars: []string{"REDIS_TLS_INSECURE_SKIP_VERIFY"}},
+		&ucli.StringFlag{Name: "sentinel-password", Usage: "password of the Sentinels of a redis+sentinel:// URL (the URL's password is the master's)", EnvVars: []string{"REDIS_SENTINEL_PASSWORD"}},
 		&ucli.StringFlag{Name: "log-level", Usage: "debug, info, warn or error", Value: "info", EnvVars: []string{"LOG_LEVEL"}},
 		&ucli.StringFlag{Name: "log-format", Usage: "console (colour only on a terminal) or json", Value: "console", EnvVars: []string{"LOG_FORMAT"}},
 		&ucli.BoolFlag{Name: "verbose", Usage: "log at info level even if --log-level is higher (Ruby Resque's VERBOSE)", EnvVars: []string{"VERBOSE"}},
@@ -226,11 +233,34 @@ func redisFlags() []ucli.Flag {
 }
 
 func newClient(c *ucli.Context) (*rdb.Client, error) {
-	client, err := rdb.New(rdb.Options{URL: c.String("redis"), Namespace: c.String("namespace")})
+	r := redisConfig(c)
+	tlsCfg, err := (rdb.TLSFiles{CAFile: r.TLSCAFile, CertFile: r.TLSCertFile, KeyFile: r.TLSKeyFile,
+		ServerName: r.TLSServerName, InsecureSkipVerify: r.TLSInsecureSkipVerify}).Config()
 	if err != nil {
 		return nil, usageError{err}
 	}
+	client, err := rdb.New(rdb.Options{URL: r.URL, Namespace: r.Namespace, TLS: tlsCfg, SentinelPassword: r.SentinelPassword})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if r.TLSInsecureSkipVerify {
+		if log, err := newLogger(c); err == nil {
+			log.Warn().Str("redis", client.Addr()).Msg(insecureWarning)
+		}
+	}
 	return client, nil
+}
+
+// insecureWarning is logged by every command run with
+// --tls-insecure-skip-verify (node logs its own for work).
+const insecureWarning = "TLS CERTIFICATE VERIFICATION IS OFF (--tls-insecure-skip-verify): anyone on the network path can read and change the traffic to Redis, passwords included; use it only for tests"
+
+// redisConfig is the Redis settings of redisFlags, as a node takes them.
+func redisConfig(c *ucli.Context) node.Redis {
+	return node.Redis{URL: c.String("redis"), Namespace: c.String("namespace"),
+		TLSCAFile: c.String("tls-ca-file"), TLSCertFile: c.String("tls-cert-file"), TLSKeyFile: c.String("tls-key-file"),
+		TLSServerName: c.String("tls-server-name"), TLSInsecureSkipVerify: c.Bool("tls-insecure-skip-verify"),
+		SentinelPassword: c.String("sentinel-password")}
 }
 
 func newLogger(c *ucli.Context) (zerolog.Logger, error) {

@@ -142,7 +142,7 @@ func nodeError(err error) error {
 // a node.Config, checked.
 func configFromFlags(c *ucli.Context) (node.Config, error) {
 	cfg := node.Config{
-		Redis:              node.Redis{URL: c.String("redis"), Namespace: c.String("namespace")},
+		Redis:              redisConfig(c),
 		Queues:             c.String("queues"),
 		Concurrency:        c.Int("concurrency"),
 		Hostname:           c.String("hostname"),
