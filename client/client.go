@@ -15,10 +15,13 @@ import (
 // Options configures a Client. Zero values mean the documented defaults.
 type Options struct {
 	// URL is the Redis server, in the forms REDIS_URL takes:
-	// redis://[[user]:password@]host[:port][/db], rediss://... (TLS), or a
-	// bare host:port (php-resque's REDIS_BACKEND form). Default
-	// redis://127.0.0.1:6379/0. Special characters of the password must be
-	// percent-encoded. A malformed URL makes New fail with ErrBadURL.
+	// redis://[[user]:password@]host[:port][/db] (user: an ACL user),
+	// rediss://... (TLS), a bare host:port (php-resque's REDIS_BACKEND
+	// form), or redis+sentinel://[[user]:password@]host:port,host:port/master[/db]
+	// (rediss+sentinel:// with TLS) for the master that Redis Sentinels
+	// name, followed through failovers. Default redis://127.0.0.1:6379/0.
+	// Special characters of the password must be percent-encoded. A
+	// malformed URL makes New fail with ErrBadURL.
 	URL string
 	// Namespace is the key prefix shared with every Resque producer and
 	// worker on this Redis; default "resque" (Ruby Resque, php-resque and
@@ -31,11 +34,18 @@ type Options struct {
 	ReadTimeout time.Duration
 	// MaxIdle is how many idle connections the pool keeps; default 16.
 	MaxIdle int
-	// TLS is reserved for a custom TLS configuration (client certificates,
-	// private CAs). It is not supported yet: New refuses a non-nil TLS
-	// rather than ignore it. A rediss:// URL connects with TLS verified
-	// against the system's roots.
+	// TLS is the TLS configuration of a rediss:// (or rediss+sentinel://)
+	// URL: RootCAs for a private CA, Certificates for a server that
+	// requires a client certificate, ServerName when the certificate names
+	// another host than the URL. nil verifies the server against the
+	// system's roots. With a plain redis:// URL, which would not use it,
+	// New fails with ErrInvalid. A server that cannot be verified or that
+	// refuses the certificate is ErrRefused.
 	TLS *tls.Config
+	// SentinelPassword authenticates to the Sentinels of a
+	// redis+sentinel:// URL (the URL's password is the master's); with
+	// another URL New fails with ErrBadURL.
+	SentinelPassword string
 	// Now is the clock for queue_time and EnqueueIn; default time.Now.
 	Now func() time.Time
 }
@@ -76,14 +86,14 @@ var (
 // New returns a client. It does not connect until first used (see Ping);
 // a malformed URL is an error at once.
 func New(opt Options) (*Client, error) {
-	if opt.TLS != nil {
-		return nil, fmt.Errorf("%w: Options.TLS is not supported yet; use a rediss:// URL (verified against the system's roots)", ErrInvalid)
-	}
 	if opt.DialTimeout < 0 || opt.ReadTimeout < 0 || opt.MaxIdle < 0 {
 		return nil, fmt.Errorf("%w: DialTimeout, ReadTimeout and MaxIdle must not be negative", ErrInvalid)
 	}
 	rc, err := rdb.New(rdb.Options{URL: opt.URL, Namespace: opt.Namespace, MaxIdle: opt.MaxIdle,
-		DialTimeout: opt.DialTimeout, ReadTimeout: opt.ReadTimeout})
+		DialTimeout: opt.DialTimeout, ReadTimeout: opt.ReadTimeout, TLS: opt.TLS, SentinelPassword: opt.SentinelPassword})
+	if errors.Is(err, rdb.ErrBadTLS) {
+		return nil, invalidf("Options.TLS: %s", strings.TrimPrefix(err.Error(), rdb.ErrBadTLS.Error()+": "))
+	}
 	if err != nil {
 		return nil, badURL(err)
 	}

@@ -83,8 +83,8 @@ func TestClientUnreachableIsNotRefused(t *testing.T) {
 	}
 }
 
-// Options: TLS is refused until it is supported; the namespace defaults to
-// resque and loses php-resque's trailing colon.
+// Options: TLS with a plain redis:// URL is refused; the namespace defaults
+// to resque and loses php-resque's trailing colon.
 func TestClientOptions(t *testing.T) {
 	t.Parallel()
 	if _, err := client.New(client.Options{TLS: &tls.Config{}}); !errors.Is(err, client.ErrInvalid) {
