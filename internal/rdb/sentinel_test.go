@@ -87,7 +87,8 @@ func startSentinelGroup(t *testing.T, sentinelPass string) *sentinelGroup {
 	}
 	g := &sentinelGroup{}
 	var err error
-	if g.primary, err = redistest.Start(0); err != nil {
+	// no 5 s delay before the replica's first sync (repl-diskless-sync-delay)
+	if g.primary, err = redisproc.StartWith(redisproc.Options{Args: []string{"--repl-diskless-sync-delay", "0"}}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(g.primary.Stop)
@@ -115,7 +116,10 @@ func startSentinelGroup(t *testing.T, sentinelPass string) *sentinelGroup {
 	g.url = "redis+sentinel://" + strings.Join(addrs, ",") + "/" + sentinelMaster
 	// Ready when every Sentinel knows the replica and the two others
 	// (learnt through the primary's hello channel, every 2 s).
-	waitFor(t, 20*time.Second, "sentinels to find the replica and each other", func() bool {
+	waitFor(t, 20*time.Second, "the replica to sync and the sentinels to find it and each other", func() bool {
+		if info, err := redis.String(redisDo(t, g.replica.Addr(), "INFO", "replication")); err != nil || !strings.Contains(info, "master_link_status:up") {
+			return false
+		}
 		for _, s := range g.sentinels {
 			c, err := redis.Dial("tcp", s.Addr(), redis.DialPassword(sentinelPass), redis.DialReadTimeout(time.Second))
 			if err != nil {
@@ -201,10 +205,9 @@ func TestSentinelFollowsFailover(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 10*time.Second, "the replica to acknowledge the writes", func() bool {
-		n, err := redis.Int(c.Do(ctx, "WAIT", 1, 500))
-		return err == nil && n == 1
-	})
+	if n, err := redis.Int(c.Do(ctx, "WAIT", 1, 1000)); err != nil || n != 1 {
+		t.Fatalf("WAIT = %d, %v; want the replica's acknowledgement", n, err)
+	}
 	if _, err := redis.String(redisDo(t, g.sentinels[0].Addr(), "SENTINEL", "FAILOVER", sentinelMaster)); err != nil {
 		t.Fatal(err)
 	}
