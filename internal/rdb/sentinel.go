@@ -94,6 +94,9 @@ type sentinelDialer struct {
 	// reply, a broken connection): a pooled connection checked before the
 	// latest one has its role checked again when next borrowed.
 	gen atomic.Uint64
+	// refused is the last refusal met dialling a Sentinel (TLS, AUTH)
+	// since the last successful dial.
+	refused atomic.Pointer[error]
 }
 
 func newSentinelDialer(ep endpoint, opt Options) *sentinelDialer {
@@ -114,7 +117,14 @@ func (d *sentinelDialer) dialSentinel(addr string) (redis.Conn, error) {
 	if d.opt.SentinelPassword != "" {
 		opts = append(opts, redis.DialPassword(d.opt.SentinelPassword))
 	}
-	return redis.Dial("tcp", addr, opts...)
+	conn, err := redis.Dial("tcp", addr, opts...)
+	switch {
+	case err == nil:
+		d.refused.Store(nil)
+	case refusesConnection(err):
+		d.refused.Store(&err)
+	}
+	return conn, err
 }
 
 // dial asks the Sentinels for the master's address (anew for every
@@ -161,11 +171,15 @@ func serverRole(conn redis.Conn) (string, error) {
 	return redis.String(v[0], nil)
 }
 
-// sentinelError is a failure to learn the master's address. The library
-// keeps the cause only in its message, so that is where a refusal is
-// recognised: Sentinels that refuse the password, or that do not know the
-// master name, fail the same way on every retry.
+// sentinelError is a failure to learn the master's address. Sentinels
+// that refuse the connection (TLS, a wrong password), that want a password
+// not given, or that do not know the master name fail the same way on
+// every retry. The library keeps the cause of a failed query only in its
+// message, so that is where the last two are recognised.
 func (d *sentinelDialer) sentinelError(err error) error {
+	if refused := d.refused.Load(); refused != nil {
+		return &ConnError{Addr: d.ep.redacted, Err: fmt.Errorf("sentinels refused the connection: %w", *refused), Fatal: true}
+	}
 	msg := err.Error()
 	fatal := false
 	switch {
@@ -174,7 +188,7 @@ func (d *sentinelDialer) sentinelError(err error) error {
 		fatal = true
 	case strings.Contains(msg, "WRONGPASS"), strings.Contains(msg, "NOAUTH"), strings.Contains(msg, "invalid password"),
 		strings.Contains(msg, "without any password configured"):
-		err = fmt.Errorf("sentinels refused the connection (check --sentinel-password): %w", err)
+		err = fmt.Errorf("sentinels refused the connection (check the sentinel password): %w", err)
 		fatal = true
 	default:
 		err = fmt.Errorf("ask the sentinels for master %q: %w", d.ep.master, err)

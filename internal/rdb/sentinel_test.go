@@ -344,3 +344,29 @@ func TestFailoverRepliesAreTransient(t *testing.T) {
 		t.Error("a command's own error or a cancellation counted as a sign of failover")
 	}
 }
+
+// rediss+sentinel:// talks TLS to the Sentinels and to the master, with
+// the same settings.
+func TestSentinelOverTLS(t *testing.T) {
+	t.Parallel()
+	if !redisproc.SentinelSupport() {
+		t.Skip("redis-server cannot run as a Sentinel (--sentinel)")
+	}
+	master, certs := tlsServer(t, false)
+	ready, err := certs.ClientTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := redisproc.StartWith(redisproc.Options{TLS: ready, Config: fmt.Sprintf("sentinel monitor m 127.0.0.1 %d 1\n", master.Port),
+		Args: append([]string{"--sentinel", "--tls-replication", "yes"}, certs.ServerArgs(false)...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	c := tlsClient(t, "rediss+sentinel://"+s.Addr()+"/m", TLSFiles{CAFile: certs.CAFile})
+	if got := port(t, c); got != strconv.Itoa(master.Port) {
+		t.Errorf("connected to port %s, want the master's %d", got, master.Port)
+	}
+	wantRefused(t, "another CA", tlsClient(t, "rediss+sentinel://"+s.Addr()+"/m", TLSFiles{CAFile: certs.OtherCAFile}).Ping(context.Background()),
+		"sentinels refused the connection: tls: failed to verify certificate")
+}

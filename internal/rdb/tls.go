@@ -126,5 +126,5 @@ func certGiven(cfg *tls.Config) string {
 	if cfg != nil && (len(cfg.Certificates) > 0 || cfg.GetClientCertificate != nil) {
 		return "it did not accept the one given"
 	}
-	return "none was given: set --tls-cert-file and --tls-key-file"
+	return "none was given"
 }
