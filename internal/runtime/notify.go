@@ -24,20 +24,24 @@ const blockTimeout = 15 * time.Second
 // notifier wakes idle slots when a watched queue gets a job. One waker
 // goroutine per queue blocks on that queue without consuming it (see
 // rdb.WaitQueue), and only while some slot is waiting: a busy process does
-// not poll Redis at all.
+// not poll Redis at all. A job wakes one slot, not all of them: the woken
+// slot claims it and, while jobs keep coming, goes on claiming with each
+// finish; the waker wakes the next slot as long as the queue still has
+// jobs, so a burst brings every slot in one by one and a single job costs
+// one claim, not one per idle slot.
 type notifier struct {
 	client *rdb.Client
 	log    zerolog.Logger
 
 	mu      sync.Mutex
-	wake    chan struct{} // closed when a queue got a job; then replaced
-	want    chan struct{} // closed when a slot starts waiting on wake
+	token   chan struct{} // one token wakes one waiting slot
+	want    chan struct{} // closed while some slot is waiting
 	waiting int
 	wakers  map[string]*service.Runner
 }
 
 func newNotifier(c *rdb.Client, log zerolog.Logger) *notifier {
-	return &notifier{client: c, log: log, wake: make(chan struct{}), want: make(chan struct{}), wakers: map[string]*service.Runner{}}
+	return &notifier{client: c, log: log, token: make(chan struct{}, 1), want: make(chan struct{}), wakers: map[string]*service.Runner{}}
 }
 
 // watch makes the waker set match queues. It returns false when there are
@@ -71,7 +75,6 @@ func (n *notifier) watch(ctx context.Context, queues []string) bool {
 // it reports whether a queue woke it.
 func (n *notifier) wait(ctx context.Context, max time.Duration) bool {
 	n.mu.Lock()
-	wake := n.wake
 	n.waiting++
 	if n.waiting == 1 {
 		close(n.want)
@@ -79,42 +82,36 @@ func (n *notifier) wait(ctx context.Context, max time.Duration) bool {
 	n.mu.Unlock()
 	t := time.NewTimer(max)
 	defer t.Stop()
+	woke := false
 	select {
-	case <-wake:
-		return true
+	case <-n.token:
+		woke = true
 	case <-ctx.Done():
 	case <-t.C:
 	}
 	n.mu.Lock()
-	woke := n.wake != wake
-	if !woke {
-		n.waiting--
-		if n.waiting == 0 {
-			n.want = make(chan struct{})
-		}
+	n.waiting--
+	if n.waiting == 0 {
+		n.want = make(chan struct{})
 	}
 	n.mu.Unlock()
 	return woke
 }
 
-// broadcast wakes every slot waiting on wake, unless another waker did.
-func (n *notifier) broadcast(wake chan struct{}) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.wake != wake {
-		return
+// wakeOne wakes one waiting slot (a token left unclaimed wakes the next
+// slot that waits, which then finds out for itself).
+func (n *notifier) wakeOne() {
+	select {
+	case n.token <- struct{}{}:
+	default:
 	}
-	close(n.wake)
-	n.wake = make(chan struct{})
-	n.want = make(chan struct{})
-	n.waiting = 0
 }
 
 func (n *notifier) wakerLoop(ctx context.Context, q string) {
 	var b backoff
 	for {
 		n.mu.Lock()
-		want, wake := n.want, n.wake
+		want := n.want
 		n.mu.Unlock()
 		select {
 		case <-want:
@@ -129,13 +126,13 @@ func (n *notifier) wakerLoop(ctx context.Context, q string) {
 			d := b.next()
 			n.log.Debug().Err(err).Str("queue", q).Dur("retry_in", d).Msg("blocking wait failed")
 			service.Sleep(ctx, d)
-			// Let waiting slots re-claim: they will report Redis errors themselves.
-			n.broadcast(wake)
+			// Let a waiting slot re-claim: it reports Redis errors itself.
+			n.wakeOne()
 			continue
 		}
 		b.reset()
 		if has {
-			n.broadcast(wake)
+			n.wakeOne()
 		}
 	}
 }
