@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"reflect"
 	"slices"
@@ -49,6 +48,10 @@ type Config struct {
 	// on the command line, where ps would show a password.
 	Redis     string
 	Namespace string
+	// RedisTLS holds the TLS and Sentinel settings of the manager's
+	// redis flags (its URL and Namespace fields are unused): every child
+	// gets them.
+	RedisTLS node.Redis
 	// Hostname is the host part of the children's worker ids; "" means
 	// this machine's name.
 	Hostname  string
@@ -268,7 +271,10 @@ func (c *Config) Processes() int {
 // to the start of each child.
 func (c *Config) Child(set QueueSet) node.Config {
 	n := node.Config{
-		Redis:           node.Redis{URL: c.Redis, Namespace: c.Namespace},
+		Redis: node.Redis{URL: c.Redis, Namespace: c.Namespace,
+			TLSCAFile: c.RedisTLS.TLSCAFile, TLSCertFile: c.RedisTLS.TLSCertFile, TLSKeyFile: c.RedisTLS.TLSKeyFile,
+			TLSServerName: c.RedisTLS.TLSServerName, TLSInsecureSkipVerify: c.RedisTLS.TLSInsecureSkipVerify,
+			SentinelPassword: c.RedisTLS.SentinelPassword},
 		Queues:          set.Queues,
 		Concurrency:     max(set.Concurrency, 1),
 		Hostname:        c.Hostname,
@@ -407,17 +413,9 @@ func timeoutText(d time.Duration) string {
 	return d.String()
 }
 
-// maskURL hides the password of a Redis URL.
-func maskURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxx")
-	}
-	return u.String()
-}
+// maskURL hides the password of a Redis URL (every form rdb accepts,
+// Sentinel lists included).
+func maskURL(raw string) string { return rdb.RedactURL(raw) }
 
 // describeChild is n as one line of JSON without the settings left at
 // their defaults (zero values), the Redis password and the HTTP token
@@ -426,6 +424,9 @@ func describeChild(n node.Config) string {
 	n.Redis.URL = maskURL(n.Redis.URL)
 	if n.HTTPToken != "" {
 		n.HTTPToken = "***"
+	}
+	if n.Redis.SentinelPassword != "" {
+		n.Redis.SentinelPassword = "***"
 	}
 	return nonZeroJSON(reflect.ValueOf(n))
 }

@@ -109,13 +109,41 @@ func TestSupervisorPassesEverySetting(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("child config = %+v\nwant           %+v", got, want)
 	}
-	if zero := zeroFields(reflect.ValueOf(got), ""); len(zero) > 0 {
+	// The TLS and Sentinel settings come from the manager's flags, not the
+	// file (TestChildGetsManagersRedisTLS).
+	var zero []string
+	for _, f := range zeroFields(reflect.ValueOf(got), "") {
+		if !strings.HasPrefix(f, "Redis.TLS") && f != "Redis.SentinelPassword" {
+			zero = append(zero, f)
+		}
+	}
+	if len(zero) > 0 {
 		t.Errorf("settings the pool does not pass: %v", zero)
 	}
 	if log := h.childLog(pid); !strings.HasPrefix(log, "args work --node-config-fd 3\n") || strings.Contains(log, "config error") {
 		t.Errorf("child log:\n%s", log)
 	}
 	h.sup.Shutdown()
+}
+
+// The manager's TLS and Sentinel settings (its --tls-* and
+// --sentinel-password flags) reach every child, and pool check masks the
+// Sentinel password.
+func TestChildGetsManagersRedisTLS(t *testing.T) {
+	cfg := parse(t, "workers: {a: 1}\n", LoadOptions{})
+	cfg.RedisTLS = node.Redis{TLSCAFile: "/ca.pem", TLSCertFile: "/c.pem", TLSKeyFile: "/k.pem",
+		TLSServerName: "redis.internal", TLSInsecureSkipVerify: true, SentinelPassword: "s3cret"}
+	got := cfg.Child(cfg.Sets[0]).Redis
+	want := cfg.RedisTLS
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("child redis = %+v, want %+v", got, want)
+	}
+	if zero := zeroFields(reflect.ValueOf(got), ""); len(zero) != 2 { // URL and Namespace: defaults here
+		t.Errorf("zero fields %v", zero)
+	}
+	if d := describeChild(cfg.Child(cfg.Sets[0])); strings.Contains(d, "s3cret") || !strings.Contains(d, "redis.internal") {
+		t.Errorf("pool check line: %s", d)
+	}
 }
 
 func TestWorkSettingsErrors(t *testing.T) {

@@ -232,8 +232,11 @@ func redisFlags() []ucli.Flag {
 	}
 }
 
-func newClient(c *ucli.Context) (*rdb.Client, error) {
-	r := redisConfig(c)
+func newClient(c *ucli.Context) (*rdb.Client, error) { return clientFor(c, redisConfig(c)) }
+
+// clientFor connects with the Redis settings r (a usage error when they
+// cannot be used).
+func clientFor(c *ucli.Context, r node.Redis) (*rdb.Client, error) {
 	tlsCfg, err := (rdb.TLSFiles{CAFile: r.TLSCAFile, CertFile: r.TLSCertFile, KeyFile: r.TLSKeyFile,
 		ServerName: r.TLSServerName, InsecureSkipVerify: r.TLSInsecureSkipVerify}).Config()
 	if err != nil {

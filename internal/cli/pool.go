@@ -109,9 +109,11 @@ func runPool(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	client, err := rdb.New(rdb.Options{URL: cfg.Redis, Namespace: cfg.Namespace})
+	r := cfg.RedisTLS
+	r.URL, r.Namespace = cfg.Redis, cfg.Namespace
+	client, err := clientFor(c, r)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	defer client.Close()
 	addr := c.String("metrics-addr")
@@ -296,6 +298,8 @@ func loadPoolConfig(c *ucli.Context) (*pool.Config, error) {
 // applyPoolFlags lets flags and their environment variables win over the
 // file; settings neither gives get the flags' defaults.
 func applyPoolFlags(c *ucli.Context, cfg *pool.Config) error {
+	cfg.RedisTLS = redisConfig(c)
+	cfg.RedisTLS.URL, cfg.RedisTLS.Namespace = "", ""
 	if c.IsSet("redis") || cfg.Redis == "" {
 		if _, err := rdb.NormalizeURL(c.String("redis")); err != nil {
 			return usagef("--redis: %v", err)
