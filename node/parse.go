@@ -56,8 +56,11 @@ func (c Config) parseDurations() (durations, error) {
 // maxSeconds keeps parsed seconds inside time.Duration (about 292 years).
 const maxSeconds = float64(math.MaxInt64/int64(time.Second)) - 1
 
-// parseSeconds reads Ruby-style seconds ("5", "0.5") or a Go duration
-// ("250ms"); "" is 0. flag names the setting in messages.
+// ParseSeconds reads Ruby-style seconds ("5", "0.5") or a Go duration
+// ("250ms"), the form of every duration setting; "" is 0. flag names the
+// setting in messages (as --flag). Its errors match ErrConfig.
+func ParseSeconds(flag, v string) (time.Duration, error) { return parseSeconds(flag, v) }
+
 func parseSeconds(flag, v string) (time.Duration, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {

@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -315,27 +313,12 @@ func colourful(w io.Writer) bool {
 	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 }
 
-// maxSeconds keeps parsed seconds inside time.Duration (about 292 years).
-const maxSeconds = float64(math.MaxInt64/int64(time.Second)) - 1
-
-// parseSeconds reads Ruby-style seconds ("5", "0.5") or a Go duration ("250ms").
+// parseSeconds reads Ruby-style seconds ("5", "0.5") or a Go duration
+// ("250ms"), as every duration setting of a node does.
 func parseSeconds(flag, v string) (time.Duration, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, nil
-	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		if f < 0 {
-			return 0, usagef("--%s %q: must not be negative", flag, v)
-		}
-		if math.IsNaN(f) || f > maxSeconds {
-			return 0, usagef("--%s %q: want seconds (5, 0.5) or a duration (250ms, 2m)", flag, v)
-		}
-		return time.Duration(f * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, usagef("--%s %q: want seconds (5, 0.5) or a duration (250ms, 2m)", flag, v)
+	d, err := node.ParseSeconds(flag, v)
+	if err != nil {
+		return 0, usageError{err}
 	}
 	return d, nil
 }
