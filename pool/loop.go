@@ -113,6 +113,9 @@ func (s *Supervisor) finish() {
 	s.pruner.pass(ctx)
 	cancel()
 	s.publisher.runner.Stop()
+	if s.metrics != nil {
+		_ = s.metrics.Close() // nothing to do about a close error at exit
+	}
 	s.log.Info().Msg("pool stopped")
 	s.emit(Event{Kind: EventStopped})
 	close(s.done)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/resque-go/resque-go/internal/metrics"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/service"
 )
@@ -162,6 +163,13 @@ const (
 	ChildStopping  = "stopping"
 )
 
+// MetricsError is returned by New when the manager cannot serve /metrics
+// on Params.MetricsAddr (the address is taken, say).
+type MetricsError struct{ Err error }
+
+func (e *MetricsError) Error() string { return "pool: cannot serve metrics: " + e.Err.Error() }
+func (e *MetricsError) Unwrap() error { return e.Err }
+
 // ErrNotRunning is returned by Reload when the supervisor is not running
 // (not started, stopping or stopped).
 var ErrNotRunning = errors.New("pool: supervisor is not running")
@@ -180,6 +188,8 @@ type Supervisor struct {
 
 	pruner    *pruner
 	publisher *publisher
+	metrics   *metrics.PoolServer // the manager's /metrics, with MetricsAddr
+	bound     string              // its address
 
 	mu       sync.Mutex
 	cfg      *Config
@@ -216,7 +226,28 @@ func New(p Params, cfg *Config) (*Supervisor, error) {
 	}
 	s.pruner = &pruner{s: s, req: make(chan struct{}, 1)}
 	s.publisher = &publisher{s: s, kick: make(chan struct{}, 1)}
+	if p.MetricsAddr != "" {
+		// the manager serves /metrics and /healthz on MetricsAddr; its
+		// children get the next ports
+		s.metrics = metrics.NewPool(p.Client, s.metricsChildren)
+		bound, err := s.metrics.Serve(p.MetricsAddr)
+		if err != nil {
+			return nil, &MetricsError{Err: err}
+		}
+		s.bound = bound
+	}
 	return s, nil
+}
+
+// MetricsAddr is where the manager serves /metrics ("" without).
+func (s *Supervisor) MetricsAddr() string { return s.bound }
+
+func (s *Supervisor) metricsChildren() []metrics.PoolChild {
+	var out []metrics.PoolChild
+	for _, c := range s.Status().Children {
+		out = append(out, metrics.PoolChild{State: c.State, Restarts: c.Restarts})
+	}
+	return out
 }
 
 // Hostname is the host part of the children's worker ids.

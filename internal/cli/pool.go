@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -15,7 +16,6 @@ import (
 	"github.com/rs/zerolog"
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/resque-go/resque-go/internal/metrics"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/pool"
 )
@@ -124,22 +124,14 @@ func runPool(c *ucli.Context) error {
 	}
 	sup, err := pool.New(pool.Params{Client: client, Logger: &log, StatusInterval: every,
 		Stdout: c.App.Writer, Stderr: c.App.ErrWriter, MetricsAddr: addr, Env: childEnv(os.Environ())}, cfg)
+	var me *pool.MetricsError
+	if errors.As(err, &me) {
+		return usagef("--metrics-addr %q: %v", addr, me.Err)
+	}
 	if err != nil {
 		return err
 	}
-	if addr != "" {
-		ms := metrics.NewPool(client, func() []metrics.PoolChild {
-			var out []metrics.PoolChild
-			for _, c := range sup.Status().Children {
-				out = append(out, metrics.PoolChild{State: c.State, Restarts: c.Restarts})
-			}
-			return out
-		})
-		bound, err := ms.Serve(addr)
-		if err != nil {
-			return usagef("--metrics-addr %q: %v", addr, err)
-		}
-		defer ms.Close()
+	if bound := sup.MetricsAddr(); bound != "" {
 		log.Info().Str("addr", bound).Msg("serving /metrics and /healthz; children use the following ports")
 	}
 	sigs := make(chan os.Signal, 8)
