@@ -69,19 +69,14 @@ func NewMover(cfg MoverConfig) (*Mover, error) {
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Now = service.Clock(cfg.Now)
 	if cfg.Lease <= 0 {
 		cfg.Lease = 10 * time.Second
 	}
 	if cfg.Elect && cfg.WorkerID == "" {
 		return nil, errors.New("delayed: MoverConfig.WorkerID is required to elect a mover")
 	}
-	if cfg.Logger == nil {
-		l := zerolog.Nop()
-		cfg.Logger = &l
-	}
+	cfg.Logger = service.Logger(cfg.Logger)
 	return &Mover{cfg: cfg, log: *cfg.Logger}, nil
 }
 

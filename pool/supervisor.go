@@ -115,13 +115,8 @@ func (p *Params) setDefaults() error {
 	if p.CrashLoop <= 0 {
 		p.CrashLoop = 3
 	}
-	if p.Logger == nil {
-		l := zerolog.Nop()
-		p.Logger = &l
-	}
-	if p.Now == nil {
-		p.Now = time.Now
-	}
+	p.Logger = service.Logger(p.Logger)
+	p.Now = service.Clock(p.Now)
 	return nil
 }
 

@@ -79,13 +79,8 @@ func (c *PublisherConfig) setDefaults() error {
 		n := len(c.WorkerIDs)
 		c.Slots = func() (int, int) { return 0, n }
 	}
-	if c.Logger == nil {
-		l := zerolog.Nop()
-		c.Logger = &l
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.Logger = service.Logger(c.Logger)
+	c.Now = service.Clock(c.Now)
 	return nil
 }
 

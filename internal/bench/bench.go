@@ -22,6 +22,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/redisproc"
+	"github.com/resque-go/resque-go/internal/service"
 )
 
 // NoopClass is the class of every bench job; NoopPayload its payload.
@@ -134,10 +135,7 @@ func (c *Config) setDefaults() error {
 	if c.Settle == 0 {
 		c.Settle = time.Second
 	}
-	if c.Logger == nil {
-		l := zerolog.Nop()
-		c.Logger = &l
-	}
+	c.Logger = service.Logger(c.Logger)
 	for name, v := range map[string]int{"jobs": c.Jobs, "runs": c.Runs, "procs": c.Procs, "exec-jobs": c.ExecJobs,
 		"latency-jobs": c.LatencyJobs, "latency-slots": c.LatencySlots} {
 		if v < 1 {

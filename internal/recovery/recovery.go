@@ -75,13 +75,8 @@ func (c *Config) setDefaults() error {
 	if c.RubyPrune || c.MaxRecoveries < 0 {
 		c.MaxRecoveries = 0
 	}
-	if c.Logger == nil {
-		l := zerolog.Nop()
-		c.Logger = &l
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.Logger = service.Logger(c.Logger)
+	c.Now = service.Clock(c.Now)
 	return nil
 }
 

@@ -134,13 +134,8 @@ func (c *Config) setDefaults() error {
 	def(&c.PruneInterval, 4*c.HeartbeatInterval)
 	def(&c.QueueRefresh, 5*time.Second)
 	def(&c.TermTimeout, 4*time.Second)
-	if c.Logger == nil {
-		l := zerolog.Nop()
-		c.Logger = &l
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.Logger = service.Logger(c.Logger)
+	c.Now = service.Clock(c.Now)
 	if c.Rand == nil {
 		c.Rand = rand.Float64
 	}

@@ -7,6 +7,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
 // Runner runs one loop function at a time.
@@ -67,4 +69,23 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// Logger is the default every component's config gives a nil logger: l,
+// or a disabled logger.
+func Logger(l *zerolog.Logger) *zerolog.Logger {
+	if l != nil {
+		return l
+	}
+	nop := zerolog.Nop()
+	return &nop
+}
+
+// Clock is the default every component's config gives a nil clock: now,
+// or time.Now.
+func Clock(now func() time.Time) func() time.Time {
+	if now != nil {
+		return now
+	}
+	return time.Now
 }
