@@ -64,10 +64,12 @@ func (p *publisher) loop(ctx context.Context) {
 }
 
 // publish writes the record, bounded by one interval (at least a second)
-// so a hung Redis cannot stall the loop.
+// so a hung Redis cannot stall the loop. A stop does not cut a write short:
+// a SET abandoned mid-flight could reach Redis after the final DEL (another
+// connection) and leave the record of a stopped pool behind.
 func (p *publisher) publish(ctx context.Context, smp *sampler) {
 	s := p.s
-	ctx, cancel := context.WithTimeout(ctx, max(s.p.StatusInterval, time.Second))
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(s.p.StatusInterval, time.Second))
 	defer cancel()
 	rec := s.record(ctx, smp)
 	val, err := protocol.EncodePoolRecord(rec)
