@@ -125,9 +125,10 @@ func (p *Publisher) loop(ctx context.Context) {
 }
 
 // publish samples the metrics and writes the record, bounded by one interval
-// (at least a second) so a hung Redis cannot stall the loop.
+// (at least a second) so a hung Redis cannot stall the loop. A stop does not
+// cut the write short: an abandoned SET could reach Redis after remove's DEL.
 func (p *Publisher) publish(ctx context.Context, smp *sampler, started time.Time) {
-	ctx, cancel := context.WithTimeout(ctx, max(p.cfg.Interval, time.Second))
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(p.cfg.Interval, time.Second))
 	defer cancel()
 	rec := p.record(ctx, smp, started)
 	val, err := protocol.EncodeProcessRecord(rec)
