@@ -1,0 +1,280 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/mattn/go-isatty"
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
+)
+
+func queueCommand() *ucli.Command {
+	jsonFlag := &ucli.BoolFlag{Name: "json", Usage: "print JSON"}
+	withRedis := func(extra ...ucli.Flag) []ucli.Flag {
+		return append(append(redisFlags(), jsonFlag), extra...)
+	}
+	return &ucli.Command{
+		Name:  "queue",
+		Usage: "inspect queues and remove waiting jobs",
+		Description: "Workers and producers can go on meanwhile: peek takes nothing, remove deletes only\n" +
+			"matching jobs that were queued when it began, in small atomic steps, and never moves\n" +
+			"or deletes any other job.",
+		Subcommands: []*ucli.Command{
+			{Name: "list", Aliases: []string{"sizes"}, Usage: "every known queue (the queues set) with its length, by name", ArgsUsage: " ",
+				Flags: withRedis(), Action: queueList},
+			{Name: "size", Usage: "the number of jobs waiting in QUEUE", ArgsUsage: "QUEUE", Flags: withRedis(), Action: queueSize},
+			{
+				Name: "peek", Usage: "show jobs of QUEUE without taking them (0 is the next one a worker takes)", ArgsUsage: "QUEUE",
+				Flags: withRedis(
+					&ucli.IntFlag{Name: "offset", Usage: "skip this many jobs"},
+					&ucli.IntFlag{Name: "limit", Usage: "show at most this many (0: all)", Value: 10},
+				),
+				Action: queuePeek,
+			},
+			{
+				Name: "remove", Usage: "delete the jobs of QUEUE of a class (and id, or args)", ArgsUsage: "QUEUE --class CLASS [--id ID | --args JSON]",
+				Description: "--args takes a JSON array or object. An array matches jobs whose args array is equal to it.\n" +
+					"An object matches jobs whose args object holds each of its keys with an equal value\n" +
+					"(resque-v3), or whose args array is one such object (php-resque).",
+				Flags: withRedis(
+					&ucli.StringFlag{Name: "class", Usage: "job class (required)"},
+					&ucli.StringFlag{Name: "id", Usage: "only the job with this id"},
+					&ucli.StringFlag{Name: "args", Usage: "only jobs with these args (JSON array: equal; JSON object: these keys)"},
+				),
+				Action: queueRemove,
+			},
+			{
+				Name: "clear", Usage: "delete every job of QUEUE (it stays in the queues set)", ArgsUsage: "QUEUE --yes",
+				Flags:  withRedis(&ucli.BoolFlag{Name: "yes", Usage: "confirm"}),
+				Action: queueClear,
+			},
+		},
+	}
+}
+
+// queueArg is the one QUEUE argument of c.
+func queueArg(c *ucli.Context) (string, error) {
+	switch {
+	case c.NArg() == 0:
+		return "", usagef("%s needs a QUEUE", c.Command.FullName())
+	case c.NArg() > 1:
+		return "", usagef("%s takes one QUEUE, got %d arguments (flags go before QUEUE)", c.Command.FullName(), c.NArg())
+	case c.Args().First() == "":
+		return "", usagef("%s: the queue name is empty", c.Command.FullName())
+	}
+	return c.Args().First(), nil
+}
+
+func queueList(c *ucli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("list takes no argument (use size QUEUE)")
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	names, err := client.KnownQueues(c.Context)
+	if err != nil {
+		return err
+	}
+	slices.Sort(names)
+	lens, err := client.QueueLens(c.Context, names)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		Queue string `json:"queue"`
+		Size  int64  `json:"size"`
+	}
+	rows := make([]row, len(names))
+	for i, q := range names {
+		rows[i] = row{q, lens[i]}
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, rows)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "QUEUE\tSIZE")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\n", r.Queue, r.Size)
+	}
+	return tw.Flush()
+}
+
+func queueSize(c *ucli.Context) error {
+	q, err := queueArg(c)
+	if err != nil {
+		return err
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	n, err := client.Len(c.Context, client.Keys().Queue(q))
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]any{"queue": q, "size": n})
+	}
+	fmt.Fprintln(c.App.Writer, n)
+	return nil
+}
+
+func queuePeek(c *ucli.Context) error {
+	q, err := queueArg(c)
+	if err != nil {
+		return err
+	}
+	offset, limit := c.Int("offset"), c.Int("limit")
+	if offset < 0 || limit < 0 {
+		return usagef("--offset and --limit must not be negative")
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	stop := -1
+	if limit > 0 {
+		stop = offset + limit - 1
+	}
+	jobs, err := client.List(c.Context, client.Keys().Queue(q), offset, stop)
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	for i, raw := range jobs {
+		if c.Bool("json") {
+			fmt.Fprintf(w, "%s\n", jsonLine(raw))
+			continue
+		}
+		fmt.Fprintln(w, peekHeader(offset+i, raw))
+		var pretty bytes.Buffer
+		if json.Indent(&pretty, raw, "", "  ") == nil {
+			fmt.Fprintf(w, "%s\n\n", pretty.Bytes())
+		} else {
+			fmt.Fprintf(w, "%s\n\n", raw)
+		}
+	}
+	return nil
+}
+
+// peekHeader names a job: its position, class and id when it has them.
+func peekHeader(pos int, raw []byte) string {
+	p, err := protocol.DecodePayload(raw)
+	if err != nil {
+		return fmt.Sprintf("#%d (not a job a worker would run: %v)", pos, err)
+	}
+	h := fmt.Sprintf("#%d %s", pos, p.Class)
+	if p.ID != "" {
+		h += " id=" + p.ID
+	}
+	return h
+}
+
+// jsonLine is a payload on one line: compacted JSON (numbers and key order
+// as stored), or a JSON string holding text that is not JSON.
+func jsonLine(raw []byte) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) == nil {
+		return b.Bytes()
+	}
+	return protocol.MarshalString(string(raw))
+}
+
+func queueRemove(c *ucli.Context) error {
+	q, err := queueArg(c)
+	if err != nil {
+		return err
+	}
+	m := rdb.JobMatch{Class: c.String("class"), ID: c.String("id")}
+	if m.Class == "" {
+		return usagef("remove needs --class (with --id or --args to narrow it)")
+	}
+	if c.IsSet("id") && c.IsSet("args") {
+		return usagef("remove takes --id or --args, not both")
+	}
+	if c.IsSet("id") && m.ID == "" {
+		return usagef("--id is empty")
+	}
+	if c.IsSet("args") {
+		a := bytes.TrimSpace([]byte(c.String("args")))
+		if !json.Valid(a) || len(a) == 0 || (a[0] != '[' && a[0] != '{') {
+			return usagef("--args %q: want a JSON array or object, e.g. '[1,\"two\"]' or '{\"key\":\"value\"}'", c.String("args"))
+		}
+		m.Args = a
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	opt := rdb.RemoveOptions{}
+	if terminal(c.App.ErrWriter) {
+		opt.Progress = func(p rdb.RemoveProgress) {
+			if p.Total > rdb.DefaultRemoveChunk {
+				fmt.Fprintf(c.App.ErrWriter, "\rexamined %d of %d jobs, removed %d", p.Examined, p.Total, p.Removed)
+			}
+		}
+	}
+	n, err := client.RemoveJobs(c.Context, q, m, opt)
+	if opt.Progress != nil {
+		fmt.Fprint(c.App.ErrWriter, "\r\033[K")
+	}
+	if errors.Is(err, rdb.ErrBadMatch) {
+		return usageError{err}
+	}
+	if err != nil {
+		if n > 0 {
+			return fmt.Errorf("%w (%d removed before the error)", err, n)
+		}
+		return err
+	}
+	return printQueueResult(c, q, n)
+}
+
+func queueClear(c *ucli.Context) error {
+	q, err := queueArg(c)
+	if err != nil {
+		return err
+	}
+	if !c.Bool("yes") {
+		return usagef("clear deletes every job of queue %q: add --yes to confirm", q)
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	n, err := client.ClearQueue(c.Context, q)
+	if err != nil {
+		return err
+	}
+	return printQueueResult(c, q, n)
+}
+
+func printQueueResult(c *ucli.Context, q string, n int64) error {
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]any{"queue": q, "removed": n})
+	}
+	fmt.Fprintf(c.App.Writer, "removed %d\n", n)
+	return nil
+}
+
+// terminal reports whether w is a terminal (progress lines go only there).
+func terminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
