@@ -108,6 +108,7 @@ func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 		enqueueCommand(),
 		statsCommand(),
 		failedCommand(),
+		queueCommand(),
 		demoCommand(),
 		poolCommand(),
 		benchCommand(),
