@@ -54,7 +54,8 @@ type RemoveProgress struct {
 // RemoveOptions tunes RemoveJobs. Zero values mean the defaults.
 type RemoveOptions struct {
 	// Chunk is how many jobs one script call examines (it blocks Redis for
-	// that long: about 1 ms per 200 jobs); default 500.
+	// that long: 0.6 to 1.7 ms per 500 jobs measured, more for big
+	// payloads); default 500.
 	Chunk int
 	// Progress, when set, is called after every chunk.
 	Progress func(RemoveProgress)
