@@ -399,13 +399,15 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 }
 
 // fixRecord rewrites worker:<id> when the claim embedded a payload that
-// looked like a JSON object but is not valid JSON (or not valid UTF-8), so
+// looked like a JSON object but is not valid JSON, or one that is not
+// valid UTF-8 (the claim script's JSON encoder keeps such bytes), so
 // resque-web and other readers always find valid JSON there. Rare: only
 // garbage payloads get here.
 func (s *slot) fixRecord(res rdb.ClaimResult) {
 	raw := res.Payload
-	if len(raw) == 0 || raw[0] != '{' || raw[len(raw)-1] != '}' || (json.Valid(raw) && utf8.Valid(raw)) {
-		return
+	objectLike := len(raw) > 0 && raw[0] == '{' && raw[len(raw)-1] == '}'
+	if utf8.Valid(raw) && (!objectLike || json.Valid(raw)) {
+		return // the claim embedded it as valid JSON: as is, or as a string
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
