@@ -36,7 +36,8 @@ type Config struct {
 	// means this machine's name.
 	Hostname string `json:"hostname"`
 	// Polling sleeps Interval when the queues are empty instead of blocking
-	// waits; Interval "" means 5 s (so does "0").
+	// waits; Interval "" means 5 s. "0" (Ruby's INTERVAL=0) makes the node
+	// work until every queue is empty, then stop by itself.
 	Polling  bool   `json:"polling"`
 	Interval string `json:"interval"`
 	// HeartbeatInterval is 1 to 60 seconds; "" means 5 s.

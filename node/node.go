@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -154,6 +155,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 		Client: n.client, Registry: reg, Queues: cfg.Queues, Concurrency: cfg.Concurrency,
 		Hostname: cfg.Hostname, Polling: cfg.Polling,
 		Interval: s.durations.interval, HeartbeatInterval: s.durations.heartbeat,
+		Drain:      s.durations.interval == 0 && strings.TrimSpace(cfg.Interval) != "",
 		JobTimeout: s.durations.jobTimeout, TermTimeout: s.durations.termTimeout,
 		DirtyExitOnTerm: cfg.DirtyExitOnTerm, MaxRecoveries: cfg.MaxRecoveries, RubyPrune: cfg.RubyPrune,
 		Logger: log, Retry: s.retry.def, ClassRetry: s.retry.classes, Fork: o.fork,

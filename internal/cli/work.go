@@ -20,7 +20,7 @@ func workCommand(reg *worker.Registry) *ucli.Command {
 		&ucli.BoolFlag{Name: "fork", Usage: "run every job in a child process (this binary re-executed), isolating crashes and leaks", EnvVars: []string{"RESQUE_FORK"}},
 		&ucli.StringFlag{Name: "queues", Aliases: []string{"q"}, Usage: "queues in priority order: high,low; * and globs expand against the queues set; !pattern excludes", EnvVars: []string{"QUEUE"}},
 		&ucli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "job slots in this process, each with its own worker id", Value: 1, EnvVars: []string{"COUNT"}},
-		&ucli.StringFlag{Name: "interval", Usage: "poll interval when polling (seconds, or a duration such as 500ms)", Value: "5", EnvVars: []string{"INTERVAL"}},
+		&ucli.StringFlag{Name: "interval", Usage: "poll interval when polling (seconds, or a duration such as 500ms); 0: work until every queue is empty, then exit (Ruby's INTERVAL=0)", Value: "5", EnvVars: []string{"INTERVAL"}},
 		&ucli.BoolFlag{Name: "polling", Usage: "poll every --interval instead of blocking waits", EnvVars: []string{"RESQUE_POLLING"}},
 		&ucli.StringFlag{Name: "hostname", Usage: "host name in worker ids and queue statistics (default: this machine's)", EnvVars: []string{"RESQUE_HOSTNAME"}},
 		&ucli.StringFlag{Name: "timeout", Usage: "per-job timeout; 0 means none (seconds or a duration)", Value: "0", EnvVars: []string{"RESQUE_JOB_TIMEOUT"}},

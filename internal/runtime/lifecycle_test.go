@@ -265,3 +265,28 @@ func TestExecControlCodes(t *testing.T) {
 		t.Errorf("reschedule not in delayed:%d", fixed.Unix()+45)
 	}
 }
+
+// Drain (Ruby's INTERVAL=0): the worker runs what is queued, then stops by
+// itself and unregisters.
+func TestDrainStopsWhenQueuesAreEmpty(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	k := e.client.Keys()
+	var rec recorder
+	e.reg.Register("J", func(ctx context.Context, j *worker.Job) error { return nil })
+	for range 5 {
+		e.push("q", `{"class":"J","args":[]}`)
+	}
+	w := e.start(runtime.Config{Queues: "q,other", Concurrency: 2, Drain: true, OnFinish: rec.add})
+	select {
+	case <-w.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the worker did not stop after draining its queues")
+	}
+	if n := len(rec.all()); n != 5 {
+		t.Errorf("%d jobs ran, want 5", n)
+	}
+	if ids := e.members(k.Workers()); len(ids) != 0 {
+		t.Errorf("still registered: %v", ids)
+	}
+}

@@ -47,6 +47,10 @@ type Config struct {
 	Polling bool
 	// Interval is the poll interval when polling; default 5 s.
 	Interval time.Duration
+	// Drain makes the worker stop by itself once every queue is empty
+	// (Ruby's INTERVAL=0): each slot ends at its first empty claim, and the
+	// worker unregisters and closes Done when the last one has.
+	Drain bool
 	// HeartbeatInterval defaults to 5 s; PruneInterval to 4 heartbeats.
 	HeartbeatInterval time.Duration
 	PruneInterval     time.Duration
@@ -265,6 +269,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	go func() {
 		wg.Wait()
 		close(w.slotsDone)
+		if w.cfg.Drain {
+			w.Stop() // the queues are empty: unregister and close Done
+		}
 	}()
 	return nil
 }

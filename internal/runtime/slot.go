@@ -80,6 +80,9 @@ func (s *slot) loop(ctx context.Context) {
 		case res.Paused:
 			service.Sleep(ctx, pausePoll)
 		case res.Empty:
+			if w.cfg.Drain {
+				return // Ruby's INTERVAL=0: the queues are empty, this slot is done
+			}
 			if queues == nil {
 				var err error
 				if queues, err = w.queues.current(ctx); err != nil {
