@@ -40,6 +40,9 @@ type Config struct {
 	// work until every queue is empty, then stop by itself.
 	Polling  bool   `json:"polling"`
 	Interval string `json:"interval"`
+	// Serial names queues of Queues that run one job at a time across
+	// every process (literal names; protocol.md 9).
+	Serial []string `json:"serial,omitempty"`
 	// HeartbeatInterval is 1 to 60 seconds; "" means 5 s.
 	HeartbeatInterval string `json:"heartbeat_interval"`
 	// JobTimeout cancels a job after this long; "" or "0" means none.
@@ -189,6 +192,12 @@ func (c Config) resolve() (settings, error) {
 		return s, configError{err}
 	}
 	s.spec = spec
+	literal := protocol.LiteralQueues(c.Queues)
+	for _, q := range c.Serial {
+		if !slices.Contains(literal, q) {
+			return s, badf("--serial %q: not one of the queues named in --queues %q (a serial queue is named, not matched by a glob)", q, c.Queues)
+		}
+	}
 	if n := c.Concurrency; n < 0 || n > MaxConcurrency {
 		return s, badf("--concurrency %d: want 1 to %d", n, MaxConcurrency)
 	}

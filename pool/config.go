@@ -137,6 +137,9 @@ type QueueSet struct {
 	Fork bool
 	// Timeout is the per-job timeout; 0 means none.
 	Timeout time.Duration
+	// Serial makes the set's queues (its literal names, not its globs)
+	// serial: one job at a time across every process.
+	Serial bool
 	// Line is where the set is defined.
 	Line int
 }
@@ -291,6 +294,9 @@ func (c *Config) Child(set QueueSet) node.Config {
 	}
 	if set.Interval > 0 {
 		n.Interval = seconds(set.Interval)
+	}
+	if set.Serial {
+		n.Serial = protocol.LiteralQueues(set.Queues)
 	}
 	if set.Timeout > 0 {
 		n.JobTimeout = seconds(set.Timeout)

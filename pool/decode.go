@@ -763,7 +763,7 @@ func (d *decoder) decodeHTTP(n *yaml.Node, path string) *HTTPEndpoint {
 }
 
 // Keys of one queue set. worker_count is the resque-v3 name of processes.
-var setKeys = []string{"queues", "processes", "worker_count", "concurrency", "blocking", "polling", "interval", "fork", "timeout"}
+var setKeys = []string{"queues", "processes", "worker_count", "concurrency", "blocking", "polling", "interval", "fork", "timeout", "serial"}
 
 // decodeSets reads the queue sets: a list of mappings with a queues key, or
 // a mapping from queue list to settings (or to a process count).
@@ -856,6 +856,10 @@ func (d *decoder) decodeSet(n *yaml.Node, path, queues string, keyNode *yaml.Nod
 		case "timeout":
 			if v, ok := d.duration(f.val, p, 0); ok {
 				set.Timeout = v
+			}
+		case "serial":
+			if v, ok := d.boolean(f.val, p); ok {
+				set.Serial = v
 			}
 		default:
 			d.unknown(f, path, setKeys...)

@@ -44,15 +44,15 @@ var allSet = node.Config{
 	MaxRecoveries: -1, RubyPrune: true, FailRetries: 5, RetryBackoff: "exp:2s:10m:0.2",
 	ClassRetry: []string{"Archive=2", "MailJob=5:fixed:30s"}, NoMover: true, Fork: true,
 	Exec: []string{"*=true"}, HTTP: []string{"Hook=http://h/{sourceId}"}, HTTPToken: "tok",
-	HTTPConnectTimeout: "1.5", HTTPTimeout: "9", LogLevel: "warn", LogFormat: "json",
+	HTTPConnectTimeout: "1.5", HTTPTimeout: "9", LogLevel: "warn", LogFormat: "json", Serial: []string{"a", "b"},
 }
 
-const allSets = "workers:\n  - {queues: \"a,b\", processes: 1, concurrency: 3, polling: true, interval: 0.5, fork: true, timeout: 60}\n"
+const allSets = "workers:\n  - {queues: \"a,b\", processes: 1, concurrency: 3, polling: true, interval: 0.5, fork: true, timeout: 60, serial: true}\n"
 
 // Every setting of the file becomes the node config field of the same
 // meaning, in both formats that take work settings.
 func TestChildConfigHasEverySetting(t *testing.T) {
-	for _, sets := range []string{allSets, "queues: {\"a,b\": {worker_count: 1, blocking: false, interval: 0.5}}\n"} {
+	for _, sets := range []string{allSets, "queues: {\"a,b\": {worker_count: 1, blocking: false, interval: 0.5, serial: true}}\n"} {
 		cfg := parse(t, "hostname: pool-test\n"+workSettings+sets, LoadOptions{})
 		got := cfg.Child(cfg.Sets[0])
 		want := allSet

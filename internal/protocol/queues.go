@@ -324,3 +324,17 @@ func ValidateQueueName(q string) error {
 	}
 	return nil
 }
+
+// LiteralQueues is the queue names of a queue list given as is: no glob,
+// no exclusion, no "*".
+func LiteralQueues(list string) []string {
+	var out []string
+	for _, q := range strings.Split(list, ",") {
+		q = strings.TrimSpace(q)
+		if q == "" || strings.ContainsAny(q, "*?[]{}!") {
+			continue
+		}
+		out = append(out, q)
+	}
+	return out
+}

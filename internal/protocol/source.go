@@ -13,6 +13,9 @@ import "strings"
 type Source struct {
 	Queue string
 	List  string
+	// Serial: at most one job of this source runs at a time across every
+	// process, under the lock SerialLock(Queue) (protocol.md 9).
+	Serial bool
 }
 
 // QueueSource is the Resque queue q.
@@ -26,6 +29,9 @@ func QueueSources(qs []string) []Source {
 	}
 	return out
 }
+
+// SerialLock is the lock of serial queue q: a random token, SET NX PX.
+func (k Keys) SerialLock(q string) string { return k.key("queuedata", q, "lock") }
 
 // IsQueue reports whether s is a plain Resque queue.
 func (s Source) IsQueue() bool { return s.List == "" }

@@ -21,6 +21,10 @@ type ClaimArgs struct {
 	Sources []protocol.Source
 	Queues  []string
 	Now     time.Time
+	// Token is the slot's serial-lock token and LockTTL the lock's time to
+	// live (default 30 s); used only when a source is serial.
+	Token   string
+	LockTTL time.Duration
 }
 
 func (a ClaimArgs) sources() []protocol.Source {
@@ -53,12 +57,19 @@ type ClaimResult struct {
 func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
 	srcs := a.sources()
 	n := len(srcs)
-	keys = make([]any, 0, 4+n)
+	keys = make([]any, 0, 4+2*n)
 	keys = append(keys, c.keys.PauseAll(), c.keys.Worker(a.WorkerID), c.keys.ClaimSeqs(), c.keys.AttemptsIndex())
 	for _, s := range srcs {
 		keys = append(keys, c.keys.SourceKey(s))
 	}
-	args = make([]any, 0, 5+2*n)
+	for _, s := range srcs {
+		if s.Serial {
+			keys = append(keys, c.keys.SerialLock(s.Queue))
+		} else {
+			keys = append(keys, c.keys.SourceKey(s)) // unused by the script
+		}
+	}
+	args = make([]any, 0, 7+3*n)
 	runAt := protocol.FormatRunAt(a.Now)
 	args = append(args, runAt, strconv.FormatInt(a.Now.Unix(), 10), c.keys.JobStatusPrefix(), a.WorkerID,
 		c.keys.AttemptsPrefix())
@@ -68,8 +79,24 @@ func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
 	for _, s := range srcs {
 		args = append(args, protocol.RecordSourceSuffix(s)+"}")
 	}
+	for _, s := range srcs {
+		if s.Serial {
+			args = append(args, "1")
+		} else {
+			args = append(args, "")
+		}
+	}
+	ttl := a.LockTTL
+	if ttl <= 0 {
+		ttl = DefaultLockTTL
+	}
+	args = append(args, a.Token, ttl.Milliseconds())
 	return keys, args
 }
+
+// DefaultLockTTL is how long a serial lock outlives its holder's last
+// refresh.
+const DefaultLockTTL = 30 * time.Second
 
 // Claim pops the first job in priority order and records it in worker:<id>
 // in one step. The caller counts the dequeue (queuestat:*) itself.
@@ -170,7 +197,10 @@ type Outcome struct {
 	AttemptsDigest string
 	Attempts       int
 	AttemptsTTL    time.Duration
-	Now            time.Time
+	// Token, for a job from a serial source, is the slot's lock token: the
+	// finish releases that source's lock if the slot still holds it.
+	Token string
+	Now   time.Time
 }
 
 // finishKeysArgs lays out finish.lua's keys and arguments.
@@ -213,6 +243,17 @@ func (c *Client) finishKeysArgs(workerID, host string, src protocol.Source, o Ou
 			k.Retries(), k.StatRetries(), k.QueueStat(host, protocol.QueueStatRetries, queue),
 			k.SourceKey(src), k.Queues(), delayedKey, tsKey, k.DelayedSchedule(), newStatusKey)
 		args = append(args, o.Push, o.DueAt, newWaiting, protocol.DelayedMember(o.DueAt))
+	}
+	// ARGV[15..16] are always there: with finish_claim.lua the claim's
+	// arguments follow, and the finish must not take one of them for its own
+	for len(args) < 14 {
+		args = append(args, "")
+	}
+	if o.Token != "" && src.Serial {
+		keys = append(keys, k.SerialLock(src.Queue))
+		args = append(args, o.Token, len(keys))
+	} else {
+		args = append(args, "", 0)
 	}
 	return keys, args
 }
@@ -286,9 +327,17 @@ func (c *Client) FinishAndClaim(ctx context.Context, workerID, host string, src 
 }
 
 // Requeue pushes a job a slot holds back to the head of its source and
-// clears worker:<id>. It returns ErrNotOwned when worker:<id> was already gone.
-func (c *Client) Requeue(ctx context.Context, workerID string, src protocol.Source, payload []byte) error {
-	n, err := redis.Int(c.eval(ctx, c.requeue, c.keys.Worker(workerID), c.keys.SourceKey(src), c.keys.ClaimSeqs(), payload, workerID))
+// clears worker:<id>, releasing a serial source's lock held with token. It
+// returns ErrNotOwned when worker:<id> was already gone.
+func (c *Client) Requeue(ctx context.Context, workerID string, src protocol.Source, payload []byte, token string) error {
+	lock := c.keys.SourceKey(src)
+	if src.Serial {
+		lock = c.keys.SerialLock(src.Queue)
+	} else {
+		token = ""
+	}
+	n, err := redis.Int(c.eval(ctx, c.requeue, c.keys.Worker(workerID), c.keys.SourceKey(src), c.keys.ClaimSeqs(), lock,
+		payload, workerID, token))
 	if err != nil {
 		return fmt.Errorf("rdb: requeue for %q: %w", workerID, err)
 	}
@@ -369,4 +418,14 @@ func (c *Client) ReplaceRecord(ctx context.Context, workerID string, record []by
 		return fmt.Errorf("rdb: replace record of %q: %w", workerID, err)
 	}
 	return nil
+}
+
+// RefreshLock extends serial queue q's lock by ttl if token still holds it;
+// it reports whether it did.
+func (c *Client) RefreshLock(ctx context.Context, q, token string, ttl time.Duration) (bool, error) {
+	n, err := redis.Int(c.eval(ctx, c.refreshLock, c.keys.SerialLock(q), token, ttl.Milliseconds()))
+	if err != nil {
+		return false, fmt.Errorf("rdb: refresh lock of %q: %w", q, err)
+	}
+	return n == 1, nil
 }

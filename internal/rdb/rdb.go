@@ -100,9 +100,9 @@ type Client struct {
 	addr    string // the URL with its password hidden, for messages
 	closer  func() // releases what the pool's dialer holds (the Sentinel pools)
 
-	claim, finish, finishClaim, requeue, register, unregister, prune, heartbeat *redis.Script
-	delayed                                                                     delayedScripts
-	failed                                                                      failedScripts
+	claim, finish, finishClaim, requeue, register, unregister, prune, heartbeat, refreshLock *redis.Script
+	delayed                                                                                  delayedScripts
+	failed                                                                                   failedScripts
 }
 
 // ErrNotOwned is returned when a slot's worker:<id> record is gone: the job
@@ -458,11 +458,12 @@ func New(opt Options) (*Client, error) {
 		finish:  loadScript("finish.lua", -1),
 		finishClaim: redis.NewScript(-1, scriptBody("finish.lua", "finish")+scriptBody("claim.lua", "claim")+
 			scriptSource("finish_claim.lua")),
-		requeue:    loadScript("requeue.lua", 3),
-		register:   loadScriptWith("register.lua", 4, "iso8601.lua"),
-		heartbeat:  loadScriptWith("heartbeat.lua", -1, "iso8601.lua"),
-		unregister: loadScript("unregister.lua", 8),
-		prune:      loadScript("prune.lua", 12),
+		requeue:     loadScript("requeue.lua", 4),
+		refreshLock: loadScript("refresh_lock.lua", 1),
+		register:    loadScriptWith("register.lua", 4, "iso8601.lua"),
+		heartbeat:   loadScriptWith("heartbeat.lua", -1, "iso8601.lua"),
+		unregister:  loadScript("unregister.lua", 8),
+		prune:       loadScript("prune.lua", 12),
 	}, nil
 }
 

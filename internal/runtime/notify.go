@@ -38,6 +38,7 @@ type notifier struct {
 	want    chan struct{} // closed while some slot is waiting
 	waiting int
 	wakers  map[string]*service.Runner
+	held    map[string]time.Time // queue -> its waker waits until then
 }
 
 func newNotifier(c *rdb.Client, log zerolog.Logger) *notifier {
@@ -98,6 +99,20 @@ func (n *notifier) wait(ctx context.Context, max time.Duration) bool {
 	return woke
 }
 
+// hold makes the wakers of queues wait d before their next blocking wait
+// (a serial queue another slot holds: it has jobs, but none to claim yet).
+func (n *notifier) hold(d time.Duration, queues map[string]bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.held == nil {
+		n.held = map[string]time.Time{}
+	}
+	until := time.Now().Add(d)
+	for q := range queues {
+		n.held[q] = until
+	}
+}
+
 // wakeOne wakes one waiting slot (a token left unclaimed wakes the next
 // slot that waits, which then finds out for itself).
 func (n *notifier) wakeOne() {
@@ -116,6 +131,12 @@ func (n *notifier) wakerLoop(ctx context.Context, q string) {
 		select {
 		case <-want:
 		case <-ctx.Done():
+			return
+		}
+		n.mu.Lock()
+		until := n.held[q]
+		n.mu.Unlock()
+		if d := time.Until(until); d > 0 && !service.Sleep(ctx, d) {
 			return
 		}
 		has, err := n.client.WaitQueue(ctx, q, blockTimeout)

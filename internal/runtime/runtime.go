@@ -47,6 +47,15 @@ type Config struct {
 	Polling bool
 	// Interval is the poll interval when polling; default 5 s.
 	Interval time.Duration
+	// Serial names queues that run one job at a time across every process
+	// (protocol.md 9), under a lock that lives LockTTL past its holder's
+	// last refresh (default 30 s; refreshed every third of it while the job
+	// runs).
+	Serial  []string
+	LockTTL time.Duration
+	// SerialPoll is how soon a serial queue with jobs, locked by another
+	// slot, is looked at again; default 200 ms.
+	SerialPoll time.Duration
 	// Drain makes the worker stop by itself once every queue is empty
 	// (Ruby's INTERVAL=0): each slot ends at its first empty claim, and the
 	// worker unregisters and closes Done when the last one has.
@@ -138,6 +147,8 @@ func (c *Config) setDefaults() error {
 	def(&c.PruneInterval, 4*c.HeartbeatInterval)
 	def(&c.QueueRefresh, 5*time.Second)
 	def(&c.TermTimeout, 4*time.Second)
+	def(&c.LockTTL, rdb.DefaultLockTTL)
+	def(&c.SerialPoll, 200*time.Millisecond)
 	c.Logger = service.Logger(c.Logger)
 	c.Now = service.Clock(c.Now)
 	if c.Rand == nil {
@@ -154,6 +165,7 @@ type Worker struct {
 	spec   protocol.QueueSpec
 	queues *queueList
 	notify *notifier
+	serial map[string]bool // Config.Serial
 	slots  []*slot
 
 	recovery       *recovery.Service // the slots' heartbeat, the pruning of dead workers
@@ -196,6 +208,12 @@ func New(cfg Config) (*Worker, error) {
 		slotsDone: make(chan struct{}),
 		done:      make(chan struct{}),
 	}
+	if len(cfg.Serial) > 0 {
+		w.serial = map[string]bool{}
+		for _, q := range cfg.Serial {
+			w.serial[q] = true
+		}
+	}
 	w.queues = &queueList{spec: spec, client: cfg.Client, refresh: cfg.QueueRefresh, now: cfg.Now, static: spec.Expand(nil)}
 	w.notify = newNotifier(cfg.Client, w.log)
 	for i := 1; i <= cfg.Concurrency; i++ {
@@ -203,7 +221,7 @@ func New(cfg Config) (*Worker, error) {
 		if cfg.Concurrency > 1 {
 			id.Slot = i
 		}
-		w.slots = append(w.slots, &slot{w: w, id: id.String()})
+		w.slots = append(w.slots, &slot{w: w, id: id.String(), token: protocol.NewJobID()})
 	}
 	w.recovery, err = recovery.New(recovery.Config{Client: cfg.Client, IDs: w.IDs(), Hostname: cfg.Hostname, PID: cfg.PID,
 		HeartbeatInterval: cfg.HeartbeatInterval, PruneInterval: cfg.PruneInterval,

@@ -22,8 +22,9 @@ const pausePoll = time.Second
 
 // slot is one worker id: it claims, runs and finishes one job at a time.
 type slot struct {
-	w  *Worker
-	id string
+	w     *Worker
+	id    string
+	token string // its serial-lock token (32 hex)
 
 	mu      sync.Mutex
 	cur     *rdb.ClaimResult
@@ -80,6 +81,11 @@ func (s *slot) loop(ctx context.Context) {
 		case res.Paused:
 			service.Sleep(ctx, pausePoll)
 		case res.Empty:
+			if len(w.serial) > 0 {
+				// a serial queue may be locked by another slot while it has
+				// jobs: its waker would wake us at once, again and again
+				w.notify.hold(w.cfg.SerialPoll, w.serial)
+			}
 			if w.cfg.Drain {
 				return // Ruby's INTERVAL=0: the queues are empty, this slot is done
 			}
@@ -111,7 +117,7 @@ func (s *slot) claim(queues []string) (res rdb.ClaimResult, paused bool, err err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err = w.client.Claim(ctx, rdb.ClaimArgs{WorkerID: s.id, Host: w.cfg.Hostname, Queues: queues, Now: w.cfg.Now()})
+	res, err = w.client.Claim(ctx, s.claimArgs(queues))
 	return res, false, err
 }
 
@@ -177,7 +183,9 @@ func (s *slot) run(res rdb.ClaimResult) *rdb.ClaimResult {
 	if w.cfg.Fork != nil {
 		h = worker.ForkHandler(*w.cfg.Fork)
 	}
+	stopLock := s.keepLock(res)
 	err, cause := s.invoke(h, job, res)
+	stopLock()
 	if err != nil && errors.Is(cause, errShutdown) {
 		if _, isResched := asReschedule(err); !isResched {
 			s.interrupted(res, err)
@@ -297,7 +305,8 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 		r.kind = rdb.OutcomeFail
 	}
 	now := w.cfg.Now()
-	o := rdb.Outcome{Seq: res.Seq, Kind: r.kind, Now: now, JobID: p.ID, Status: protocol.FinishedJobStatus(p, string(r.kind)), Class: p.Class}
+	o := rdb.Outcome{Seq: res.Seq, Kind: r.kind, Now: now, JobID: p.ID, Status: protocol.FinishedJobStatus(p, string(r.kind)), Class: p.Class,
+		Token: s.token}
 	if p.Class != "" && (r.kind == rdb.OutcomeRetry || r.prior > 0 || p.FailCount > 0 || res.Attempts < 0 && p.RubyShaped()) {
 		// a retry sets the job's attempt counter; any other end of a job
 		// that failed before closes it (a job that never failed has none:
@@ -440,7 +449,7 @@ func (s *slot) finishAndClaim(ctx context.Context, src protocol.Source, o rdb.Ou
 	if w.loopCtx.Err() == nil && !w.paused.Load() {
 		if queues, qerr := w.queues.current(ctx); qerr == nil && len(queues) > 0 {
 			ferr, res, err := w.client.FinishAndClaim(ctx, s.id, w.cfg.Hostname, src, o,
-				rdb.ClaimArgs{WorkerID: s.id, Host: w.cfg.Hostname, Queues: queues, Now: w.cfg.Now()})
+				s.claimArgs(queues))
 			if err != nil {
 				return nil, nil, err
 			}
@@ -452,6 +461,50 @@ func (s *slot) finishAndClaim(ctx context.Context, src protocol.Source, o rdb.Ou
 		return nil, nil, ferr
 	}
 	return ferr, nil, nil
+}
+
+// keepLock refreshes a serial source's lock every third of its time to
+// live while the job runs; the returned function stops it.
+func (s *slot) keepLock(res rdb.ClaimResult) func() {
+	if !res.Source.Serial {
+		return func() {}
+	}
+	w := s.w
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(w.cfg.LockTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			callCtx, cancelCall := context.WithTimeout(ctx, w.cfg.LockTTL/3)
+			held, err := w.client.RefreshLock(callCtx, res.Source.Queue, s.token, w.cfg.LockTTL)
+			cancelCall()
+			if err == nil && !held {
+				w.log.Warn().Str("worker_id", s.id).Str("queue", res.Source.Queue).Msg("serial lock lost while the job runs (it expired: the job outlived the lock's time to live without a refresh)")
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// claimArgs claims from queues in order, serial ones under their lock.
+func (s *slot) claimArgs(queues []string) rdb.ClaimArgs {
+	w := s.w
+	a := rdb.ClaimArgs{WorkerID: s.id, Host: w.cfg.Hostname, Queues: queues, Now: w.cfg.Now()}
+	if len(w.serial) > 0 {
+		a.Sources = protocol.QueueSources(queues)
+		for i := range a.Sources {
+			a.Sources[i].Serial = w.serial[a.Sources[i].Queue]
+		}
+		a.Token, a.LockTTL = s.token, w.cfg.LockTTL
+	}
+	return a
 }
 
 // sourceOf is where a claimed job came from (and goes back to).
@@ -481,7 +534,7 @@ func (s *slot) interrupted(res rdb.ClaimResult, cause error) {
 		return
 	}
 	err := w.retryRedis(context.Background(), "requeue", func(ctx context.Context) error {
-		return w.client.Requeue(ctx, s.id, sourceOf(res), res.Payload)
+		return w.client.Requeue(ctx, s.id, sourceOf(res), res.Payload, s.token)
 	})
 	switch {
 	case err == nil:

@@ -6,6 +6,8 @@
 -- KEYS[4]        resque-go attempts index (zset of the counters that exist)
 -- KEYS[5..4+n]   the sources' lists (queue:<q_i>, or another list of
 --                payloads), in priority order
+-- KEYS[5+n..4+2n] each source's serial lock, queuedata:<q_i>:lock (any key
+--                for a source that is not serial)
 -- ARGV[1]        run_at (already formatted, ASCII; unused, kept for the layout)
 -- ARGV[2]        now, Unix seconds
 -- ARGV[3]        job status key prefix, "<ns>:job:" (see below)
@@ -15,6 +17,9 @@
 --                payload: {"queue":"<q>","run_at":"<time>","payload":
 -- ARGV[6+n..5+2n] the end of each source's record: "}" for a queue (Ruby's
 --                record), or ,"source":"<list>"}
+-- ARGV[6+2n..5+3n] "1" for a serial source, "" for any other
+-- ARGV[6+3n]     the slot's lock token (32 hex)
+-- ARGV[7+3n]     the lock's time to live, milliseconds
 --                (the caller builds the record around the payload: a
 --                concatenation of seven pieces here cost Redis ~7 us a job)
 --
@@ -33,6 +38,11 @@
 -- to running here, in the same step as the claim. The key <prefix><id>:status
 -- is built inside this script: the id is only known after the pop, and a
 -- second round trip per job would be the price of passing it in.
+--
+-- Serial sources (protocol.md 9): a source whose lock another slot holds is
+-- skipped (the next source is tried); a job popped from a serial source
+-- takes the lock (SET PX, the slot's token) in the same step, and finish.lua
+-- releases it. A source that is not serial costs no command.
 --
 -- Attempts (protocol.AttemptsDigest): a job in Ruby's exact form
 -- {"class","args"} keeps its count of failed attempts in the key
@@ -80,9 +90,22 @@ local function claim(KEYS, ARGV, seq, ko, ao)
       return {0, held, cur}
     end
   end
-  local n = #KEYS - ko - 4
+  local n = (#KEYS - ko - 4) / 2
+  local token = ARGV[ao + 6 + 3 * n]
   for i = 1, n do
-    local payload = redis.call('LPOP', KEYS[ko + 4 + i])
+    local serial = ARGV[ao + 5 + 2 * n + i] == '1'
+    local payload = nil
+    if serial then
+      local holder = redis.call('GET', KEYS[ko + 4 + n + i])
+      if not holder or holder == token then
+        payload = redis.call('LPOP', KEYS[ko + 4 + i])
+        if payload then
+          redis.call('SET', KEYS[ko + 4 + n + i], token, 'PX', ARGV[ao + 7 + 3 * n])
+        end
+      end
+    else
+      payload = redis.call('LPOP', KEYS[ko + 4 + i])
+    end
     if payload then
       local object = string.byte(payload, 1) == 123 and string.byte(payload, -1) == 125
       local embed = payload

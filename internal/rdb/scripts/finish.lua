@@ -39,6 +39,11 @@
 -- ARGV[12] due time, Unix seconds; 0 pushes to the queue at once
 -- ARGV[13] "1" when the retry's status key gets "waiting" (resque-v3)
 -- ARGV[14] the timestamps index member, delayed:<ts> (no namespace)
+-- ARGV[15] for a job from a serial source: the slot's lock token; "" for
+--          any other (the arguments before it are padded to 14: all 16 are
+--          always sent, so with finish_claim.lua none is the claim's)
+-- ARGV[16] the index in KEYS of that source's lock, queuedata:<q>:lock
+--          (after the outcome's keys); 0 without one
 --
 -- The claim sequence moves on with every finish, so a finish is applied at
 -- most once: a call retried after a lost reply finds another sequence.
@@ -117,6 +122,13 @@ local function finish(KEYS, ARGV)
     end
     if ARGV[13] == '1' then
       redis.call('SET', KEYS[20], '{"status":"waiting","updated":' .. ARGV[5] .. '}', 'EX', 86400)
+    end
+  end
+  if ARGV[15] ~= '' then
+    -- release the serial lock, if this slot still holds it
+    local lock = KEYS[tonumber(ARGV[16])]
+    if redis.call('GET', lock) == ARGV[15] then
+      redis.call('DEL', lock)
     end
   end
   local kind, value = nil, nil

@@ -4,8 +4,10 @@
 -- KEYS[1] worker:<id>
 -- KEYS[2] the job's source list (queue:<q>)
 -- KEYS[3] resque-go claim-sequence hash (field: worker id)
+-- KEYS[4] the source's serial lock (any key for a source that is not serial)
 -- ARGV[1] the raw payload
 -- ARGV[2] worker id
+-- ARGV[3] the slot's lock token for a serial source, "" otherwise
 --
 -- The claim sequence moves on, so a finish of the same claim that arrives
 -- later (the handler returned after all) is refused instead of being taken
@@ -17,4 +19,7 @@ if redis.call('DEL', KEYS[1]) == 0 then
 end
 redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
 redis.call('LPUSH', KEYS[2], ARGV[1])
+if ARGV[3] ~= '' and redis.call('GET', KEYS[4]) == ARGV[3] then
+  redis.call('DEL', KEYS[4])
+end
 return 1
