@@ -123,7 +123,7 @@ func runDemo(ctx context.Context, out io.Writer) error {
 			case "fail":
 				mark, what = "FAIL ", f.Exception+": "+f.Error
 			case "retry":
-				mark, what = "RETRY", f.Exception+": "+f.Error+" (attempt failed; re-enqueued with failCount+1)"
+				mark, what = "RETRY", f.Exception+": "+f.Error+" (attempt failed; re-enqueued, the attempt counted)"
 			}
 			fmt.Fprintf(out, "  %s %-10s %-8s %s\n", mark, f.Class, f.Duration.Round(time.Microsecond), clip(what, 80))
 			if f.Outcome == "retry" {
