@@ -362,7 +362,7 @@ func TestQueueRemoveConcurrent(t *testing.T) {
 			if time.Now().After(deadline) {
 				break
 			}
-			time.Sleep(50 * time.Microsecond)
+			<-time.After(50 * time.Microsecond)
 		}
 	}})
 	took := time.Since(begin)

@@ -145,7 +145,7 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %s waiting for %s", limit, what)
 		}
-		time.Sleep(50 * time.Millisecond)
+		<-time.After(50 * time.Millisecond)
 	}
 }
 
@@ -236,7 +236,7 @@ func TestSentinelFollowsFailover(t *testing.T) {
 			if failures++; failures > 200 {
 				t.Fatalf("enqueue %d still failing: %v", i, err)
 			}
-			time.Sleep(50 * time.Millisecond)
+			<-time.After(50 * time.Millisecond)
 		}
 	}
 	t.Logf("writes failed %d times during the failover", failures)

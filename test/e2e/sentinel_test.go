@@ -136,13 +136,13 @@ func TestSentinelFailover(t *testing.T) {
 				a.mu.Lock()
 				a.retries++
 				a.mu.Unlock()
-				time.Sleep(50 * time.Millisecond)
+				<-time.After(50 * time.Millisecond)
 			}
 			a.mu.Lock()
 			a.started = append(a.started, began)
 			a.ackedAt = append(a.ackedAt, time.Now())
 			a.mu.Unlock()
-			time.Sleep(10 * time.Millisecond)
+			<-time.After(10 * time.Millisecond)
 		}
 	}()
 	defer func() {
@@ -194,7 +194,7 @@ func TestSentinelFailover(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d jobs enqueued in 30 s after the kill (%d retries)", len(after()), a.retries)
 		}
-		time.Sleep(50 * time.Millisecond)
+		<-time.After(50 * time.Millisecond)
 	}
 	stop()
 	<-enqueued
