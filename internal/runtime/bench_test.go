@@ -13,6 +13,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
@@ -262,9 +263,40 @@ func BenchmarkForkOverhead(b *testing.B) {
 //
 //	go test -run '^$' -bench 'ReferenceLoop|NoopJobs' -benchtime 20000x ./internal/runtime
 func BenchmarkReferenceLoop(b *testing.B) {
+	referenceLoop(b, func(conn redis.Conn, k protocol.Keys, id string) {
+		held := false
+		for {
+			if held {
+				conn.Send("INCR", k.StatProcessed())
+				conn.Send("INCR", k.StatProcessedWorker(id))
+				conn.Send("DEL", k.Worker(id))
+			}
+			conn.Send("LPOP", k.Queue("bench"))
+			conn.Flush()
+			if held {
+				for i := 0; i < 3; i++ {
+					conn.Receive()
+				}
+			}
+			job, err := redis.Bytes(conn.Receive())
+			if err != nil {
+				return // queue empty
+			}
+			if _, err := conn.Do("SET", k.Worker(id), job); err != nil {
+				b.Error(err)
+				return
+			}
+			held = true
+		}
+	})
+}
+
+// referenceLoop prefills b.N no-op jobs, runs loop on 16 connections
+// (each with its own worker id) until they return, and reports jobs/s and
+// Redis's cost per job.
+func referenceLoop(b *testing.B, loop func(conn redis.Conn, k protocol.Keys, id string)) {
 	e := newEnv(b)
 	ctx := context.Background()
-	k := e.client.Keys()
 	payload := []byte(`{"class":"Noop","args":[1]}`)
 	for i := 0; i < b.N; i++ {
 		if err := e.client.Enqueue(ctx, "bench", payload); err != nil {
@@ -286,31 +318,7 @@ func BenchmarkReferenceLoop(b *testing.B) {
 				return
 			}
 			defer conn.Close()
-			id := fmt.Sprintf("bench:%d:bench", c)
-			held := false
-			for {
-				if held {
-					conn.Send("INCR", k.StatProcessed())
-					conn.Send("INCR", k.StatProcessedWorker(id))
-					conn.Send("DEL", k.Worker(id))
-				}
-				conn.Send("LPOP", k.Queue("bench"))
-				conn.Flush()
-				if held {
-					for i := 0; i < 3; i++ {
-						conn.Receive()
-					}
-				}
-				job, err := redis.Bytes(conn.Receive())
-				if err != nil {
-					return // queue empty
-				}
-				if _, err := conn.Do("SET", k.Worker(id), job); err != nil {
-					b.Error(err)
-					return
-				}
-				held = true
-			}
+			loop(conn, e.client.Keys(), fmt.Sprintf("bench:%d:bench", c))
 		}()
 	}
 	wg.Wait()
@@ -381,15 +389,6 @@ func BenchmarkReferenceLoopLua(b *testing.B) {
 			padArgs = append(padArgs, "resque:some:key:name:"+strconv.Itoa(i))
 		}
 	}
-	e := newEnv(b)
-	ctx := context.Background()
-	k := e.client.Keys()
-	payload := []byte(`{"class":"Noop","args":[1]}`)
-	for i := 0; i < b.N; i++ {
-		if err := e.client.Enqueue(ctx, "bench", payload); err != nil {
-			b.Fatal(err)
-		}
-	}
 	script := redis.NewScript(4, `
 if ARGV[1] == '1' then
   redis.call('INCR', KEYS[3]) redis.call('INCR', KEYS[4]) redis.call('DEL', KEYS[2])
@@ -397,39 +396,14 @@ end
 local job = redis.call('LPOP', KEYS[1])
 if job then redis.call('SET', KEYS[2], job) end
 return job`)
-	cpu0, cmds0 := redisCost(b, e)
-	ex0 := execMicros(b, e)
-	b.ResetTimer()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for c := 0; c < 16; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := redis.Dial("tcp", strings.TrimPrefix(os.Getenv(redisEnv), "redis://"))
-			if err != nil {
-				b.Error(err)
+	referenceLoop(b, func(conn redis.Conn, k protocol.Keys, id string) {
+		held := "0"
+		for {
+			job, err := script.Do(conn, append([]any{k.Queue("bench"), k.Worker(id), k.StatProcessed(), k.StatProcessedWorker(id), held}, padArgs...)...)
+			if err != nil || job == nil {
 				return
 			}
-			defer conn.Close()
-			id := fmt.Sprintf("bench:%d:bench", c)
-			held := "0"
-			for {
-				job, err := script.Do(conn, append([]any{k.Queue("bench"), k.Worker(id), k.StatProcessed(), k.StatProcessedWorker(id), held}, padArgs...)...)
-				if err != nil || job == nil {
-					return
-				}
-				held = "1"
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	cpu1, cmds1 := redisCost(b, e)
-	ex1 := execMicros(b, e)
-	b.ReportMetric((ex1-ex0)/float64(b.N), "redis-exec-us/job")
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
-	b.ReportMetric((cpu1-cpu0)*1e6/float64(b.N), "redis-us/job")
-	b.ReportMetric(float64(cmds1-cmds0)/float64(b.N), "redis-cmds/job")
+			held = "1"
+		}
+	})
 }
