@@ -1,0 +1,115 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Unique job states (protocol.md 8), as the resque-v3 PHP fork writes them.
+const (
+	UniqueQueued  = "queued"
+	UniqueRunning = "running"
+)
+
+// UniqueState is unique:<uid>:state: queued or running while a job with
+// that uid is waiting or running.
+func (k Keys) UniqueState(uid string) string { return k.key("unique", uid, "state") }
+
+// UniqueDeferred is unique:<uid>:deferred: the one payload parked while the
+// uid's job runs, released when it succeeds.
+func (k Keys) UniqueDeferred(uid string) string { return k.key("unique", uid, "deferred") }
+
+// UniquePrefix is "<ns>:unique:", the start of every unique key; scripts
+// that learn a uid only after popping a payload build the keys from it.
+func (k Keys) UniquePrefix() string { return k.key("unique", "") }
+
+// UniqueStatePattern matches every unique:<uid>:state key (SCAN MATCH).
+func (k Keys) UniqueStatePattern() string { return k.key("unique", "*", "state") }
+
+// ParseUniqueState returns the uid of a unique:<uid>:state key.
+func (k Keys) ParseUniqueState(key string) (string, bool) {
+	p := k.UniquePrefix()
+	if !strings.HasPrefix(key, p) || !strings.HasSuffix(key, ":state") || len(key) <= len(p)+len(":state") {
+		return "", false
+	}
+	return key[len(p) : len(key)-len(":state")], true
+}
+
+// IsRunningState reports whether a state value means running. Later PHP
+// versions write "running" followed by more (a start time): they, and
+// resque-go, compare by prefix.
+func IsRunningState(v string) bool { return strings.HasPrefix(v, UniqueRunning) }
+
+// Unique is a payload's "unique" field: {"uid":"<id>","deferrableBy":<s>}.
+type Unique struct {
+	UID string
+	// Deferrable is true when deferrableBy is present (a number >= 0).
+	Deferrable   bool
+	DeferrableBy int64
+}
+
+// ParseUnique reads the "unique" field of a payload. ok is false when the
+// payload has none (or a null one, or one without a uid). A uid may be a
+// JSON string or number (PHP producers wrote both); a number is kept as
+// its literal text. A malformed field is an error.
+func ParseUnique(payload []byte) (u Unique, ok bool, err error) {
+	if !bytes.Contains(payload, []byte(`"unique"`)) {
+		return Unique{}, false, nil
+	}
+	var view struct {
+		Unique json.RawMessage `json:"unique"`
+	}
+	if err := json.Unmarshal(payload, &view); err != nil {
+		return Unique{}, false, nil // not an object: the payload check reports it
+	}
+	if len(view.Unique) == 0 || string(view.Unique) == "null" {
+		return Unique{}, false, nil
+	}
+	var f struct {
+		UID          json.RawMessage `json:"uid"`
+		DeferrableBy json.RawMessage `json:"deferrableBy"`
+	}
+	if err := json.Unmarshal(view.Unique, &f); err != nil {
+		return Unique{}, false, fmt.Errorf("unique field is not an object: %s", truncate(view.Unique))
+	}
+	if len(f.UID) == 0 || string(f.UID) == "null" {
+		return Unique{}, false, nil
+	}
+	switch f.UID[0] {
+	case '"':
+		if err := json.Unmarshal(f.UID, &u.UID); err != nil {
+			return Unique{}, false, fmt.Errorf("unique uid: %w", err)
+		}
+	default:
+		var n json.Number
+		if err := json.Unmarshal(f.UID, &n); err != nil {
+			return Unique{}, false, fmt.Errorf("unique uid must be a string or number, got %s", truncate(f.UID))
+		}
+		u.UID = n.String()
+	}
+	if u.UID == "" {
+		return Unique{}, false, nil
+	}
+	if len(f.DeferrableBy) > 0 && string(f.DeferrableBy) != "null" {
+		var n json.Number
+		if err := json.Unmarshal(f.DeferrableBy, &n); err != nil {
+			return Unique{}, false, fmt.Errorf("unique deferrableBy must be a number of seconds, got %s", truncate(f.DeferrableBy))
+		}
+		fl, err := strconv.ParseFloat(n.String(), 64)
+		if err != nil || fl < 0 {
+			return Unique{}, false, fmt.Errorf("unique deferrableBy must be a number of seconds >= 0, got %s", n)
+		}
+		u.Deferrable, u.DeferrableBy = true, int64(fl)
+	}
+	return u, true, nil
+}
+
+func truncate(b []byte) string {
+	if len(b) > 64 {
+		return string(b[:64]) + "..."
+	}
+	return string(b)
+}
