@@ -103,6 +103,7 @@ type Client struct {
 	claim, finish, finishClaim, requeue, register, unregister, prune, heartbeat, refreshLock *redis.Script
 	delayed                                                                                  delayedScripts
 	failed                                                                                   failedScripts
+	schedules                                                                                scheduleScripts
 }
 
 // ErrNotOwned is returned when a slot's worker:<id> record is gone: the job
