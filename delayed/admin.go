@@ -1,0 +1,484 @@
+package delayed
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
+)
+
+// ErrBadFilter is wrapped by the errors about a Filter that cannot be used.
+var ErrBadFilter = errors.New("delayed: bad filter")
+
+// Filter selects delayed items. The zero Filter selects every item.
+type Filter struct {
+	// From and To bound the due time, both included; zero means no bound.
+	// Buckets are whole seconds: From is rounded up, To down.
+	From, To time.Time
+	// Queue, when not empty, is the item's "queue", compared exactly.
+	Queue string
+	// Class, when not empty, is the item's "class", compared exactly.
+	Class string
+	// Args, when not nil, is a JSON value: only items whose args are this
+	// value exactly (the same text but for spacing and string escapes).
+	// Needs Class. Without Scan the items are found through the
+	// timestamps:<item> index, as resque-scheduler's remove_delayed finds
+	// them: that needs Queue too, and finds the items written with class,
+	// args and queue only (resque-scheduler, node-resque, resque-go's
+	// plain jobs), at once however long the delayed queue is.
+	Args []byte
+	// Scan reads every bucket in the time range instead of the index: it
+	// also finds items with args that carry fields of their own (an id,
+	// as resque-go writes by default, resque-v3's fields) or were written
+	// without the index (php-resque).
+	Scan bool
+}
+
+// Item is one delayed item as read.
+type Item struct {
+	// At is the bucket's due time.
+	At time.Time
+	// Pos is the item's position in its bucket when read; 0 is promoted
+	// first.
+	Pos int
+	// Queue, Class and Args are the item's fields (Args as stored).
+	Queue string
+	Class string
+	Args  json.RawMessage
+	// Raw is the item's bytes.
+	Raw []byte
+	// Err says why the item is not a JSON object with a string class (a
+	// mover records such an item in failed when it is due).
+	Err error
+}
+
+// Counts are what Count found.
+type Counts struct {
+	// Items counts the matching items.
+	Items int64 `json:"items"`
+	// Buckets counts the due times (buckets) that hold one or more.
+	Buckets int64 `json:"buckets"`
+}
+
+// Removal says what Remove or Clear did.
+type Removal struct {
+	// Removed counts the items deleted.
+	Removed int64 `json:"removed"`
+	// Unindexed counts the timestamps:<item> index entries deleted.
+	Unindexed int64 `json:"unindexed"`
+	// Unscheduled counts the buckets taken off delayed_queue_schedule
+	// because they were, or were left, empty.
+	Unscheduled int64 `json:"unscheduled"`
+}
+
+// Progress is reported by Remove and Clear after each bucket.
+type Progress struct {
+	// Buckets is how many buckets the operation looks at (those in the time
+	// range when it began, or those the index names).
+	Buckets int64
+	// Done counts the buckets finished.
+	Done int64
+	Removal
+}
+
+// Tuning: pages of schedule members and items read per call, and distinct
+// items removed per script call.
+const (
+	bucketPage = 500
+	itemPage   = 5000
+	removeStep = 1000
+)
+
+func (f Filter) check() error {
+	if !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
+		return fmt.Errorf("%w: the time range ends (%s) before it begins (%s)", ErrBadFilter,
+			f.To.UTC().Format(time.RFC3339), f.From.UTC().Format(time.RFC3339))
+	}
+	if f.Args == nil {
+		return nil
+	}
+	if f.Class == "" {
+		return fmt.Errorf("%w: args need a class", ErrBadFilter)
+	}
+	if !json.Valid(f.Args) {
+		return fmt.Errorf("%w: args %q are not valid JSON", ErrBadFilter, clip(f.Args))
+	}
+	if !f.Scan && f.Queue == "" {
+		return fmt.Errorf("%w: looking args up in the timestamps index needs the queue (the index is keyed by the item, queue included); or scan the buckets", ErrBadFilter)
+	}
+	return nil
+}
+
+func clip(b []byte) string {
+	if len(b) > 60 {
+		return string(b[:60]) + "..."
+	}
+	return string(b)
+}
+
+// bounds are the first and last bucket timestamps in range.
+func (f Filter) bounds() (from, to int64) {
+	from, to = math.MinInt64, math.MaxInt64
+	if !f.From.IsZero() {
+		from = f.From.Unix()
+		if f.From.Nanosecond() > 0 {
+			from++
+		}
+	}
+	if !f.To.IsZero() {
+		to = f.To.Unix()
+	}
+	return from, to
+}
+
+func (f Filter) indexed() bool { return f.Args != nil && !f.Scan }
+
+func (f Filter) matchesAll() bool { return f.Queue == "" && f.Class == "" && f.Args == nil }
+
+// matcher compares scanned items with a filter.
+type matcher struct {
+	f    Filter
+	args []byte // f.Args as ScriptJSON writes it
+}
+
+func newMatcher(f Filter) (matcher, error) {
+	m := matcher{f: f}
+	if f.Args != nil {
+		a, err := protocol.ScriptJSON(f.Args)
+		if err != nil {
+			return m, fmt.Errorf("%w: args: %v", ErrBadFilter, err)
+		}
+		m.args = a
+	}
+	return m, nil
+}
+
+func (m matcher) match(it Item) bool {
+	if m.f.matchesAll() {
+		return true
+	}
+	if it.Err != nil || (m.f.Class != "" && it.Class != m.f.Class) || (m.f.Queue != "" && it.Queue != m.f.Queue) {
+		return false
+	}
+	if m.args == nil {
+		return true
+	}
+	a, err := protocol.ScriptJSON(it.Args)
+	return err == nil && bytes.Equal(a, m.args)
+}
+
+// decodeItem is the view of raw, due at ts, at position pos.
+func decodeItem(ts int64, pos int, raw []byte) Item {
+	it := Item{At: time.Unix(ts, 0), Pos: pos, Raw: raw}
+	var v struct {
+		Class json.RawMessage `json:"class"`
+		Queue json.RawMessage `json:"queue"`
+		Args  json.RawMessage `json:"args"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		it.Err = fmt.Errorf("not a JSON object: %v", err)
+		return it
+	}
+	if json.Unmarshal(v.Class, &it.Class) != nil || it.Class == "" {
+		it.Err = errors.New(`no "class" string`)
+	}
+	if v.Queue != nil && json.Unmarshal(v.Queue, &it.Queue) != nil && it.Err == nil {
+		it.Err = errors.New(`"queue" is not a string`)
+	}
+	it.Args = v.Args
+	return it
+}
+
+// eachBucket calls fn for the scheduled buckets in [from, to], oldest first,
+// reading the schedule a page at a time (fn may remove buckets).
+func eachBucket(ctx context.Context, c *rdb.Client, from, to int64, fn func(ts int64) error) error {
+	for {
+		page, err := c.DelayedBuckets(ctx, from, to, bucketPage)
+		if err != nil {
+			return err
+		}
+		for _, ts := range page {
+			if err := fn(ts); err != nil {
+				return err
+			}
+		}
+		if len(page) < bucketPage || page[len(page)-1] == math.MaxInt64 {
+			return nil
+		}
+		from = page[len(page)-1] + 1
+	}
+}
+
+// bucketItems reads bucket ts a page at a time, calling fn for each item.
+func bucketItems(ctx context.Context, c *rdb.Client, ts int64, fn func(Item) error) error {
+	for start := 0; ; start += itemPage {
+		page, err := c.DelayedItems(ctx, ts, start, start+itemPage-1)
+		if err != nil {
+			return err
+		}
+		for i, raw := range page {
+			if err := fn(decodeItem(ts, start+i, raw)); err != nil {
+				return err
+			}
+		}
+		if len(page) < itemPage {
+			return nil
+		}
+	}
+}
+
+// errStop ends a walk early.
+var errStop = errors.New("stop")
+
+// Walk calls fn for each item f selects, oldest bucket first, in promotion
+// order inside a bucket. It reads; movers and producers may run meanwhile
+// (an item promoted while Walk reads its bucket can shift the rest). fn's
+// error ends the walk and is returned.
+func Walk(ctx context.Context, c *rdb.Client, f Filter, fn func(Item) error) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	if f.indexed() {
+		return walkIndex(ctx, c, f, fn)
+	}
+	m, err := newMatcher(f)
+	if err != nil {
+		return err
+	}
+	from, to := f.bounds()
+	return eachBucket(ctx, c, from, to, func(ts int64) error {
+		return bucketItems(ctx, c, ts, func(it Item) error {
+			if m.match(it) {
+				return fn(it)
+			}
+			return nil
+		})
+	})
+}
+
+// indexLookup returns the buckets in range that the index names for the byte
+// forms of f's item, each with the forms it names there, oldest first.
+func indexLookup(ctx context.Context, c *rdb.Client, f Filter) ([]int64, map[int64][][]byte, error) {
+	forms, err := protocol.DelayedItemForms(f.Class, f.Args, f.Queue)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: args: %v", ErrBadFilter, err)
+	}
+	index, err := c.DelayedIndex(ctx, forms)
+	if err != nil {
+		return nil, nil, err
+	}
+	from, to := f.bounds()
+	byTS := map[int64][][]byte{}
+	var order []int64
+	for i, tss := range index {
+		for _, ts := range tss {
+			if ts < from || ts > to {
+				continue
+			}
+			if _, ok := byTS[ts]; !ok {
+				order = append(order, ts)
+			}
+			byTS[ts] = append(byTS[ts], forms[i])
+		}
+	}
+	slices.Sort(order)
+	return order, byTS, nil
+}
+
+func walkIndex(ctx context.Context, c *rdb.Client, f Filter, fn func(Item) error) error {
+	order, byTS, err := indexLookup(ctx, c, f)
+	if err != nil {
+		return err
+	}
+	for _, ts := range order {
+		forms := byTS[ts]
+		pos, err := c.DelayedPositions(ctx, ts, forms)
+		if err != nil {
+			return err
+		}
+		var items []Item
+		for i, ps := range pos {
+			for _, p := range ps {
+				items = append(items, decodeItem(ts, int(p), forms[i]))
+			}
+		}
+		slices.SortFunc(items, func(a, b Item) int { return a.Pos - b.Pos })
+		for _, it := range items {
+			if err := fn(it); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// List returns the items f selects, as Walk orders them, skipping offset
+// and stopping after limit (0: all).
+func List(ctx context.Context, c *rdb.Client, f Filter, offset, limit int) ([]Item, error) {
+	var out []Item
+	n := 0
+	err := Walk(ctx, c, f, func(it Item) error {
+		n++
+		if n <= offset {
+			return nil
+		}
+		out = append(out, it)
+		if limit > 0 && len(out) >= limit {
+			return errStop
+		}
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	return out, err
+}
+
+// Count counts the items f selects and the buckets that hold them. With
+// only a time range it reads the bucket lengths, not the items.
+func Count(ctx context.Context, c *rdb.Client, f Filter) (Counts, error) {
+	if err := f.check(); err != nil {
+		return Counts{}, err
+	}
+	var n Counts
+	if f.matchesAll() {
+		from, to := f.bounds()
+		var page []int64
+		flush := func() error {
+			lens, err := c.DelayedBucketLens(ctx, page)
+			for _, l := range lens {
+				if l > 0 {
+					n.Items += l
+					n.Buckets++
+				}
+			}
+			page = page[:0]
+			return err
+		}
+		err := eachBucket(ctx, c, from, to, func(ts int64) error {
+			if page = append(page, ts); len(page) == bucketPage {
+				return flush()
+			}
+			return nil
+		})
+		if err == nil {
+			err = flush()
+		}
+		return n, err
+	}
+	last := int64(math.MinInt64)
+	err := Walk(ctx, c, f, func(it Item) error {
+		n.Items++
+		if ts := it.At.Unix(); ts != last {
+			n.Buckets++
+			last = ts
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Bucket returns the items due at t (its second), in promotion order.
+func Bucket(ctx context.Context, c *rdb.Client, t time.Time) ([]Item, error) {
+	var out []Item
+	err := bucketItems(ctx, c, t.Unix(), func(it Item) error {
+		out = append(out, it)
+		return nil
+	})
+	return out, err
+}
+
+// Remove deletes the items f selects (every copy of each matching item in
+// its bucket), with their timestamps:<item> index entries; a bucket left
+// empty is taken off the schedule. Each step is atomic (one script per
+// bucket and up to a thousand distinct items: scripts/delayed_remove.lua),
+// so movers, resque-scheduler and producers can go on meanwhile; an item
+// promoted before its step is not removed. The zero Filter removes every
+// item (Clear). progress, when not nil, is called after each bucket. On
+// an error what was removed stays removed and is counted in the result.
+func Remove(ctx context.Context, c *rdb.Client, f Filter, progress func(Progress)) (Removal, error) {
+	if err := f.check(); err != nil {
+		return Removal{}, err
+	}
+	var p Progress
+	step := func(ts int64, items [][]byte) error {
+		// at least one call: with no items it unschedules an empty bucket
+		for first := true; first || len(items) > 0; first = false {
+			chunk := items[:min(removeStep, len(items))]
+			items = items[len(chunk):]
+			r, err := c.RemoveDelayed(ctx, ts, chunk)
+			if err != nil {
+				return err
+			}
+			p.Removed += r.Removed
+			p.Unindexed += r.Unindexed
+			if r.Unscheduled {
+				p.Unscheduled++
+			}
+		}
+		p.Done++
+		if progress != nil {
+			progress(p)
+		}
+		return ctx.Err()
+	}
+	if f.indexed() {
+		order, byTS, err := indexLookup(ctx, c, f)
+		if err != nil {
+			return Removal{}, err
+		}
+		p.Buckets = int64(len(order))
+		for _, ts := range order {
+			if err := step(ts, byTS[ts]); err != nil {
+				return p.Removal, err
+			}
+		}
+		return p.Removal, nil
+	}
+	m, err := newMatcher(f)
+	if err != nil {
+		return Removal{}, err
+	}
+	from, to := f.bounds()
+	if p.Buckets, err = c.DelayedScheduleCount(ctx, from, to); err != nil {
+		return Removal{}, err
+	}
+	err = eachBucket(ctx, c, from, to, func(ts int64) error {
+		// the whole bucket is read before anything in it is removed, so
+		// the pages do not shift under the reading
+		seen := map[string]bool{}
+		var items [][]byte
+		err := bucketItems(ctx, c, ts, func(it Item) error {
+			if m.match(it) && !seen[string(it.Raw)] {
+				seen[string(it.Raw)] = true
+				items = append(items, it.Raw)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(items) == 0 && !f.matchesAll() {
+			p.Done++
+			return ctx.Err()
+		}
+		return step(ts, items)
+	})
+	return p.Removal, err
+}
+
+// Clear removes every delayed item, its index entries and every bucket
+// from the schedule: Remove with the zero Filter. Items enqueued while it
+// runs into a bucket it has already cleared stay, and so does their
+// bucket's schedule entry (resque-scheduler's reset_delayed_queue deletes
+// the schedule at the end, losing such items).
+func Clear(ctx context.Context, c *rdb.Client, progress func(Progress)) (Removal, error) {
+	return Remove(ctx, c, Filter{}, progress)
+}

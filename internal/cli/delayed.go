@@ -1,0 +1,353 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/protocol"
+)
+
+func delayedCommand() *ucli.Command {
+	jsonFlag := &ucli.BoolFlag{Name: "json", Usage: "print JSON"}
+	withRedis := func(extra ...ucli.Flag) []ucli.Flag {
+		return append(append(redisFlags(), jsonFlag), extra...)
+	}
+	// filter flags read no environment variables: a QUEUE set for workers
+	// must not narrow (or widen) what an operator removes
+	filters := func(extra ...ucli.Flag) []ucli.Flag {
+		return withRedis(append([]ucli.Flag{
+			&ucli.StringFlag{Name: "from", Usage: "only items due at or after this time (RFC 3339 or Unix seconds)"},
+			&ucli.StringFlag{Name: "to", Usage: "only items due at or before this time (RFC 3339 or Unix seconds)"},
+			&ucli.StringFlag{Name: "queue", Usage: "only items for this queue"},
+			&ucli.StringFlag{Name: "class", Usage: "only items of this class"},
+			&ucli.StringFlag{Name: "args", Usage: "only items with exactly these args (JSON; needs --class, and --queue unless --scan)"},
+			&ucli.BoolFlag{Name: "scan", Usage: "with --args: read the buckets instead of the timestamps index (also finds items that carry an id)"},
+		}, extra...)...)
+	}
+	return &ucli.Command{
+		Name:  "delayed",
+		Usage: "inspect and remove delayed jobs (enqueued with --at/--in, resque-scheduler, node-resque)",
+		Description: "The delayed queue is resque-scheduler's: delayed_queue_schedule, one delayed:<ts> list per due\n" +
+			"second, and the timestamps:<item> index. Movers and producers can go on meanwhile: remove\n" +
+			"and clear delete one item (every copy of it in its bucket) with its index entry in one\n" +
+			"atomic step, and take a bucket off the schedule when it is left empty.\n\n" +
+			"--args finds items through the timestamps index, as resque-scheduler's remove_delayed does:\n" +
+			"at once on any size, for items written with class, args and queue only (resque-scheduler,\n" +
+			"node-resque, enqueue --plain). Add --scan to compare the args of every item in the time\n" +
+			"range instead, which also finds items that carry an id (enqueue without --plain).",
+		Subcommands: []*ucli.Command{
+			{
+				Name: "list", Usage: "the delayed items, oldest first (the order a mover promotes them)", ArgsUsage: " ",
+				Flags: filters(
+					&ucli.IntFlag{Name: "offset", Usage: "skip this many items"},
+					&ucli.IntFlag{Name: "limit", Usage: "show at most this many (0: all)", Value: 100},
+				),
+				Action: delayedList,
+			},
+			{Name: "count", Usage: "how many delayed items (and due times) match", ArgsUsage: " ", Flags: filters(), Action: delayedCount},
+			{Name: "show", Usage: "the items due at TIME (RFC 3339 or Unix seconds), in promotion order", ArgsUsage: "TIME", Flags: withRedis(), Action: delayedShow},
+			{
+				Name: "remove", Usage: "delete the delayed items that match (at least one filter)", ArgsUsage: " ",
+				Flags: filters(), Action: delayedRemove,
+			},
+			{
+				Name: "clear", Usage: "delete every delayed item, its index entries and the schedule", ArgsUsage: "--yes",
+				Flags: withRedis(&ucli.BoolFlag{Name: "yes", Usage: "confirm"}), Action: delayedClear,
+			},
+		},
+	}
+}
+
+// parseDelayedTime reads RFC 3339 or Unix seconds.
+func parseDelayedTime(flag, v string) (time.Time, error) {
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Unix(secs, 0), nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, usagef("%s %q: want RFC 3339 (2026-12-01T08:00:00Z) or Unix seconds", flag, v)
+	}
+	return t, nil
+}
+
+// delayedFilter reads the filter flags.
+func delayedFilter(c *ucli.Context) (delayed.Filter, error) {
+	f := delayed.Filter{Queue: c.String("queue"), Class: c.String("class"), Scan: c.Bool("scan")}
+	if c.NArg() > 0 {
+		return f, usagef("%s takes no arguments (got %q); filters are flags", c.Command.FullName(), c.Args().First())
+	}
+	for _, name := range []string{"queue", "class"} {
+		if c.IsSet(name) && c.String(name) == "" {
+			return f, usagef("--%s is empty", name)
+		}
+	}
+	var err error
+	if v := c.String("from"); v != "" {
+		if f.From, err = parseDelayedTime("--from", v); err != nil {
+			return f, err
+		}
+	}
+	if v := c.String("to"); v != "" {
+		if f.To, err = parseDelayedTime("--to", v); err != nil {
+			return f, err
+		}
+	}
+	if c.IsSet("args") {
+		a := bytes.TrimSpace([]byte(c.String("args")))
+		if !json.Valid(a) {
+			return f, usagef("--args %q: not valid JSON (want e.g. '[1,\"two\"]')", c.String("args"))
+		}
+		f.Args = a
+	}
+	if f.Args == nil && f.Scan {
+		return f, usagef("--scan goes with --args (the other filters always read the buckets)")
+	}
+	return f, nil
+}
+
+// delayedErr turns a filter error into a usage error.
+func delayedErr(err error) error {
+	if errors.Is(err, delayed.ErrBadFilter) {
+		return usageError{err}
+	}
+	return err
+}
+
+// indexHint is said when the index found nothing: the item may carry an id.
+func indexHint(c *ucli.Context, f delayed.Filter) {
+	if f.Args != nil && !f.Scan {
+		fmt.Fprintln(c.App.ErrWriter, "nothing found through the timestamps index; items that carry an id (enqueue without --plain) are found with --scan")
+	}
+}
+
+// delayedJSONItem is an item as --json prints it.
+type delayedJSONItem struct {
+	DueAt    string          `json:"due_at"`
+	TS       int64           `json:"ts"`
+	Position int             `json:"position"`
+	Queue    string          `json:"queue,omitempty"`
+	Class    string          `json:"class,omitempty"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Item     json.RawMessage `json:"item"`
+}
+
+func toDelayedJSON(it delayed.Item) delayedJSONItem {
+	j := delayedJSONItem{DueAt: formatDue(it.At), TS: it.At.Unix(), Position: it.Pos, Queue: it.Queue, Class: it.Class,
+		Item: protocol.EmbedPayload(it.Raw)}
+	if it.Err != nil {
+		j.Error = it.Err.Error()
+	} else if json.Valid(it.Args) {
+		j.Args = it.Args
+	}
+	return j
+}
+
+func formatDue(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func delayedList(c *ucli.Context) error {
+	f, err := delayedFilter(c)
+	if err != nil {
+		return err
+	}
+	offset, limit := c.Int("offset"), c.Int("limit")
+	if offset < 0 || limit < 0 {
+		return usagef("--offset and --limit must not be negative")
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	fetch := limit
+	if limit > 0 {
+		fetch = limit + 1 // one more says whether there are more
+	}
+	items, err := delayed.List(c.Context, client, f, offset, fetch)
+	if err != nil {
+		return delayedErr(err)
+	}
+	more := limit > 0 && len(items) > limit
+	if more {
+		items = items[:limit]
+	}
+	if len(items) == 0 && offset == 0 {
+		indexHint(c, f)
+	}
+	if c.Bool("json") {
+		out := make([]delayedJSONItem, len(items))
+		for i, it := range items {
+			out[i] = toDelayedJSON(it)
+		}
+		return writeJSON(c.App.Writer, out)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DUE\tQUEUE\tCLASS\tARGS")
+	for _, it := range items {
+		class, args := it.Class, string(jsonLine(it.Args))
+		if it.Err != nil {
+			class, args = "(bad item: "+it.Err.Error()+")", string(jsonLine(it.Raw))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", formatDue(it.At), it.Queue, class, clip(args, 80))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if more {
+		fmt.Fprintf(c.App.ErrWriter, "more items follow: --offset %d for the next ones, --limit 0 for all\n", offset+limit)
+	}
+	return nil
+}
+
+func delayedCount(c *ucli.Context) error {
+	f, err := delayedFilter(c)
+	if err != nil {
+		return err
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	n, err := delayed.Count(c.Context, client, f)
+	if err != nil {
+		return delayedErr(err)
+	}
+	if n.Items == 0 {
+		indexHint(c, f)
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, n)
+	}
+	fmt.Fprintf(c.App.Writer, "%d items in %d buckets\n", n.Items, n.Buckets)
+	return nil
+}
+
+func delayedShow(c *ucli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("show needs one TIME (RFC 3339 or Unix seconds), got %d arguments (flags go before TIME)", c.NArg())
+	}
+	t, err := parseDelayedTime("TIME", c.Args().First())
+	if err != nil {
+		return err
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	items, err := delayed.Bucket(c.Context, client, t)
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	if c.Bool("json") {
+		out := struct {
+			DueAt string            `json:"due_at"`
+			TS    int64             `json:"ts"`
+			Items []json.RawMessage `json:"items"`
+		}{formatDue(t), t.Unix(), []json.RawMessage{}}
+		for _, it := range items {
+			out.Items = append(out.Items, protocol.EmbedPayload(it.Raw))
+		}
+		return writeJSON(w, out)
+	}
+	if len(items) == 0 {
+		fmt.Fprintf(c.App.ErrWriter, "no delayed items due at %s (%d)\n", formatDue(t), t.Unix())
+		return nil
+	}
+	for _, it := range items {
+		if it.Err != nil {
+			fmt.Fprintf(w, "#%d (bad item: %v)\n", it.Pos, it.Err)
+		} else {
+			fmt.Fprintf(w, "#%d %s queue=%s\n", it.Pos, it.Class, it.Queue)
+		}
+		var pretty bytes.Buffer
+		if json.Indent(&pretty, it.Raw, "", "  ") == nil {
+			fmt.Fprintf(w, "%s\n\n", pretty.Bytes())
+		} else {
+			fmt.Fprintf(w, "%s\n\n", it.Raw)
+		}
+	}
+	return nil
+}
+
+// delayedProgress shows progress on a terminal for long removals.
+func delayedProgress(c *ucli.Context) (func(delayed.Progress), func()) {
+	if !terminal(c.App.ErrWriter) {
+		return nil, func() {}
+	}
+	shown := false
+	return func(p delayed.Progress) {
+			if p.Buckets > 100 {
+				shown = true
+				fmt.Fprintf(c.App.ErrWriter, "\rbucket %d of %d, removed %d items", p.Done, p.Buckets, p.Removed)
+			}
+		}, func() {
+			if shown {
+				fmt.Fprint(c.App.ErrWriter, "\r\033[K")
+			}
+		}
+}
+
+func printRemoval(c *ucli.Context, r delayed.Removal, err error) error {
+	if err != nil {
+		if r.Removed > 0 {
+			return fmt.Errorf("%w (%d removed before the error)", delayedErr(err), r.Removed)
+		}
+		return delayedErr(err)
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, r)
+	}
+	fmt.Fprintf(c.App.Writer, "removed %d items (%d index entries, %d buckets taken off the schedule)\n", r.Removed, r.Unindexed, r.Unscheduled)
+	return nil
+}
+
+func delayedRemove(c *ucli.Context) error {
+	f, err := delayedFilter(c)
+	if err != nil {
+		return err
+	}
+	if f.From.IsZero() && f.To.IsZero() && f.Queue == "" && f.Class == "" {
+		return usagef("remove needs a filter (--from, --to, --queue, --class); clear --yes deletes every delayed item")
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	progress, done := delayedProgress(c)
+	r, err := delayed.Remove(c.Context, client, f, progress)
+	done()
+	if err == nil && r.Removed == 0 {
+		indexHint(c, f)
+	}
+	return printRemoval(c, r, err)
+}
+
+func delayedClear(c *ucli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("clear takes no arguments (got %q)", c.Args().First())
+	}
+	if !c.Bool("yes") {
+		return usagef("clear deletes every delayed item: add --yes to confirm")
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	progress, done := delayedProgress(c)
+	r, err := delayed.Clear(c.Context, client, progress)
+	done()
+	return printRemoval(c, r, err)
+}

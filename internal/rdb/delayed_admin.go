@@ -1,0 +1,156 @@
+package rdb
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+)
+
+// delayedRemoveScript deletes items from a delayed bucket (see the script).
+var delayedRemoveScript = loadScript("delayed_remove.lua", -1)
+
+// scoreBound is a zset bound: math.MinInt64 and math.MaxInt64 stand for no
+// bound.
+func scoreBound(v int64) string {
+	switch v {
+	case math.MinInt64:
+		return "-inf"
+	case math.MaxInt64:
+		return "+inf"
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// DelayedBuckets returns up to limit timestamps of the schedule
+// (delayed_queue_schedule) from from to to, both included, oldest first.
+// math.MinInt64 and math.MaxInt64 mean no bound.
+func (c *Client) DelayedBuckets(ctx context.Context, from, to int64, limit int) ([]int64, error) {
+	v, err := redis.Strings(c.do(ctx, "ZRANGEBYSCORE", c.keys.DelayedSchedule(), scoreBound(from), scoreBound(to), "LIMIT", 0, limit))
+	if err != nil {
+		return nil, fmt.Errorf("rdb: delayed buckets: %w", err)
+	}
+	out := make([]int64, 0, len(v))
+	for _, m := range v {
+		ts, err := strconv.ParseInt(m, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("rdb: delayed buckets: schedule member %q is not a timestamp", m)
+		}
+		out = append(out, ts)
+	}
+	return out, nil
+}
+
+// DelayedBucketLens returns the length of each bucket delayed:<ts>, in one
+// round trip per thousand.
+func (c *Client) DelayedBucketLens(ctx context.Context, ts []int64) ([]int64, error) {
+	keys := make([]string, len(ts))
+	for i, t := range ts {
+		keys[i] = c.keys.Delayed(t)
+	}
+	lens, _, err := c.BatchRead(ctx, keys, nil)
+	if err != nil {
+		return nil, fmt.Errorf("rdb: delayed bucket lengths: %w", err)
+	}
+	return lens, nil
+}
+
+// DelayedItems returns the items start..stop of bucket delayed:<ts>.
+func (c *Client) DelayedItems(ctx context.Context, ts int64, start, stop int) ([][]byte, error) {
+	v, err := redis.ByteSlices(c.do(ctx, "LRANGE", c.keys.Delayed(ts), start, stop))
+	if err != nil {
+		return nil, fmt.Errorf("rdb: delayed items at %d: %w", ts, err)
+	}
+	return v, nil
+}
+
+// DelayedIndex returns, for each item, the buckets its reverse index
+// timestamps:<item> names (members that are not delayed:<ts> are skipped).
+func (c *Client) DelayedIndex(ctx context.Context, items [][]byte) ([][]int64, error) {
+	out := make([][]int64, len(items))
+	steps := make([]pipeStep, len(items))
+	for i, item := range items {
+		steps[i] = pipeStep{[]any{"SMEMBERS", c.keys.Timestamps(item)}, func(v any) error {
+			members, err := redis.Strings(v, nil)
+			for _, m := range members {
+				if ts, ok := protocol.ParseDelayedMember(m); ok {
+					out[i] = append(out[i], ts)
+				}
+			}
+			return err
+		}}
+	}
+	if err := c.pipeline(ctx, steps); err != nil {
+		return nil, fmt.Errorf("rdb: delayed index: %w", err)
+	}
+	return out, nil
+}
+
+// DelayedPositions returns, for each item, the positions of its copies in
+// bucket delayed:<ts> (head first; LPOS, Redis 6.0.6 or newer).
+func (c *Client) DelayedPositions(ctx context.Context, ts int64, items [][]byte) ([][]int64, error) {
+	out := make([][]int64, len(items))
+	steps := make([]pipeStep, len(items))
+	for i, item := range items {
+		steps[i] = pipeStep{[]any{"LPOS", c.keys.Delayed(ts), item, "COUNT", 0}, func(v any) error {
+			var err error
+			out[i], err = redis.Int64s(v, nil)
+			return err
+		}}
+	}
+	if err := c.pipeline(ctx, steps); err != nil {
+		return nil, fmt.Errorf("rdb: delayed positions at %d: %w", ts, err)
+	}
+	return out, nil
+}
+
+// DelayedRemoval says what RemoveDelayed did.
+type DelayedRemoval struct {
+	// Removed counts the copies deleted from the bucket.
+	Removed int64
+	// Unindexed counts the timestamps:<item> entries deleted.
+	Unindexed int64
+	// Unscheduled is true when the bucket was empty afterwards and was
+	// taken off the schedule.
+	Unscheduled bool
+}
+
+// RemoveDelayed deletes every copy of each of items (exact bytes, distinct)
+// from bucket delayed:<ts>, their index entries, and the bucket's schedule
+// entry when it is left empty, in one atomic step (an empty items list
+// only takes an empty bucket off the schedule). Movers and producers may
+// run meanwhile.
+func (c *Client) RemoveDelayed(ctx context.Context, ts int64, items [][]byte) (DelayedRemoval, error) {
+	k := c.keys
+	args := make([]any, 0, 2*len(items)+4)
+	args = append(args, 2+len(items), k.Delayed(ts), k.DelayedSchedule())
+	for _, item := range items {
+		args = append(args, k.Timestamps(item))
+	}
+	args = append(args, ts, protocol.DelayedMember(ts))
+	for _, item := range items {
+		args = append(args, item)
+	}
+	v, err := redis.Int64s(c.eval(ctx, delayedRemoveScript, args...))
+	if err == nil && len(v) != 3 {
+		err = fmt.Errorf("script reply has %d values, want 3", len(v))
+	}
+	if err != nil {
+		return DelayedRemoval{}, fmt.Errorf("rdb: remove delayed items at %d: %w", ts, err)
+	}
+	return DelayedRemoval{Removed: v[0], Unindexed: v[1], Unscheduled: v[2] == 1}, nil
+}
+
+// DelayedScheduleCount counts the schedule's timestamps from from to to,
+// both included (math.MinInt64 and math.MaxInt64: no bound).
+func (c *Client) DelayedScheduleCount(ctx context.Context, from, to int64) (int64, error) {
+	n, err := redis.Int64(c.do(ctx, "ZCOUNT", c.keys.DelayedSchedule(), scoreBound(from), scoreBound(to)))
+	if err != nil {
+		return 0, fmt.Errorf("rdb: delayed schedule count: %w", err)
+	}
+	return n, nil
+}
