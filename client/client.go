@@ -10,6 +10,7 @@ import (
 
 	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/unique"
 )
 
 // Options configures a Client. Zero values mean the documented defaults.
@@ -81,6 +82,9 @@ var (
 	ErrNoSuchEntry = errors.New("client: no such failed entry")
 	// ErrNotRetryable: the failed entry names no queue or holds no payload.
 	ErrNotRetryable = errors.New("client: failed entry has no queue or payload to retry")
+	// ErrDuplicate: a Unique job's uid is taken (see Unique); nothing was
+	// written. The same error as unique.ErrDuplicate.
+	ErrDuplicate = unique.ErrDuplicate
 )
 
 // New returns a client. It does not connect until first used (see Ping);

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 	"unicode/utf8"
 
 	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/unique"
 )
 
 // JobInfo describes a job the client wrote.
@@ -26,17 +28,22 @@ type JobInfo struct {
 	// DueAt is when a delayed job becomes due, rounded up to the second
 	// (the delayed queue's resolution); zero for a job pushed at once.
 	DueAt time.Time
+	// Deferred is set for a unique job (Unique) that met its uid's job
+	// running: it is parked and released when that job succeeds, after
+	// its DeferrableBy. Payload is then what was parked.
+	Deferred bool
 }
 
 // Option changes how EnqueueRaw writes a job.
 type Option interface{ apply(*enqueueOptions) }
 
 type enqueueOptions struct {
-	plain bool
-	id    string
-	at    time.Time
-	in    time.Duration
-	hasIn bool
+	plain  bool
+	id     string
+	at     time.Time
+	in     time.Duration
+	hasIn  bool
+	unique protocol.Unique
 }
 
 type optionFunc func(*enqueueOptions)
@@ -60,6 +67,24 @@ func At(t time.Time) Option {
 // In delays the job by d through the delayed queue (see EnqueueIn).
 func In(d time.Duration) Option {
 	return optionFunc(func(o *enqueueOptions) { o.in, o.hasIn = d, true })
+}
+
+// Unique makes the job unique (protocol.md 8, the resque-v3 "unique"
+// field): at most one job with uid is queued or running. An enqueue that
+// meets one is refused with ErrDuplicate and writes nothing, unless the job
+// is deferrable (DeferrableBy) and the other job is running: it is then
+// parked (JobInfo.Deferred) and released when that job succeeds.
+func Unique(uid string) Option {
+	return optionFunc(func(o *enqueueOptions) { o.unique.UID = uid })
+}
+
+// DeferrableBy makes a Unique job deferrable: parked while its uid's job
+// runs, then enqueued d after that job succeeds (0: at once). d is
+// rounded down to whole seconds, the field's unit. It needs Unique.
+func DeferrableBy(d time.Duration) Option {
+	return optionFunc(func(o *enqueueOptions) {
+		o.unique.Deferrable, o.unique.DeferrableBy = true, int64(d/time.Second)
+	})
 }
 
 // Enqueue pushes a job for class onto queue, to be run as soon as a worker
@@ -116,7 +141,7 @@ func (c *Client) EnqueueRaw(ctx context.Context, queue, class string, argsJSON [
 		return JobInfo{}, err
 	}
 	now := c.now()
-	payload, err := protocol.NewPayload(class, argsJSON, protocol.EnqueueOptions{Plain: o.plain, Now: now, ID: o.id})
+	payload, err := protocol.NewPayload(class, argsJSON, protocol.EnqueueOptions{Plain: o.plain, Now: now, ID: o.id, Unique: o.unique})
 	if err != nil {
 		return JobInfo{}, invalidf("%v", err)
 	}
@@ -127,6 +152,9 @@ func (c *Client) EnqueueRaw(ctx context.Context, queue, class string, argsJSON [
 	due := o.at
 	if o.hasIn {
 		due = now.Add(o.in)
+	}
+	if o.unique.UID != "" {
+		return c.enqueueUnique(ctx, info, due)
 	}
 	if due.IsZero() {
 		if err := c.rdb.Enqueue(ctx, queue, payload); err != nil {
@@ -142,6 +170,26 @@ func (c *Client) EnqueueRaw(ctx context.Context, queue, class string, argsJSON [
 		return JobInfo{}, wrap("enqueue at", err)
 	}
 	info.Payload, info.DueAt = item, dueSecond(due)
+	return info, nil
+}
+
+func (c *Client) enqueueUnique(ctx context.Context, info JobInfo, due time.Time) (JobInfo, error) {
+	res, err := unique.Enqueue(ctx, c.rdb, unique.Job{Queue: info.Queue, Payload: info.Payload, DueAt: due})
+	if errors.Is(err, unique.ErrDuplicate) {
+		return JobInfo{}, err
+	}
+	if err != nil {
+		return JobInfo{}, wrap("enqueue unique", err)
+	}
+	if !due.IsZero() || res == unique.Deferred {
+		if info.Payload, err = protocol.DelayedItem(info.Payload, info.Queue); err != nil {
+			return JobInfo{}, invalidf("%v", err)
+		}
+	}
+	if !due.IsZero() && res == unique.Queued {
+		info.DueAt = dueSecond(due)
+	}
+	info.Deferred = res == unique.Deferred
 	return info, nil
 }
 
@@ -164,6 +212,18 @@ func checkJob(queue, class string, args []byte, o enqueueOptions) error {
 	}
 	if o.plain && o.id != "" {
 		return invalidf("Plain writes only class and args: it takes no ID")
+	}
+	if o.plain && o.unique.UID != "" {
+		return invalidf("Plain writes only class and args: it takes no Unique")
+	}
+	if o.unique.Deferrable && o.unique.UID == "" {
+		return invalidf("DeferrableBy needs Unique")
+	}
+	if o.unique.DeferrableBy < 0 {
+		return invalidf("DeferrableBy must not be negative")
+	}
+	if o.unique.UID != "" && !utf8.ValidString(o.unique.UID) {
+		return invalidf("the unique id must be valid UTF-8")
 	}
 	// Workers refuse payloads that are not valid UTF-8 (Ruby's and PHP's
 	// JSON parsers cannot read them): such a job would only fail.

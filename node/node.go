@@ -33,6 +33,7 @@ import (
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/internal/service"
 	"github.com/resque-go/resque-go/stats"
+	"github.com/resque-go/resque-go/unique"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -179,6 +180,11 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 		}
 		n.components = append(n.components, mover)
 	}
+	sweeper, err := unique.NewSweeper(unique.SweeperConfig{Client: n.client, Owner: n.w.IDs()[0], Logger: log})
+	if err != nil {
+		return err
+	}
+	n.components = append(n.components, sweeper)
 	// The scheduler, the planner and the allocator join here.
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/node"
+	"github.com/resque-go/resque-go/unique"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -27,6 +28,9 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1
 	ExitUsage   = 2
+	// ExitDuplicate: enqueue --unique-id met a job with that id queued or
+	// running (unique.ErrDuplicate); nothing was written.
+	ExitDuplicate = 3
 )
 
 // Version is set at build time with -ldflags.
@@ -83,6 +87,9 @@ func exitCode(err error) int {
 	if errors.As(err, &ue) || errors.As(err, &ec) || errors.Is(err, rdb.ErrBadURL) {
 		return ExitUsage
 	}
+	if errors.Is(err, unique.ErrDuplicate) {
+		return ExitDuplicate
+	}
 	return ExitFailure
 }
 
@@ -109,6 +116,7 @@ func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 		statsCommand(),
 		failedCommand(),
 		queueCommand(),
+		uniqueCommand(),
 		demoCommand(),
 		poolCommand(),
 		benchCommand(),

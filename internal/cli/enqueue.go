@@ -4,22 +4,37 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/unique"
 )
 
 func enqueueCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "enqueue",
 		Usage:     "push a job onto a queue",
-		UsageText: "resque-go enqueue --queue mail --class MailJob --args '[1,\"two\"]'",
+		UsageText: "resque-go enqueue --queue mail --class MailJob --args '[1,\"two\"]' [--at TIME | --in DURATION] [--unique-id U [--deferrable-by SECONDS]]",
+		Description: "Prints the payload written (a delayed or deferred job: the delayed item).\n" +
+			"--at/--in file the job in the delayed queue (resque-scheduler's layout); a mover (every\n" +
+			"`resque-go work`, or resque-scheduler) pushes it to its queue when due.\n" +
+			"--unique-id: at most one job with that id is queued or running. When one is, the\n" +
+			"enqueue is refused with exit code 3 and writes nothing; with --deferrable-by and that\n" +
+			"job running, this job is parked instead (exit 0, \"deferred\" on stderr) and enqueued\n" +
+			"SECONDS after that job succeeds.",
 		Flags: append(redisFlags(),
 			&ucli.StringFlag{Name: "queue", Usage: "queue name (required)"},
 			&ucli.StringFlag{Name: "class", Usage: "job class (required)"},
 			&ucli.StringFlag{Name: "args", Usage: "JSON args: an array (one element per argument), or an object (kept as is, as php-resque and resque-v3 write it)", Value: "[]"},
 			&ucli.BoolFlag{Name: "plain", Usage: "write only class and args, byte-identical to Ruby's Resque.enqueue (args must be an array)"},
+			&ucli.StringFlag{Name: "at", Usage: "run at `TIME` (RFC 3339, e.g. 2026-12-01T08:00:00Z, or Unix seconds) through the delayed queue"},
+			&ucli.StringFlag{Name: "in", Usage: "run after `DURATION` (90s, 5m, 2h) through the delayed queue"},
+			&ucli.StringFlag{Name: "unique-id", Usage: "make the job unique under `UID` (refused with exit code 3 while a job with it is queued or running)"},
+			&ucli.StringFlag{Name: "deferrable-by", Usage: "with --unique-id: when the uid's job is running, park this job and enqueue it `SECONDS` after that job succeeds"},
 		),
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 0 {
@@ -36,7 +51,15 @@ func enqueueCommand() *ucli.Command {
 			if err := checkArgs(args, c.Bool("plain")); err != nil {
 				return err
 			}
-			payload, err := protocol.NewPayload(class, args, protocol.EnqueueOptions{Plain: c.Bool("plain")})
+			due, err := enqueueDue(c)
+			if err != nil {
+				return err
+			}
+			u, err := enqueueUnique(c)
+			if err != nil {
+				return err
+			}
+			payload, err := protocol.NewPayload(class, args, protocol.EnqueueOptions{Plain: c.Bool("plain"), Unique: u})
 			if err != nil {
 				return usageError{err}
 			}
@@ -45,13 +68,82 @@ func enqueueCommand() *ucli.Command {
 				return err
 			}
 			defer client.Close()
-			if err := client.Enqueue(c.Context, queue, payload); err != nil {
-				return err
+			written := payload
+			switch {
+			case u.UID != "":
+				res, err := unique.Enqueue(c.Context, client, unique.Job{Queue: queue, Payload: payload, DueAt: due})
+				if err != nil {
+					return err
+				}
+				if !due.IsZero() || res == unique.Deferred {
+					written, _ = protocol.DelayedItem(payload, queue)
+				}
+				if res == unique.Deferred {
+					fmt.Fprintf(c.App.ErrWriter, "deferred: the job with unique id %q is running; this one is enqueued %ds after it succeeds\n", u.UID, u.DeferrableBy)
+				}
+			case !due.IsZero():
+				if err := delayed.EnqueueAt(c.Context, client, queue, payload, due); err != nil {
+					return err
+				}
+				written, _ = protocol.DelayedItem(payload, queue)
+			default:
+				if err := client.Enqueue(c.Context, queue, payload); err != nil {
+					return err
+				}
 			}
-			fmt.Fprintln(c.App.Writer, string(payload))
+			fmt.Fprintln(c.App.Writer, string(written))
 			return nil
 		},
 	}
+}
+
+// enqueueDue reads --at and --in: zero when neither is given.
+func enqueueDue(c *ucli.Context) (time.Time, error) {
+	at, in := c.String("at"), c.String("in")
+	switch {
+	case at != "" && in != "":
+		return time.Time{}, usagef("give --at or --in, not both")
+	case at != "":
+		if secs, err := strconv.ParseInt(at, 10, 64); err == nil {
+			return time.Unix(secs, 0), nil
+		}
+		t, err := time.Parse(time.RFC3339, at)
+		if err != nil {
+			return time.Time{}, usagef("--at %q: want RFC 3339 (2026-12-01T08:00:00Z) or Unix seconds", at)
+		}
+		return t, nil
+	case in != "":
+		d, err := time.ParseDuration(in)
+		if err != nil || d < 0 {
+			return time.Time{}, usagef("--in %q: want a duration such as 90s, 5m or 2h", in)
+		}
+		return time.Now().Add(d), nil
+	}
+	return time.Time{}, nil
+}
+
+// enqueueUnique reads --unique-id and --deferrable-by.
+func enqueueUnique(c *ucli.Context) (protocol.Unique, error) {
+	u := protocol.Unique{UID: c.String("unique-id")}
+	d := c.String("deferrable-by")
+	if c.IsSet("unique-id") && u.UID == "" {
+		return u, usagef("--unique-id is empty")
+	}
+	if d == "" {
+		return u, nil
+	}
+	if u.UID == "" {
+		return u, usagef("--deferrable-by needs --unique-id")
+	}
+	if c.Bool("plain") {
+		return u, usagef("--plain writes only class and args: it takes no --unique-id")
+	}
+	secs, err := strconv.ParseInt(d, 10, 64)
+	if err != nil || secs < 0 {
+		return u, usagef("--deferrable-by %q: want whole seconds >= 0", d)
+	}
+	u.Deferrable, u.DeferrableBy = true, secs
+	return u, nil
 }
 
 // checkArgs accepts a JSON array, or an object unless plain: Ruby's

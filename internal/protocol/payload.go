@@ -176,6 +176,9 @@ type EnqueueOptions struct {
 	Now time.Time
 	// ID overrides the generated job id (tests).
 	ID string
+	// Unique, when its UID is set, adds "unique":{"uid":...} (with
+	// "deferrableBy" when Deferrable), the resque-v3 field (protocol.md 8).
+	Unique Unique
 }
 
 // NewPayload builds the payload resque-go pushes: compact JSON, no HTML
@@ -208,6 +211,15 @@ func NewPayload(class string, args []byte, opt EnqueueOptions) ([]byte, error) {
 		b.Write(MarshalString(id))
 		b.WriteString(`,"queue_time":`)
 		b.WriteString(FormatQueueTime(now))
+	}
+	if u := opt.Unique; u.UID != "" {
+		b.WriteString(`,"unique":{"uid":`)
+		b.Write(MarshalString(u.UID))
+		if u.Deferrable {
+			b.WriteString(`,"deferrableBy":`)
+			b.WriteString(strconv.FormatInt(u.DeferrableBy, 10))
+		}
+		b.WriteByte('}')
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil

@@ -113,3 +113,11 @@ func truncate(b []byte) string {
 	}
 	return string(b)
 }
+
+// Prefix is "<ns>:", the start of every key; a script that learns a queue
+// name only from a payload it read builds that queue's keys from it.
+func (k Keys) Prefix() string { return k.Namespace() + ":" }
+
+// UniqueSweepLease is the lease of the one process that sweeps stale
+// running states (unique.Sweeper), so a fleet sweeps once per interval.
+func (k Keys) UniqueSweepLease() string { return k.key("resque-go", "unique_sweep_lease") }

@@ -69,7 +69,7 @@ func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
 			keys = append(keys, c.keys.SourceKey(s)) // unused by the script
 		}
 	}
-	args = make([]any, 0, 7+3*n)
+	args = make([]any, 0, 8+3*n)
 	runAt := protocol.FormatRunAt(a.Now)
 	args = append(args, runAt, strconv.FormatInt(a.Now.Unix(), 10), c.keys.JobStatusPrefix(), a.WorkerID,
 		c.keys.AttemptsPrefix())
@@ -90,7 +90,7 @@ func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
 	if ttl <= 0 {
 		ttl = DefaultLockTTL
 	}
-	args = append(args, a.Token, ttl.Milliseconds())
+	args = append(args, a.Token, ttl.Milliseconds(), c.keys.UniquePrefix())
 	return keys, args
 }
 
@@ -200,7 +200,10 @@ type Outcome struct {
 	// Token, for a job from a serial source, is the slot's lock token: the
 	// finish releases that source's lock if the slot still holds it.
 	Token string
-	Now   time.Time
+	// UniqueID is the uid of a unique job (protocol.ParseUnique): the
+	// finish moves its state on (protocol.md 8) in the same step.
+	UniqueID string
+	Now      time.Time
 }
 
 // finishKeysArgs lays out finish.lua's keys and arguments.
@@ -254,6 +257,12 @@ func (c *Client) finishKeysArgs(workerID, host string, src protocol.Source, o Ou
 		args = append(args, o.Token, len(keys))
 	} else {
 		args = append(args, "", 0)
+	}
+	if o.UniqueID != "" {
+		keys = append(keys, k.UniqueState(o.UniqueID), k.UniqueDeferred(o.UniqueID))
+		args = append(args, len(keys)-1, k.Prefix(), protocol.FormatFailedAt(o.Now))
+	} else {
+		args = append(args, 0, "", "")
 	}
 	return keys, args
 }
@@ -336,8 +345,12 @@ func (c *Client) Requeue(ctx context.Context, workerID string, src protocol.Sour
 	} else {
 		token = ""
 	}
+	stateKey, unique := lock, ""
+	if u, ok, _ := protocol.ParseUnique(payload); ok {
+		stateKey, unique = c.keys.UniqueState(u.UID), "1"
+	}
 	n, err := redis.Int(c.eval(ctx, c.requeue, c.keys.Worker(workerID), c.keys.SourceKey(src), c.keys.ClaimSeqs(), lock,
-		payload, workerID, token))
+		stateKey, payload, workerID, token, unique))
 	if err != nil {
 		return fmt.Errorf("rdb: requeue for %q: %w", workerID, err)
 	}

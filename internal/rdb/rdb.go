@@ -456,15 +456,15 @@ func New(opt Options) (*Client, error) {
 		timeout: opt.ReadTimeout,
 		addr:    ep.redacted,
 		claim:   loadScript("claim.lua", -1),
-		finish:  loadScript("finish.lua", -1),
-		finishClaim: redis.NewScript(-1, scriptBody("finish.lua", "finish")+scriptBody("claim.lua", "claim")+
+		finish:  loadScriptWith("finish.lua", -1, "unique_release.lua"),
+		finishClaim: redis.NewScript(-1, scriptSource("unique_release.lua")+"\n"+scriptBody("finish.lua", "finish")+scriptBody("claim.lua", "claim")+
 			scriptSource("finish_claim.lua")),
-		requeue:     loadScript("requeue.lua", 4),
+		requeue:     loadScript("requeue.lua", 5),
 		refreshLock: loadScript("refresh_lock.lua", 1),
 		register:    loadScriptWith("register.lua", 4, "iso8601.lua"),
 		heartbeat:   loadScriptWith("heartbeat.lua", -1, "iso8601.lua"),
 		unregister:  loadScript("unregister.lua", 8),
-		prune:       loadScript("prune.lua", 12),
+		prune:       loadScript("prune.lua", 14),
 	}, nil
 }
 

@@ -197,13 +197,17 @@ func (c *Client) Prune(ctx context.Context, a PruneArgs) (PruneResult, error) {
 	if a.Record == nil {
 		queueKey, recKey = k.Workers(), k.Workers() // unused by the script
 	}
+	stateKey, deferredKey, unique := k.Workers(), k.Workers(), ""
+	if u, ok, _ := protocol.ParseUnique(a.Payload); ok && a.Record != nil {
+		stateKey, deferredKey, unique = k.UniqueState(u.UID), k.UniqueDeferred(u.UID), "1"
+	}
 	res, err := redis.String(c.eval(ctx, c.prune,
 		k.Workers(), k.Worker(a.WorkerID), k.WorkerStarted(a.WorkerID),
 		k.StatProcessedWorker(a.WorkerID), k.StatFailedWorker(a.WorkerID),
 		k.Heartbeats(), k.WorkerIntervals(), queueKey, recKey, k.Failed(),
-		k.QueueStat(a.Host, protocol.QueueStatFailed, a.Queue), k.ClaimSeqs(),
+		k.QueueStat(a.Host, protocol.QueueStatFailed, a.Queue), k.ClaimSeqs(), stateKey, deferredKey,
 		a.WorkerID, a.Heartbeat, a.Record, a.Payload, a.MaxRecoveries, a.Failure,
-		int(recoveryTTL.Seconds())))
+		int(recoveryTTL.Seconds()), unique))
 	if err != nil {
 		return "", fmt.Errorf("rdb: prune %q: %w", a.WorkerID, err)
 	}

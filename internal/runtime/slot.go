@@ -307,6 +307,9 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 	now := w.cfg.Now()
 	o := rdb.Outcome{Seq: res.Seq, Kind: r.kind, Now: now, JobID: p.ID, Status: protocol.FinishedJobStatus(p, string(r.kind)), Class: p.Class,
 		Token: s.token}
+	if u, ok, _ := protocol.ParseUnique(res.Payload); ok {
+		o.UniqueID = u.UID
+	}
 	if p.Class != "" && (r.kind == rdb.OutcomeRetry || r.prior > 0 || p.FailCount > 0 || res.Attempts < 0 && p.RubyShaped()) {
 		// a retry sets the job's attempt counter; any other end of a job
 		// that failed before closes it (a job that never failed has none:

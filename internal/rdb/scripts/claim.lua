@@ -20,6 +20,7 @@
 -- ARGV[6+2n..5+3n] "1" for a serial source, "" for any other
 -- ARGV[6+3n]     the slot's lock token (32 hex)
 -- ARGV[7+3n]     the lock's time to live, milliseconds
+-- ARGV[8+3n]     unique key prefix, "<ns>:unique:"
 --                (the caller builds the record around the payload: a
 --                concatenation of seven pieces here cost Redis ~7 us a job)
 --
@@ -43,6 +44,11 @@
 -- skipped (the next source is tried); a job popped from a serial source
 -- takes the lock (SET PX, the slot's token) in the same step, and finish.lua
 -- releases it. A source that is not serial costs no command.
+--
+-- Unique jobs (protocol.md 8): a job whose payload has "unique":{"uid":U}
+-- sets <prefix>U:state to running in the same step (built here, like the
+-- status key: the uid is only known after the pop). Any other job costs one
+-- string.find.
 --
 -- Attempts (protocol.AttemptsDigest): a job in Ruby's exact form
 -- {"class","args"} keeps its count of failed attempts in the key
@@ -116,9 +122,28 @@ local function claim(KEYS, ARGV, seq, ko, ao)
       if not seq then
         seq = redis.call('HINCRBY', KEYS[ko + 3], ARGV[ao + 4], '1')
       end
+      local decoded = nil
+      if object and string.find(payload, '"unique"', 1, true) then
+        local ok, d = pcall(cjson.decode, payload)
+        if ok and type(d) == 'table' then
+          decoded = d
+          local u = d['unique']
+          local uid = type(u) == 'table' and u['uid']
+          if type(uid) == 'number' then
+            -- the literal text, as the worker reads it (tostring rounds)
+            uid = string.match(payload, '"uid"%s*:%s*(-?[%d%.eE+-]+)')
+          end
+          if type(uid) == 'string' and uid ~= '' then
+            redis.call('SET', ARGV[ao + 8 + 3 * n] .. uid .. ':state', 'running')
+          end
+        end
+      end
       if object and string.find(payload, '"id"', 1, true) then
-        local ok, decoded = pcall(cjson.decode, payload)
-        local id = ok and type(decoded) == 'table' and decoded['id']
+        if not decoded then
+          local ok, d = pcall(cjson.decode, payload)
+          decoded = ok and d
+        end
+        local id = type(decoded) == 'table' and decoded['id']
         if type(id) == 'string' or type(id) == 'number' then
           local skey = ARGV[ao + 3] .. tostring(id) .. ':status'
           if decoded['isMonitored'] == true then

@@ -44,6 +44,24 @@
 --          always sent, so with finish_claim.lua none is the claim's)
 -- ARGV[16] the index in KEYS of that source's lock, queuedata:<q>:lock
 --          (after the outcome's keys); 0 without one
+-- ARGV[17] for a unique job (protocol.md 8): the index in KEYS of
+--          unique:<uid>:state, unique:<uid>:deferred following it (after
+--          the lock); 0 for any other job (ARGV[17..19] are always sent)
+-- ARGV[18] the namespace prefix "<ns>:" (a released deferred job's keys
+--          are built from it: its queue is only known here)
+-- ARGV[19] failed_at for an entry recording a deferred payload that
+--          cannot be released (no queue, not JSON)
+--
+-- Unique jobs, only while the uid's state is running (a state someone
+-- else set since, e.g. after `resque-go unique clear`, is left alone):
+--   ok          state and deferred deleted; a deferred payload is released
+--               through the unique path: state queued, pushed to its queue,
+--               or to the delayed queue at now + its deferrableBy
+--   retry, reschedule
+--               the deferred payload is dropped (as the PHP fork did) and
+--               the state goes back to queued: the job's next copy is queued
+--   fail, discard
+--               state and deferred deleted (the PHP fork's removeAll)
 --
 -- The claim sequence moves on with every finish, so a finish is applied at
 -- most once: a call retried after a lost reply finds another sequence.
@@ -59,6 +77,25 @@
 --      Resque::DirtyExit entry Ruby wrote for the job was removed
 --   3  as 2, with no such entry to remove (php-resque writes none)
 -- The body is the function finish(KEYS, ARGV) so finish_claim.lua can reuse it.
+local function finish_unique(skey, dkey, outcome, ARGV, failed)
+  local state = redis.call('GET', skey)
+  if not state or string.sub(state, 1, 7) ~= 'running' then
+    return
+  end
+  if outcome == 'ok' then
+    local deferred = redis.call('GET', dkey)
+    redis.call('DEL', skey, dkey)
+    if deferred then
+      release_deferred(skey, deferred, ARGV[18], ARGV[5], failed, ARGV[19], ARGV[1], ARGV[8])
+    end
+  elseif outcome == 'retry' or outcome == 'reschedule' then
+    redis.call('DEL', dkey)
+    redis.call('SET', skey, 'queued')
+  else
+    redis.call('DEL', skey, dkey)
+  end
+end
+
 local function finish(KEYS, ARGV)
   local seq = redis.call('HINCRBY', KEYS[2], ARGV[1], '1')
   if seq ~= tonumber(ARGV[2]) + 1 then
@@ -130,6 +167,10 @@ local function finish(KEYS, ARGV)
     if redis.call('GET', lock) == ARGV[15] then
       redis.call('DEL', lock)
     end
+  end
+  local ui = tonumber(ARGV[17])
+  if ui and ui > 0 then
+    finish_unique(KEYS[ui], KEYS[ui + 1], outcome, ARGV, KEYS[6])
   end
   local kind, value = nil, nil
   if ARGV[4] ~= '' then

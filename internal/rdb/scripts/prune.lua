@@ -12,6 +12,8 @@
 -- KEYS[10] failed
 -- KEYS[11] queuestat:<host>:failed:<q>
 -- KEYS[12] resque-go claim-sequence hash
+-- KEYS[13] unique:<uid>:state of the held job (any key when it has no uid)
+-- KEYS[14] unique:<uid>:deferred
 -- ARGV[1]  worker id
 -- ARGV[2]  heartbeat value the caller judged dead ("" = none)
 -- ARGV[3]  worker:<id> value the caller read ("" = idle)
@@ -19,6 +21,10 @@
 -- ARGV[5]  how many recoveries requeue before the job fails (0: always fail)
 -- ARGV[6]  failed entry to record instead of requeueing
 -- ARGV[7]  TTL of the recovery counter, seconds
+-- ARGV[8]  "1" when the held job is unique (protocol.md 8), "" otherwise:
+--          while its uid is running, a requeue sets it back to queued
+--          (the deferred job waits on), a failure clears it (state and
+--          deferred job, as the PHP fork did on failure)
 --
 -- Returns "gone" (not registered any more), "alive" (heartbeat or job
 -- changed since the caller looked: nothing done), "idle" (unregistered, no
@@ -38,11 +44,17 @@ if held ~= '' then
   if n <= tonumber(ARGV[5]) then
     redis.call('LPUSH', KEYS[8], ARGV[4])
     result = 'requeued'
+    if ARGV[8] == '1' and string.sub(redis.call('GET', KEYS[13]) or '', 1, 7) == 'running' then
+      redis.call('SET', KEYS[13], 'queued')
+    end
   else
     redis.call('DEL', KEYS[9])
     redis.call('RPUSH', KEYS[10], ARGV[6])
     redis.call('INCRBY', KEYS[11], 1)
     result = 'failed'
+    if ARGV[8] == '1' and string.sub(redis.call('GET', KEYS[13]) or '', 1, 7) == 'running' then
+      redis.call('DEL', KEYS[13], KEYS[14])
+    end
   end
 end
 redis.call('SREM', KEYS[1], ARGV[1])

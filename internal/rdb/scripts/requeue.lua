@@ -5,9 +5,11 @@
 -- KEYS[2] the job's source list (queue:<q>)
 -- KEYS[3] resque-go claim-sequence hash (field: worker id)
 -- KEYS[4] the source's serial lock (any key for a source that is not serial)
+-- KEYS[5] unique:<uid>:state of a unique job (any key for another job)
 -- ARGV[1] the raw payload
 -- ARGV[2] worker id
 -- ARGV[3] the slot's lock token for a serial source, "" otherwise
+-- ARGV[4] "1" for a unique job: a running state goes back to queued
 --
 -- The claim sequence moves on, so a finish of the same claim that arrives
 -- later (the handler returned after all) is refused instead of being taken
@@ -21,5 +23,8 @@ redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
 redis.call('LPUSH', KEYS[2], ARGV[1])
 if ARGV[3] ~= '' and redis.call('GET', KEYS[4]) == ARGV[3] then
   redis.call('DEL', KEYS[4])
+end
+if ARGV[4] == '1' and string.sub(redis.call('GET', KEYS[5]) or '', 1, 7) == 'running' then
+  redis.call('SET', KEYS[5], 'queued')
 end
 return 1

@@ -1,0 +1,180 @@
+package rdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+)
+
+// Scripts of unique jobs; immutable once built.
+var (
+	enqueueUniqueScript = loadScript("enqueue_unique.lua", 5)
+	uniqueClearScript   = loadScriptWith("unique_clear.lua", 3, "unique_release.lua")
+)
+
+// UniqueResult is what an enqueue of a unique job did.
+type UniqueResult string
+
+// Unique enqueue results (see enqueue_unique.lua).
+const (
+	UniqueQueued        UniqueResult = "queued"
+	UniqueDeferred      UniqueResult = "deferred"
+	UniqueDuplicate     UniqueResult = "duplicate"
+	UniqueDeferredTaken UniqueResult = "deferred_taken"
+)
+
+// UniqueJob is a unique job to enqueue.
+type UniqueJob struct {
+	UID   string
+	Queue string
+	// Push is what goes to the queue (the payload), or, when DueAt > 0, the
+	// delayed item filed at DueAt (Unix seconds).
+	Push  []byte
+	DueAt int64
+	// Deferred is the payload to park while the uid's job runs (naming
+	// its queue); nil when the job is not deferrable.
+	Deferred []byte
+}
+
+// EnqueueUnique enqueues a unique job in one step (protocol.md 8): pushed
+// when its uid is free, parked when its uid's job is running and it is
+// deferrable, refused otherwise.
+func (c *Client) EnqueueUnique(ctx context.Context, j UniqueJob) (UniqueResult, error) {
+	k := c.keys
+	target, index, sched, member, ts := k.Queue(j.Queue), k.Queues(), k.Queues(), j.Queue, ""
+	if j.DueAt > 0 {
+		target, index, sched = k.Delayed(j.DueAt), k.Timestamps(j.Push), k.DelayedSchedule()
+		member, ts = protocol.DelayedMember(j.DueAt), fmt.Sprint(j.DueAt)
+	}
+	res, err := redis.String(c.eval(ctx, enqueueUniqueScript, k.UniqueState(j.UID), k.UniqueDeferred(j.UID),
+		target, index, sched, j.Push, member, ts, j.Deferred))
+	if err != nil {
+		return "", fmt.Errorf("rdb: enqueue unique %q: %w", j.UID, err)
+	}
+	return UniqueResult(res), nil
+}
+
+// UniqueInfo is one uid's unique state.
+type UniqueInfo struct {
+	UID      string
+	State    string // queued, running (or what another runtime wrote); "" when absent
+	Deferred []byte // the parked payload, nil when none
+}
+
+// UniqueUIDs lists the uids that have a state key (SCAN).
+func (c *Client) UniqueUIDs(ctx context.Context) ([]string, error) {
+	keys, err := c.ScanKeys(ctx, c.keys.UniqueStatePattern())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(keys))
+	for _, key := range keys {
+		if uid, ok := c.keys.ParseUniqueState(key); ok {
+			out = append(out, uid)
+		}
+	}
+	return out, nil
+}
+
+// UniqueInfos reads the state and deferred payload of each uid in one
+// pipeline.
+func (c *Client) UniqueInfos(ctx context.Context, uids []string) ([]UniqueInfo, error) {
+	if len(uids) == 0 {
+		return nil, nil
+	}
+	conn, err := c.pool.GetContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("rdb: unique states: %w", err)
+	}
+	defer conn.Close()
+	for _, uid := range uids {
+		if err := conn.Send("GET", c.keys.UniqueState(uid)); err != nil {
+			return nil, fmt.Errorf("rdb: unique states: %w", err)
+		}
+		if err := conn.Send("GET", c.keys.UniqueDeferred(uid)); err != nil {
+			return nil, fmt.Errorf("rdb: unique states: %w", err)
+		}
+	}
+	if err := conn.Flush(); err != nil {
+		return nil, fmt.Errorf("rdb: unique states: %w", err)
+	}
+	out := make([]UniqueInfo, len(uids))
+	for i, uid := range uids {
+		out[i].UID = uid
+		st, err := redis.String(redis.ReceiveContext(conn, ctx))
+		if err != nil && !errors.Is(err, redis.ErrNil) {
+			return nil, fmt.Errorf("rdb: unique state of %q: %w", uid, err)
+		}
+		out[i].State = st
+		d, err := redis.Bytes(redis.ReceiveContext(conn, ctx))
+		if err != nil && !errors.Is(err, redis.ErrNil) {
+			return nil, fmt.Errorf("rdb: unique deferred of %q: %w", uid, err)
+		}
+		out[i].Deferred = d
+	}
+	return out, nil
+}
+
+// ClearResult is what UniqueClear did.
+type ClearResult string
+
+// UniqueClear results (see unique_clear.lua).
+const (
+	ClearChanged  ClearResult = "changed"
+	ClearAbsent   ClearResult = "absent"
+	ClearCleared  ClearResult = "cleared"
+	ClearReleased ClearResult = "released"
+)
+
+// UniqueClear deletes a uid's state, releasing its deferred job (if any)
+// through the unique path. With ifState set it acts only while the state
+// is still that value. by names who cleared (in a failed entry, when the
+// deferred payload cannot be released).
+func (c *Client) UniqueClear(ctx context.Context, uid, ifState, by string, now time.Time) (ClearResult, error) {
+	k := c.keys
+	res, err := redis.String(c.eval(ctx, uniqueClearScript, k.UniqueState(uid), k.UniqueDeferred(uid), k.Failed(),
+		k.Prefix(), now.Unix(), protocol.FormatFailedAt(now), ifState, by))
+	if err != nil {
+		return "", fmt.Errorf("rdb: unique clear %q: %w", uid, err)
+	}
+	return ClearResult(res), nil
+}
+
+// RunningRecords returns the worker:<id> values of every registered worker
+// that holds a job, in both registries (Resque's workers set and
+// resque-go's own, when it is kept apart): who may be running a job.
+func (c *Client) RunningRecords(ctx context.Context) ([][]byte, error) {
+	ids := map[string]bool{}
+	for _, sep := range []bool{false, true} {
+		got, err := redis.Strings(c.do(ctx, "SMEMBERS", c.keys.SeparateRegistry(sep).Workers()))
+		if err != nil {
+			return nil, fmt.Errorf("rdb: workers: %w", err)
+		}
+		for _, id := range got {
+			ids[id] = true
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, 0, len(ids))
+	for id := range ids {
+		args = append(args, c.keys.Worker(id))
+	}
+	vals, err := redis.ByteSlices(c.do(ctx, "MGET", args...))
+	if err != nil {
+		return nil, fmt.Errorf("rdb: worker records: %w", err)
+	}
+	out := vals[:0]
+	for _, v := range vals {
+		if v != nil {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}

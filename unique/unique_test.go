@@ -1,0 +1,195 @@
+package unique_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/unique"
+)
+
+const redisEnv = "RESQUE_GO_TEST_REDIS"
+
+func TestMain(m *testing.M) { os.Exit(redistest.Main(m, redisEnv)) }
+
+func newClient(t *testing.T) *rdb.Client {
+	t.Helper()
+	c, err := rdb.New(rdb.Options{URL: os.Getenv(redisEnv), Namespace: redistest.Namespace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func do(t *testing.T, c *rdb.Client, cmd string, args ...any) any {
+	t.Helper()
+	v, err := c.Do(context.Background(), cmd, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func payload(t *testing.T, uid string, n int, deferrable bool) []byte {
+	t.Helper()
+	p, err := protocol.NewPayload("Job", []byte(fmt.Sprintf("[%d]", n)), protocol.EnqueueOptions{
+		Unique: protocol.Unique{UID: uid, Deferrable: deferrable}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// 100 producers racing on one uid: exactly one job is queued, every other
+// enqueue is refused with ErrDuplicate.
+func TestConcurrentEnqueuesGiveOneJob(t *testing.T) {
+	t.Parallel()
+	c := newClient(t)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	queued, dups := 0, 0
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := unique.Enqueue(context.Background(), c, unique.Job{Queue: "q", Payload: payload(t, "U", i, i%2 == 0)})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil && res == unique.Queued:
+				queued++
+			case errors.Is(err, unique.ErrDuplicate):
+				dups++
+			default:
+				t.Errorf("enqueue %d = %q, %v", i, res, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if queued != 1 || dups != 99 {
+		t.Errorf("queued %d, duplicates %d; want 1 and 99", queued, dups)
+	}
+	if n := do(t, c, "LLEN", c.Keys().Queue("q")).(int64); n != 1 {
+		t.Errorf("queue holds %d jobs, want 1", n)
+	}
+	if s, _ := do(t, c, "GET", c.Keys().UniqueState("U")).([]byte); string(s) != "queued" {
+		t.Errorf("state = %q, want queued", s)
+	}
+	if do(t, c, "EXISTS", c.Keys().UniqueDeferred("U")).(int64) != 0 {
+		t.Error("a job was parked although the uid's job is only queued, not running")
+	}
+}
+
+// A delayed unique job takes the uid at once and is filed in the delayed
+// queue in resque-scheduler's layout.
+func TestDelayedUniqueJob(t *testing.T) {
+	t.Parallel()
+	c := newClient(t)
+	k := c.Keys()
+	due := time.Unix(2000000000, 0)
+	p := payload(t, "D", 1, false)
+	if res, err := unique.Enqueue(context.Background(), c, unique.Job{Queue: "q", Payload: p, DueAt: due}); err != nil || res != unique.Queued {
+		t.Fatalf("enqueue = %q, %v", res, err)
+	}
+	item, _ := protocol.DelayedItem(p, "q")
+	if got, _ := do(t, c, "LINDEX", k.Delayed(due.Unix()), 0).([]byte); string(got) != string(item) {
+		t.Errorf("delayed item = %s, want %s", got, item)
+	}
+	if do(t, c, "SISMEMBER", k.Timestamps(item), protocol.DelayedMember(due.Unix())).(int64) != 1 {
+		t.Error("timestamps index missing")
+	}
+	if _, err := unique.Enqueue(context.Background(), c, unique.Job{Queue: "q", Payload: payload(t, "D", 2, false)}); !errors.Is(err, unique.ErrDuplicate) {
+		t.Errorf("second enqueue = %v, want ErrDuplicate", err)
+	}
+}
+
+// Clear frees a uid and releases its parked job instead of dropping it; a
+// parked job that names no queue goes to failed.
+func TestClearReleasesDeferred(t *testing.T) {
+	t.Parallel()
+	c := newClient(t)
+	k := c.Keys()
+	ctx := context.Background()
+	do(t, c, "SET", k.UniqueState("C"), "running")
+	parked := payload(t, "C", 7, true)
+	if res, err := unique.Enqueue(ctx, c, unique.Job{Queue: "q", Payload: parked}); err != nil || res != unique.Deferred {
+		t.Fatalf("enqueue while running = %q, %v", res, err)
+	}
+	infos, err := unique.List(ctx, c)
+	if err != nil || len(infos) != 1 || infos[0].UID != "C" || infos[0].State != "running" || infos[0].Deferred == nil {
+		t.Fatalf("List = %+v, %v", infos, err)
+	}
+	res, err := unique.Clear(ctx, c, "C", "test", time.Now())
+	if err != nil || res != unique.ClearReleased {
+		t.Fatalf("Clear = %q, %v", res, err)
+	}
+	item, _ := protocol.DelayedItem(parked, "q")
+	if got, _ := do(t, c, "LINDEX", k.Queue("q"), 0).([]byte); string(got) != string(item) {
+		t.Errorf("released job = %s, want %s", got, item)
+	}
+	if s, _ := do(t, c, "GET", k.UniqueState("C")).([]byte); string(s) != "queued" {
+		t.Errorf("state after release = %q, want queued (the released job waits)", s)
+	}
+	// garbage parked by hand: recorded in failed, never dropped
+	do(t, c, "SET", k.UniqueState("G"), "running")
+	do(t, c, "SET", k.UniqueDeferred("G"), "not json")
+	if res, err := unique.Clear(ctx, c, "G", "test", time.Now()); err != nil || res != unique.ClearReleased {
+		t.Fatalf("Clear G = %q, %v", res, err)
+	}
+	entry, _ := do(t, c, "LINDEX", k.Failed(), 0).([]byte)
+	var fe struct {
+		Payload   string `json:"payload"`
+		Exception string `json:"exception"`
+	}
+	if err := json.Unmarshal(entry, &fe); err != nil || fe.Payload != "not json" || fe.Exception == "" {
+		t.Errorf("failed entry %s: %v", entry, err)
+	}
+	if res, _ := unique.Clear(ctx, c, "nope", "test", time.Now()); res != unique.ClearAbsent {
+		t.Errorf("Clear of a free uid = %q, want absent", res)
+	}
+}
+
+// The sweep frees a running uid that no registered worker holds, only
+// after the grace period, and leaves held ones alone.
+func TestSweeperFreesOrphanedRunningState(t *testing.T) {
+	t.Parallel()
+	c := newClient(t)
+	k := c.Keys()
+	ctx := context.Background()
+	now := time.Unix(1700000000, 0)
+	s, err := unique.NewSweeper(unique.SweeperConfig{Client: c, Owner: "me", Grace: time.Minute, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	do(t, c, "SET", k.UniqueState("orphan"), "running")
+	do(t, c, "SET", k.UniqueState("held"), "running")
+	do(t, c, "SET", k.UniqueState("waiting"), "queued")
+	do(t, c, "SADD", k.Workers(), "host:1:q")
+	do(t, c, "SET", k.Worker("host:1:q"), `{"queue":"q","run_at":"2026-01-01T00:00:00Z","payload":{"class":"Job","args":[],"unique":{"uid":"held"}}}`)
+	parked := `{"class":"Job","args":[9],"queue":"q","unique":{"uid":"orphan","deferrableBy":0}}`
+	do(t, c, "SET", k.UniqueDeferred("orphan"), parked)
+	if n, err := s.Pass(ctx); err != nil || n != 0 {
+		t.Fatalf("first pass freed %d, %v; want 0 (grace)", n, err)
+	}
+	now = now.Add(2 * time.Minute)
+	if n, err := s.Pass(ctx); err != nil || n != 1 {
+		t.Fatalf("second pass freed %d, %v; want 1", n, err)
+	}
+	if got, _ := do(t, c, "LINDEX", k.Queue("q"), 0).([]byte); string(got) != parked {
+		t.Errorf("the orphan's parked job = %s, want it released", got)
+	}
+	for uid, want := range map[string]string{"orphan": "queued", "held": "running", "waiting": "queued"} {
+		if got, _ := do(t, c, "GET", k.UniqueState(uid)).([]byte); string(got) != want {
+			t.Errorf("state of %s = %q, want %q", uid, got, want)
+		}
+	}
+}
