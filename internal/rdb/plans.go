@@ -1,0 +1,227 @@
+package rdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+)
+
+// Scripts of plans (protocol.md 7); immutable once built.
+var (
+	planAddScript    = loadScript("plan_add.lua", 3)
+	planFireScript   = loadScript("plan_fire.lua", 8)
+	planParkScript   = loadScript("plan_park.lua", 4)
+	planRemoveScript = loadScript("plan_remove.lua", -1)
+	planCleanScript  = loadScript("plan_clean.lua", 2)
+)
+
+// ErrPlanExists is returned by AddPlan when plan:<id> exists.
+var ErrPlanExists = errors.New("rdb: a plan with this id exists")
+
+// AddPlan writes a new plan and files its id in slot ts, in one step.
+func (c *Client) AddPlan(ctx context.Context, id string, plan []byte, ts int64) error {
+	k := c.keys
+	n, err := redis.Int(c.eval(ctx, planAddScript, k.Plan(id), k.PlanSchedule(), k.PlanSlot(ts), plan, ts, id))
+	if err != nil {
+		return fmt.Errorf("rdb: add plan %q: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("rdb: add plan %q: %w", id, ErrPlanExists)
+	}
+	return nil
+}
+
+// Plan returns the JSON of plan:<id>, or nil when there is none.
+func (c *Client) Plan(ctx context.Context, id string) ([]byte, error) {
+	v, err := redis.Bytes(c.do(ctx, "GET", c.keys.Plan(id)))
+	if err == redis.ErrNil {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rdb: plan %q: %w", id, err)
+	}
+	return v, nil
+}
+
+// PlanIDs lists the ids of every plan:<id> key (SCAN).
+func (c *Client) PlanIDs(ctx context.Context) ([]string, error) {
+	keys, err := c.ScanKeys(ctx, c.keys.PlanPattern())
+	if err != nil {
+		return nil, fmt.Errorf("rdb: plan ids: %w", err)
+	}
+	ids := make([]string, 0, len(keys))
+	for _, key := range keys {
+		if id, ok := c.keys.ParsePlan(key); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// Plans returns the JSON of each plan in ids (nil where it is gone), in
+// one round trip.
+func (c *Client) Plans(ctx context.Context, ids []string) ([][]byte, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = c.keys.Plan(id)
+	}
+	v, err := redis.ByteSlices(c.do(ctx, "MGET", args...))
+	if err != nil {
+		return nil, fmt.Errorf("rdb: plans: %w", err)
+	}
+	return v, nil
+}
+
+// PlanSlots returns the slot times of the schedule from min to max (Unix
+// seconds, inclusive), oldest first, at most limit of them (0: all).
+func (c *Client) PlanSlots(ctx context.Context, min, max int64, limit int) ([]int64, error) {
+	args := []any{c.keys.PlanSchedule(), min, max}
+	if limit > 0 {
+		args = append(args, "LIMIT", 0, limit)
+	}
+	v, err := redis.Strings(c.do(ctx, "ZRANGEBYSCORE", args...))
+	if err != nil {
+		return nil, fmt.Errorf("rdb: plan slots: %w", err)
+	}
+	out := make([]int64, 0, len(v))
+	for _, s := range v {
+		ts, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("rdb: plan slots: member %q is not a timestamp", s)
+		}
+		out = append(out, ts)
+	}
+	return out, nil
+}
+
+// NextPlanSlot returns the oldest slot due at or before now.
+func (c *Client) NextPlanSlot(ctx context.Context, now int64) (ts int64, ok bool, err error) {
+	v, err := c.PlanSlots(ctx, 0, now, 1)
+	if err != nil || len(v) == 0 {
+		return 0, false, err
+	}
+	return v[0], true, nil
+}
+
+// PlanSlotIDs returns up to n plan ids of slot ts (0: all), in order.
+func (c *Client) PlanSlotIDs(ctx context.Context, ts int64, n int) ([]string, error) {
+	v, err := redis.Strings(c.do(ctx, "LRANGE", c.keys.PlanSlot(ts), 0, n-1))
+	if err != nil {
+		return nil, fmt.Errorf("rdb: plan slot %d: %w", ts, err)
+	}
+	return v, nil
+}
+
+// CleanPlanSlot drops slot ts from the schedule when its list is empty.
+func (c *Client) CleanPlanSlot(ctx context.Context, ts int64) error {
+	k := c.keys
+	if _, err := c.eval(ctx, planCleanScript, k.PlanSchedule(), k.PlanSlot(ts), ts); err != nil {
+		return fmt.Errorf("rdb: clean plan slot %d: %w", ts, err)
+	}
+	return nil
+}
+
+// FireResult says what FirePlan did.
+type FireResult string
+
+// FirePlan results, as plan_fire.lua (and plan_park.lua) name them.
+const (
+	FireFired     FireResult = "fired"
+	FireSkipped   FireResult = "skipped"
+	FireDuplicate FireResult = "duplicate"
+	FireDeferred  FireResult = "deferred"
+	FireChanged   FireResult = "changed"
+	FireTaken     FireResult = "taken"
+	FireGone      FireResult = "gone"
+	FireParked    FireResult = "parked"
+)
+
+// Fire is one plan firing for one slot.
+type Fire struct {
+	ID string
+	// Read is the plan JSON the caller computed from (nil: it read none).
+	Read []byte
+	// Write is the plan JSON to store (nextRun = Next).
+	Write []byte
+	TS    int64
+	// Next is the plan's next slot; 0 leaves it without one.
+	Next int64
+	// Payload is the job to push; nil skips the slot.
+	Payload []byte
+	Queue   string
+	// UID is the job's unique id ("" when not unique); Deferred the
+	// delayed-item form of the job to park when the uid's job runs (nil
+	// when it is not deferrable).
+	UID      string
+	Deferred []byte
+}
+
+// FirePlan fires a plan for slot f.TS in one step: the id leaves the slot
+// (compare-and-remove), the job is pushed (through the unique check when
+// it has a uid), the plan is written back and filed in its next slot.
+func (c *Client) FirePlan(ctx context.Context, f Fire) (FireResult, error) {
+	k := c.keys
+	next, nextKey := "", k.PlanSlot(f.TS)
+	if f.Next > 0 {
+		if f.Next <= f.TS {
+			return "", fmt.Errorf("rdb: fire plan %q: next slot %d is not after %d", f.ID, f.Next, f.TS)
+		}
+		next, nextKey = strconv.FormatInt(f.Next, 10), k.PlanSlot(f.Next)
+	}
+	uidState, uidDeferred := k.Plan(f.ID), k.Plan(f.ID)
+	if f.UID != "" {
+		uidState, uidDeferred = k.UniqueState(f.UID), k.UniqueDeferred(f.UID)
+	}
+	queueKey := k.Plan(f.ID)
+	if f.Queue != "" {
+		queueKey = k.Queue(f.Queue)
+	}
+	v, err := redis.String(c.eval(ctx, planFireScript,
+		k.Plan(f.ID), k.PlanSchedule(), k.PlanSlot(f.TS), nextKey, queueKey, k.Queues(), uidState, uidDeferred,
+		f.ID, f.Read, f.Write, f.TS, next, f.Payload, f.Queue, f.UID, f.Deferred, protocol.UniqueQueued))
+	if err != nil {
+		return "", fmt.Errorf("rdb: fire plan %q: %w", f.ID, err)
+	}
+	return FireResult(v), nil
+}
+
+// ParkPlan takes a plan that cannot be fired out of slot ts and records
+// failure in failed; plan:<id> stays. read is the plan JSON the caller saw.
+func (c *Client) ParkPlan(ctx context.Context, id string, read []byte, ts int64, failure []byte) (FireResult, error) {
+	k := c.keys
+	v, err := redis.String(c.eval(ctx, planParkScript, k.Plan(id), k.PlanSchedule(), k.PlanSlot(ts), k.Failed(),
+		id, read, ts, failure))
+	if err != nil {
+		return "", fmt.Errorf("rdb: park plan %q: %w", id, err)
+	}
+	return FireResult(v), nil
+}
+
+// RemovePlan deletes plan:<id> and takes id out of the slots given, in
+// one step. It reports whether the plan existed and how many slot
+// entries it dropped.
+func (c *Client) RemovePlan(ctx context.Context, id string, slots []int64) (existed bool, dropped int, err error) {
+	k := c.keys
+	keys := []any{k.Plan(id), k.PlanSchedule()}
+	args := []any{id}
+	for _, ts := range slots {
+		keys = append(keys, k.PlanSlot(ts))
+		args = append(args, ts)
+	}
+	v, err := redis.Ints(c.eval(ctx, planRemoveScript, append(append([]any{len(keys)}, keys...), args...)...))
+	if err != nil {
+		return false, 0, fmt.Errorf("rdb: remove plan %q: %w", id, err)
+	}
+	if len(v) != 2 {
+		return false, 0, fmt.Errorf("rdb: remove plan %q: unexpected reply %v", id, v)
+	}
+	return v[0] == 1, v[1], nil
+}

@@ -1,0 +1,79 @@
+-- plan_fire.lua: fire one plan for one slot and move it to its next slot,
+-- in one step, so that each (plan, slot) is enqueued exactly once however
+-- many schedulers try it and wherever one of them dies. Nothing here
+-- depends on the time: the caller computed the next slot.
+--
+-- KEYS[1] plan:<id>
+-- KEYS[2] plan_schedule
+-- KEYS[3] plan_schedule:<ts>, the slot being fired
+-- KEYS[4] plan_schedule:<next> (any key when there is no next slot)
+-- KEYS[5] queue:<q>
+-- KEYS[6] queues
+-- KEYS[7] unique:<uid>:state (any key when the job is not unique)
+-- KEYS[8] unique:<uid>:deferred (any key when the job is not unique)
+-- ARGV[1] id, as the slot list holds it
+-- ARGV[2] the plan JSON the caller read and computed from ("": it read none)
+-- ARGV[3] the plan JSON to write back (nextRun = the next slot)
+-- ARGV[4] ts, the slot being fired
+-- ARGV[5] next, the next slot ("": none; the plan is kept without a slot)
+-- ARGV[6] the job payload ("": the misfire policy skips this slot)
+-- ARGV[7] queue name
+-- ARGV[8] the job's unique uid ("": not unique)
+-- ARGV[9] the payload to park when the uid's job is running, in delayed
+--         item form ("": the job is not deferrable)
+-- ARGV[10] the unique state of a queued job ("queued")
+--
+-- Returns:
+--   "fired"      the job was pushed and the plan moved on
+--   "skipped"    the slot was skipped (misfire policy); the plan moved on
+--   "duplicate"  the job's uid is taken: nothing pushed; the plan moved on
+--   "deferred"   the uid's job is running and the job is deferrable: it is
+--                parked in unique:<uid>:deferred; the plan moved on
+--   "changed"    the plan is not what the caller read: nothing done (read
+--                it again)
+--   "taken"      the id is no longer in this slot (another scheduler fired
+--                it): nothing done
+--   "gone"       the plan no longer exists: its id was dropped from the slot
+local function cleanup()
+  if redis.call('LLEN', KEYS[3]) == 0 then
+    redis.call('ZREM', KEYS[2], ARGV[4])
+  end
+end
+
+local plan = redis.call('GET', KEYS[1])
+if not plan then
+  redis.call('LREM', KEYS[3], 0, ARGV[1])
+  cleanup()
+  return 'gone'
+end
+if plan ~= ARGV[2] then
+  return 'changed'
+end
+if redis.call('LREM', KEYS[3], 0, ARGV[1]) == 0 then
+  cleanup()
+  return 'taken'
+end
+
+local result = 'skipped'
+if ARGV[6] ~= '' then
+  result = 'fired'
+  if ARGV[8] ~= '' and not redis.call('SET', KEYS[7], ARGV[10], 'NX') then
+    result = 'duplicate'
+    local state = redis.call('GET', KEYS[7]) or ''
+    if ARGV[9] ~= '' and string.sub(state, 1, 7) == 'running' and redis.call('SET', KEYS[8], ARGV[9], 'NX') then
+      result = 'deferred'
+    end
+  end
+  if result == 'fired' then
+    redis.call('RPUSH', KEYS[5], ARGV[6])
+    redis.call('SADD', KEYS[6], ARGV[7])
+  end
+end
+
+redis.call('SET', KEYS[1], ARGV[3])
+if ARGV[5] ~= '' then
+  redis.call('ZADD', KEYS[2], ARGV[5], ARGV[5])
+  redis.call('RPUSH', KEYS[4], ARGV[1])
+end
+cleanup()
+return result

@@ -1,0 +1,36 @@
+-- plan_park.lua: take a plan that cannot be fired (its JSON is broken,
+-- its recurrence cannot be read) out of a slot, recording why in failed.
+-- plan:<id> is kept as it is, for an operator to read, fix or remove.
+--
+-- KEYS[1] plan:<id>
+-- KEYS[2] plan_schedule
+-- KEYS[3] plan_schedule:<ts>
+-- KEYS[4] failed
+-- ARGV[1] id, as the slot list holds it
+-- ARGV[2] the plan JSON the caller read
+-- ARGV[3] ts
+-- ARGV[4] the failed entry
+--
+-- Returns "parked", or "changed" / "taken" / "gone" as plan_fire.lua does.
+local function cleanup()
+  if redis.call('LLEN', KEYS[3]) == 0 then
+    redis.call('ZREM', KEYS[2], ARGV[3])
+  end
+end
+
+local plan = redis.call('GET', KEYS[1])
+if not plan then
+  redis.call('LREM', KEYS[3], 0, ARGV[1])
+  cleanup()
+  return 'gone'
+end
+if plan ~= ARGV[2] then
+  return 'changed'
+end
+if redis.call('LREM', KEYS[3], 0, ARGV[1]) == 0 then
+  cleanup()
+  return 'taken'
+end
+redis.call('RPUSH', KEYS[4], ARGV[4])
+cleanup()
+return 'parked'

@@ -1,0 +1,233 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/service"
+)
+
+// PlannerConfig configures a Planner. Zero values mean the documented
+// defaults.
+type PlannerConfig struct {
+	Client *rdb.Client
+	// Interval between passes; default 1 s.
+	Interval time.Duration
+	// Now is the clock every slot is computed from; default time.Now.
+	Now    func() time.Time
+	Logger *zerolog.Logger
+	// OnPass, when set, is called after every pass with the number of
+	// jobs it pushed (tests wait on it).
+	OnPass func(fired int)
+	// MisfireGrace is how late a slot of a Skip plan may still fire;
+	// default 1 minute.
+	MisfireGrace time.Duration
+	// Batch is how many ids of a slot are read at a time; default 100.
+	Batch int
+	// Hostname and WorkerID fill the failed entry of a plan that cannot
+	// be fired.
+	Hostname string
+	WorkerID string
+}
+
+// Planner fires due plans. Any number of planners (on any hosts) may run
+// at once: each (plan, slot) is taken by one compare-and-remove step that
+// also pushes the job and files the plan in its next slot.
+type Planner struct {
+	cfg    PlannerConfig
+	log    zerolog.Logger
+	runner service.Runner
+}
+
+// NewPlanner returns a planner; Start runs it.
+func NewPlanner(cfg PlannerConfig) (*Planner, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("plan: PlannerConfig.Client is required")
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.MisfireGrace <= 0 {
+		cfg.MisfireGrace = time.Minute
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 100
+	}
+	cfg.Now = service.Clock(cfg.Now)
+	cfg.Logger = service.Logger(cfg.Logger)
+	return &Planner{cfg: cfg, log: *cfg.Logger}, nil
+}
+
+// Start runs the planner until Stop or ctx ends.
+func (p *Planner) Start(ctx context.Context) { p.runner.Start(ctx, p.loop) }
+
+// Stop stops the planner and waits for it.
+func (p *Planner) Stop() { p.runner.Stop() }
+
+func (p *Planner) loop(ctx context.Context) {
+	t := time.NewTicker(p.cfg.Interval)
+	defer t.Stop()
+	for {
+		fired, err := p.Pass(ctx)
+		if err != nil && ctx.Err() == nil {
+			p.log.Warn().Err(err).Msg("planner pass failed")
+		}
+		if p.cfg.OnPass != nil {
+			p.cfg.OnPass(fired)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// maxChanged bounds the re-reads of a plan that changes under a fire.
+const maxChanged = 5
+
+// Pass fires every slot due now, oldest first, and returns how many jobs
+// it pushed.
+func (p *Planner) Pass(ctx context.Context) (int, error) {
+	c := p.cfg.Client
+	fired := 0
+	for ctx.Err() == nil {
+		ts, ok, err := c.NextPlanSlot(ctx, p.cfg.Now().Unix())
+		if err != nil || !ok {
+			return fired, err
+		}
+		ids, err := c.PlanSlotIDs(ctx, ts, p.cfg.Batch)
+		if err != nil {
+			return fired, err
+		}
+		if len(ids) == 0 {
+			if err := c.CleanPlanSlot(ctx, ts); err != nil {
+				return fired, err
+			}
+			continue
+		}
+		raws, err := c.Plans(ctx, ids)
+		if err != nil {
+			return fired, err
+		}
+		progress := false
+		for i, id := range ids {
+			res, err := p.fire(ctx, ts, id, raws[i])
+			if err != nil {
+				return fired, err
+			}
+			if res == rdb.FireFired {
+				fired++
+			}
+			progress = progress || res != rdb.FireChanged
+		}
+		if !progress {
+			return fired, fmt.Errorf("plan: slot %d: its plans kept changing while being fired", ts)
+		}
+	}
+	return fired, ctx.Err()
+}
+
+// fire fires plan id for slot ts, reading the plan again while it changes
+// under the step.
+func (p *Planner) fire(ctx context.Context, ts int64, id string, raw []byte) (rdb.FireResult, error) {
+	c := p.cfg.Client
+	for range maxChanged {
+		now := p.cfg.Now()
+		f, problem := p.prepare(id, raw, ts, now)
+		var res rdb.FireResult
+		var err error
+		if problem != nil {
+			res, err = c.ParkPlan(ctx, id, raw, ts, p.failure(id, raw, problem, now))
+		} else {
+			res, err = c.FirePlan(ctx, f)
+		}
+		if err != nil || res != rdb.FireChanged {
+			p.logResult(id, ts, f, res, problem)
+			return res, err
+		}
+		if raw, err = c.Plan(ctx, id); err != nil {
+			return "", err
+		}
+	}
+	return rdb.FireChanged, nil
+}
+
+// prepare computes a fire of plan id (JSON raw, nil when gone) for slot
+// ts: the job, and the next slot by the plan's misfire policy. A plan
+// that cannot be fired returns the problem.
+func (p *Planner) prepare(id string, raw []byte, ts int64, now time.Time) (rdb.Fire, error) {
+	f := rdb.Fire{ID: id, Read: raw, TS: ts}
+	if raw == nil {
+		return f, nil // gone: the step drops the id from the slot
+	}
+	rec, err := protocol.DecodePlan(raw)
+	if err != nil {
+		return f, err
+	}
+	slot := time.Unix(ts, 0)
+	pl := decode(id, raw)
+	recur, err := pl.fireable(slot)
+	if err != nil {
+		return f, err
+	}
+	from := slot
+	if now.After(from) && pl.Misfire != CatchUp {
+		from = now
+	}
+	if next, ok := recur.Next(from); ok {
+		f.Next = next.Unix()
+	}
+	if f.Write, err = protocol.PlanWithNextRun(raw, f.Next); err != nil {
+		return f, err
+	}
+	if pl.Misfire == Skip && now.Sub(slot) > p.cfg.MisfireGrace {
+		return f, nil // no payload: the slot is skipped
+	}
+	f.Queue = rec.Queue
+	if f.Payload, err = protocol.PlanPayload(raw, protocol.NewJobID(), now); err != nil {
+		return f, err
+	}
+	u, ok, err := protocol.ParseUnique(f.Payload)
+	if err != nil {
+		return f, err
+	}
+	if ok {
+		f.UID = u.UID
+		if u.Deferrable {
+			if f.Deferred, err = protocol.DelayedItem(f.Payload, f.Queue); err != nil {
+				return f, err
+			}
+		}
+	}
+	return f, nil
+}
+
+func (p *Planner) failure(id string, raw []byte, problem error, now time.Time) []byte {
+	rec, _ := protocol.DecodePlan(raw)
+	return protocol.Failure{FailedAt: now, Payload: raw, Exception: protocol.ExcBadPayload,
+		Error: fmt.Sprintf("plan %q cannot be fired: %v; it was taken off the schedule (plan:%s is kept: fix or remove it)", id, problem, id),
+		Backtrace: []string{}, Worker: p.cfg.WorkerID, Queue: rec.Queue, ProcessedBy: p.cfg.Hostname}.Encode()
+}
+
+func (p *Planner) logResult(id string, ts int64, f rdb.Fire, res rdb.FireResult, problem error) {
+	switch res {
+	case rdb.FireParked:
+		p.log.Error().Err(problem).Str("plan_id", id).Int64("slot", ts).Msg("plan cannot be fired: taken off the schedule, recorded in failed")
+	case rdb.FireGone:
+		p.log.Debug().Str("plan_id", id).Int64("slot", ts).Msg("plan removed: slot entry dropped")
+	case rdb.FireFired, rdb.FireSkipped, rdb.FireDuplicate, rdb.FireDeferred:
+		e := p.log.Debug()
+		if res == rdb.FireDuplicate {
+			e = p.log.Info().Str("unique_id", f.UID)
+		}
+		e.Str("plan_id", id).Str("queue", f.Queue).Int64("slot", ts).Int64("next_slot", f.Next).
+			Str("result", string(res)).Msg("plan slot done")
+	}
+}
