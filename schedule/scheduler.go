@@ -1,0 +1,453 @@
+package schedule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/service"
+)
+
+// Config configures a Scheduler. Zero values mean the documented defaults.
+type Config struct {
+	Client *rdb.Client
+	// Entries are the static schedules (LoadFile). A persistent schedule of
+	// the same name replaces one, as in resque-scheduler.
+	Entries []Entry
+	// Environment filters the entries and the persistent schedules by
+	// their rails_env/env (resque-scheduler's RAILS_ENV / --environment).
+	Environment string
+	// Dynamic follows schedules_changed while master: a schedule set or
+	// removed with Resque.set_schedule/remove_schedule is reloaded on the
+	// next pass (DYNAMIC_SCHEDULE). Persistent schedules are read whenever
+	// this scheduler becomes master either way.
+	Dynamic bool
+	// Hostname and Pid make the master lock's value, "<hostname>:<pid>";
+	// default os.Hostname() and os.Getpid().
+	Hostname string
+	Pid      int
+	// LockTimeout is the master lock's TTL, renewed on every pass; default
+	// 180 s (resque-scheduler's LOCK_TIMEOUT). A scheduler that dies holds
+	// the lock that long.
+	LockTimeout time.Duration
+	// LockPrefix is RESQUE_SCHEDULER_MASTER_LOCK_PREFIX: schedulers with
+	// different prefixes elect separate masters on one Redis.
+	LockPrefix string
+	// Interval is the longest wait between passes (each pass renews or
+	// tries for the lock); default 5 s (RESQUE_SCHEDULER_INTERVAL). The
+	// master also wakes at each slot.
+	Interval time.Duration
+	// CatchUp is how late a slot may still be enqueued: a slot missed by
+	// the master (a pause, Redis away, a master that died holding the lock)
+	// is enqueued once when at most this old; older ones are skipped, as
+	// cron skips them. Slots from before an entry was loaded, or before a
+	// record shows it ran, are never enqueued. Default 5 minutes; at least
+	// 2*Interval.
+	CatchUp time.Duration
+	// Location is the zone of cron expressions without one; default
+	// time.Local (resque-scheduler uses the server's zone).
+	Location *time.Location
+	Logger   *zerolog.Logger
+	Now      func() time.Time
+	// OnPass, when set, is called after every pass (tests wait on it).
+	OnPass func(PassResult)
+}
+
+// PassResult is what one pass did.
+type PassResult struct {
+	Master bool
+	Fired  int
+}
+
+// Status is a scheduler's state, for stats.
+type Status struct {
+	Master   bool
+	LockKey  string
+	Value    string // this scheduler's lock value
+	LastPass time.Time
+	// NextSlot is the earliest upcoming slot of the active entries (zero
+	// when none, or not master).
+	NextSlot time.Time
+	Entries  int
+	// Errors are the persistent schedules that cannot be used, by name.
+	Errors map[string]error
+}
+
+// Scheduler fires recurring schedules while it holds resque-scheduler's
+// master lock.
+type Scheduler struct {
+	cfg     Config
+	log     zerolog.Logger
+	lockKey string
+	value   string
+	runner  service.Runner
+
+	master atomic.Bool // read without mu: stats must not wait for a pass
+
+	mu       sync.Mutex
+	static   map[string]*loaded
+	dynamic  map[string]*loaded
+	bad      map[string]error
+	lastPass time.Time
+}
+
+// loaded is an entry as a scheduler tracks it.
+type loaded struct {
+	Entry
+	since time.Time // no slot before this is enqueued (zero: no bound)
+	next  time.Time // no slot is due before this (zero: look now)
+	last  int64     // the last slot known to be enqueued, Unix seconds
+}
+
+// New returns a scheduler; Start runs it.
+func New(cfg Config) (*Scheduler, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("schedule: Config.Client is required")
+	}
+	if cfg.Hostname == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("schedule: hostname: %w", err)
+		}
+		cfg.Hostname = h
+	}
+	if cfg.Pid == 0 {
+		cfg.Pid = os.Getpid()
+	}
+	if cfg.LockTimeout <= 0 {
+		cfg.LockTimeout = protocol.SchedulerLockTimeout
+	}
+	if cfg.LockTimeout < time.Second {
+		return nil, errors.New("schedule: Config.LockTimeout must be at least 1 s (Redis EXPIRE takes seconds)")
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 5 * time.Second
+	}
+	if cfg.CatchUp <= 0 {
+		cfg.CatchUp = 5 * time.Minute
+	}
+	cfg.CatchUp = max(cfg.CatchUp, 2*cfg.Interval)
+	if cfg.Location == nil {
+		cfg.Location = time.Local
+	}
+	cfg.Now = service.Clock(cfg.Now)
+	cfg.Logger = service.Logger(cfg.Logger)
+	s := &Scheduler{
+		cfg:     cfg,
+		log:     *cfg.Logger,
+		lockKey: cfg.Client.Keys().SchedulerMasterLock(cfg.LockPrefix),
+		value:   protocol.SchedulerLockValue(cfg.Hostname, cfg.Pid),
+		static:  map[string]*loaded{},
+		dynamic: map[string]*loaded{},
+		bad:     map[string]error{},
+	}
+	now := cfg.Now()
+	for _, e := range cfg.Entries {
+		if e.MatchesEnv(cfg.Environment) {
+			s.static[e.Name] = s.load(e, now)
+		}
+	}
+	return s, nil
+}
+
+// load starts tracking e as loaded at now: first_in counts from now.
+func (s *Scheduler) load(e Entry, now time.Time) *loaded {
+	l := &loaded{Entry: e, since: now}
+	if e.timing != nil && e.timing.firstIn > 0 {
+		l.since = now.Add(e.timing.firstIn)
+	}
+	if e.timing != nil && e.timing.lastIn > 0 && e.timing.lastAt.IsZero() {
+		t := *e.timing
+		t.lastAt = now.Add(e.timing.lastIn)
+		l.timing = &t
+	}
+	return l
+}
+
+// LockKey is the master lock's key; LockValue this scheduler's value.
+func (s *Scheduler) LockKey() string   { return s.lockKey }
+func (s *Scheduler) LockValue() string { return s.value }
+
+// Start runs the scheduler until Stop or ctx ends.
+func (s *Scheduler) Start(ctx context.Context) { s.runner.Start(ctx, s.loop) }
+
+// Stop stops the scheduler, waits for it, and gives up the master lock
+// (resque-scheduler releases it on shutdown too).
+func (s *Scheduler) Stop() { s.runner.Stop() }
+
+// IsMaster reports whether the last pass held the master lock.
+func (s *Scheduler) IsMaster() bool { return s.master.Load() }
+
+// Status returns the scheduler's state.
+func (s *Scheduler) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	master := s.master.Load()
+	st := Status{Master: master, LockKey: s.lockKey, Value: s.value, LastPass: s.lastPass, Errors: map[string]error{}}
+	for name, err := range s.bad {
+		st.Errors[name] = err
+	}
+	for _, l := range s.active() {
+		st.Entries++
+		if master && !l.next.IsZero() && (st.NextSlot.IsZero() || l.next.Before(st.NextSlot)) {
+			st.NextSlot = l.next
+		}
+	}
+	return st
+}
+
+// Entries returns the schedules in force, by name: the static ones, with
+// persistent ones (read when this scheduler last became master) in their
+// place.
+func (s *Scheduler) Entries() []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Entry
+	for _, l := range s.active() {
+		out = append(out, l.Entry)
+	}
+	return out
+}
+
+// active returns the entries in force, sorted by name: a persistent one
+// replaces a static one of the same name, a bad persistent one hides it.
+func (s *Scheduler) active() []*loaded {
+	names := make([]string, 0, len(s.static)+len(s.dynamic))
+	for n := range s.static {
+		names = append(names, n)
+	}
+	for n := range s.dynamic {
+		if _, ok := s.static[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	out := make([]*loaded, 0, len(names))
+	for _, n := range names {
+		if _, bad := s.bad[n]; bad {
+			continue
+		}
+		if l, ok := s.dynamic[n]; ok {
+			out = append(out, l)
+		} else {
+			out = append(out, s.static[n])
+		}
+	}
+	return out
+}
+
+func (s *Scheduler) loop(ctx context.Context) {
+	defer func() {
+		if s.IsMaster() {
+			callCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			if err := s.cfg.Client.ReleaseSchedulerMaster(callCtx, s.lockKey, s.value); err != nil {
+				s.log.Warn().Err(err).Msg("scheduler master lock release failed")
+			}
+			cancel()
+			s.master.Store(false)
+		}
+	}()
+	for {
+		wait := s.cfg.Interval
+		if _, err := s.Pass(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn().Err(err).Msg("scheduler pass failed")
+		} else if next := s.Status().NextSlot; !next.IsZero() {
+			wait = min(wait, max(next.Sub(s.cfg.Now()), 10*time.Millisecond))
+		}
+		if !service.Sleep(ctx, wait) {
+			return
+		}
+	}
+}
+
+// Pass takes or renews the master lock and, while master, reloads changed
+// dynamic schedules and enqueues every entry's due slot.
+func (s *Scheduler) Pass(ctx context.Context) (PassResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res, err := s.pass(ctx)
+	s.lastPass = s.cfg.Now()
+	res.Master = s.master.Load()
+	if s.cfg.OnPass != nil {
+		s.cfg.OnPass(res)
+	}
+	return res, err
+}
+
+func (s *Scheduler) pass(ctx context.Context) (PassResult, error) {
+	c := s.cfg.Client
+	now := s.cfg.Now()
+	held, err := c.SchedulerMaster(ctx, s.lockKey, s.value, s.cfg.LockTimeout)
+	if err != nil {
+		return PassResult{}, fmt.Errorf("schedule: %w", err)
+	}
+	if !held {
+		if s.master.Swap(false) {
+			s.log.Warn().Str("lock", s.lockKey).Msg("scheduler is no longer master")
+		}
+		return PassResult{}, nil
+	}
+	if !s.master.Load() {
+		if err := s.takeOver(ctx, now); err != nil {
+			return PassResult{}, err
+		}
+		s.master.Store(true)
+		s.log.Info().Str("lock", s.lockKey).Str("value", s.value).Int("schedules", len(s.active())).Msg("scheduler is master")
+	} else if s.cfg.Dynamic {
+		if err := s.reloadChanged(ctx, now); err != nil {
+			return PassResult{}, err
+		}
+	}
+	var res PassResult
+	for _, l := range s.active() {
+		fired, err := s.fire(ctx, l, now)
+		if errors.Is(err, rdb.ErrNotMaster) {
+			s.log.Warn().Str("lock", s.lockKey).Msg("scheduler is no longer master")
+			s.master.Store(false)
+			return res, nil
+		}
+		if err != nil {
+			return res, err
+		}
+		if fired {
+			res.Fired++
+		}
+	}
+	return res, nil
+}
+
+// takeOver prepares a new master: it reads the persistent schedules and
+// what is recorded of past enqueues (resque-go's slots, and
+// resque-scheduler's last_enqueued_at, so a slot a Ruby master enqueued is
+// not enqueued again).
+func (s *Scheduler) takeOver(ctx context.Context, now time.Time) error {
+	c := s.cfg.Client
+	if s.cfg.Dynamic {
+		// resque-scheduler clears the change set when a master (re)loads
+		// everything; clearing it first loses no change made meanwhile.
+		if _, err := c.Do(ctx, "DEL", c.Keys().SchedulesChanged()); err != nil {
+			return fmt.Errorf("schedule: clear schedules_changed: %w", err)
+		}
+	}
+	persistent, err := c.PersistentSchedules(ctx)
+	if err != nil {
+		return fmt.Errorf("schedule: %w", err)
+	}
+	s.dynamic, s.bad = map[string]*loaded{}, map[string]error{}
+	for name, raw := range persistent {
+		s.setDynamic(name, raw, true, now)
+	}
+	slots, lastEnqueued, err := c.ScheduleRecords(ctx)
+	if err != nil {
+		return fmt.Errorf("schedule: %w", err)
+	}
+	for _, l := range s.active() {
+		l.next = time.Time{}
+		last, ok := slots[l.Name]
+		if v, found := lastEnqueued[l.Name]; found {
+			if t, err := protocol.ParseLastEnqueuedAt(v); err == nil {
+				last, ok = max(last, t.Unix()), true
+			}
+		}
+		if ok {
+			// It ran before: the slots it missed while no master ran are
+			// caught up (within CatchUp), however recently it was loaded.
+			l.last, l.since = last, time.Time{}
+			if l.timing != nil && l.timing.firstIn > 0 {
+				l.since = now.Add(l.timing.firstIn)
+			}
+		}
+	}
+	return nil
+}
+
+// reloadChanged reloads the schedules named in schedules_changed.
+func (s *Scheduler) reloadChanged(ctx context.Context, now time.Time) error {
+	c := s.cfg.Client
+	for range 100 {
+		names, err := c.PopChangedSchedules(ctx, 100)
+		if err != nil || len(names) == 0 {
+			return err
+		}
+		for _, name := range names {
+			raw, ok, err := c.PersistentSchedule(ctx, name)
+			if err != nil {
+				return err
+			}
+			prev := s.dynamic[name]
+			delete(s.dynamic, name)
+			delete(s.bad, name)
+			if ok {
+				s.setDynamic(name, raw, false, now)
+			}
+			if l, ok := s.dynamic[name]; ok && prev != nil {
+				l.last = prev.last
+			}
+			s.log.Info().Str("schedule", name).Bool("removed", !ok).Msg("dynamic schedule reloaded")
+		}
+	}
+	return nil
+}
+
+// setDynamic loads a persistent schedule (one for another environment is
+// left out; a bad one is recorded and hides a static one of its name).
+func (s *Scheduler) setDynamic(name string, raw []byte, quiet bool, now time.Time) {
+	e, err := ParseJSON(name, raw)
+	if err != nil {
+		s.bad[name] = err
+		s.log.Error().Err(err).Str("schedule", name).Msg("dynamic schedule not loaded")
+		return
+	}
+	if !e.MatchesEnv(s.cfg.Environment) {
+		return
+	}
+	s.dynamic[name] = s.load(e, now)
+	if !quiet {
+		s.log.Debug().Str("schedule", name).Str("when", e.When()).Msg("dynamic schedule loaded")
+	}
+}
+
+// fire enqueues l's latest due slot, if there is one it has not enqueued.
+func (s *Scheduler) fire(ctx context.Context, l *loaded, now time.Time) (bool, error) {
+	if l.timing == nil || !l.next.IsZero() && now.Before(l.next) {
+		return false, nil
+	}
+	floor := now.Add(-s.cfg.CatchUp)
+	if l.since.After(floor) {
+		floor = l.since
+	}
+	slot, ok := l.timing.latest(now, floor, s.cfg.Location)
+	if !ok || slot.Unix() <= l.last {
+		l.next = l.timing.next(now, s.cfg.Location)
+		return false, nil
+	}
+	payload, err := l.Payload()
+	if err != nil {
+		return false, fmt.Errorf("schedule %q: %w", l.Name, err)
+	}
+	fired, last, err := s.cfg.Client.FireSchedule(ctx, rdb.ScheduleFire{
+		LockKey: s.lockKey, LockValue: s.value, Name: l.Name, Slot: slot.Unix(),
+		Queue: l.Queue, Payload: payload,
+		// resque-scheduler writes Time.now.to_s, in the process's zone.
+		EnqueuedAt: protocol.FormatLastEnqueuedAt(now.In(time.Local)),
+	})
+	if err != nil {
+		return false, err
+	}
+	l.last = last
+	l.next = l.timing.next(now, s.cfg.Location)
+	if fired {
+		s.log.Info().Str("schedule", l.Name).Str("class", l.Class).Str("queue", l.Queue).
+			Time("slot", slot).Msg("schedule enqueued")
+	}
+	return fired, nil
+}
