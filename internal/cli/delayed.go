@@ -194,7 +194,7 @@ func delayedList(c *ucli.Context) error {
 	for _, it := range items {
 		class, args := it.Class, string(jsonLine(it.Args))
 		if it.Err != nil {
-			class, args = "(bad item: "+it.Err.Error()+")", string(jsonLine(it.Raw))
+			class, args = "(bad item)", string(it.Raw) // show TIME says what is wrong
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", formatDue(it.At), it.Queue, class, clip(args, 80))
 	}
