@@ -93,6 +93,12 @@ func (p Plan) Recurrence(base time.Time) (Recurrence, error) {
 	if err != nil {
 		return nil, err
 	}
+	return p.recurrenceIn(base, loc)
+}
+
+// recurrenceIn is Recurrence with the plan's zone loaded.
+func (p Plan) recurrenceIn(base time.Time, loc *time.Location) (Recurrence, error) {
+	var err error
 	n := 0
 	for _, set := range []bool{p.Every != 0, p.Period != "", p.Cron != ""} {
 		if set {
@@ -251,16 +257,12 @@ func List(ctx context.Context, c *rdb.Client) ([]Plan, error) {
 // goes into Problem.
 func decode(id string, raw []byte) Plan {
 	rec, err := protocol.DecodePlan(raw)
-	p := Plan{ID: id, Raw: raw, Queue: rec.Queue, Class: rec.Class, Args: rec.Args, Period: rec.RecurrenceInterval,
-		Cron: rec.Cron, Timezone: rec.Timezone, Misfire: Misfire(rec.Misfire), NextRun: time.Unix(rec.NextRun, 0)}
-	if rec.HasStart {
-		p.Start = time.Unix(rec.Start, 0)
-	}
+	p := fromRecord(id, rec)
 	if u, ok, _ := protocol.ParseUnique(raw); ok {
 		p.UniqueID = u.UID
 	}
 	if err == nil {
-		_, err = p.fireable(p.NextRun)
+		_, err = p.fireable(p.NextRun, nil)
 	}
 	if err != nil {
 		p.Problem = err.Error()
@@ -268,9 +270,19 @@ func decode(id string, raw []byte) Plan {
 	return p
 }
 
+func fromRecord(id string, rec protocol.PlanRecord) Plan {
+	p := Plan{ID: id, Raw: rec.Raw, Queue: rec.Queue, Class: rec.Class, Args: rec.Args, Period: rec.RecurrenceInterval,
+		Cron: rec.Cron, Timezone: rec.Timezone, Misfire: Misfire(rec.Misfire), NextRun: time.Unix(rec.NextRun, 0)}
+	if rec.HasStart {
+		p.Start = time.Unix(rec.Start, 0)
+	}
+	return p
+}
+
 // fireable checks what the planner needs to fire p and returns its
-// recurrence (counted from base when it has no start).
-func (p Plan) fireable(base time.Time) (Recurrence, error) {
+// recurrence (counted from base when it has no start), in loc (nil: the
+// plan's Timezone, loaded).
+func (p Plan) fireable(base time.Time, loc *time.Location) (Recurrence, error) {
 	if p.Class == "" || p.Queue == "" {
 		return nil, errors.New("the plan has no class or no queue")
 	}
@@ -286,13 +298,16 @@ func (p Plan) fireable(base time.Time) (Recurrence, error) {
 	if p.Cron != "" {
 		p.Period = "" // cron wins over a leftover interval
 	}
-	return p.Recurrence(base)
+	if loc == nil {
+		return p.Recurrence(base)
+	}
+	return p.recurrenceIn(base, loc)
 }
 
 // Upcoming returns the next n slots of a plan read back (Get, List),
 // starting at its NextRun.
 func Upcoming(p Plan, n int) ([]time.Time, error) {
-	rec, err := p.fireable(p.NextRun)
+	rec, err := p.fireable(p.NextRun, nil)
 	if err != nil {
 		return nil, err
 	}

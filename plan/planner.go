@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -43,6 +45,7 @@ type Planner struct {
 	cfg    PlannerConfig
 	log    zerolog.Logger
 	runner service.Runner
+	zones  sync.Map // time zone name -> *time.Location
 }
 
 // NewPlanner returns a planner; Start runs it.
@@ -117,8 +120,12 @@ func (p *Planner) Pass(ctx context.Context) (int, error) {
 			return fired, err
 		}
 		progress := false
-		for i, id := range ids {
-			res, err := p.fire(ctx, ts, id, raws[i])
+		// planners sharing a slot start at different ids, so that they
+		// mostly fire different plans rather than race for the same ones
+		off := rand.IntN(len(ids))
+		for j := range ids {
+			i := (off + j) % len(ids)
+			res, err := p.fire(ctx, ts, ids[i], raws[i])
 			if err != nil {
 				return fired, err
 			}
@@ -172,8 +179,12 @@ func (p *Planner) prepare(id string, raw []byte, ts int64, now time.Time) (rdb.F
 		return f, err
 	}
 	slot := time.Unix(ts, 0)
-	pl := decode(id, raw)
-	recur, err := pl.fireable(slot)
+	pl := fromRecord(id, rec)
+	loc, err := p.location(pl.Timezone)
+	if err != nil {
+		return f, err
+	}
+	recur, err := pl.fireable(slot, loc)
 	if err != nil {
 		return f, err
 	}
@@ -209,10 +220,23 @@ func (p *Planner) prepare(id string, raw []byte, ts int64, now time.Time) (rdb.F
 	return f, nil
 }
 
+// location loads a time zone once per planner.
+func (p *Planner) location(tz string) (*time.Location, error) {
+	if loc, ok := p.zones.Load(tz); ok {
+		return loc.(*time.Location), nil
+	}
+	loc, err := location(tz)
+	if err != nil {
+		return nil, err
+	}
+	p.zones.Store(tz, loc)
+	return loc, nil
+}
+
 func (p *Planner) failure(id string, raw []byte, problem error, now time.Time) []byte {
 	rec, _ := protocol.DecodePlan(raw)
 	return protocol.Failure{FailedAt: now, Payload: raw, Exception: protocol.ExcBadPayload,
-		Error: fmt.Sprintf("plan %q cannot be fired: %v; it was taken off the schedule (plan:%s is kept: fix or remove it)", id, problem, id),
+		Error:     fmt.Sprintf("plan %q cannot be fired: %v; it was taken off the schedule (plan:%s is kept: fix or remove it)", id, problem, id),
 		Backtrace: []string{}, Worker: p.cfg.WorkerID, Queue: rec.Queue, ProcessedBy: p.cfg.Hostname}.Encode()
 }
 

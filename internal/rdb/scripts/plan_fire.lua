@@ -46,13 +46,14 @@ if not plan then
   cleanup()
   return 'gone'
 end
-if plan ~= ARGV[2] then
-  return 'changed'
-end
-if redis.call('LREM', KEYS[3], 0, ARGV[1]) == 0 then
+if not redis.call('LPOS', KEYS[3], ARGV[1]) then
   cleanup()
   return 'taken'
 end
+if plan ~= ARGV[2] then
+  return 'changed'
+end
+redis.call('LREM', KEYS[3], 0, ARGV[1])
 
 local result = 'skipped'
 if ARGV[6] ~= '' then

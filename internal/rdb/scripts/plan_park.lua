@@ -24,13 +24,14 @@ if not plan then
   cleanup()
   return 'gone'
 end
-if plan ~= ARGV[2] then
-  return 'changed'
-end
-if redis.call('LREM', KEYS[3], 0, ARGV[1]) == 0 then
+if not redis.call('LPOS', KEYS[3], ARGV[1]) then
   cleanup()
   return 'taken'
 end
+if plan ~= ARGV[2] then
+  return 'changed'
+end
+redis.call('LREM', KEYS[3], 0, ARGV[1])
 redis.call('RPUSH', KEYS[4], ARGV[4])
 cleanup()
 return 'parked'
