@@ -3,10 +3,12 @@ package stats
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
@@ -34,6 +36,10 @@ func Collect(ctx context.Context, client *rdb.Client, hostFilter string) (*Snaps
 	if err != nil {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
+	schedKeys, err := client.ScanKeys(ctx, k.SchedulerPattern())
+	if err != nil {
+		return nil, fmt.Errorf("stats: %w", err)
+	}
 	keep := func(host string) bool { return hostFilter == "" || host == hostFilter }
 
 	c := collector{snap: &Snapshot{Time: ov.Now.UTC(), HostFilter: hostFilter}}
@@ -45,20 +51,28 @@ func Collect(ctx context.Context, client *rdb.Client, hostFilter string) (*Snaps
 		}
 	}
 
-	gets := slices.Concat(c.statKeys, c.recordKeys, c.startedKeys, c.procKeys)
+	for _, key := range schedKeys {
+		if host, _, ok := k.ParseSchedulerRecord(key); ok && keep(host) {
+			c.schedKeys = append(c.schedKeys, key)
+		}
+	}
+
+	gets := slices.Concat(c.statKeys, c.recordKeys, c.startedKeys, c.procKeys, c.schedKeys)
 	lens, vals, err := client.BatchRead(ctx, c.queueKeys, gets)
 	if err != nil {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
 	statVals, vals := vals[:len(c.statKeys)], vals[len(c.statKeys):]
 	recVals, vals := vals[:len(c.recordKeys)], vals[len(c.recordKeys):]
-	startedVals, procVals := vals[:len(c.startedKeys)], vals[len(c.startedKeys):]
+	startedVals, vals := vals[:len(c.startedKeys)], vals[len(c.startedKeys):]
+	procVals, schedVals := vals[:len(c.procKeys)], vals[len(c.procKeys):]
 
 	s := c.snap
 	s.Totals = Totals{Processed: ov.Processed, Failed: ov.Failed, Retries: ov.Retries,
 		FailedList: ov.FailedLen, RetriesList: ov.RetriesLen}
 	c.fillQueues(lens, statVals)
 	c.fillHosts(procVals)
+	c.fillSchedulers(schedVals)
 	c.fillWorkers(ov, recVals, startedVals)
 	c.countBusySlots()
 	s.Totals.Queues, s.Totals.Workers = len(s.Queues), len(s.Workers)
@@ -96,7 +110,27 @@ type collector struct {
 	recordKeys  []string // worker:<id>, parallel to workerIDs
 	startedKeys []string // worker:<id>:started, parallel to workerIDs
 
-	procKeys []string
+	procKeys  []string
+	schedKeys []string
+}
+
+// fillSchedulers decodes the scheduler records, sorted by host and pid; a
+// record that vanished or does not decode is skipped.
+func (c *collector) fillSchedulers(vals [][]byte) {
+	c.snap.Schedulers = []SchedulerInfo{}
+	for _, v := range vals {
+		var in SchedulerInfo
+		if v == nil || json.Unmarshal(v, &in) != nil {
+			continue
+		}
+		c.snap.Schedulers = append(c.snap.Schedulers, in)
+	}
+	slices.SortFunc(c.snap.Schedulers, func(a, b SchedulerInfo) int {
+		if a.Host != b.Host {
+			return strings.Compare(a.Host, b.Host)
+		}
+		return a.PID - b.PID
+	})
 }
 
 type statRef struct{ host, stat, queue string }

@@ -27,6 +27,7 @@ func Render(w io.Writer, s *Snapshot) error {
 	renderQueues(&b, s)
 	renderWorkers(&b, s)
 	renderHosts(&b, s)
+	renderSchedulers(&b, s)
 	renderTotals(&b, s)
 	_, err := w.Write(b.Bytes())
 	return err
@@ -107,6 +108,28 @@ func renderHosts(b *bytes.Buffer, s *Snapshot) {
 				pct(p.CPUPercent), strconv.Itoa(p.Goroutines), seconds(p.HeartbeatIntervalS),
 				since(s.Time, p.StartedAt), since(s.Time, p.UpdatedAt))
 		}
+	}
+	t.write(b)
+	b.WriteByte('\n')
+}
+
+// renderSchedulers shows the scheduler records; nothing when there are none.
+func renderSchedulers(b *bytes.Buffer, s *Snapshot) {
+	if len(s.Schedulers) == 0 {
+		return
+	}
+	b.WriteString("SCHEDULERS\n")
+	t := newTable("HOST", ">PID", "MASTER", ">SCHEDULES", ">DUE", "NEXT PLAN SLOT", ">PROMOTED", ">PLANS FIRED", ">SCHEDULES FIRED", ">LAST PASS", ">UP")
+	for _, in := range s.Schedulers {
+		master, next := "no", "-"
+		if in.Master {
+			master = "yes"
+		}
+		if !in.NextPlanSlot.IsZero() {
+			next = in.NextPlanSlot.UTC().Format("2006-01-02 15:04:05")
+		}
+		t.add(in.Host, strconv.Itoa(in.PID), master, strconv.Itoa(in.Schedules), num(in.DueItems), next,
+			num(in.Promoted), num(in.PlansFired), num(in.SchedulesFired), since(s.Time, in.LastPass), since(s.Time, in.Started))
 	}
 	t.write(b)
 	b.WriteByte('\n')

@@ -21,6 +21,9 @@ type Snapshot struct {
 	Workers []Worker `json:"workers"`
 	// Hosts groups the runtime records of resque-go processes by host.
 	Hosts []Host `json:"hosts"`
+	// Schedulers are the runtime records of `resque-go scheduler`
+	// processes (and pool-run ones), by host and pid.
+	Schedulers []SchedulerInfo `json:"schedulers"`
 }
 
 // Totals are the cluster-wide numbers. Processed, Failed and Retries are the

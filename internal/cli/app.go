@@ -117,6 +117,7 @@ func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 		failedCommand(),
 		queueCommand(),
 		uniqueCommand(),
+		schedulerCommand(),
 		demoCommand(),
 		poolCommand(),
 		benchCommand(),

@@ -37,3 +37,18 @@ func (k Keys) parseHostPID(kind, key string) (host string, pid int, ok bool) {
 	}
 	return host, pid, true
 }
+
+// SchedulerRecord is the runtime record of one `resque-go scheduler`
+// process: <ns>:resque-go:scheduler:<host>:<pid> (JSON, SchedulerInfo). It
+// expires on its own when the process stops refreshing it.
+func (k Keys) SchedulerRecord(host string, pid int) string {
+	return k.key("resque-go", "scheduler", host, strconv.Itoa(pid))
+}
+
+// SchedulerPattern matches every scheduler record (for SCAN).
+func (k Keys) SchedulerPattern() string { return k.key("resque-go", "scheduler", "*") }
+
+// ParseSchedulerRecord splits a scheduler record key into host and pid.
+func (k Keys) ParseSchedulerRecord(key string) (host string, pid int, ok bool) {
+	return k.parseHostPID("scheduler", key)
+}

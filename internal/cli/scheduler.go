@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"cmp"
+	"encoding/json"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/rs/zerolog"
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/resque-go/resque-go/node"
+)
+
+func schedulerCommand() *ucli.Command {
+	flags := append(redisFlags(),
+		&ucli.StringFlag{Name: "schedule", Usage: "resque-scheduler schedule `FILE` (YAML: cron/every, class, queue, args...)", EnvVars: []string{"RESQUE_SCHEDULE"}},
+		&ucli.StringFlag{Name: "environment", Usage: "keep only schedules whose rails_env/env names this environment", EnvVars: []string{"RESQUE_SCHEDULER_ENVIRONMENT", "RAILS_ENV"}},
+		&ucli.BoolFlag{Name: "dynamic", Usage: "follow schedules set and removed in Redis (resque-scheduler's DYNAMIC_SCHEDULE)", EnvVars: []string{"DYNAMIC_SCHEDULE"}},
+		&ucli.BoolFlag{Name: "schedules", Usage: "fire recurring schedules (only while master, with resque-scheduler's master lock)", Value: true},
+		&ucli.BoolFlag{Name: "plans", Usage: "fire resque-v3 plans (resque-go plan add)", Value: true},
+		&ucli.BoolFlag{Name: "mover", Usage: "promote due delayed items (elected with the workers' movers)", Value: true},
+		&ucli.StringFlag{Name: "hostname", Usage: "host name in the scheduler's record and lock value (default: this machine's)", EnvVars: []string{"RESQUE_HOSTNAME"}},
+		&ucli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on this address (e.g. :9293); empty: off", EnvVars: []string{"RESQUE_METRICS_ADDR"}},
+		&ucli.IntFlag{Name: "supervisor-pid", Hidden: true, Usage: "stop when this process is no longer our parent; set by resque-go pool"},
+		&ucli.IntFlag{Name: "scheduler-config-fd", Hidden: true, Usage: "read every setting, as node.SchedulerConfig JSON, from this file descriptor; set by resque-go pool"},
+	)
+	return &ucli.Command{
+		Name:  "scheduler",
+		Usage: "promote delayed jobs, fire plans and recurring schedules",
+		Description: "Promotes due items of the delayed queue (resque-scheduler's layout), fires resque-v3\n" +
+			"plans (resque-go plan) and, while it holds resque-scheduler's master lock, the recurring\n" +
+			"schedules of --schedule and of Redis (persistent_schedules). Any number may run, next to\n" +
+			"Ruby's resque-scheduler: each delayed item and plan slot is taken once, one master fires\n" +
+			"the schedules. `resque-go stats` shows every scheduler.\n\n" +
+			"Signals: QUIT, TERM and INT stop it (the current pass finishes).",
+		Flags:  flags,
+		Action: runScheduler,
+	}
+}
+
+func runScheduler(c *ucli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("scheduler takes no arguments (got %q)", c.Args().First())
+	}
+	var cfg node.SchedulerConfig
+	if c.IsSet("scheduler-config-fd") {
+		fd := c.Int("scheduler-config-fd")
+		f := os.NewFile(uintptr(fd), "scheduler-config")
+		if fd < 0 || f == nil {
+			return usagef("--scheduler-config-fd %d: not a file descriptor", fd)
+		}
+		dec := json.NewDecoder(f)
+		dec.DisallowUnknownFields()
+		err := dec.Decode(&cfg)
+		f.Close()
+		if err != nil {
+			return usagef("--scheduler-config-fd: %v", err)
+		}
+	} else {
+		level, err := logLevel(c)
+		if err != nil {
+			return err
+		}
+		cfg = node.SchedulerConfig{Redis: redisConfig(c), Hostname: c.String("hostname"), Schedule: c.String("schedule"),
+			Environment: c.String("environment"), Dynamic: c.Bool("dynamic"), NoSchedules: !c.Bool("schedules"),
+			NoPlans: !c.Bool("plans"), NoMover: !c.Bool("mover"), MetricsAddr: c.String("metrics-addr"),
+			SupervisorPID: c.Int("supervisor-pid"), LogLevel: level.String(), LogFormat: c.String("log-format")}
+		if cfg.NoSchedules && cfg.NoPlans && cfg.NoMover {
+			return usagef("--schedules=false --plans=false --mover=false leaves the scheduler nothing to do")
+		}
+	}
+	level, _ := zerolog.ParseLevel(strings.ToLower(strings.TrimSpace(cmp.Or(cfg.LogLevel, "info"))))
+	log, err := buildLogger(c.App.ErrWriter, level, cmp.Or(cfg.LogFormat, "console"))
+	if err != nil {
+		return err
+	}
+	s, err := node.NewScheduler(cfg, node.WithLogger(log))
+	if err != nil {
+		return nodeError(err)
+	}
+	signal.Ignore(syscall.SIGPIPE)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	if err := s.Start(c.Context); err != nil {
+		return nodeError(err)
+	}
+	select {
+	case <-s.Done():
+	case sig := <-sigs:
+		log.Info().Str("signal", sig.String()).Msg("signal received")
+		s.Stop()
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package node_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/node"
+	"github.com/resque-go/resque-go/plan"
+	"github.com/resque-go/resque-go/stats"
+)
+
+// One scheduler process does the three jobs: promotes due delayed items,
+// fires plans and (as master) recurring schedules; its record shows in
+// stats while it runs and is gone after Stop.
+func TestSchedulerPromotesFiresAndReports(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	k := e.client.Keys()
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "schedule.yml")
+	if err := os.WriteFile(file, []byte("tick:\n  every: 1s\n  class: Tick\n  queue: ticks\n  args: [1]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := delayed.EnqueueAt(ctx, e.client, "later", []byte(`{"class":"Job","args":[]}`), time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plan.Add(ctx, e.client, plan.Plan{Queue: "planned", Class: "Report", Every: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := node.NewScheduler(node.SchedulerConfig{Redis: node.Redis{URL: os.Getenv(redisEnv), Namespace: e.ns},
+		Hostname: "schedhost", Schedule: file}, node.WithLogger(zerolog.New(e.log)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the delayed item promoted", func() bool { return e.do("LLEN", k.Queue("later")).(int64) == 1 })
+	eventually(t, "a plan fired", func() bool { return e.do("LLEN", k.Queue("planned")).(int64) >= 1 })
+	eventually(t, "a schedule fired", func() bool { return e.do("LLEN", k.Queue("ticks")).(int64) >= 1 })
+	var snap *stats.Snapshot
+	eventually(t, "the scheduler in stats, master", func() bool {
+		snap, err = stats.Collect(ctx, e.client, "")
+		return err == nil && len(snap.Schedulers) == 1 && snap.Schedulers[0].Master
+	})
+	in := snap.Schedulers[0]
+	if in.Host != "schedhost" || in.PID != os.Getpid() || in.Schedules != 1 || in.NextPlanSlot.IsZero() {
+		t.Errorf("record = %+v", in)
+	}
+	s.Stop()
+	if n := len(e.do("KEYS", k.SchedulerRecord("schedhost", os.Getpid())).([]any)); n != 0 {
+		t.Error("the scheduler record outlived Stop")
+	}
+}
+
+// A schedule file that does not parse is a config error before anything
+// runs.
+func TestSchedulerBadScheduleFile(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "bad.yml")
+	if err := os.WriteFile(file, []byte("tick:\n  every: soon\n  class: Tick\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := node.NewScheduler(node.SchedulerConfig{Redis: node.Redis{URL: os.Getenv(redisEnv)}, Schedule: file})
+	if !errors.Is(err, node.ErrConfig) {
+		t.Errorf("NewScheduler = %v, want ErrConfig", err)
+	}
+}
