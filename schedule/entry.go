@@ -171,11 +171,11 @@ func parseConfig(name string, config []byte, source string) (Entry, error) {
 		}
 		break
 	}
-	if e.Manual() {
-		return e, nil
-	}
 	if e.Class == "" && source == SourceFile {
 		e.Class = name
+	}
+	if e.Manual() {
+		return e, nil
 	}
 	if e.Class == "" {
 		return fail("class", "missing (a dynamic schedule must name its job class)")

@@ -45,6 +45,17 @@ func (e *FileError) Unwrap() []error { return e.Entries }
 // *FileError lists the bad entries (the good ones are returned with it);
 // any other error means the file could not be read as a schedule.
 func LoadFile(path, environment string) ([]Entry, error) {
+	entries, err := ParseFile(path)
+	var fe *FileError
+	if err != nil && !errors.As(err, &fe) {
+		return nil, err
+	}
+	return FilterEnv(entries, environment), err
+}
+
+// ParseFile is Parse of a file's content: every entry, whatever its
+// environment; errors name the file.
+func ParseFile(path string) ([]Entry, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
@@ -56,7 +67,7 @@ func LoadFile(path, environment string) ([]Entry, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("schedule: %s: %w", path, err)
 	}
-	return FilterEnv(entries, environment), err
+	return entries, err
 }
 
 // FilterEnv returns the entries loaded in environment.

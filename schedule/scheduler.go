@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,6 +79,8 @@ type Status struct {
 	// when none, or not master).
 	NextSlot time.Time
 	Entries  int
+	// Fired is how many jobs this scheduler enqueued since it started.
+	Fired int64
 	// Errors are the persistent schedules that cannot be used, by name.
 	Errors map[string]error
 }
@@ -98,6 +101,7 @@ type Scheduler struct {
 	dynamic  map[string]*loaded
 	bad      map[string]error
 	lastPass time.Time
+	fired    int64
 }
 
 // loaded is an entry as a scheduler tracks it.
@@ -192,7 +196,7 @@ func (s *Scheduler) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	master := s.master.Load()
-	st := Status{Master: master, LockKey: s.lockKey, Value: s.value, LastPass: s.lastPass, Errors: map[string]error{}}
+	st := Status{Master: master, LockKey: s.lockKey, Value: s.value, LastPass: s.lastPass, Fired: s.fired, Errors: map[string]error{}}
 	for name, err := range s.bad {
 		st.Errors[name] = err
 	}
@@ -276,6 +280,7 @@ func (s *Scheduler) Pass(ctx context.Context) (PassResult, error) {
 	defer s.mu.Unlock()
 	res, err := s.pass(ctx)
 	s.lastPass = s.cfg.Now()
+	s.fired += int64(res.Fired)
 	res.Master = s.master.Load()
 	if s.cfg.OnPass != nil {
 		s.cfg.OnPass(res)
@@ -450,4 +455,82 @@ func (s *Scheduler) fire(ctx context.Context, l *loaded, now time.Time) (bool, e
 			Time("slot", slot).Msg("schedule enqueued")
 	}
 	return fired, nil
+}
+
+// Overview is what Inspect reads: the master lock and the schedules a
+// scheduler with the same settings would fire.
+type Overview struct {
+	LockKey string `json:"lock_key"`
+	// Master is the lock's value ("<hostname>:<pid>"), "" when no
+	// scheduler is master; MasterTTL what is left of it.
+	Master    string        `json:"master"`
+	MasterTTL time.Duration `json:"-"`
+	Schedules []Info        `json:"schedules"`
+	// Errors are persistent schedules that cannot be used, by name.
+	Errors []BadSchedule `json:"errors"`
+}
+
+// Info is one schedule with what is recorded of it.
+type Info struct {
+	Entry
+	// LastEnqueuedAt is resque-scheduler's last_enqueued_at (Time#to_s),
+	// written by Ruby and resque-go schedulers alike.
+	LastEnqueuedAt string `json:"last_enqueued_at,omitempty"`
+	// LastSlot is the last slot resque-go enqueued (zero: none).
+	LastSlot time.Time `json:"-"`
+	// Next is the next slot after the time Inspect was given (zero: none).
+	Next time.Time `json:"-"`
+}
+
+// BadSchedule is a persistent schedule that cannot be used.
+type BadSchedule struct {
+	Name  string `json:"name"`
+	Error string `json:"error"`
+}
+
+// Inspect reads the master lock, the persistent schedules and the records
+// of past enqueues, and merges them with the static entries the way a
+// scheduler does (a persistent schedule replaces a static one of its name;
+// entries for another environment are left out). Schedules are sorted by
+// name.
+func Inspect(ctx context.Context, c *rdb.Client, static []Entry, environment, lockPrefix string, now time.Time) (Overview, error) {
+	o := Overview{LockKey: c.Keys().SchedulerMasterLock(lockPrefix), Schedules: []Info{}, Errors: []BadSchedule{}}
+	var err error
+	if o.Master, o.MasterTTL, err = c.SchedulerMasterHolder(ctx, o.LockKey); err != nil {
+		return o, err
+	}
+	persistent, err := c.PersistentSchedules(ctx)
+	if err != nil {
+		return o, err
+	}
+	byName := map[string]Entry{}
+	for _, e := range static {
+		if e.MatchesEnv(environment) {
+			byName[e.Name] = e
+		}
+	}
+	for name, raw := range persistent {
+		e, err := ParseJSON(name, raw)
+		switch {
+		case err != nil:
+			delete(byName, name)
+			o.Errors = append(o.Errors, BadSchedule{Name: name, Error: err.Error()})
+		case e.MatchesEnv(environment):
+			byName[name] = e
+		}
+	}
+	slots, lastEnqueued, err := c.ScheduleRecords(ctx)
+	if err != nil {
+		return o, err
+	}
+	for _, e := range byName {
+		info := Info{Entry: e, LastEnqueuedAt: lastEnqueued[e.Name], Next: e.Next(now)}
+		if s, ok := slots[e.Name]; ok {
+			info.LastSlot = time.Unix(s, 0)
+		}
+		o.Schedules = append(o.Schedules, info)
+	}
+	slices.SortFunc(o.Schedules, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(o.Errors, func(a, b BadSchedule) int { return strings.Compare(a.Name, b.Name) })
+	return o, nil
 }

@@ -1,0 +1,282 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/schedule"
+)
+
+// timeLayout is how schedule commands print times: Ruby's Time#to_s, the
+// form resque-scheduler's last_enqueued_at has.
+const timeLayout = protocol.LastEnqueuedAtLayout
+
+func scheduleCommand() *ucli.Command {
+	jsonFlag := &ucli.BoolFlag{Name: "json", Usage: "print JSON"}
+	source := func() []ucli.Flag {
+		return append(append(redisFlags(), jsonFlag),
+			&ucli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "also show the schedules of this resque-scheduler YAML file", EnvVars: []string{"RESQUE_SCHEDULE"}},
+			environmentFlag(),
+			lockPrefixFlag(),
+		)
+	}
+	return &ucli.Command{
+		Name:  "schedule",
+		Usage: "inspect resque-scheduler's recurring schedules and check a schedule file",
+		Description: "Recurring schedules come from a resque-scheduler YAML file (--schedule) and from the\n" +
+			"dynamic schedules Resque.set_schedule keeps in Redis (persistent_schedules), which replace\n" +
+			"file entries of the same name. Only the scheduler holding resque-scheduler's master lock\n" +
+			"fires them, Ruby's resque-scheduler included. list and show read; they change nothing.",
+		Subcommands: []*ucli.Command{
+			{Name: "list", Usage: "the schedules in force, the master scheduler, and when each last ran and runs next", ArgsUsage: " ",
+				Flags: source(), Action: scheduleList},
+			{Name: "show", Usage: "one schedule in full", ArgsUsage: "NAME", Flags: source(), Action: scheduleShow},
+			{
+				Name: "validate", Usage: "check a resque-scheduler YAML schedule file (no Redis needed)", ArgsUsage: "FILE",
+				Description: "Prints each entry and its next run; a bad entry (a cron or every that cannot be read,\n" +
+					"no queue, an unsupported option) is an error naming the entry and the field (exit 2).",
+				Flags:  []ucli.Flag{jsonFlag, environmentFlag()},
+				Action: scheduleValidate,
+			},
+		},
+	}
+}
+
+func environmentFlag() ucli.Flag {
+	return &ucli.StringFlag{Name: "environment", Aliases: []string{"E"},
+		Usage: "load only the entries whose rails_env/env names this environment (and those with none), as resque-scheduler does", EnvVars: []string{"RAILS_ENV"}}
+}
+
+func lockPrefixFlag() ucli.Flag {
+	return &ucli.StringFlag{Name: "lock-prefix", Usage: "resque-scheduler's master lock prefix (schedulers with different prefixes elect separate masters)",
+		EnvVars: []string{"RESQUE_SCHEDULER_MASTER_LOCK_PREFIX"}}
+}
+
+// recurringScheduleFlags are the flags of a command that runs a
+// schedule.Scheduler (resque-scheduler's names for the environment
+// variables); recurringScheduleConfig reads them.
+func recurringScheduleFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "schedule", Aliases: []string{"s"}, Usage: "resque-scheduler YAML schedule file of recurring jobs", EnvVars: []string{"RESQUE_SCHEDULE"}},
+		environmentFlag(),
+		&ucli.BoolFlag{Name: "dynamic-schedule", Aliases: []string{"D"}, Usage: "follow Resque.set_schedule/remove_schedule changes while running (schedules_changed)", EnvVars: []string{"DYNAMIC_SCHEDULE"}},
+		&ucli.StringFlag{Name: "lock-timeout", Usage: "TTL of the master lock, renewed on every pass (seconds or a duration)", Value: "180", EnvVars: []string{"LOCK_TIMEOUT"}},
+		lockPrefixFlag(),
+		&ucli.StringFlag{Name: "schedule-interval", Usage: "longest wait between scheduler passes (seconds or a duration)", Value: "5", EnvVars: []string{"RESQUE_SCHEDULER_INTERVAL"}},
+	}
+}
+
+// recurringScheduleConfig is the schedule.Config of recurringScheduleFlags
+// (Client, Hostname, Logger left for the caller). A bad schedule file is a
+// usage error.
+func recurringScheduleConfig(c *ucli.Context) (schedule.Config, error) {
+	cfg := schedule.Config{Environment: c.String("environment"), Dynamic: c.Bool("dynamic-schedule"), LockPrefix: c.String("lock-prefix")}
+	var err error
+	if cfg.LockTimeout, err = parseSeconds("lock-timeout", c.String("lock-timeout")); err != nil {
+		return cfg, err
+	}
+	if cfg.LockTimeout < time.Second {
+		return cfg, usagef("--lock-timeout must be at least 1 second")
+	}
+	if cfg.Interval, err = parseSeconds("schedule-interval", c.String("schedule-interval")); err != nil {
+		return cfg, err
+	}
+	if cfg.Interval <= 0 {
+		return cfg, usagef("--schedule-interval must be positive")
+	}
+	if path := c.String("schedule"); path != "" {
+		if cfg.Entries, err = schedule.LoadFile(path, cfg.Environment); err != nil {
+			return cfg, usageError{err}
+		}
+	}
+	return cfg, nil
+}
+
+// scheduleOverview reads what list and show print.
+func scheduleOverview(c *ucli.Context) (schedule.Overview, error) {
+	var static []schedule.Entry
+	if path := c.String("schedule"); path != "" {
+		var err error
+		if static, err = schedule.LoadFile(path, c.String("environment")); err != nil {
+			return schedule.Overview{}, usageError{err}
+		}
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return schedule.Overview{}, err
+	}
+	defer client.Close()
+	return schedule.Inspect(c.Context, client, static, c.String("environment"), c.String("lock-prefix"), time.Now())
+}
+
+// scheduleJSON is one schedule as --json prints it.
+type scheduleJSON struct {
+	schedule.Info
+	When     string `json:"when"`
+	LastSlot string `json:"last_slot,omitempty"`
+	Next     string `json:"next,omitempty"`
+}
+
+func toScheduleJSON(i schedule.Info) scheduleJSON {
+	return scheduleJSON{Info: i, When: i.When(), LastSlot: formatTime(i.LastSlot, time.RFC3339), Next: formatTime(i.Next, time.RFC3339)}
+}
+
+func formatTime(t time.Time, layout string) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Local().Format(layout)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func masterLine(o schedule.Overview) string {
+	if o.Master == "" {
+		return "master: none (" + o.LockKey + " is free)"
+	}
+	return fmt.Sprintf("master: %s (lock %s, %ds left)", o.Master, o.LockKey, int(o.MasterTTL.Round(time.Second)/time.Second))
+}
+
+func scheduleList(c *ucli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("list takes no argument (use show NAME)")
+	}
+	o, err := scheduleOverview(c)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		rows := make([]scheduleJSON, len(o.Schedules))
+		for i, s := range o.Schedules {
+			rows[i] = toScheduleJSON(s)
+		}
+		return writeJSON(c.App.Writer, map[string]any{"lock_key": o.LockKey, "master": o.Master,
+			"master_ttl_seconds": int(o.MasterTTL / time.Second), "schedules": rows, "errors": o.Errors})
+	}
+	w := c.App.Writer
+	fmt.Fprintln(w, masterLine(o))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tWHEN\tQUEUE\tCLASS\tSOURCE\tLAST ENQUEUED\tNEXT")
+	for _, s := range o.Schedules {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.When(), orDash(s.Queue), s.Class, s.Source,
+			orDash(s.LastEnqueuedAt), orDash(formatTime(s.Next, timeLayout)))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	printBadSchedules(w, o.Errors)
+	return nil
+}
+
+func printBadSchedules(w io.Writer, bad []schedule.BadSchedule) {
+	for _, b := range bad {
+		fmt.Fprintf(w, "not loaded: %s\n", b.Error)
+	}
+}
+
+func scheduleShow(c *ucli.Context) error {
+	switch {
+	case c.NArg() == 0:
+		return usagef("show needs a schedule NAME")
+	case c.NArg() > 1:
+		return usagef("show takes one NAME, got %d arguments (flags go before NAME)", c.NArg())
+	}
+	name := c.Args().First()
+	o, err := scheduleOverview(c)
+	if err != nil {
+		return err
+	}
+	for _, b := range o.Errors {
+		if b.Name == name {
+			return errors.New(b.Error)
+		}
+	}
+	for _, s := range o.Schedules {
+		if s.Name != name {
+			continue
+		}
+		if c.Bool("json") {
+			return writeJSON(c.App.Writer, toScheduleJSON(s))
+		}
+		tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+		row := func(k, v string) {
+			if v != "" {
+				fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+			}
+		}
+		row("name", s.Name)
+		row("when", s.When())
+		row("options", string(s.Options))
+		row("class", s.Class)
+		row("queue", s.Queue)
+		row("args", string(s.Args))
+		row("description", s.Description)
+		row("environments", s.Env)
+		row("source", s.Source)
+		row("last enqueued", orDash(s.LastEnqueuedAt))
+		row("last slot", formatTime(s.LastSlot, timeLayout))
+		row("next", orDash(formatTime(s.Next, timeLayout)))
+		row("master", masterLine(o)[len("master: "):])
+		return tw.Flush()
+	}
+	return usagef("no schedule named %q (schedule list shows them)", name)
+}
+
+func scheduleValidate(c *ucli.Context) error {
+	switch {
+	case c.NArg() == 0:
+		return usagef("validate needs a schedule FILE")
+	case c.NArg() > 1:
+		return usagef("validate takes one FILE, got %d arguments (flags go before FILE)", c.NArg())
+	}
+	path := c.Args().First()
+	entries, err := schedule.ParseFile(path)
+	if err != nil {
+		return usageError{err}
+	}
+	env := c.String("environment")
+	now := time.Now()
+	if c.Bool("json") {
+		type row struct {
+			schedule.Entry
+			When   string `json:"when"`
+			Loaded bool   `json:"loaded"`
+			Next   string `json:"next,omitempty"`
+		}
+		rows := []row{}
+		for _, e := range entries {
+			rows = append(rows, row{e, e.When(), e.MatchesEnv(env), formatTime(e.Next(now), time.RFC3339)})
+		}
+		return writeJSON(c.App.Writer, rows)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tWHEN\tQUEUE\tCLASS\tLOADED\tNEXT")
+	loaded := 0
+	for _, e := range entries {
+		in := "yes"
+		if !e.MatchesEnv(env) {
+			in = "no (rails_env " + strconv.Quote(e.Env) + ")"
+		} else if !e.Manual() {
+			loaded++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Name, e.When(), orDash(e.Queue), orDash(e.Class), in,
+			orDash(formatTime(e.Next(now), timeLayout)))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "%s: %d entries, %d fired in environment %q\n", path, len(entries), loaded, env)
+	return nil
+}
