@@ -107,8 +107,13 @@ func delayedFilter(c *ucli.Context) (delayed.Filter, error) {
 		}
 		f.Args = a
 	}
-	if f.Args == nil && f.Scan {
+	switch {
+	case f.Args == nil && f.Scan:
 		return f, usagef("--scan goes with --args (the other filters always read the buckets)")
+	case f.Args != nil && f.Class == "":
+		return f, usagef("--args needs --class")
+	case f.Args != nil && !f.Scan && f.Queue == "":
+		return f, usagef("--args needs --queue: the timestamps index is keyed by the whole item, queue included (or add --scan to compare the args of every item)")
 	}
 	return f, nil
 }
