@@ -77,6 +77,11 @@ type Config struct {
 	GracefulTerm      *bool
 	DirtyExitOnTerm   *bool
 
+	// Scheduler, when set (`scheduler: true`, or a mapping with schedule,
+	// environment, dynamic), makes the manager run one `resque-go
+	// scheduler` child too (node.SchedulerConfig).
+	Scheduler *SchedulerSettings
+
 	// Handlers run job classes that have no Go handler, sorted by class.
 	Handlers []Handler
 	// Sets are the queue sets in file order.
@@ -95,6 +100,36 @@ func (c *Config) Warning() string {
 		return ""
 	}
 	return fmt.Sprintf("%s: ignored the resque-v3 settings that resque-go does not use: %s", c.Path, strings.Join(c.Ignored, ", "))
+}
+
+// SchedulerSettings are the scheduler child's own settings.
+type SchedulerSettings struct {
+	// Schedule is a resque-scheduler schedule file (relative paths are
+	// taken from the pool file's directory); "" none.
+	Schedule    string
+	Environment string
+	Dynamic     bool
+}
+
+// SchedulerLabel stands for the scheduler child where a worker child shows
+// its queues (logs, events, status).
+const SchedulerLabel = "(scheduler)"
+
+// SchedulerChild returns the scheduler child's config: the file's Redis,
+// host name and log settings, and the scheduler's own.
+func (c *Config) SchedulerChild() node.SchedulerConfig {
+	s := c.Scheduler
+	if s == nil {
+		s = &SchedulerSettings{}
+	}
+	return node.SchedulerConfig{
+		Redis: node.Redis{URL: c.Redis, Namespace: c.Namespace,
+			TLSCAFile: c.RedisTLS.TLSCAFile, TLSCertFile: c.RedisTLS.TLSCertFile, TLSKeyFile: c.RedisTLS.TLSKeyFile,
+			TLSServerName: c.RedisTLS.TLSServerName, TLSInsecureSkipVerify: c.RedisTLS.TLSInsecureSkipVerify,
+			SentinelPassword: c.RedisTLS.SentinelPassword},
+		Hostname: c.Hostname, Schedule: s.Schedule, Environment: s.Environment, Dynamic: s.Dynamic,
+		LogLevel: c.LogLevel, LogFormat: c.LogFormat,
+	}
 }
 
 // ClassRetry overrides the retry policy of one class: Spec is

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -308,7 +309,7 @@ func (d *decoder) queueList(n *yaml.Node, path, list string) bool {
 // Top-level keys of resque-go's format; the resque-v3 style has the same
 // ones with "queues" where resque-go has "workers".
 var ownKeys = []string{"redis", "namespace", "hostname", "log", "fail_retries", "term_timeout", "kill_timeout", "handlers",
-	"retry_backoff", "class_retry", "max_recoveries", "heartbeat_interval", "mover", "ruby_prune", "graceful_term", "dirty_exit_on_term"}
+	"retry_backoff", "class_retry", "max_recoveries", "heartbeat_interval", "mover", "ruby_prune", "graceful_term", "dirty_exit_on_term", "scheduler"}
 
 // Top-level keys only a resque-v3 file has. log_level is read; the others
 // configure what resque-go does not do (its own log file, statsd, PHP task
@@ -456,6 +457,8 @@ func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
 			default:
 				cfg.DirtyExitOnTerm = &v
 			}
+		case "scheduler":
+			d.decodeScheduler(cfg, f.val, p)
 		case setsKey:
 			sawSets = true
 			d.decodeSets(cfg, f.val, p)
@@ -944,4 +947,44 @@ func (d *decoder) decodeResquePool(cfg *Config, root *yaml.Node, env string) {
 		}
 		cfg.Sets = append(cfg.Sets, QueueSet{Queues: e.queues, Processes: e.count, Concurrency: 1, Interval: DefaultInterval, Line: e.line})
 	}
+}
+
+// decodeScheduler reads `scheduler: true|false` or a mapping with
+// schedule (a file, relative to the pool file), environment and dynamic.
+func (d *decoder) decodeScheduler(cfg *Config, n *yaml.Node, path string) {
+	v := resolve(n)
+	if v.Kind == yaml.ScalarNode {
+		if on, ok := d.boolean(n, path); ok && on {
+			cfg.Scheduler = &SchedulerSettings{}
+		}
+		return
+	}
+	if v.Kind != yaml.MappingNode {
+		d.errorf(n, path, "want true, false, or a mapping with schedule, environment, dynamic")
+		return
+	}
+	st := &SchedulerSettings{}
+	for _, f := range d.fields(v, path) {
+		p := joinPath(path, f.name)
+		switch f.name {
+		case "schedule":
+			if s, ok := d.str(f.val, p); ok && s != "" {
+				if !filepath.IsAbs(s) && cfg.Path != "" {
+					s = filepath.Join(filepath.Dir(cfg.Path), s)
+				}
+				st.Schedule = s
+			}
+		case "environment":
+			if s, ok := d.str(f.val, p); ok {
+				st.Environment = s
+			}
+		case "dynamic":
+			if b, ok := d.boolean(f.val, p); ok {
+				st.Dynamic = b
+			}
+		default:
+			d.unknown(f, path, "schedule", "environment", "dynamic")
+		}
+	}
+	cfg.Scheduler = st
 }

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +19,8 @@ import (
 // its restart backoff.
 type slot struct {
 	child node.Config // without SupervisorPID and MetricsAddr, set at each start
+	// sched is set for the scheduler child (then child is unused)
+	sched *node.SchedulerConfig
 	key   string
 	set   QueueSet
 
@@ -146,6 +149,17 @@ func (l *loop) plan(cfg *Config, existing []*slot) []*slot {
 			out = append(out, &slot{child: child, key: key, set: set, restartAt: now})
 		}
 	}
+	if cfg.Scheduler != nil {
+		sc := cfg.SchedulerChild()
+		b, _ := json.Marshal(sc) // a SchedulerConfig always encodes
+		key := "scheduler:" + string(b)
+		set := QueueSet{Queues: SchedulerLabel, Processes: 1}
+		if f := free[key]; len(f) > 0 {
+			out = append(out, f[0])
+		} else {
+			out = append(out, &slot{sched: &sc, key: key, set: set, restartAt: now})
+		}
+	}
 	return out
 }
 
@@ -204,11 +218,20 @@ func (l *loop) spawn(sl *slot, now time.Time) {
 	s := l.s
 	child := sl.child
 	child.SupervisorPID = s.p.PID
-	if addr, off, ok := l.metricsAddr(); ok {
-		child.MetricsAddr = addr
-		sl.metrics = off
-	}
 	args := append(append([]string{}, s.p.Command[1:]...), "work", "--node-config-fd", "3")
+	var config func(w *os.File)
+	if sl.sched != nil {
+		sc := *sl.sched
+		sc.SupervisorPID = s.p.PID
+		args = append(append([]string{}, s.p.Command[1:]...), "scheduler", "--scheduler-config-fd", "3")
+		config = func(w *os.File) { writeJSON(w, sc, s.log) }
+	} else {
+		if addr, off, ok := l.metricsAddr(); ok {
+			child.MetricsAddr = addr
+			sl.metrics = off
+		}
+		config = func(w *os.File) { writeConfig(w, child, s.log) }
+	}
 	cmd := exec.Command(s.p.Command[0], args...)
 	cmd.Env = s.p.Env
 	r, w, err := os.Pipe()
@@ -234,7 +257,7 @@ func (l *loop) spawn(sl *slot, now time.Time) {
 	}
 	// Written in the background: a pipe holds 64 KiB, and a child that
 	// dies before reading must not stall the supervisor.
-	go writeConfig(w, child, s.log)
+	go config(w)
 	sl.cmd, sl.pid, sl.startedAt, sl.stopping = cmd, cmd.Process.Pid, now, false
 	s.log.Info().Int("child_pid", sl.pid).Str("queues", sl.set.Queues).Int("restarts", sl.restarts).Msg("child started")
 	s.emit(Event{Kind: EventStarted, PID: sl.pid, Queues: sl.set.Queues})
@@ -258,6 +281,14 @@ func writeConfig(w *os.File, child node.Config, log zerolog.Logger) {
 	if err := child.Encode(w); err != nil {
 		// The child exits with the reason (its config is cut short).
 		log.Debug().Err(err).Msg("node config not written")
+	}
+}
+
+// writeJSON writes a scheduler child's config to its pipe and closes it.
+func writeJSON(w *os.File, v any, log zerolog.Logger) {
+	defer w.Close()
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		log.Debug().Err(err).Msg("scheduler config not written")
 	}
 }
 
