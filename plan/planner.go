@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -120,12 +119,8 @@ func (p *Planner) Pass(ctx context.Context) (int, error) {
 			return fired, err
 		}
 		progress := false
-		// planners sharing a slot start at different ids, so that they
-		// mostly fire different plans rather than race for the same ones
-		off := rand.IntN(len(ids))
-		for j := range ids {
-			i := (off + j) % len(ids)
-			res, err := p.fire(ctx, ts, ids[i], raws[i])
+		for i, id := range ids {
+			res, err := p.fire(ctx, ts, id, raws[i])
 			if err != nil {
 				return fired, err
 			}
@@ -147,12 +142,15 @@ func (p *Planner) fire(ctx context.Context, ts int64, id string, raw []byte) (rd
 	c := p.cfg.Client
 	for range maxChanged {
 		now := p.cfg.Now()
-		f, problem := p.prepare(id, raw, ts, now)
+		f, leftover, problem := p.prepare(id, raw, ts, now)
 		var res rdb.FireResult
 		var err error
-		if problem != nil {
+		switch {
+		case problem != nil:
 			res, err = c.ParkPlan(ctx, id, raw, ts, p.failure(id, raw, problem, now))
-		} else {
+		case leftover:
+			res, err = c.ParkPlan(ctx, id, raw, ts, nil)
+		default:
 			res, err = c.FirePlan(ctx, f)
 		}
 		if err != nil || res != rdb.FireChanged {
@@ -167,17 +165,31 @@ func (p *Planner) fire(ctx context.Context, ts int64, id string, raw []byte) (rd
 }
 
 // prepare computes a fire of plan id (JSON raw, nil when gone) for slot
-// ts: the job, and the next slot by the plan's misfire policy. A plan
-// that cannot be fired returns the problem.
-func (p *Planner) prepare(id string, raw []byte, ts int64, now time.Time) (rdb.Fire, error) {
-	f := rdb.Fire{ID: id, Read: raw, TS: ts}
+// ts: the job, and the next slot by the plan's misfire policy. leftover
+// is an entry of a plan already moved past ts (its id was listed twice);
+// a plan that cannot be fired returns the problem.
+func (p *Planner) prepare(id string, raw []byte, ts int64, now time.Time) (f rdb.Fire, leftover bool, problem error) {
+	f = rdb.Fire{ID: id, Read: raw, TS: ts}
 	if raw == nil {
-		return f, nil // gone: the step drops the id from the slot
+		return f, false, nil // gone: the step drops the id from the slot
 	}
 	rec, err := protocol.DecodePlan(raw)
 	if err != nil {
-		return f, err
+		return f, false, err
 	}
+	if rec.NextRun > ts {
+		// resque-go writes the slot a plan is filed in, and the PHP
+		// scheduler the slot it fired last: never a later one
+		return f, true, nil
+	}
+	f, err = p.fireOf(f, rec, now)
+	return f, false, err
+}
+
+// fireOf fills f, a fire of plan rec, by the plan's recurrence and misfire
+// policy.
+func (p *Planner) fireOf(f rdb.Fire, rec protocol.PlanRecord, now time.Time) (rdb.Fire, error) {
+	id, raw, ts := f.ID, f.Read, f.TS
 	slot := time.Unix(ts, 0)
 	pl := fromRecord(id, rec)
 	loc, err := p.location(pl.Timezone)
@@ -246,6 +258,8 @@ func (p *Planner) logResult(id string, ts int64, f rdb.Fire, res rdb.FireResult,
 		p.log.Error().Err(problem).Str("plan_id", id).Int64("slot", ts).Msg("plan cannot be fired: taken off the schedule, recorded in failed")
 	case rdb.FireGone:
 		p.log.Debug().Str("plan_id", id).Int64("slot", ts).Msg("plan removed: slot entry dropped")
+	case rdb.FireDropped:
+		p.log.Warn().Str("plan_id", id).Int64("slot", ts).Msg("plan listed twice: the entry of a slot it has passed dropped")
 	case rdb.FireFired, rdb.FireSkipped, rdb.FireDuplicate, rdb.FireDeferred:
 		e := p.log.Debug()
 		if res == rdb.FireDuplicate {

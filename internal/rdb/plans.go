@@ -142,6 +142,7 @@ const (
 	FireTaken     FireResult = "taken"
 	FireGone      FireResult = "gone"
 	FireParked    FireResult = "parked"
+	FireDropped   FireResult = "dropped"
 )
 
 // Fire is one plan firing for one slot.
@@ -193,8 +194,10 @@ func (c *Client) FirePlan(ctx context.Context, f Fire) (FireResult, error) {
 	return FireResult(v), nil
 }
 
-// ParkPlan takes a plan that cannot be fired out of slot ts and records
-// failure in failed; plan:<id> stays. read is the plan JSON the caller saw.
+// ParkPlan takes a plan out of slot ts without firing it and records
+// failure in failed (nil: it records nothing, for a leftover entry of a
+// plan that has moved past ts); plan:<id> stays. read is the plan JSON
+// the caller saw.
 func (c *Client) ParkPlan(ctx context.Context, id string, read []byte, ts int64, failure []byte) (FireResult, error) {
 	k := c.keys
 	v, err := redis.String(c.eval(ctx, planParkScript, k.Plan(id), k.PlanSchedule(), k.PlanSlot(ts), k.Failed(),

@@ -33,6 +33,10 @@
 --                it again)
 --   "taken"      the id is no longer in this slot (another scheduler fired
 --                it): nothing done
+-- One entry of the id leaves the slot (the first, found near the head as
+-- slots are fired from the head); the caller drops a second entry of an
+-- id listed twice (plan_park.lua) since the plan's nextRun is then past
+-- this slot.
 --   "gone"       the plan no longer exists: its id was dropped from the slot
 local function cleanup()
   if redis.call('LLEN', KEYS[3]) == 0 then
@@ -42,7 +46,7 @@ end
 
 local plan = redis.call('GET', KEYS[1])
 if not plan then
-  redis.call('LREM', KEYS[3], 0, ARGV[1])
+  redis.call('LREM', KEYS[3], 1, ARGV[1])
   cleanup()
   return 'gone'
 end
@@ -53,7 +57,7 @@ end
 if plan ~= ARGV[2] then
   return 'changed'
 end
-redis.call('LREM', KEYS[3], 0, ARGV[1])
+redis.call('LREM', KEYS[3], 1, ARGV[1])
 
 local result = 'skipped'
 if ARGV[6] ~= '' then
