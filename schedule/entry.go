@@ -70,15 +70,14 @@ func (e Entry) When() string {
 	return "manual"
 }
 
-// Next returns the entry's first slot strictly after t (cron without a
-// zone in the local zone), or the zero time for a manual entry or when
+// Next returns the entry's first slot strictly after t, or the zero time for a manual entry or when
 // there is none. first_in counts from when a scheduler loads the entry,
 // so Next does not apply it.
 func (e Entry) Next(t time.Time) time.Time {
 	if e.timing == nil {
 		return time.Time{}
 	}
-	return e.timing.next(t, nil)
+	return e.timing.next(t)
 }
 
 // MatchesEnv reports whether the entry is loaded in environment env, as

@@ -54,11 +54,8 @@ type Config struct {
 	// record shows it ran, are never enqueued. Default 5 minutes; at least
 	// 2*Interval.
 	CatchUp time.Duration
-	// Location is the zone of cron expressions without one; default
-	// time.Local (resque-scheduler uses the server's zone).
-	Location *time.Location
-	Logger   *zerolog.Logger
-	Now      func() time.Time
+	Logger  *zerolog.Logger
+	Now     func() time.Time
 	// OnPass, when set, is called after every pass (tests wait on it).
 	OnPass func(PassResult)
 }
@@ -140,9 +137,6 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg.CatchUp = 5 * time.Minute
 	}
 	cfg.CatchUp = max(cfg.CatchUp, 2*cfg.Interval)
-	if cfg.Location == nil {
-		cfg.Location = time.Local
-	}
 	cfg.Now = service.Clock(cfg.Now)
 	cfg.Logger = service.Logger(cfg.Logger)
 	s := &Scheduler{
@@ -430,9 +424,9 @@ func (s *Scheduler) fire(ctx context.Context, l *loaded, now time.Time) (bool, e
 	if l.since.After(floor) {
 		floor = l.since
 	}
-	slot, ok := l.timing.latest(now, floor, s.cfg.Location)
+	slot, ok := l.timing.latest(now, floor)
 	if !ok || slot.Unix() <= l.last {
-		l.next = l.timing.next(now, s.cfg.Location)
+		l.next = l.timing.next(now)
 		return false, nil
 	}
 	payload, err := l.Payload()
@@ -449,7 +443,7 @@ func (s *Scheduler) fire(ctx context.Context, l *loaded, now time.Time) (bool, e
 		return false, err
 	}
 	l.last = last
-	l.next = l.timing.next(now, s.cfg.Location)
+	l.next = l.timing.next(now)
 	if fired {
 		s.log.Info().Str("schedule", l.Name).Str("class", l.Class).Str("queue", l.Queue).
 			Time("slot", slot).Msg("schedule enqueued")

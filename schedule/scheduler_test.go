@@ -144,7 +144,7 @@ seconds: {cron: "*/20 * * * * * UTC", class: Seconds, queue: q4}
 	for i := range ss {
 		log := zerolog.New(&logs[i]).Level(zerolog.InfoLevel)
 		ss[i] = e.scheduler(schedule.Config{Entries: es, Hostname: "host", Pid: 100 + i, Now: clocks[i],
-			Interval: time.Second, Location: time.UTC, Logger: &log})
+			Interval: time.Second, Logger: &log})
 	}
 	lock := e.c.Keys().SchedulerMasterLock("")
 	rng := rand.New(rand.NewPCG(1, uint64(skew)))

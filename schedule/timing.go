@@ -8,22 +8,33 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/resque-go/resque-go/plan"
 )
 
-// cronParser reads rufus-scheduler's cron forms: five fields, or six with
-// seconds first, and the @hourly/@daily/@weekly/@monthly/@yearly
-// descriptors. robfig/cron has no L, W or # (fugit's last day and nth
-// weekday); those are errors.
-var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+// secondsParser reads rufus-scheduler's six-field cron (seconds first).
+var secondsParser = cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
 
 // offsetZone matches a UTC offset given as a cron expression's zone.
 var offsetZone = regexp.MustCompile(`^([+-])(\d\d):?(\d\d)$`)
 
+// nexter yields a cron's slots: the first one strictly after t.
+type nexter interface {
+	Next(t time.Time) (time.Time, bool)
+}
+
+// secondsCron is a six-field cron; robfig walks real time in its zone.
+type secondsCron struct{ s *cron.SpecSchedule }
+
+func (c secondsCron) Next(t time.Time) (time.Time, bool) {
+	n := c.s.Next(t)
+	return n, !n.IsZero()
+}
+
 // timing is when an entry's slots fall: a cron schedule, or every
 // interval from an anchor. Slots are whole seconds.
 type timing struct {
-	cron  cron.Schedule
-	loc   *time.Location // the cron's own zone; nil: the scheduler's (Local)
+	cron  nexter
 	every time.Duration
 	// anchor is the Unix second every slot of an interval falls on
 	// (anchor + k*every): the Unix epoch, or first_at.
@@ -34,14 +45,29 @@ type timing struct {
 }
 
 // parseCron reads a cron expression with an optional trailing time zone
-// ("0 3 * * * Europe/Prague", as rufus-scheduler takes it).
+// ("0 3 * * * Europe/Prague", as rufus-scheduler takes it; also a leading
+// CRON_TZ=zone); without a zone it is read in the local zone, as
+// resque-scheduler reads it in the server's. Five fields (and the
+// @hourly...@yearly descriptors) are evaluated on the zone's wall clock,
+// as plans are (plan.ParseCron: a time skipped by a DST change runs at the
+// end of the gap, a repeated one once); six fields (seconds first, for
+// jobs more often than a minute) by robfig/cron directly.
 func parseCron(s string) (*timing, error) {
 	fields := strings.Fields(s)
-	if len(fields) == 0 {
-		return nil, fmt.Errorf("empty cron expression")
+	loc := time.Local
+	if len(fields) > 0 {
+		for _, p := range []string{"CRON_TZ=", "TZ="} {
+			if name, ok := strings.CutPrefix(fields[0], p); ok {
+				l, err := time.LoadLocation(name)
+				if err != nil {
+					return nil, fmt.Errorf("unknown time zone %q", name)
+				}
+				loc, fields = l, fields[1:]
+				break
+			}
+		}
 	}
-	var loc *time.Location
-	if n := len(fields); n >= 2 && !strings.Contains(fields[0], "TZ=") {
+	if n := len(fields); n >= 2 {
 		l, isZone, err := cronZone(fields[n-1])
 		if err != nil {
 			return nil, err
@@ -50,23 +76,35 @@ func parseCron(s string) (*timing, error) {
 			loc, fields = l, fields[:n-1]
 		}
 	}
+	if len(fields) == 0 {
+		return nil, fmt.Errorf("empty cron expression")
+	}
 	if fields[0] == "@every" {
 		return nil, fmt.Errorf("cron %q: use every: for intervals", s)
 	}
-	sched, err := cronParser.Parse(strings.Join(fields, " "))
+	var c nexter
+	var err error
+	if len(fields) == 6 {
+		var sched cron.Schedule
+		if sched, err = secondsParser.Parse(strings.Join(fields, " ")); err == nil {
+			spec := sched.(*cron.SpecSchedule)
+			spec.Location = loc
+			c = secondsCron{spec}
+		}
+	} else {
+		var pc *plan.Cron
+		if pc, err = plan.ParseCron(strings.Join(fields, " "), loc); err == nil {
+			c = pc
+		}
+	}
 	if err != nil {
-		msg := err.Error()
+		msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("cron %q: ", strings.Join(fields, " ")))
 		if strings.ContainsAny(s, "L#W") {
 			msg += " (L, W and # are not supported)"
 		}
 		return nil, fmt.Errorf("cron %q: %s", s, msg)
 	}
-	if spec, ok := sched.(*cron.SpecSchedule); ok && loc != nil {
-		spec.Location = loc
-	} else if ok && spec.Location != time.Local {
-		loc = spec.Location // given as CRON_TZ=
-	}
-	return &timing{cron: sched, loc: loc}, nil
+	return &timing{cron: c}, nil
 }
 
 // cronZone reports whether tok, the last word of a cron expression, is a
@@ -95,28 +133,15 @@ func cronZone(tok string) (*time.Location, bool, error) {
 	return nil, false, nil // a month or weekday name
 }
 
-// in is t in the zone the schedule's fields are read in.
-func (tm *timing) in(t time.Time, def *time.Location) time.Time {
-	if tm.loc != nil {
-		return t.In(tm.loc)
-	}
-	if def == nil {
-		def = time.Local
-	}
-	// robfig/cron reads a schedule without a zone in the zone of the time
-	// it is given.
-	return t.In(def)
-}
-
 // next returns the first slot strictly after t, or the zero time when there
 // is none (past last_at, or a cron that never matches).
-func (tm *timing) next(t time.Time, def *time.Location) time.Time {
+func (tm *timing) next(t time.Time) time.Time {
 	if !tm.firstAt.IsZero() && t.Before(tm.firstAt) {
 		t = tm.firstAt.Add(-time.Nanosecond)
 	}
 	var s time.Time
 	if tm.cron != nil {
-		s = tm.cron.Next(tm.in(t, def))
+		s, _ = tm.cron.Next(t)
 	} else {
 		d := int64(tm.every / time.Second)
 		k := floorDiv(t.Unix()-tm.anchor, d) + 1
@@ -129,7 +154,7 @@ func (tm *timing) next(t time.Time, def *time.Location) time.Time {
 }
 
 // latest returns the latest slot s with floor <= s <= now.
-func (tm *timing) latest(now, floor time.Time, def *time.Location) (time.Time, bool) {
+func (tm *timing) latest(now, floor time.Time) (time.Time, bool) {
 	if !tm.firstAt.IsZero() && floor.Before(tm.firstAt) {
 		floor = tm.firstAt
 	}
@@ -147,7 +172,7 @@ func (tm *timing) latest(now, floor time.Time, def *time.Location) (time.Time, b
 		}
 		return s, true
 	}
-	s := tm.next(floor.Add(-time.Nanosecond), def)
+	s := tm.next(floor.Add(-time.Nanosecond))
 	if s.IsZero() || s.After(now) {
 		return time.Time{}, false
 	}
@@ -155,7 +180,7 @@ func (tm *timing) latest(now, floor time.Time, def *time.Location) (time.Time, b
 	// catch-up window), and the bound keeps a per-second cron over a long
 	// window from looping forever.
 	for range 1_000_000 {
-		n := tm.next(s, def)
+		n := tm.next(s)
 		if n.IsZero() || n.After(now) {
 			break
 		}

@@ -52,7 +52,8 @@ func TestCronZones(t *testing.T) {
 		{"0 3 * * * +09:00", time.Date(2026, 7, 1, 3, 0, 0, 0, time.FixedZone("", 9*3600)).Add(24 * time.Hour)},
 		{"30 0 3 * * * Europe/Prague", time.Date(2026, 7, 1, 3, 0, 30, 0, prague)},
 		{"0 3 * * MON-FRI Europe/Prague", time.Date(2026, 7, 1, 3, 0, 0, 0, prague)}, // a Wednesday
-		{"0 0 * * SUN", time.Date(2026, 7, 5, 0, 0, 0, 0, time.UTC)},
+		{"0 0 * * SUN", time.Date(2026, 7, 5, 0, 0, 0, 0, time.Local)},               // no zone: the local one
+		{"0 0 * * SUN UTC", time.Date(2026, 7, 5, 0, 0, 0, 0, time.UTC)},
 		{"CRON_TZ=Europe/Prague 0 3 * * *", time.Date(2026, 7, 1, 3, 0, 0, 0, prague)},
 		{"@daily Europe/Prague", time.Date(2026, 7, 2, 0, 0, 0, 0, prague)},
 	} {
@@ -61,8 +62,30 @@ func TestCronZones(t *testing.T) {
 			t.Errorf("%q: %v", c.expr, err)
 			continue
 		}
-		if got := tm.next(from, time.UTC); !got.Equal(c.want) {
+		if got := tm.next(from); !got.Equal(c.want) {
 			t.Errorf("%q: next after %v = %v, want %v", c.expr, from, got, c.want)
+		}
+	}
+	// DST in Prague: five fields follow the wall clock, as plans do: the
+	// 02:30 that does not exist runs at 03:00 CEST, the repeated one once
+	spring := time.Date(2026, 3, 28, 12, 0, 0, 0, time.UTC)
+	fall := time.Date(2026, 10, 24, 12, 0, 0, 0, time.UTC)
+	tm, err := parseCron("30 2 * * * Europe/Prague")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		from time.Time
+		want []time.Time
+	}{
+		{spring, []time.Time{time.Date(2026, 3, 29, 3, 0, 0, 0, prague), time.Date(2026, 3, 30, 2, 30, 0, 0, prague)}},
+		{fall, []time.Time{time.Date(2026, 10, 25, 0, 30, 0, 0, time.UTC), time.Date(2026, 10, 26, 2, 30, 0, 0, prague)}},
+	} {
+		s := c.from
+		for _, want := range c.want {
+			if s = tm.next(s); !s.Equal(want) {
+				t.Errorf("02:30 Prague after %v: %v, want %v", c.from, s, want)
+			}
 		}
 	}
 	for _, c := range []struct{ expr, msg string }{
@@ -98,28 +121,28 @@ func TestLatestSlot(t *testing.T) {
 			{base.Add(9 * time.Minute), base.Add(6 * time.Minute), time.Time{}, false},
 			{base.Add(59 * time.Minute), base, base.Add(55 * time.Minute), true},
 		} {
-			got, ok := tm.latest(c.now, c.floor, time.UTC)
+			got, ok := tm.latest(c.now, c.floor)
 			if ok != c.ok || !got.Equal(c.want) {
 				t.Errorf("cron=%v latest(%v, %v) = %v %v, want %v %v", tm.cron != nil, c.now, c.floor, got, ok, c.want, c.ok)
 			}
 		}
-		if n := tm.next(base.Add(time.Second), time.UTC); !n.Equal(base.Add(5 * time.Minute)) {
+		if n := tm.next(base.Add(time.Second)); !n.Equal(base.Add(5 * time.Minute)) {
 			t.Errorf("next = %v", n)
 		}
 	}
 	// first_at anchors an interval's slots and bounds them; last_at ends them
 	fa := base.Add(90 * time.Second)
 	anchored := &timing{every: 10 * time.Minute, firstAt: fa, anchor: fa.Unix(), lastAt: base.Add(time.Hour)}
-	if n := anchored.next(base, time.UTC); !n.Equal(fa) {
+	if n := anchored.next(base); !n.Equal(fa) {
 		t.Errorf("first_at: next = %v, want %v", n, fa)
 	}
-	if n := anchored.next(fa, time.UTC); !n.Equal(fa.Add(10 * time.Minute)) {
+	if n := anchored.next(fa); !n.Equal(fa.Add(10 * time.Minute)) {
 		t.Errorf("first_at: second slot %v", n)
 	}
-	if _, ok := anchored.latest(base.Add(80*time.Second), base, time.UTC); ok {
+	if _, ok := anchored.latest(base.Add(80*time.Second), base); ok {
 		t.Error("first_at: a slot before first_at")
 	}
-	if n := anchored.next(base.Add(59*time.Minute), time.UTC); !n.IsZero() {
+	if n := anchored.next(base.Add(59 * time.Minute)); !n.IsZero() {
 		t.Errorf("last_at: next = %v, want none", n)
 	}
 }
