@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/fixtures"
 	"github.com/resque-go/resque-go/schedule"
 )
 
@@ -166,5 +167,21 @@ func TestParseJSON(t *testing.T) {
 	}
 	if _, err := schedule.ParseJSON("garbage", []byte(`nope`)); err == nil {
 		t.Error("garbage accepted")
+	}
+}
+
+// The job resque-scheduler 5.0.0 pushed for a recurring schedule
+// (fixture scheduler-running), byte for byte.
+func TestPayloadMatchesResqueScheduler(t *testing.T) {
+	t.Parallel()
+	d := fixtures.MustLoad("resque-scheduler-5.0.0", "scheduler-running")
+	e, err := schedule.ParseJSON("every_2s", []byte(`{"class":"MailJob","every":"2s","queue":"mail","args":["recurring",1]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := e.Payload()
+	jobs := d.List("resque:queue:" + e.Queue)
+	if got := jobs[len(jobs)-1]; string(p) != got {
+		t.Errorf("payload %s, resque-scheduler pushed %s", p, got)
 	}
 }
