@@ -1,0 +1,120 @@
+package rdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// Producer scripts of mass queues (massqueue.md), as resqu-client runs them;
+// immutable once built.
+var (
+	massBatchInitScript   = loadScript("mass_batch_init.lua", 1)
+	massBatchCommitScript = loadScript("mass_batch_commit.lua", 3)
+)
+
+// Errors of batch building.
+var (
+	// ErrBatchExists: the first push found the batch's list already there.
+	ErrBatchExists = errors.New("rdb: batch list already exists")
+	// ErrBatchMissing: the uncommitted list is gone (never pushed to,
+	// expired, or already committed).
+	ErrBatchMissing = errors.New("rdb: uncommitted batch does not exist (never pushed to, expired, or committed)")
+	// ErrBatchCommitted: committed:<id> already exists.
+	ErrBatchCommitted = errors.New("rdb: batch is already committed")
+)
+
+// EnqueueStatic pushes a static mass payload to unassigned (LPUSH, as
+// resqu-client does) and returns the list's new length.
+func (c *Client) EnqueueStatic(ctx context.Context, payload []byte) (int64, error) {
+	n, err := redis.Int64(c.do(ctx, "LPUSH", c.keys.Unassigned(), payload))
+	if err != nil {
+		return 0, fmt.Errorf("rdb: enqueue static: %w", err)
+	}
+	return n, nil
+}
+
+// BatchInit is a batch's first push: it creates uncommitted:<id> with the
+// payload unless the key exists (ErrBatchExists), then sets its time to
+// live.
+func (c *Client) BatchInit(ctx context.Context, id string, payload []byte, ttl time.Duration) error {
+	key := c.keys.Uncommitted(id)
+	v, err := c.eval(ctx, massBatchInitScript, key, payload)
+	if err != nil {
+		return fmt.Errorf("rdb: batch %q: first push: %w", id, err)
+	}
+	if v == nil {
+		return fmt.Errorf("%w: %s", ErrBatchExists, id)
+	}
+	if _, err := c.do(ctx, "EXPIRE", key, ttlSeconds(ttl)); err != nil {
+		return fmt.Errorf("rdb: batch %q: expire: %w", id, err)
+	}
+	return nil
+}
+
+// BatchPush pushes payloads to an existing uncommitted batch (LPUSHX, one
+// command for all of them, the same list as one LPUSHX each) and refreshes
+// its time to live, in one round trip. It returns the list's length, or
+// ErrBatchMissing when the list does not exist.
+func (c *Client) BatchPush(ctx context.Context, id string, payloads [][]byte, ttl time.Duration) (int64, error) {
+	if len(payloads) == 0 {
+		return 0, nil
+	}
+	key := c.keys.Uncommitted(id)
+	conn, err := c.pool.GetContext(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("rdb: batch %q: push: %w", id, err)
+	}
+	defer conn.Close()
+	args := make([]any, 0, 1+len(payloads))
+	args = append(args, key)
+	for _, p := range payloads {
+		args = append(args, p)
+	}
+	if err := conn.Send("LPUSHX", args...); err != nil {
+		return 0, fmt.Errorf("rdb: batch %q: push: %w", id, err)
+	}
+	if err := conn.Send("EXPIRE", key, ttlSeconds(ttl)); err != nil {
+		return 0, fmt.Errorf("rdb: batch %q: push: %w", id, err)
+	}
+	if err := conn.Flush(); err != nil {
+		return 0, fmt.Errorf("rdb: batch %q: push: %w", id, err)
+	}
+	n, err := redis.Int64(conn.Receive())
+	if _, eerr := conn.Receive(); err == nil {
+		err = eerr
+	}
+	if err != nil {
+		return 0, fmt.Errorf("rdb: batch %q: push: %w", id, err)
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("%w: %s", ErrBatchMissing, id)
+	}
+	return n, nil
+}
+
+// BatchCommit commits a batch (RENAMENX to committed:<id>, PERSIST, LPUSH
+// committed <id> in one step). Errors: ErrBatchMissing, ErrBatchCommitted.
+func (c *Client) BatchCommit(ctx context.Context, id string) error {
+	k := c.keys
+	n, err := redis.Int64(c.eval(ctx, massBatchCommitScript, k.CommittedList(), k.Committed(id), k.Uncommitted(id), id))
+	if err != nil {
+		return fmt.Errorf("rdb: batch %q: commit: %w", id, err)
+	}
+	switch n {
+	case -1:
+		return fmt.Errorf("%w: %s", ErrBatchMissing, id)
+	case -2:
+		return fmt.Errorf("%w: %s", ErrBatchCommitted, id)
+	}
+	return nil
+}
+
+// ttlSeconds is a time to live in whole seconds, at least 1.
+func ttlSeconds(d time.Duration) int64 {
+	s := int64((d + time.Second - 1) / time.Second)
+	return max(s, 1)
+}

@@ -1,0 +1,243 @@
+// Package massqueue implements mass queues (massqueue.md): work routed by
+// source (a tenant) and job name to named pools; static jobs served fairly
+// between sources, and batches ("mass actions") worked by units, one active
+// batch per source per pool.
+//
+// Producers write the released layout of the PHP producer resqu-client, so
+// queues filled by existing PHP producers are served unchanged: static
+// payloads are LPUSHed to unassigned; a batch is built in
+// uncommitted:<id> (the first push by a script that fails if the key
+// exists, then LPUSHX, EXPIRE after every push) and committed by one script
+// (RENAMENX to committed:<id>, PERSIST, LPUSH committed <id>).
+package massqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
+)
+
+// Job is a mass-queue job.
+type Job struct {
+	Class string
+	// Source is the payload's sourceId (the tenant), Name its job name:
+	// together they choose the pool. In a batch, empty means the batch's.
+	Source string
+	Name   string
+	// Args is JSON, an object or an array; empty, [] and {} are left out of
+	// the payload (as resqu-client leaves them out).
+	Args []byte
+	// UniqueID, when set, adds "unique":{"uid":...} (with "deferrableBy"
+	// when Deferrable), carried for the workers.
+	UniqueID     string
+	Deferrable   bool
+	DeferrableBy int64
+}
+
+// Payload builds the payload of j in resqu-client's key order (class,
+// sourceId, name, args, unique, id, queue_time), queued at now.
+func Payload(j Job, now time.Time) ([]byte, error) {
+	p, err := protocol.NewMassPayload(protocol.MassJob{
+		Class: j.Class, SourceID: j.Source, Name: j.Name, Args: j.Args, Now: now,
+		Unique: protocol.Unique{UID: j.UniqueID, Deferrable: j.Deferrable, DeferrableBy: j.DeferrableBy},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("massqueue: %w", err)
+	}
+	return p, nil
+}
+
+// EnqueueStatic routes j on its own (the static path): its payload is
+// pushed to unassigned, from where an allocator moves it to its pool. It
+// returns the job's id.
+func EnqueueStatic(ctx context.Context, c *rdb.Client, j Job) (string, error) {
+	p, err := Payload(j, time.Now())
+	if err != nil {
+		return "", err
+	}
+	if _, err := c.EnqueueStatic(ctx, p); err != nil {
+		return "", fmt.Errorf("massqueue: %w", err)
+	}
+	v, err := protocol.DecodePayload(p)
+	if err != nil {
+		return "", fmt.Errorf("massqueue: %w", err)
+	}
+	return v.ID, nil
+}
+
+// DefaultBatchTTL is how long an uncommitted batch lives after its last
+// push when no time to live is given.
+const DefaultBatchTTL = time.Hour
+
+// Errors of batches.
+var (
+	// ErrBatchExpired: the uncommitted batch disappeared (its time to live
+	// passed since the last push) or was committed by someone else.
+	ErrBatchExpired = errors.New("massqueue: batch expired (or was committed elsewhere)")
+	// ErrBatchCommitted: the batch was committed already.
+	ErrBatchCommitted = errors.New("massqueue: batch already committed")
+	// ErrBatchEmpty: a batch with no job cannot be committed.
+	ErrBatchEmpty = errors.New("massqueue: batch is empty")
+)
+
+type batchState int
+
+const (
+	batchNew       batchState = iota // nothing pushed yet: the first push creates the list
+	batchOpen                        // the list exists: LPUSHX
+	batchUnknown                     // opened by id: the list may or may not exist yet
+	batchCommitted                   // committed
+)
+
+// Batch is a mass action being built: jobs pushed to it run only after
+// Commit, worked by a unit of the batch's pool. A Batch is not safe for
+// concurrent use.
+type Batch struct {
+	c      *rdb.Client
+	id     string
+	source string
+	name   string
+	ttl    time.Duration
+	state  batchState
+	now    func() time.Time
+}
+
+// NewBatch starts a batch of source's job name. Nothing is written until
+// the first Push; the list then lives ttl (DefaultBatchTTL when <= 0) after
+// each push until Commit.
+func NewBatch(c *rdb.Client, source, name string, ttl time.Duration) (*Batch, error) {
+	if err := protocol.CheckSourceID(source); err != nil {
+		return nil, fmt.Errorf("massqueue: %w", err)
+	}
+	if err := protocol.CheckBatchName(name); err != nil {
+		return nil, fmt.Errorf("massqueue: %w", err)
+	}
+	return &Batch{c: c, id: protocol.NewBatchID(source, name), source: source, name: name, ttl: batchTTL(ttl), now: time.Now}, nil
+}
+
+// OpenBatch continues a batch created elsewhere (`mass batch create`
+// printed its id): its first push creates the list if nobody has yet. Such
+// a batch cannot tell an expired list from one never pushed to: a push
+// after expiry starts the list again.
+func OpenBatch(c *rdb.Client, id string, ttl time.Duration) (*Batch, error) {
+	source, name, _, err := protocol.ParseBatchID(id)
+	if err != nil {
+		return nil, fmt.Errorf("massqueue: %w", err)
+	}
+	if err := protocol.CheckSourceID(source); err != nil {
+		return nil, fmt.Errorf("massqueue: batch %q: %w", id, err)
+	}
+	return &Batch{c: c, id: id, source: source, name: name, ttl: batchTTL(ttl), state: batchUnknown, now: time.Now}, nil
+}
+
+func batchTTL(ttl time.Duration) time.Duration {
+	if ttl <= 0 {
+		return DefaultBatchTTL
+	}
+	return ttl
+}
+
+// ID is the batch id, <source>:<name>:<8 hex>. A NewBatch whose first push
+// found its id taken draws another one, so the id is final after the first
+// Push.
+func (b *Batch) ID() string { return b.id }
+
+// Push adds jobs to the batch, in order (workers take them in this order).
+func (b *Batch) Push(ctx context.Context, jobs ...Job) error {
+	now := b.now()
+	ps := make([][]byte, 0, len(jobs))
+	for _, j := range jobs {
+		if j.Source == "" {
+			j.Source = b.source
+		}
+		if j.Name == "" {
+			j.Name = b.name
+		}
+		p, err := Payload(j, now)
+		if err != nil {
+			return err
+		}
+		ps = append(ps, p)
+	}
+	return b.PushPayloads(ctx, ps)
+}
+
+// PushPayloads adds payloads as they are (already in the mass layout).
+func (b *Batch) PushPayloads(ctx context.Context, payloads [][]byte) error {
+	if b.state == batchCommitted {
+		return ErrBatchCommitted
+	}
+	for len(payloads) > 0 {
+		switch b.state {
+		case batchNew:
+			err := b.c.BatchInit(ctx, b.id, payloads[0], b.ttl)
+			if errors.Is(err, rdb.ErrBatchExists) {
+				b.id = protocol.NewBatchID(b.source, b.name) // as resqu-client: draw again
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("massqueue: %w", err)
+			}
+			b.state, payloads = batchOpen, payloads[1:]
+		case batchUnknown:
+			_, err := b.c.BatchPush(ctx, b.id, payloads[:1], b.ttl)
+			if errors.Is(err, rdb.ErrBatchMissing) {
+				err = b.c.BatchInit(ctx, b.id, payloads[0], b.ttl)
+				if errors.Is(err, rdb.ErrBatchExists) {
+					continue // another pusher created it meanwhile: LPUSHX again
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("massqueue: %w", err)
+			}
+			b.state, payloads = batchOpen, payloads[1:]
+		default:
+			n := min(len(payloads), pushChunk)
+			if _, err := b.c.BatchPush(ctx, b.id, payloads[:n], b.ttl); err != nil {
+				if errors.Is(err, rdb.ErrBatchMissing) {
+					return fmt.Errorf("%w: %s", ErrBatchExpired, b.id)
+				}
+				return fmt.Errorf("massqueue: %w", err)
+			}
+			payloads = payloads[n:]
+		}
+	}
+	return nil
+}
+
+// pushChunk bounds the payloads one LPUSHX carries.
+const pushChunk = 500
+
+// Commit hands the batch to the allocators. Errors: ErrBatchEmpty (nothing
+// pushed), ErrBatchExpired, ErrBatchCommitted.
+func (b *Batch) Commit(ctx context.Context) error {
+	switch b.state {
+	case batchNew:
+		return ErrBatchEmpty
+	case batchCommitted:
+		return ErrBatchCommitted
+	}
+	if err := CommitBatch(ctx, b.c, b.id); err != nil {
+		return err
+	}
+	b.state = batchCommitted
+	return nil
+}
+
+// CommitBatch commits the batch id (`mass batch commit`).
+func CommitBatch(ctx context.Context, c *rdb.Client, id string) error {
+	err := c.BatchCommit(ctx, id)
+	switch {
+	case errors.Is(err, rdb.ErrBatchMissing):
+		return fmt.Errorf("%w: %s", ErrBatchExpired, id)
+	case errors.Is(err, rdb.ErrBatchCommitted):
+		return fmt.Errorf("%w: %s", ErrBatchCommitted, id)
+	case err != nil:
+		return fmt.Errorf("massqueue: %w", err)
+	}
+	return nil
+}

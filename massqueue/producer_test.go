@@ -1,0 +1,145 @@
+package massqueue_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"testing"
+
+	"github.com/resque-go/resque-go/massqueue"
+)
+
+var payloadRE = regexp.MustCompile(`^\{"class":"Imp","sourceId":"s1","name":"imp","args":\{"n":(\d+)\},"id":"[0-9a-f]{32}","queue_time":\d+\.\d{4}\}$`)
+
+func TestEnqueueStatic(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	id, err := massqueue.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "Imp", Source: "s1", Name: "imp", Args: []byte(`{"n":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := massqueue.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "Imp", Source: "s1", Name: "imp", Args: []byte(`{"n":2}`)}); err != nil {
+		t.Fatal(err)
+	}
+	got := e.strs("LRANGE", e.ns+":unassigned", 0, -1)
+	if len(got) != 2 || !payloadRE.MatchString(got[0]) || !payloadRE.MatchString(got[1]) {
+		t.Fatalf("unassigned: %q", got)
+	}
+	// LPUSH, as resqu-client: the oldest is at the tail
+	if payloadRE.FindStringSubmatch(got[1])[1] != "1" {
+		t.Errorf("order: %q", got)
+	}
+	var p struct{ ID string }
+	_ = json.Unmarshal([]byte(got[1]), &p)
+	if p.ID != id {
+		t.Errorf("id %q, payload has %q", id, p.ID)
+	}
+	for _, bad := range []massqueue.Job{{Class: "C", Source: "a:b", Name: "n"}, {Class: "C", Name: "n"}, {Source: "s", Name: "n"}} {
+		if _, err := massqueue.EnqueueStatic(ctx, e.c, bad); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+// A batch is built and committed with the commands resqu-client sends: the
+// first push creates uncommitted:<id>, later ones LPUSHX, every push sets
+// the TTL; commit renames, persists and queues the id.
+func TestBatchBuildAndCommit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	b, err := massqueue.NewBatch(e.c, "s1", "imp", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^s1:imp:[0-9a-f]{8}$`).MatchString(b.ID()) {
+		t.Fatalf("batch id %q", b.ID())
+	}
+	if err := b.Commit(ctx); !errors.Is(err, massqueue.ErrBatchEmpty) {
+		t.Fatalf("empty commit: %v", err)
+	}
+	for i := 1; i <= 3; i++ {
+		if err := b.Push(ctx, massqueue.Job{Class: "Imp", Args: []byte(`{"n":` + string(rune('0'+i)) + `}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unc := e.ns + ":uncommitted:" + b.ID()
+	if ttl := e.int("TTL", unc); ttl < 3590 || ttl > 3600 {
+		t.Errorf("uncommitted ttl %d", ttl)
+	}
+	items := e.strs("LRANGE", unc, 0, -1)
+	if len(items) != 3 || payloadRE.FindStringSubmatch(items[2])[1] != "1" || payloadRE.FindStringSubmatch(items[0])[1] != "3" {
+		t.Fatalf("uncommitted: %q", items)
+	}
+	if err := b.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if e.int("EXISTS", unc) != 0 || e.int("TTL", e.ns+":committed:"+b.ID()) != -1 {
+		t.Error("commit did not rename and persist")
+	}
+	if got := e.strs("LRANGE", e.ns+":committed", 0, -1); len(got) != 1 || got[0] != b.ID() {
+		t.Errorf("committed list %q", got)
+	}
+	if err := b.Push(ctx, massqueue.Job{Class: "Imp"}); !errors.Is(err, massqueue.ErrBatchCommitted) {
+		t.Errorf("push after commit: %v", err)
+	}
+	if err := massqueue.CommitBatch(ctx, e.c, b.ID()); !errors.Is(err, massqueue.ErrBatchCommitted) {
+		t.Errorf("second commit: %v", err)
+	}
+}
+
+func TestBatchExpired(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	b, _ := massqueue.NewBatch(e.c, "s1", "imp", 0)
+	if err := b.Push(ctx, massqueue.Job{Class: "Imp"}); err != nil {
+		t.Fatal(err)
+	}
+	e.do("DEL", e.ns+":uncommitted:"+b.ID()) // the TTL passed
+	if err := b.Push(ctx, massqueue.Job{Class: "Imp"}); !errors.Is(err, massqueue.ErrBatchExpired) {
+		t.Errorf("push: %v", err)
+	}
+	if err := b.Commit(ctx); !errors.Is(err, massqueue.ErrBatchExpired) {
+		t.Errorf("commit: %v", err)
+	}
+}
+
+// The first push of a new batch whose id is taken draws another id, as
+// resqu-client does; OpenBatch (the CLI's push) joins a list that exists.
+func TestBatchIDTakenAndOpen(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	b, _ := massqueue.NewBatch(e.c, "s1", "imp", 0)
+	first := b.ID()
+	e.do("LPUSH", e.ns+":uncommitted:"+first, "someone else's")
+	if err := b.Push(ctx, massqueue.Job{Class: "Imp"}); err != nil {
+		t.Fatal(err)
+	}
+	if b.ID() == first {
+		t.Fatal("kept a taken id")
+	}
+	o, err := massqueue.OpenBatch(e.c, b.ID(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Push(ctx, massqueue.Job{Class: "Imp"}, massqueue.Job{Class: "Imp"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.int("LLEN", e.ns+":uncommitted:"+b.ID()); n != 3 {
+		t.Errorf("len %d", n)
+	}
+	fresh, _ := massqueue.OpenBatch(e.c, "s2:imp:00000001", 0)
+	if err := fresh.Push(ctx, massqueue.Job{Class: "Imp"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := massqueue.OpenBatch(e.c, "nocolons", 0); err == nil {
+		t.Error("bad id accepted")
+	}
+}
