@@ -98,7 +98,9 @@ func (k Keys) StaticState(pool string) string { return k.key("static", "state", 
 // claim sequence (ClaimSeqs) still equals it: a finish, a requeue and a
 // dead-worker recovery all move or drop the sequence, so no holder can leak
 // a concurrency slot.
-func (k Keys) StaticHolders(pool, source string) string { return k.key("static", "holders", pool, source) }
+func (k Keys) StaticHolders(pool, source string) string {
+	return k.key("static", "holders", pool, source)
+}
 
 // StaticHoldersPrefix is StaticHolders(pool, "") for the claim script.
 func (k Keys) StaticHoldersPrefix(pool string) string { return k.key("static", "holders", pool, "") }

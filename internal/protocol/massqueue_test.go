@@ -67,7 +67,7 @@ func TestNewMassPayload(t *testing.T) {
 func TestDecodeMassPayload(t *testing.T) {
 	for _, c := range []struct {
 		raw, err string
-		v       MassView
+		v        MassView
 	}{
 		{`{"class":"C","sourceId":"s1","name":"n","args":{}}`, "", MassView{"C", "s1", "n"}},
 		{`{"class":"C","sourceId":145680,"name":"n"}`, "", MassView{"C", "145680", "n"}},
