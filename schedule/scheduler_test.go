@@ -25,12 +25,12 @@ const redisEnv = "RESQUE_GO_TEST_REDIS"
 func TestMain(m *testing.M) { os.Exit(redistest.Main(m, redisEnv)) }
 
 type env struct {
-	t  *testing.T
+	t  testing.TB
 	c  *rdb.Client
 	ns string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	ns := redistest.Namespace(t)
 	c, err := rdb.New(rdb.Options{URL: os.Getenv(redisEnv), Namespace: ns})
