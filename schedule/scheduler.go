@@ -171,8 +171,10 @@ func (s *Scheduler) load(e Entry, now time.Time) *loaded {
 	return l
 }
 
-// LockKey is the master lock's key; LockValue this scheduler's value.
-func (s *Scheduler) LockKey() string   { return s.lockKey }
+// LockKey is the master lock's key.
+func (s *Scheduler) LockKey() string { return s.lockKey }
+
+// LockValue is this scheduler's value of the master lock, "<hostname>:<pid>".
 func (s *Scheduler) LockValue() string { return s.value }
 
 // Start runs the scheduler until Stop or ctx ends.
@@ -245,14 +247,13 @@ func (s *Scheduler) active() []*loaded {
 
 func (s *Scheduler) loop(ctx context.Context) {
 	defer func() {
-		if s.IsMaster() {
-			callCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			if err := s.cfg.Client.ReleaseSchedulerMaster(callCtx, s.lockKey, s.value); err != nil {
-				s.log.Warn().Err(err).Msg("scheduler master lock release failed")
-			}
-			cancel()
-			s.master.Store(false)
+		// also when a takeover failed half way: the lock may be ours
+		callCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if err := s.cfg.Client.ReleaseSchedulerMaster(callCtx, s.lockKey, s.value); err != nil {
+			s.log.Warn().Err(err).Msg("scheduler master lock release failed")
 		}
+		cancel()
+		s.master.Store(false)
 	}()
 	for {
 		wait := s.cfg.Interval
@@ -333,8 +334,8 @@ func (s *Scheduler) takeOver(ctx context.Context, now time.Time) error {
 	if s.cfg.Dynamic {
 		// resque-scheduler clears the change set when a master (re)loads
 		// everything; clearing it first loses no change made meanwhile.
-		if _, err := c.Do(ctx, "DEL", c.Keys().SchedulesChanged()); err != nil {
-			return fmt.Errorf("schedule: clear schedules_changed: %w", err)
+		if err := c.ClearChangedSchedules(ctx); err != nil {
+			return fmt.Errorf("schedule: %w", err)
 		}
 	}
 	persistent, err := c.PersistentSchedules(ctx)

@@ -172,3 +172,12 @@ func (c *Client) PopChangedSchedules(ctx context.Context, n int) ([]string, erro
 	}
 	return v, nil
 }
+
+// ClearChangedSchedules empties schedules_changed (a master that reloads
+// every schedule, as resque-scheduler's load_schedule! does).
+func (c *Client) ClearChangedSchedules(ctx context.Context) error {
+	if _, err := c.do(ctx, "DEL", c.keys.SchedulesChanged()); err != nil {
+		return fmt.Errorf("rdb: clear schedules_changed: %w", err)
+	}
+	return nil
+}
