@@ -109,7 +109,11 @@ func (p Plan) recurrenceIn(base time.Time, loc *time.Location) (Recurrence, erro
 		return nil, fmt.Errorf("%w: give one of every, period or cron", ErrInvalid)
 	}
 	if p.Cron != "" {
-		return ParseCron(p.Cron, loc)
+		c, err := ParseCron(p.Cron, loc)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		return c, nil
 	}
 	var per protocol.Period
 	if p.Every != 0 {

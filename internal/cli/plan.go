@@ -1,0 +1,333 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/resque-go/resque-go/plan"
+)
+
+func planCommand() *ucli.Command {
+	jsonFlag := &ucli.BoolFlag{Name: "json", Usage: "print JSON"}
+	withRedis := func(extra ...ucli.Flag) []ucli.Flag {
+		return append(append(redisFlags(), jsonFlag), extra...)
+	}
+	return &ucli.Command{
+		Name:  "plan",
+		Usage: "recurring jobs (resque-v3 plans): add, list, show, remove",
+		Description: "A plan pushes its job at every slot of its recurrence; a scheduler fires it (each slot\n" +
+			"exactly once, however many schedulers run). Plans written by the resque-v3 PHP\n" +
+			"producers are listed, shown, removed and fired as they are.",
+		Subcommands: []*ucli.Command{
+			{
+				Name: "add", Usage: "create a plan; prints its id and first slot",
+				UsageText: "resque-go plan add --queue Q --class C [--args JSON] (--every 5m | --period P1M | --cron '0 3 * * *' [--timezone Europe/Prague]) [--start TIME] [--misfire coalesce|catch-up|skip] [--unique-id U] [--id ID]",
+				Description: "--every is elapsed time (whole seconds). --period is ISO 8601 (P1M, P1D, PT5M, P1DT12H);\n" +
+					"its days, months and years follow the calendar in --timezone (default UTC): a day is\n" +
+					"23 or 25 hours across a DST change, and Jan 31 + P1M is Feb 28 (29), then Mar 31.\n" +
+					"--cron is a 5-field line on the wall clock of --timezone (default UTC): a time the\n" +
+					"clocks skip runs when the gap ends, a time they repeat runs once (an hourly or\n" +
+					"more frequent line runs in both passes). The first slot is the first one after\n" +
+					"now: --start (RFC 3339 or Unix seconds) sets the phase of --every/--period and the\n" +
+					"earliest slot of --cron; a past start never fires retroactively.",
+				Flags: withRedis(
+					&ucli.StringFlag{Name: "queue", Usage: "queue name (required)"},
+					&ucli.StringFlag{Name: "class", Usage: "job class (required)"},
+					&ucli.StringFlag{Name: "args", Usage: "JSON args: an array, or an object (kept as is)", Value: "[]"},
+					&ucli.StringFlag{Name: "every", Usage: "interval: 90s, 5m, 2h"},
+					&ucli.StringFlag{Name: "period", Usage: "ISO 8601 period: P1M, P1D, PT5M, P0Y0M0DT0H5M0S"},
+					&ucli.StringFlag{Name: "cron", Usage: "5-field cron line: '0 3 * * *', '*/15 * * * MON-FRI', @daily"},
+					&ucli.StringFlag{Name: "timezone", Usage: "IANA time zone of --period and --cron (default UTC)"},
+					&ucli.StringFlag{Name: "start", Usage: "RFC 3339 or Unix seconds: the phase of --every/--period, the earliest --cron slot"},
+					&ucli.StringFlag{Name: "misfire", Usage: "slots missed while no scheduler ran: coalesce (fire once), catch-up (fire each), skip", Value: "coalesce"},
+					&ucli.StringFlag{Name: "unique-id", Usage: "the job's unique id: a slot is skipped while a job with it is queued or running"},
+					&ucli.StringFlag{Name: "id", Usage: "plan id (default: generated)"},
+				),
+				Action: planAdd,
+			},
+			{Name: "list", Usage: "every plan, by next run", ArgsUsage: " ", Flags: withRedis(), Action: planList},
+			{
+				Name: "show", Usage: "one plan: its fields, its next slots and its JSON as stored", ArgsUsage: "ID",
+				Flags:  withRedis(&ucli.IntFlag{Name: "next", Usage: "how many upcoming slots to show", Value: 5}),
+				Action: planShow,
+			},
+			{Name: "remove", Usage: "delete a plan and take it off the schedule", ArgsUsage: "ID", Flags: withRedis(), Action: planRemove},
+		},
+	}
+}
+
+// planArg is the one ID argument of c.
+func planArg(c *ucli.Context) (string, error) {
+	switch {
+	case c.NArg() == 0:
+		return "", usagef("%s needs a plan ID", c.Command.FullName())
+	case c.NArg() > 1:
+		return "", usagef("%s takes one ID, got %d arguments (flags go before ID)", c.Command.FullName(), c.NArg())
+	case c.Args().First() == "":
+		return "", usagef("%s: the plan id is empty", c.Command.FullName())
+	}
+	return c.Args().First(), nil
+}
+
+// planFromFlags reads the flags of plan add.
+func planFromFlags(c *ucli.Context) (plan.Plan, error) {
+	if c.NArg() > 0 {
+		return plan.Plan{}, usagef("plan add takes no arguments (got %q); everything is a flag", c.Args().First())
+	}
+	p := plan.Plan{Queue: c.String("queue"), Class: c.String("class"), Period: c.String("period"), Cron: c.String("cron"),
+		Timezone: c.String("timezone"), Misfire: plan.Misfire(c.String("misfire")), UniqueID: c.String("unique-id"), ID: c.String("id")}
+	if p.Queue == "" || p.Class == "" {
+		return p, usagef("plan add needs --queue and --class")
+	}
+	n := 0
+	for _, f := range []string{"every", "period", "cron"} {
+		if c.String(f) != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return p, usagef("plan add needs one of --every, --period or --cron")
+	}
+	for _, f := range []string{"unique-id", "id", "timezone"} {
+		if c.IsSet(f) && c.String(f) == "" {
+			return p, usagef("--%s is empty", f)
+		}
+	}
+	if e := c.String("every"); e != "" {
+		d, err := time.ParseDuration(e)
+		if err != nil || d < time.Second || d%time.Second != 0 {
+			return p, usagef("--every %q: want whole seconds, at least 1s, such as 90s, 5m or 2h (for days or months use --period P1D, P1M)", e)
+		}
+		p.Every = d
+	}
+	args := bytes.TrimSpace([]byte(c.String("args")))
+	if len(args) > 0 && (!json.Valid(args) || (args[0] != '[' && args[0] != '{')) {
+		return p, usagef("--args %q: want a JSON array of arguments or an object, e.g. '[1,\"two\"]'", clip(string(args), 200))
+	}
+	p.Args = args
+	if s := c.String("start"); s != "" {
+		t, err := parsePlanTime(s)
+		if err != nil {
+			return p, usagef("--start %q: want RFC 3339 (2026-12-01T08:00:00Z) or Unix seconds", s)
+		}
+		p.Start = t
+	}
+	return p, nil
+}
+
+// parsePlanTime reads RFC 3339 or Unix seconds.
+func parsePlanTime(v string) (time.Time, error) {
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Unix(secs, 0), nil
+	}
+	return time.Parse(time.RFC3339, v)
+}
+
+func planAdd(c *ucli.Context) error {
+	p, err := planFromFlags(c)
+	if err != nil {
+		return err
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	id, err := plan.Add(c.Context, client, p)
+	if errors.Is(err, plan.ErrInvalid) || errors.Is(err, plan.ErrExists) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	got, err := plan.Get(c.Context, client, id)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, planView(got, 0))
+	}
+	fmt.Fprintf(c.App.Writer, "%s\tnext run %s\n", id, formatSlot(got.NextRun))
+	return nil
+}
+
+// planJSON is a plan as the --json outputs write it.
+type planJSON struct {
+	ID         string          `json:"id"`
+	Class      string          `json:"class"`
+	Queue      string          `json:"queue"`
+	Args       json.RawMessage `json:"args,omitempty"`
+	Recurrence string          `json:"recurrence"`
+	Timezone   string          `json:"timezone,omitempty"`
+	Misfire    string          `json:"misfire"`
+	UniqueID   string          `json:"uniqueId,omitempty"`
+	NextRun    int64           `json:"nextRun"`
+	NextRunAt  string          `json:"nextRunAt"`
+	Problem    string          `json:"problem,omitempty"`
+	Upcoming   []string        `json:"upcoming,omitempty"`
+	Stored     json.RawMessage `json:"stored,omitempty"`
+}
+
+// planView is p for --json, with its next n slots.
+func planView(p plan.Plan, n int) planJSON {
+	v := planJSON{ID: p.ID, Class: p.Class, Queue: p.Queue, Args: p.Args, Recurrence: recurrenceText(p), Timezone: p.Timezone,
+		Misfire: misfireText(p.Misfire), UniqueID: p.UniqueID, NextRun: p.NextRun.Unix(), NextRunAt: formatSlot(p.NextRun), Problem: p.Problem}
+	if n > 0 {
+		if json.Valid(p.Raw) {
+			v.Stored = p.Raw
+		}
+		up, _ := plan.Upcoming(p, n)
+		for _, t := range up {
+			v.Upcoming = append(v.Upcoming, formatSlot(t))
+		}
+	}
+	return v
+}
+
+func recurrenceText(p plan.Plan) string {
+	switch {
+	case p.Cron != "":
+		return "cron " + p.Cron
+	case p.Period != "":
+		return "period " + p.Period
+	}
+	return "none"
+}
+
+// misfireText names a plan's policy; a plan without one (the PHP
+// producers write none) coalesces.
+func misfireText(m plan.Misfire) string {
+	if m == "" {
+		return string(plan.Coalesce)
+	}
+	return string(m)
+}
+
+func formatSlot(t time.Time) string {
+	if t.Unix() <= 0 {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func planList(c *ucli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("list takes no argument (use show ID)")
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	plans, err := plan.List(c.Context, client)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		rows := make([]planJSON, len(plans))
+		for i, p := range plans {
+			rows[i] = planView(p, 0)
+		}
+		return writeJSON(c.App.Writer, rows)
+	}
+	notes := false
+	for _, p := range plans {
+		notes = notes || p.Problem != ""
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	head := "ID\tCLASS\tQUEUE\tRECURRENCE\tNEXT RUN (UTC)"
+	if notes {
+		head += "\tNOTE"
+	}
+	fmt.Fprintln(tw, head)
+	for _, p := range plans {
+		rec := recurrenceText(p)
+		if p.Timezone != "" && p.Timezone != "UTC" {
+			rec += " (" + p.Timezone + ")"
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", p.ID, p.Class, p.Queue, rec, formatSlot(p.NextRun))
+		if p.Problem != "" {
+			line += "\tcannot be fired: " + clip(p.Problem, 100)
+		}
+		fmt.Fprintln(tw, line)
+	}
+	return tw.Flush()
+}
+
+func planShow(c *ucli.Context) error {
+	id, err := planArg(c)
+	if err != nil {
+		return err
+	}
+	n := c.Int("next")
+	if n < 0 {
+		return usagef("--next must not be negative")
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	p, err := plan.Get(c.Context, client, id)
+	if errors.Is(err, plan.ErrNotFound) {
+		return usagef("no plan %q (plan list shows them)", id)
+	}
+	if err != nil {
+		return err
+	}
+	v := planView(p, max(n, 1))
+	if c.Bool("json") {
+		v.Upcoming = v.Upcoming[:min(n, len(v.Upcoming))]
+		return writeJSON(c.App.Writer, v)
+	}
+	w := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "id\t%s\nclass\t%s\nqueue\t%s\nargs\t%s\nrecurrence\t%s\n", v.ID, v.Class, v.Queue, jsonLine(v.Args), v.Recurrence)
+	if v.Timezone != "" {
+		fmt.Fprintf(w, "timezone\t%s\n", v.Timezone)
+	}
+	fmt.Fprintf(w, "misfire\t%s\n", v.Misfire)
+	if v.UniqueID != "" {
+		fmt.Fprintf(w, "unique id\t%s\n", v.UniqueID)
+	}
+	fmt.Fprintf(w, "next run\t%s\n", v.NextRunAt)
+	if v.Problem != "" {
+		fmt.Fprintf(w, "problem\tcannot be fired: %s\n", v.Problem)
+	}
+	if n > 0 && len(v.Upcoming) > 0 {
+		fmt.Fprintf(w, "upcoming\t%s\n", strings.Join(v.Upcoming[:min(n, len(v.Upcoming))], " "))
+	}
+	fmt.Fprintf(w, "stored\t%s\n", jsonLine(p.Raw))
+	return w.Flush()
+}
+
+func planRemove(c *ucli.Context) error {
+	id, err := planArg(c)
+	if err != nil {
+		return err
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	err = plan.Remove(c.Context, client, id)
+	if errors.Is(err, plan.ErrNotFound) {
+		return usagef("no plan %q (plan list shows them)", id)
+	}
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]any{"id": id, "removed": true})
+	}
+	fmt.Fprintf(c.App.Writer, "removed %s\n", id)
+	return nil
+}
