@@ -398,7 +398,9 @@ func Bucket(ctx context.Context, c *rdb.Client, t time.Time) ([]Item, error) {
 // Remove deletes the items f selects (every copy of each matching item in
 // its bucket), with their timestamps:<item> index entries; a bucket left
 // empty is taken off the schedule. Each step is atomic (one script per
-// bucket and up to a thousand distinct items: scripts/delayed_remove.lua),
+// bucket and up to a thousand distinct items: scripts/delayed_remove.lua;
+// a bucket whose every item goes, up to a thousand items from its head:
+// scripts/delayed_trim.lua),
 // so movers, resque-scheduler and producers can go on meanwhile; an item
 // promoted before its step is not removed. The zero Filter removes every
 // item (Clear). progress, when not nil, is called after each bucket. On
@@ -451,27 +453,81 @@ func Remove(ctx context.Context, c *rdb.Client, f Filter, progress func(Progress
 		return Removal{}, err
 	}
 	err = eachBucket(ctx, c, from, to, func(ts int64) error {
-		// the whole bucket is read before anything in it is removed, so
-		// the pages do not shift under the reading
-		seen := map[string]bool{}
-		var items [][]byte
-		err := bucketItems(ctx, c, ts, func(it Item) error {
-			if m.match(it) && !seen[string(it.Raw)] {
-				seen[string(it.Raw)] = true
-				items = append(items, it.Raw)
+		for {
+			// the whole bucket is read before anything in it is removed, so
+			// the pages do not shift under the reading
+			var snap, items [][]byte
+			seen, all := map[string]bool{}, true
+			err := bucketItems(ctx, c, ts, func(it Item) error {
+				snap = append(snap, it.Raw)
+				if !m.match(it) {
+					all = false
+				} else if !seen[string(it.Raw)] {
+					seen[string(it.Raw)] = true
+					items = append(items, it.Raw)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			return nil
-		})
-		if err != nil {
-			return err
+			switch {
+			case len(items) == 0 && !f.matchesAll():
+				p.Done++
+				return ctx.Err()
+			case len(snap) == 0 || !all:
+				return step(ts, items)
+			}
+			// every item goes: from the head, each call costing its chunk
+			// only (a mover popping meanwhile makes it read the bucket again)
+			done, err := trimBucket(ctx, c, ts, snap, &p)
+			if err != nil {
+				return err
+			}
+			if done {
+				p.Done++
+				if progress != nil {
+					progress(p)
+				}
+				return ctx.Err()
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
-		if len(items) == 0 && !f.matchesAll() {
-			p.Done++
-			return ctx.Err()
-		}
-		return step(ts, items)
 	})
 	return p.Removal, err
+}
+
+// trimBucket removes the items of snap, the whole of bucket ts as read,
+// from the head in chunks; it reports false when the head changed under it
+// (what it removed until then is counted in p).
+func trimBucket(ctx context.Context, c *rdb.Client, ts int64, snap [][]byte, p *Progress) (bool, error) {
+	last := map[string]int{} // the chunk with the last copy of each item
+	for i, raw := range snap {
+		last[string(raw)] = i / removeStep
+	}
+	for start := 0; start < len(snap); start += removeStep {
+		chunk := snap[start:min(start+removeStep, len(snap))]
+		var unindex [][]byte
+		seen := map[string]bool{}
+		for _, raw := range chunk {
+			if s := string(raw); !seen[s] && last[s] == start/removeStep {
+				seen[s] = true
+				unindex = append(unindex, raw)
+			}
+		}
+		r, ok, err := c.TrimDelayed(ctx, ts, chunk, len(snap)-start-len(chunk), unindex)
+		if err != nil || !ok {
+			return false, err
+		}
+		p.Removed += r.Removed
+		p.Unindexed += r.Unindexed
+		if r.Unscheduled {
+			p.Unscheduled++
+		}
+	}
+	return true, nil
 }
 
 // Clear removes every delayed item, its index entries and every bucket

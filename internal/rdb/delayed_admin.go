@@ -154,3 +154,40 @@ func (c *Client) DelayedScheduleCount(ctx context.Context, from, to int64) (int6
 	}
 	return n, nil
 }
+
+// delayedTrimScript deletes the head of a delayed bucket (see the script).
+var delayedTrimScript = loadScript("delayed_trim.lua", -1)
+
+// TrimDelayed deletes the first len(head) items of bucket delayed:<ts> if
+// they are still head (exact bytes, in order), and the index entries of
+// unindex (items of head with no copy among the later snapshot items, the
+// later items of the bucket as the caller read it) unless a copy was pushed
+// since; a bucket left empty is taken off the schedule; all in one atomic
+// step. ok is false, and nothing is done, when the head is not head any
+// more (a mover took some of it).
+func (c *Client) TrimDelayed(ctx context.Context, ts int64, head [][]byte, later int, unindex [][]byte) (r DelayedRemoval, ok bool, err error) {
+	k := c.keys
+	args := make([]any, 0, 7+len(head)+2*len(unindex))
+	args = append(args, 2+len(unindex), k.Delayed(ts), k.DelayedSchedule())
+	for _, item := range unindex {
+		args = append(args, k.Timestamps(item))
+	}
+	args = append(args, ts, protocol.DelayedMember(ts), len(head), later)
+	for _, item := range head {
+		args = append(args, item)
+	}
+	for _, item := range unindex {
+		args = append(args, item)
+	}
+	v, err := redis.Int64s(c.eval(ctx, delayedTrimScript, args...))
+	if err == nil && len(v) != 3 {
+		err = fmt.Errorf("script reply has %d values, want 3", len(v))
+	}
+	if err != nil {
+		return DelayedRemoval{}, false, fmt.Errorf("rdb: trim delayed bucket %d: %w", ts, err)
+	}
+	if v[0] < 0 {
+		return DelayedRemoval{}, false, nil
+	}
+	return DelayedRemoval{Removed: v[0], Unindexed: v[1], Unscheduled: v[2] == 1}, true, nil
+}
