@@ -54,8 +54,9 @@ type Item struct {
 	Args  json.RawMessage
 	// Raw is the item's bytes.
 	Raw []byte
-	// Err says why the item is not a JSON object with a string class (a
-	// mover records such an item in failed when it is due).
+	// Err says why the item is not a JSON object with a class and a queue
+	// (a mover records such an item in failed when it is due); only a time
+	// range selects it.
 	Err error
 }
 
@@ -189,8 +190,8 @@ func decodeItem(ts int64, pos int, raw []byte) Item {
 	if json.Unmarshal(v.Class, &it.Class) != nil || it.Class == "" {
 		it.Err = errors.New(`no "class" string`)
 	}
-	if v.Queue != nil && json.Unmarshal(v.Queue, &it.Queue) != nil && it.Err == nil {
-		it.Err = errors.New(`"queue" is not a string`)
+	if (json.Unmarshal(v.Queue, &it.Queue) != nil || it.Queue == "") && it.Err == nil {
+		it.Err = errors.New(`no "queue" string`)
 	}
 	it.Args = v.Args
 	return it
@@ -397,12 +398,12 @@ func Bucket(ctx context.Context, c *rdb.Client, t time.Time) ([]Item, error) {
 
 // Remove deletes the items f selects (every copy of each matching item in
 // its bucket), with their timestamps:<item> index entries; a bucket left
-// empty is taken off the schedule. Each step is atomic (one script per
-// bucket and up to a thousand distinct items: scripts/delayed_remove.lua;
-// a bucket whose every item goes, up to a thousand items from its head:
-// scripts/delayed_trim.lua),
-// so movers, resque-scheduler and producers can go on meanwhile; an item
-// promoted before its step is not removed. The zero Filter removes every
+// empty is taken off the schedule. Each step is atomic, one script for a
+// bucket and up to a thousand distinct items (scripts/delayed_remove.lua),
+// or, when every item of a bucket goes, up to a thousand items from its
+// head (scripts/delayed_trim.lua), so movers, resque-scheduler and
+// producers can go on meanwhile; an item promoted before its step is not
+// removed. The zero Filter removes every
 // item (Clear). progress, when not nil, is called after each bucket. On
 // an error what was removed stays removed and is counted in the result.
 func Remove(ctx context.Context, c *rdb.Client, f Filter, progress func(Progress)) (Removal, error) {
@@ -410,6 +411,13 @@ func Remove(ctx context.Context, c *rdb.Client, f Filter, progress func(Progress
 		return Removal{}, err
 	}
 	var p Progress
+	bucketDone := func() error {
+		p.Done++
+		if progress != nil {
+			progress(p)
+		}
+		return ctx.Err()
+	}
 	step := func(ts int64, items [][]byte) error {
 		// at least one call: with no items it unschedules an empty bucket
 		for first := true; first || len(items) > 0; first = false {
@@ -425,11 +433,7 @@ func Remove(ctx context.Context, c *rdb.Client, f Filter, progress func(Progress
 				p.Unscheduled++
 			}
 		}
-		p.Done++
-		if progress != nil {
-			progress(p)
-		}
-		return ctx.Err()
+		return bucketDone()
 	}
 	if f.indexed() {
 		order, byTS, err := indexLookup(ctx, c, f)
@@ -473,8 +477,7 @@ func Remove(ctx context.Context, c *rdb.Client, f Filter, progress func(Progress
 			}
 			switch {
 			case len(items) == 0 && !f.matchesAll():
-				p.Done++
-				return ctx.Err()
+				return bucketDone()
 			case len(snap) == 0 || !all:
 				return step(ts, items)
 			}
@@ -485,11 +488,7 @@ func Remove(ctx context.Context, c *rdb.Client, f Filter, progress func(Progress
 				return err
 			}
 			if done {
-				p.Done++
-				if progress != nil {
-					progress(p)
-				}
-				return ctx.Err()
+				return bucketDone()
 			}
 			if err := ctx.Err(); err != nil {
 				return err
