@@ -39,6 +39,13 @@ type SchedulerConfig struct {
 	// Dynamic follows schedules_changed (resque-scheduler's
 	// DYNAMIC_SCHEDULE): schedules set or removed in Redis are reloaded.
 	Dynamic bool `json:"dynamic"`
+	// LockPrefix is RESQUE_SCHEDULER_MASTER_LOCK_PREFIX (schedulers with
+	// different prefixes elect separate masters); LockTimeout the master
+	// lock's TTL ("" 180 s); ScheduleInterval the longest wait between
+	// passes of the recurring schedules ("" 5 s). Seconds or a duration.
+	LockPrefix       string `json:"lock_prefix,omitempty"`
+	LockTimeout      string `json:"lock_timeout,omitempty"`
+	ScheduleInterval string `json:"schedule_interval,omitempty"`
 	// NoSchedules turns off recurring schedules (resque-scheduler's part:
 	// its master lock is then never taken); NoPlans turns off plans;
 	// NoMover turns off promoting delayed items.
@@ -108,6 +115,19 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 			return nil, configError{err}
 		}
 	}
+	var lockTimeout, schedInterval time.Duration
+	if cfg.LockTimeout != "" {
+		var err error
+		if lockTimeout, err = parseSeconds("lock_timeout", cfg.LockTimeout); err != nil || lockTimeout < time.Second {
+			return nil, configError{fmt.Errorf("lock_timeout %q: want at least 1 second", cfg.LockTimeout)}
+		}
+	}
+	if cfg.ScheduleInterval != "" {
+		var err error
+		if schedInterval, err = parseSeconds("schedule_interval", cfg.ScheduleInterval); err != nil || schedInterval <= 0 {
+			return nil, configError{fmt.Errorf("schedule_interval %q: want a positive duration", cfg.ScheduleInterval)}
+		}
+	}
 	opt, err := cfg.Redis.options()
 	if err != nil {
 		return nil, err
@@ -139,6 +159,7 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 	if !cfg.NoSchedules {
 		s.sched, err = schedule.New(schedule.Config{Client: client, Entries: entries, Environment: cfg.Environment,
 			Dynamic: cfg.Dynamic, Hostname: host, Pid: s.pid, Logger: log,
+			LockPrefix: cfg.LockPrefix, LockTimeout: lockTimeout, Interval: schedInterval,
 			OnPass: func(r schedule.PassResult) { s.schedulesFired.Add(int64(r.Fired)); s.passed() }})
 		if err != nil {
 			client.Close()

@@ -118,6 +118,8 @@ func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 		queueCommand(),
 		uniqueCommand(),
 		schedulerCommand(),
+		scheduleCommand(),
+		delayedCommand(),
 		demoCommand(),
 		poolCommand(),
 		benchCommand(),

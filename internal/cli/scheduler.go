@@ -15,10 +15,7 @@ import (
 )
 
 func schedulerCommand() *ucli.Command {
-	flags := append(redisFlags(),
-		&ucli.StringFlag{Name: "schedule", Usage: "resque-scheduler schedule `FILE` (YAML: cron/every, class, queue, args...)", EnvVars: []string{"RESQUE_SCHEDULE"}},
-		&ucli.StringFlag{Name: "environment", Usage: "keep only schedules whose rails_env/env names this environment", EnvVars: []string{"RESQUE_SCHEDULER_ENVIRONMENT", "RAILS_ENV"}},
-		&ucli.BoolFlag{Name: "dynamic", Usage: "follow schedules set and removed in Redis (resque-scheduler's DYNAMIC_SCHEDULE)", EnvVars: []string{"DYNAMIC_SCHEDULE"}},
+	flags := append(append(redisFlags(), recurringScheduleFlags()...),
 		&ucli.BoolFlag{Name: "schedules", Usage: "fire recurring schedules (only while master, with resque-scheduler's master lock)", Value: true},
 		&ucli.BoolFlag{Name: "plans", Usage: "fire resque-v3 plans (resque-go plan add)", Value: true},
 		&ucli.BoolFlag{Name: "mover", Usage: "promote due delayed items (elected with the workers' movers)", Value: true},
@@ -64,8 +61,12 @@ func runScheduler(c *ucli.Context) error {
 		if err != nil {
 			return err
 		}
+		if _, err := recurringScheduleConfig(c); err != nil { // checks the file and the lock settings
+			return err
+		}
 		cfg = node.SchedulerConfig{Redis: redisConfig(c), Hostname: c.String("hostname"), Schedule: c.String("schedule"),
-			Environment: c.String("environment"), Dynamic: c.Bool("dynamic"), NoSchedules: !c.Bool("schedules"),
+			Environment: c.String("environment"), Dynamic: c.Bool("dynamic-schedule"), LockPrefix: c.String("lock-prefix"),
+			LockTimeout: c.String("lock-timeout"), ScheduleInterval: c.String("schedule-interval"), NoSchedules: !c.Bool("schedules"),
 			NoPlans: !c.Bool("plans"), NoMover: !c.Bool("mover"), MetricsAddr: c.String("metrics-addr"),
 			SupervisorPID: c.Int("supervisor-pid"), LogLevel: level.String(), LogFormat: c.String("log-format")}
 		if cfg.NoSchedules && cfg.NoPlans && cfg.NoMover {
