@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -18,9 +19,9 @@ func fleetPlan(i int) plan.Plan {
 	p := plan.Plan{ID: fmt.Sprintf("p%02d", i), Queue: "fleet", Class: "Tick", Args: json.RawMessage(fmt.Sprintf("[%d]", i))}
 	switch i % 5 {
 	case 0:
-		p.Every = time.Duration(20+7*(i%3)) * time.Minute
+		p.Every = time.Duration(40+11*(i%3)) * time.Minute
 	case 1:
-		p.Cron = "*/15 * * * *"
+		p.Cron = "*/30 * * * *"
 		p.Timezone = "Europe/Prague"
 	case 2:
 		p.Cron = "30 2 * * *" // runs at 03:00 on Mar 29
@@ -36,7 +37,8 @@ func fleetPlan(i int) plan.Plan {
 }
 
 // Four planners pass concurrently at every step of an injected clock over
-// three simulated days: every slot of every plan is pushed exactly once.
+// three simulated days, one of them cut off at a random instant of each of
+// its passes: every slot of every plan is pushed exactly once.
 func TestFourPlannersFireEachSlotOnce(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 3, 28, 0, 0, 0, 0, time.UTC)
@@ -72,10 +74,18 @@ func TestFourPlannersFireEachSlotOnce(t *testing.T) {
 		e.clock.set(now.Add(time.Duration(now.Unix()/600%7) * time.Second))
 		var wg sync.WaitGroup
 		var mu sync.Mutex
-		for _, p := range planners {
+		for i, p := range planners {
 			wg.Go(func() {
-				n, err := p.Pass(ctx)
-				if err != nil {
+				pctx := ctx
+				if i == 0 {
+					// this one dies at any instant of its pass, as a
+					// kill -9 would: its call may or may not have run
+					var cancel context.CancelFunc
+					pctx, cancel = context.WithTimeout(ctx, time.Duration(rand.IntN(3000))*time.Microsecond)
+					defer cancel()
+				}
+				n, err := p.Pass(pctx)
+				if err != nil && i != 0 {
 					t.Error(err)
 				}
 				mu.Lock()
@@ -104,7 +114,8 @@ func TestFourPlannersFireEachSlotOnce(t *testing.T) {
 			t.Errorf("plan %d (%+v): pushed %d, want %d", i, fleetPlan(i), got[i], want[i])
 		}
 	}
-	if total != len(jobs) || sum != len(jobs) {
+	if total > len(jobs) || sum != len(jobs) {
+		// a killed pass may have pushed a job it could not count
 		t.Errorf("passes reported %d fires, %d jobs pushed, %d slots due", total, len(jobs), sum)
 	}
 	// the spring-forward day: the 02:30 cron ran once, at 03:00 CEST
