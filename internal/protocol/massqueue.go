@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -170,6 +171,13 @@ func (k Keys) AllocationReasons() string { return k.key("batch", "allocation_rea
 // class, sourceId or name, not JSON) until they are recorded in failed: a
 // list any live allocator drains, so none is lost with its process.
 func (k Keys) MassQuarantine() string { return k.key("resque-go", "mass", "quarantine") }
+
+// SHA1Hex is the lowercase hex SHA-1 of b, as Lua's redis.sha1hex writes it
+// (allocation reasons are keyed by it).
+func SHA1Hex(b []byte) string {
+	sum := sha1.Sum(b)
+	return hex.EncodeToString(sum[:])
+}
 
 // ErrBadSourceID is wrapped by the errors about unusable source ids.
 var ErrBadSourceID = errors.New("bad source id")

@@ -118,3 +118,60 @@ func ttlSeconds(d time.Duration) int64 {
 	s := int64((d + time.Second - 1) / time.Second)
 	return max(s, 1)
 }
+
+// RouteOverrides returns the pools src:<source>:cfg:<job> and
+// src:<source>:cfg:default name ("" when unset).
+func (c *Client) RouteOverrides(ctx context.Context, source, job string) (forJob, forSource string, err error) {
+	k := c.keys
+	v, err := redis.Strings(c.do(ctx, "MGET", k.SourceRoute(source, job), k.SourceRoute(source, "default")))
+	if err != nil || len(v) != 2 {
+		return "", "", fmt.Errorf("rdb: routes of %s: %w", source, errOr(err, "bad reply"))
+	}
+	return v[0], v[1], nil
+}
+
+// SetRoute sets src:<source>:cfg:<job> to pool; an empty pool deletes it.
+func (c *Client) SetRoute(ctx context.Context, source, job, pool string) error {
+	var err error
+	if pool == "" {
+		_, err = c.do(ctx, "DEL", c.keys.SourceRoute(source, job))
+	} else {
+		_, err = c.do(ctx, "SET", c.keys.SourceRoute(source, job), pool)
+	}
+	if err != nil {
+		return fmt.Errorf("rdb: route %s/%s: %w", source, job, err)
+	}
+	return nil
+}
+
+// RouteOverride is one src:<source>:cfg:<job> key.
+type RouteOverride struct {
+	Source, Job, Pool string
+}
+
+// ListRoutes returns every src:<source>:cfg:<job> override (SCAN).
+func (c *Client) ListRoutes(ctx context.Context) ([]RouteOverride, error) {
+	keys, err := c.ScanKeys(ctx, c.keys.SourceRoutePattern())
+	if err != nil {
+		return nil, err
+	}
+	var out []RouteOverride
+	for len(keys) > 0 {
+		n := min(len(keys), 500)
+		args := make([]any, n)
+		for i, k := range keys[:n] {
+			args[i] = k
+		}
+		v, err := redis.Strings(c.do(ctx, "MGET", args...))
+		if err != nil {
+			return nil, fmt.Errorf("rdb: routes: %w", err)
+		}
+		for i, key := range keys[:n] {
+			if s, j, ok := c.keys.ParseSourceRoute(key); ok && v[i] != "" {
+				out = append(out, RouteOverride{Source: s, Job: j, Pool: v[i]})
+			}
+		}
+		keys = keys[n:]
+	}
+	return out, nil
+}

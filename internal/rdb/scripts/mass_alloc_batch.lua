@@ -1,0 +1,95 @@
+-- mass_alloc_batch.lua: allocate one committed batch (massqueue.md, mass
+-- path step 2). Loaded after mass_route.lua.
+--
+-- KEYS[1] committed (list of batch ids)
+-- KEYS[2] batch:allocation_failures
+-- KEYS[3] batch:allocation_reasons
+-- ARGV[1] "<ns>:"
+-- ARGV[2] routing table, JSON (see mass_route.lua)
+-- ARGV[3] now, Unix ms
+-- ARGV[4] how long a unit stays alive after its last heartbeat, ms
+-- ARGV[5] now, Unix seconds (recorded with allocation failures)
+--
+-- The id is popped from the tail (oldest first). Its source and job name
+-- come from the id (<sourceId>:<name>:<suffix>); the pool's keys are built
+-- here from ARGV[1], since the pool is only known then:
+--   pool:<pool> (source -> unit), pool:<pool>:backlog:<source>,
+--   pool:<pool>:unit_queues (unit list member -> batch count),
+--   pool:<pool>:heartbeats (unit -> last beat, ms), pool:<pool>:<unit>:queues.
+-- If the source already has an active batch in the pool, the id waits in
+-- the source's backlog (LPUSH); else it goes to the live unit with the
+-- fewest batches (ties: lowest id, by node then number), which now holds
+-- the source. A batch with a malformed id, a missing list or no pool goes
+-- to batch:allocation_failures with the reason. With no live unit in the
+-- pool the id goes back to the head of committed (other batches first).
+--
+-- Returns {"empty"} or {result, id, pool, unit or reason} with result
+-- "assigned", "backlog", "failed" or "waiting".
+local ns = ARGV[1]
+local id = redis.call('RPOP', KEYS[1])
+if not id then
+  return {'empty'}
+end
+local source, job = string.match(id, '^([^:]+):([^:]+):.+$')
+if not source then
+  mass_fail(KEYS[2], KEYS[3], id, 'batch id is not <sourceId>:<name>:<suffix>', ARGV[5])
+  return {'failed', id, '', 'batch id is not <sourceId>:<name>:<suffix>'}
+end
+local list = ns .. 'committed:' .. id
+if redis.call('EXISTS', list) == 0 then
+  local why = 'committed:' .. id .. ' does not exist'
+  mass_fail(KEYS[2], KEYS[3], id, why, ARGV[5])
+  return {'failed', id, '', why}
+end
+-- a committed batch must not expire (the released server removes a TTL too)
+redis.call('PERSIST', list)
+local now_ms, alive_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
+local pool, why = mass_route(ns, cjson.decode(ARGV[2]), 'batch', source, job, now_ms, alive_ms)
+if not pool then
+  mass_fail(KEYS[2], KEYS[3], id, why, ARGV[5])
+  return {'failed', id, '', why}
+end
+local pk = ns .. 'pool:' .. pool
+local holder = redis.call('HGET', pk, source)
+if holder then
+  redis.call('LPUSH', pk .. ':backlog:' .. source, id)
+  return {'backlog', id, pool, holder}
+end
+local function parse(unit)
+  local node, k = string.match(unit, '^(.*)-(%d+)$')
+  return node or unit, tonumber(k) or -1
+end
+local function lower(a, b)
+  local an, ak = parse(a)
+  local bn, bk = parse(b)
+  if an ~= bn then
+    return an < bn
+  end
+  if ak ~= bk then
+    return ak < bk
+  end
+  return a < b
+end
+local prefix, suffix = 'pool:' .. pool .. ':', ':queues'
+local best, best_load, best_member = nil, nil, nil
+local loads = redis.call('ZRANGE', pk .. ':unit_queues', 0, -1, 'WITHSCORES')
+for i = 1, #loads, 2 do
+  local m, load = loads[i], tonumber(loads[i + 1])
+  if string.sub(m, 1, #prefix) == prefix and string.sub(m, -#suffix) == suffix then
+    local unit = string.sub(m, #prefix + 1, #m - #suffix)
+    local beat = redis.call('ZSCORE', pk .. ':heartbeats', unit)
+    if beat and tonumber(beat) >= now_ms - alive_ms then
+      if not best or load < best_load or (load == best_load and lower(unit, best)) then
+        best, best_load, best_member = unit, load, m
+      end
+    end
+  end
+end
+if not best then
+  redis.call('LPUSH', KEYS[1], id)
+  return {'waiting', id, pool, ''}
+end
+redis.call('HSET', pk, source, best)
+local n = redis.call('LPUSH', ns .. best_member, id)
+redis.call('ZADD', pk .. ':unit_queues', n, best_member)
+return {'assigned', id, pool, best}

@@ -1,0 +1,63 @@
+-- mass_alloc_static.lua: route static payloads from unassigned to their
+-- pools, each one in this step (no allocator keeps one in memory).
+-- Loaded after mass_route.lua.
+--
+-- KEYS[1] unassigned
+-- KEYS[2] resque-go mass quarantine (payloads routing cannot read)
+-- KEYS[3] batch:allocation_failures
+-- KEYS[4] batch:allocation_reasons
+-- KEYS[5] static:settings (per-source <s>:paused)
+-- ARGV[1] how many payloads to move at most
+-- ARGV[2] "<ns>:"
+-- ARGV[3] routing table, JSON (see mass_route.lua)
+-- ARGV[4] now, Unix ms; ARGV[5] how long a registered pool stays alive, ms
+-- ARGV[6] now, Unix seconds (recorded with allocation failures)
+--
+-- Each payload is popped from the tail (FIFO) and:
+--   * has no string class, no sourceId or name (strings or integers), a
+--     sourceId with ':', or is not a JSON object: moved to the quarantine,
+--     from which the allocator records it in failed as a BadPayload saying
+--     what is missing;
+--   * has no pool (unknown, or of the wrong kind): LPUSHed to
+--     batch:allocation_failures, with the reason;
+--   * else RPUSHed to its source's FIFO in the pool,
+--     <ns>static:queue:<pool>:<source>, and the source put on the pool's
+--     ring (<ns>static:ring:<pool>, membership in <ns>static:state:<pool>
+--     field m:<source>) unless it is there, parked, or paused. These keys
+--     are built here: the pool is only known after the pop.
+--
+-- Returns {moved, quarantined, failed}.
+local ns = ARGV[2]
+local r = cjson.decode(ARGV[3])
+local now_ms, alive_ms = tonumber(ARGV[4]), tonumber(ARGV[5])
+local moved, bad, failed = 0, 0, 0
+for _ = 1, tonumber(ARGV[1]) do
+  local payload = redis.call('RPOP', KEYS[1])
+  if not payload then
+    break
+  end
+  local ok, d = pcall(cjson.decode, payload)
+  local source, job, class = nil, nil, nil
+  if ok and type(d) == 'table' then
+    source, job, class = mass_text(d['sourceId']), mass_text(d['name']), d['class']
+  end
+  if not source or not job or type(class) ~= 'string' or class == '' or string.find(source, ':', 1, true) then
+    redis.call('LPUSH', KEYS[2], payload)
+    bad = bad + 1
+  else
+    local pool, why = mass_route(ns, r, 'static', source, job, now_ms, alive_ms)
+    if not pool then
+      mass_fail(KEYS[3], KEYS[4], payload, why, ARGV[6])
+      failed = failed + 1
+    else
+      redis.call('RPUSH', ns .. 'static:queue:' .. pool .. ':' .. source, payload)
+      local state = ns .. 'static:state:' .. pool
+      if redis.call('HEXISTS', state, 'm:' .. source) == 0 and redis.call('HGET', KEYS[5], source .. ':paused') ~= '1' then
+        redis.call('RPUSH', ns .. 'static:ring:' .. pool, source)
+        redis.call('HSET', state, 'm:' .. source, 'r')
+      end
+      moved = moved + 1
+    end
+  end
+end
+return {moved, bad, failed}

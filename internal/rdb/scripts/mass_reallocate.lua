@@ -1,0 +1,23 @@
+-- mass_reallocate.lua: give an allocation failure another try.
+--
+-- KEYS[1] batch:allocation_failures
+-- KEYS[2] batch:allocation_reasons
+-- KEYS[3] unassigned
+-- KEYS[4] committed
+-- ARGV[1] the entry (exact bytes): a static payload (a JSON object) or a
+--         batch id
+--
+-- The entry is removed and RPUSHed to the tail of unassigned or committed,
+-- so the allocators take it next.
+--
+-- Returns 1, or 0 when the entry is not in the list (someone else took it).
+if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then
+  return 0
+end
+redis.call('HDEL', KEYS[2], redis.sha1hex(ARGV[1]))
+if string.sub(ARGV[1], 1, 1) == '{' then
+  redis.call('RPUSH', KEYS[3], ARGV[1])
+else
+  redis.call('RPUSH', KEYS[4], ARGV[1])
+end
+return 1

@@ -1,0 +1,64 @@
+-- mass_unit_handback.lua: hand a dead unit's batches back (massqueue.md,
+-- failure and membership). Loaded after mass_route.lua.
+--
+-- KEYS[1] pool:<pool>:<unit>:queues
+-- KEYS[2] pool:<pool>:unit_queues
+-- KEYS[3] pool:<pool> (source -> unit)
+-- KEYS[4] committed
+-- KEYS[5] resque-go claim-sequence hash
+-- KEYS[6] pool:<pool>:heartbeats
+-- ARGV[1] the unit's member, pool:<pool>:<unit>:queues (no namespace)
+-- ARGV[2] unit id
+-- ARGV[3] "<ns>:"
+-- ARGV[4] "<ns>:pool:<pool>:backlog:"
+-- ARGV[5] dead before, Unix ms: the unit is dead when its last beat is
+--         older (or it has none); else nothing is done
+--
+-- Each batch no worker holds a job of (see mass_held; keys built from the
+-- ids) leaves the unit: a batch with jobs left is RPUSHed to committed (it
+-- is allocated next, to a live unit) and its source released; a done one
+-- is finished as mass_unit_sweep.lua does. A batch with a job still held
+-- stays until that job ends or is recovered (a later call hands it back),
+-- so no batch is worked by two units at once. When no batch is left the
+-- unit leaves the pool (its list, load entry and heartbeat).
+--
+-- Returns {"alive"} or {"gone"|"held", handed back, finished, still held}.
+local beat = redis.call('ZSCORE', KEYS[6], ARGV[2])
+if beat and tonumber(beat) >= tonumber(ARGV[5]) then
+  return {'alive'}
+end
+local back, done, kept = 0, 0, 0
+for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  local holders = ARGV[3] .. 'batch:holders:' .. id
+  if mass_held(holders, KEYS[5]) > 0 then
+    kept = kept + 1
+  else
+    redis.call('LREM', KEYS[1], 0, id)
+    redis.call('DEL', holders)
+    local source = string.match(id, '^([^:]+):')
+    local holds = source and redis.call('HGET', KEYS[3], source) == ARGV[2]
+    if holds then
+      redis.call('HDEL', KEYS[3], source)
+    end
+    if redis.call('EXISTS', ARGV[3] .. 'committed:' .. id) == 1 then
+      redis.call('RPUSH', KEYS[4], id)
+      back = back + 1
+    else
+      if holds then
+        local nxt = redis.call('RPOP', ARGV[4] .. source)
+        if nxt then
+          redis.call('RPUSH', KEYS[4], nxt)
+        end
+      end
+      done = done + 1
+    end
+  end
+end
+if kept > 0 then
+  redis.call('ZADD', KEYS[2], 'XX', kept, ARGV[1])
+  return {'held', back, done, kept}
+end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[6], ARGV[2])
+return {'gone', back, done, kept}

@@ -1,0 +1,312 @@
+package massqueue_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/massqueue"
+)
+
+const testConfig = `
+node_id: n1
+pools:
+  static: {general: {worker_count: 2}, reports: {worker_count: 1}}
+  batch:  {imports: {unit_count: 2, workers_per_unit: 2}}
+mapping:
+  static: {default: {default: general, report: reports}, s2: {report: nowhere}}
+  batch:  {default: {default: imports}, s3: {report: missing_batch}}
+`
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Unix(1700000000, 0)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func mustConfig(t testing.TB, y string) *massqueue.Config {
+	t.Helper()
+	cfg, err := massqueue.ParseConfig([]byte(y), "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func (e *env) allocator(cfg *massqueue.Config, clk *clock) *massqueue.Allocator {
+	e.t.Helper()
+	a, err := massqueue.NewAllocator(massqueue.AllocatorConfig{Client: e.c, Config: cfg, Now: clk.Now,
+		Hostname: "h", WorkerID: "h:1:mass-allocator", Interval: 50 * time.Millisecond})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a
+}
+
+func (e *env) pass(a *massqueue.Allocator) massqueue.PassStats {
+	e.t.Helper()
+	st, err := a.Pass(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return st
+}
+
+// released writes a static payload in the released shape, as resqu-client
+// does (LPUSH unassigned).
+func (e *env) released(source, name string, n int) string {
+	p := fmt.Sprintf(`{"class":"Job","sourceId":%q,"name":%q,"args":{"n":%d},"id":"%08x5a8e3f1c2b3d41.23456789","queue_time":1700000000.123456}`,
+		source, name, n, n)
+	e.do("LPUSH", e.ns+":unassigned", p)
+	return p
+}
+
+// releasedBatch builds and commits a batch with the commands resqu-client
+// sends: LPUSH (first push), LPUSHX, EXPIRE after each, then RENAMENX,
+// PERSIST and LPUSH committed.
+func (e *env) releasedBatch(source, name string, n int) string {
+	id := fmt.Sprintf("%s:%s:%08x", source, name, n*7919+len(source))
+	unc, com := e.ns+":uncommitted:"+id, e.ns+":committed:"+id
+	for i := 0; i < n; i++ {
+		p := fmt.Sprintf(`{"class":"Job","sourceId":%q,"name":%q,"args":{"batch":%q,"n":%d},"id":"j%d","queue_time":1700000000.5}`, source, name, id, i, i)
+		if i == 0 {
+			e.do("LPUSH", unc, p)
+		} else {
+			e.do("LPUSHX", unc, p)
+		}
+		e.do("EXPIRE", unc, 3600)
+	}
+	e.do("RENAMENX", unc, com)
+	e.do("PERSIST", com)
+	e.do("LPUSH", e.ns+":committed", id)
+	return id
+}
+
+func (e *env) beat(pool string, units ...string) {
+	e.t.Helper()
+	for _, u := range units {
+		if err := e.c.UnitBeat(context.Background(), pool, u, time.Unix(1700000000, 0)); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+func TestAllocateStatic(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	clk := newClock()
+	a := e.allocator(mustConfig(t, testConfig), clk)
+	p1 := e.released("s1", "import", 1)
+	p2 := e.released("s1", "import", 2)
+	p3 := e.released("s2", "import", 3)
+	p4 := e.released("s1", "report", 4)
+	nowhere := e.released("s2", "report", 5)
+	e.do("LPUSH", e.ns+":unassigned", `{"class":"Job","args":[]}`)
+	e.do("LPUSH", e.ns+":unassigned", `{"class":"Job","sourceId":"a:b","name":"x"}`)
+	e.do("LPUSH", e.ns+":unassigned", `garbage`)
+	if _, err := massqueue.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "Go", Source: "s3", Name: "import"}); err != nil {
+		t.Fatal(err)
+	}
+	st := e.pass(a)
+	if st.Static.Moved != 5 || st.Static.Quarantined != 3 || st.Static.Failed != 1 || st.BadRecorded != 3 {
+		t.Fatalf("pass: %+v", st)
+	}
+	if got := e.strs("LRANGE", e.ns+":static:queue:general:s1", 0, -1); len(got) != 2 || got[0] != p1 || got[1] != p2 {
+		t.Errorf("general/s1: %q", got)
+	}
+	if got := e.strs("LRANGE", e.ns+":static:queue:general:s2", 0, -1); len(got) != 1 || got[0] != p3 {
+		t.Errorf("general/s2: %q", got)
+	}
+	if got := e.strs("LRANGE", e.ns+":static:queue:reports:s1", 0, -1); len(got) != 1 || got[0] != p4 {
+		t.Errorf("reports/s1: %q", got)
+	}
+	if got := e.strs("LRANGE", e.ns+":static:ring:general", 0, -1); strings.Join(got, ",") != "s1,s2,s3" {
+		t.Errorf("ring: %q", got)
+	}
+	failed := e.strs("LRANGE", e.ns+":failed", 0, -1)
+	if len(failed) != 3 {
+		t.Fatalf("failed: %q", failed)
+	}
+	joined := strings.Join(failed, "\n")
+	for _, want := range []string{`missing sourceId, name`, `sourceId \"a:b\" contains ':'`, `not a JSON object`, `"exception":"ResqueGo::BadPayload"`, `"queue":"unassigned"`, `"payload":"garbage"`} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("failed entries lack %s:\n%s", want, joined)
+		}
+	}
+	fs, err := massqueue.Failures(ctx, e.c)
+	if err != nil || len(fs) != 1 || string(fs[0].Entry) != nowhere || fs[0].Kind != massqueue.KindStatic || fs[0].Source != "s2" ||
+		fs[0].Reason != "static pool nowhere (from mapping.static.s2.report) does not exist" {
+		t.Fatalf("failures: %+v %v", fs, err)
+	}
+	// an override fixes the route; reallocation runs it
+	if err := massqueue.SetRoute(ctx, e.c, "s2", "report", "general"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := massqueue.Reallocate(ctx, e.c, fs[0].ID); err != nil || n != 1 {
+		t.Fatalf("reallocate: %d %v", n, err)
+	}
+	if st := e.pass(a); st.Static.Moved != 1 {
+		t.Fatalf("pass after reallocate: %+v", st)
+	}
+	if got := e.strs("LRANGE", e.ns+":static:queue:general:s2", 0, -1); len(got) != 2 || got[1] != nowhere {
+		t.Errorf("general/s2 after reallocate: %q", got)
+	}
+	if e.int("HLEN", e.ns+":batch:allocation_reasons") != 0 || e.int("LLEN", e.ns+":batch:allocation_failures") != 0 {
+		t.Error("reallocation left its failure behind")
+	}
+}
+
+// Overrides win over the mapping: src:<s>:cfg:<j>, then src:<s>:cfg:default;
+// Resolve (the CLI's view) and the allocation script agree.
+func TestRouteOverrides(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	cfg := mustConfig(t, testConfig)
+	a := e.allocator(cfg, newClock())
+	check := func(source, job, pool, from string) {
+		t.Helper()
+		r, err := massqueue.Resolve(ctx, e.c, cfg, massqueue.KindStatic, source, job)
+		if err != nil || r.Pool != pool || r.From != from {
+			t.Errorf("resolve %s/%s: %+v %v, want %s from %s", source, job, r, err, pool, from)
+		}
+		e.do("DEL", e.ns+":static:queue:"+pool+":"+source)
+		e.released(source, job, 1)
+		e.pass(a)
+		if e.int("LLEN", e.ns+":static:queue:"+pool+":"+source) != 1 {
+			t.Errorf("%s/%s not allocated to %s", source, job, pool)
+		}
+	}
+	check("s5", "report", "reports", "mapping.static.default.report")
+	_ = massqueue.SetRoute(ctx, e.c, "s5", "", "general")
+	check("s5", "report", "general", "src:s5:cfg:default")
+	_ = massqueue.SetRoute(ctx, e.c, "s5", "report", "reports")
+	check("s5", "report", "reports", "src:s5:cfg:report")
+	check("s5", "other", "general", "src:s5:cfg:default")
+	_ = massqueue.SetRoute(ctx, e.c, "s5", "report", "")
+	check("s5", "report", "general", "src:s5:cfg:default")
+	rs, err := massqueue.Routes(ctx, e.c, cfg)
+	if err != nil || len(rs) == 0 || rs[0].From != "src:s5:cfg:default" || rs[0].Kind != massqueue.KindStatic {
+		t.Errorf("routes: %+v %v", rs, err)
+	}
+	// an override naming a batch pool cannot take a static job
+	_ = massqueue.SetRoute(ctx, e.c, "s6", "", "imports")
+	e.released("s6", "x", 1)
+	e.pass(a)
+	fs, _ := massqueue.Failures(ctx, e.c)
+	if len(fs) != 1 || fs[0].Reason != "static pool imports (from src:s6:cfg:default) is a batch pool" {
+		t.Errorf("failures: %+v", fs)
+	}
+}
+
+// Several allocators at once, static jobs and batches: each job lands in
+// exactly one pool FIFO, each batch on exactly one unit or backlog.
+func TestAllocationExactlyOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	cfg := mustConfig(t, testConfig)
+	e.beat("imports", "n1-0", "n1-1", "n2-0")
+	const jobs, sources, batches = 20000, 50, 300
+	var args []any
+	args = append(args, e.ns+":unassigned")
+	for i := 0; i < jobs; i++ {
+		args = append(args, fmt.Sprintf(`{"class":"J","sourceId":"s%d","name":"n","id":"%d","queue_time":1.5}`, i%sources, i))
+		if len(args) == 1001 || i == jobs-1 {
+			e.do("LPUSH", args...)
+			args = args[:1]
+		}
+	}
+	var ids []string
+	for i := 0; i < batches; i++ {
+		id := fmt.Sprintf("b%d:n:%08x", i%40, i)
+		e.do("RPUSH", e.ns+":committed:"+id, `{"class":"J"}`)
+		e.do("LPUSH", e.ns+":committed", id)
+		ids = append(ids, id)
+	}
+	const allocators = 6
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var moved, assigned, backlog int
+	cctx, cancel := context.WithCancel(ctx)
+	for i := 0; i < allocators; i++ {
+		a, err := massqueue.NewAllocator(massqueue.AllocatorConfig{Client: e.c, Config: cfg, Chunk: 50, Interval: 20 * time.Millisecond,
+			Now: newClock().Now, OnPass: func(st massqueue.PassStats) {
+				mu.Lock()
+				moved += st.Static.Moved
+				assigned += st.Batches[rdb.BatchAssigned]
+				backlog += st.Batches[rdb.BatchBacklog]
+				mu.Unlock()
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); a.Start(cctx); <-cctx.Done(); a.Stop() }()
+	}
+	poll(t, 15*time.Second, "allocation", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return moved == jobs && assigned+backlog == batches
+	})
+	cancel()
+	wg.Wait()
+	seen := map[string]bool{}
+	total := 0
+	for s := 0; s < sources; s++ {
+		for _, p := range e.strs("LRANGE", fmt.Sprintf("%s:static:queue:general:s%d", e.ns, s), 0, -1) {
+			var v struct{ ID string }
+			_ = json.Unmarshal([]byte(p), &v)
+			if seen[v.ID] {
+				t.Fatalf("job %s allocated twice", v.ID)
+			}
+			seen[v.ID] = true
+			total++
+		}
+	}
+	if total != jobs || e.int("LLEN", e.ns+":unassigned") != 0 {
+		t.Fatalf("%d of %d jobs allocated", total, jobs)
+	}
+	if n := e.int("LLEN", e.ns+":static:ring:general"); n != sources {
+		t.Errorf("ring has %d sources, want %d", n, sources)
+	}
+	place := map[string]int{}
+	for _, u := range []string{"n1-0", "n1-1", "n2-0"} {
+		for _, id := range e.strs("LRANGE", e.ns+":pool:imports:"+u+":queues", 0, -1) {
+			place[id]++
+		}
+	}
+	for s := 0; s < 40; s++ {
+		for _, id := range e.strs("LRANGE", fmt.Sprintf("%s:pool:imports:backlog:b%d", e.ns, s), 0, -1) {
+			place[id]++
+		}
+	}
+	for _, id := range ids {
+		if place[id] != 1 {
+			t.Fatalf("batch %s placed %d times", id, place[id])
+		}
+	}
+	// one active batch per source: 40 sources on the units, the rest waiting
+	if active := e.int("HLEN", e.ns+":pool:imports"); active != 40 || assigned != 40 {
+		t.Errorf("%d active sources, %d assigned", active, assigned)
+	}
+}
