@@ -119,6 +119,7 @@ func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 		uniqueCommand(),
 		schedulerCommand(),
 		scheduleCommand(),
+		planCommand(),
 		delayedCommand(),
 		demoCommand(),
 		poolCommand(),

@@ -374,12 +374,28 @@ func (r *readmeRunner) untilStopped(env, args []string) (ready func(pid int, out
 			return nil, 0
 		}
 		return func(pid int, _ *syncBuffer) bool { return r.poolUp(pid) }, syscall.SIGQUIT
+	case "scheduler":
+		return func(pid int, _ *syncBuffer) bool { return r.schedulerUp(pid) }, syscall.SIGQUIT
 	case "stats":
 		if hasFlag(args, "--watch", "-w") {
 			return func(_ int, out *syncBuffer) bool { return out.String() != "" }, syscall.SIGINT
 		}
 	}
 	return nil, 0
+}
+
+// schedulerUp: the scheduler process published its runtime record.
+func (r *readmeRunner) schedulerUp(pid int) bool {
+	keys, err := r.c.ScanKeys(context.Background(), r.c.Keys().SchedulerPattern())
+	if err != nil {
+		return false
+	}
+	for _, key := range keys {
+		if _, p, ok := r.c.Keys().ParseSchedulerRecord(key); ok && p == pid {
+			return true
+		}
+	}
+	return false
 }
 
 // workerDrained: the process registered its worker ids, the queues it
