@@ -130,7 +130,9 @@ func (m *Mover) loop(ctx context.Context) {
 	}
 }
 
-// Pass promotes every item due now and returns how many it moved.
+// Pass promotes every item due now and returns how many it moved: oldest
+// bucket first, up to promoteBatch items of a bucket per step (one read,
+// one script), each item moved only while it is still the bucket's head.
 func (m *Mover) Pass(ctx context.Context) (int, error) {
 	c := m.cfg.Client
 	moved := 0
@@ -141,38 +143,40 @@ func (m *Mover) Pass(ctx context.Context) (int, error) {
 			return moved, err
 		}
 		for ctx.Err() == nil {
-			item, err := c.BucketHead(ctx, ts)
+			items, err := c.BucketHeads(ctx, ts, promoteBatch)
 			if err != nil {
 				return moved, err
 			}
-			res, err := m.promote(ctx, ts, item)
+			ps := make([]rdb.Promotion, len(items))
+			for i, item := range items {
+				ps[i] = m.promotion(ts, item)
+			}
+			n, empty, err := c.PromoteBatch(ctx, ts, ps)
+			moved += n
 			if err != nil {
 				return moved, err
 			}
-			if res == rdb.PromoteEmpty {
+			if empty {
 				break
-			}
-			if res == rdb.PromoteMoved || res == rdb.PromoteFailed {
-				moved++
 			}
 		}
 	}
 	return moved, ctx.Err()
 }
 
-func (m *Mover) promote(ctx context.Context, ts int64, item []byte) (rdb.PromoteResult, error) {
-	c := m.cfg.Client
-	if item == nil {
-		return c.Promote(ctx, ts, nil, nil, "", nil)
-	}
+// promoteBatch is how many items of a bucket one step moves.
+const promoteBatch = 100
+
+// promotion is what item becomes: its payload, or, when it cannot be
+// promoted, a failed entry (never dropped).
+func (m *Mover) promotion(ts int64, item []byte) rdb.Promotion {
 	payload, queue, err := protocol.PromotedPayload(item, m.cfg.Now())
 	if err == nil {
-		return c.Promote(ctx, ts, item, payload, queue, nil)
+		return rdb.Promotion{Item: item, Payload: payload, Queue: queue}
 	}
-	// Never drop an item: what cannot be promoted is recorded in failed.
 	f := protocol.Failure{FailedAt: m.cfg.Now(), Payload: item, Exception: protocol.ExcBadPayload,
 		Error: "delayed item cannot be promoted: " + err.Error(), Backtrace: []string{},
 		Worker: m.cfg.WorkerID, Queue: queue, ProcessedBy: m.cfg.Hostname}
 	m.log.Warn().Err(err).Int64("due_at", ts).Msg("delayed item recorded in failed")
-	return c.Promote(ctx, ts, item, nil, queue, f.Encode())
+	return rdb.Promotion{Item: item, Queue: queue, Failure: f.Encode()}
 }

@@ -106,3 +106,57 @@ func (c *Client) Lease(ctx context.Context, key, owner string, ttl time.Duration
 	}
 	return n == 1, nil
 }
+
+// promoteBatchScript is promote.lua for several items in one step.
+var promoteBatchScript = loadScript("promote_batch.lua", -1)
+
+// Promotion is one item of PromoteBatch: the item read from the bucket,
+// and the payload it becomes (nil: Failure is recorded in failed instead).
+type Promotion struct {
+	Item, Payload []byte
+	Queue         string
+	Failure       []byte
+}
+
+// BucketHeads returns up to n items from the head of delayed:<ts>.
+func (c *Client) BucketHeads(ctx context.Context, ts int64, n int) ([][]byte, error) {
+	v, err := redis.ByteSlices(c.do(ctx, "LRANGE", c.keys.Delayed(ts), 0, n-1))
+	if err != nil {
+		return nil, fmt.Errorf("rdb: bucket heads: %w", err)
+	}
+	return v, nil
+}
+
+// PromoteBatch moves the items ps (read from the head of delayed:<ts>, in
+// order) to their queues in one step, each only while it is still the
+// head. It returns how many it moved and whether the bucket is now empty
+// (and off the schedule); moved < len(ps) with !empty means another mover
+// changed the bucket: read it again. An empty ps drops the schedule entry
+// of an empty bucket.
+func (c *Client) PromoteBatch(ctx context.Context, ts int64, ps []Promotion) (moved int, empty bool, err error) {
+	k := c.keys
+	n := len(ps)
+	args := make([]any, 0, 1+4+2*n+2+4*n)
+	args = append(args, 4+2*n, k.Delayed(ts), k.DelayedSchedule(), k.Queues(), k.Failed())
+	for _, p := range ps {
+		if p.Payload == nil {
+			args = append(args, k.Failed())
+		} else {
+			args = append(args, k.Queue(p.Queue))
+		}
+	}
+	for _, p := range ps {
+		args = append(args, k.Timestamps(p.Item))
+	}
+	args = append(args, ts, protocol.DelayedMember(ts))
+	for _, p := range ps {
+		args = append(args, p.Item, p.Payload, p.Queue, p.Failure)
+	}
+	v, err := redis.Values(c.eval(ctx, promoteBatchScript, args...))
+	if err != nil || len(v) != 2 {
+		return 0, false, fmt.Errorf("rdb: promote batch: %w", err)
+	}
+	moved, _ = redis.Int(v[0], nil)
+	state, _ := redis.String(v[1], nil)
+	return moved, state == "empty", nil
+}

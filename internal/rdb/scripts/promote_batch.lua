@@ -1,0 +1,49 @@
+-- promote_batch.lua: move the first n items of a due delayed bucket to
+-- their queues (or, those that cannot be promoted, to failed), one by one
+-- in order, each only if it is still the bucket's head, keeping the
+-- reverse index and the schedule consistent. promote.lua for n items in one
+-- round trip.
+--
+-- KEYS[1]          delayed:<ts>
+-- KEYS[2]          delayed_queue_schedule
+-- KEYS[3]          queues
+-- KEYS[4]          failed
+-- KEYS[5..4+n]     item i's destination: queue:<q_i> (failed when failing)
+-- KEYS[5+n..4+2n]  timestamps:<item_i>
+-- ARGV[1]          ts (the schedule member)
+-- ARGV[2]          the index member, delayed:<ts> (no namespace)
+-- ARGV[3+4(i-1)..] for item i: the item the caller read, the payload to
+--                  push ("" records the failed entry instead), the queue
+--                  name, the failed entry
+--
+-- Returns {moved, state}: moved counts items pushed or failed; state is
+-- "empty" (the bucket is empty and off the schedule), "changed" (an item
+-- was no longer at the head: another mover took it; the caller reads the
+-- bucket again) or "more" (all n moved, the bucket may hold more).
+local n = (#KEYS - 4) / 2
+local moved = 0
+for i = 1, n do
+  local head = redis.call('LINDEX', KEYS[1], 0)
+  if not head then
+    redis.call('ZREM', KEYS[2], ARGV[1])
+    return {moved, 'empty'}
+  end
+  local a = 3 + 4 * (i - 1)
+  if head ~= ARGV[a] then
+    return {moved, 'changed'}
+  end
+  redis.call('LPOP', KEYS[1])
+  if ARGV[a + 1] ~= '' then
+    redis.call('RPUSH', KEYS[4 + i], ARGV[a + 1])
+    redis.call('SADD', KEYS[3], ARGV[a + 2])
+  else
+    redis.call('RPUSH', KEYS[4], ARGV[a + 3])
+  end
+  redis.call('SREM', KEYS[4 + n + i], ARGV[2])
+  moved = moved + 1
+end
+if redis.call('LLEN', KEYS[1]) == 0 then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  return {moved, 'empty'}
+end
+return {moved, 'more'}
