@@ -60,7 +60,7 @@ func TestPromotionBucketOrderAndFIFO(t *testing.T) {
 // Eight movers with no election pass over 10,000 due items at once: each
 // item is promoted exactly once (counted in the queue), their reported
 // moves add up, and the queue holds them in bucket and FIFO order (the
-// head check of promote.lua serialises a bucket; the schedule gives the
+// head check of promote_batch.lua serialises a bucket; the schedule gives the
 // oldest non-empty bucket to every mover).
 func TestEightMoversPromoteEachItemOnce(t *testing.T) {
 	t.Parallel()

@@ -15,12 +15,11 @@ import (
 // delayedScripts are loaded on first use.
 type delayedScripts struct {
 	once                  sync.Once
-	promote, delay, lease *redis.Script
+	delay, lease *redis.Script
 }
 
 func (c *Client) delayedScripts() *delayedScripts {
 	c.delayed.once.Do(func() {
-		c.delayed.promote = loadScript("promote.lua", 6)
 		c.delayed.delay = loadScript("delay.lua", 3)
 		c.delayed.lease = loadScript("lease.lua", 1)
 	})
@@ -51,46 +50,6 @@ func (c *Client) NextDue(ctx context.Context, now int64) (ts int64, ok bool, err
 		return 0, false, fmt.Errorf("rdb: next due: schedule member %q is not a timestamp", v[0])
 	}
 	return ts, true, nil
-}
-
-// BucketHead returns the first item of delayed:<ts>, or nil when empty.
-func (c *Client) BucketHead(ctx context.Context, ts int64) ([]byte, error) {
-	v, err := redis.Bytes(c.do(ctx, "LINDEX", c.keys.Delayed(ts), 0))
-	if err == redis.ErrNil {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("rdb: bucket head: %w", err)
-	}
-	return v, nil
-}
-
-// PromoteResult says what Promote did.
-type PromoteResult string
-
-// Promote results, as promote.lua names them.
-const (
-	PromoteMoved   PromoteResult = "moved"
-	PromoteFailed  PromoteResult = "failed"
-	PromoteChanged PromoteResult = "changed"
-	PromoteEmpty   PromoteResult = "empty"
-)
-
-// Promote moves item (the head of delayed:<ts>) to queue as payload, or,
-// with a nil payload, records failure in failed.
-func (c *Client) Promote(ctx context.Context, ts int64, item, payload []byte, queue string, failure []byte) (PromoteResult, error) {
-	k := c.keys
-	queueKey := k.Queue(queue)
-	if payload == nil {
-		queueKey = k.Failed()
-	}
-	v, err := redis.String(c.eval(ctx, c.delayedScripts().promote,
-		k.Delayed(ts), k.DelayedSchedule(), queueKey, k.Queues(), k.Timestamps(item), k.Failed(),
-		item, payload, queue, failure, ts, protocol.DelayedMember(ts)))
-	if err != nil {
-		return "", fmt.Errorf("rdb: promote: %w", err)
-	}
-	return PromoteResult(v), nil
 }
 
 // Lease takes or renews the lease key for owner for ttl; it reports whether
