@@ -14,7 +14,7 @@ import (
 
 // delayedScripts are loaded on first use.
 type delayedScripts struct {
-	once                  sync.Once
+	once         sync.Once
 	delay, lease *redis.Script
 }
 
