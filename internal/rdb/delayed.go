@@ -66,7 +66,7 @@ func (c *Client) Lease(ctx context.Context, key, owner string, ttl time.Duration
 	return n == 1, nil
 }
 
-// promoteBatchScript is promote.lua for several items in one step.
+// promoteBatchScript promotes several head items of a bucket in one step.
 var promoteBatchScript = loadScript("promote_batch.lua", -1)
 
 // Promotion is one item of PromoteBatch: the item read from the bucket,

@@ -1,8 +1,7 @@
 -- promote_batch.lua: move the first n items of a due delayed bucket to
 -- their queues (or, those that cannot be promoted, to failed), one by one
 -- in order, each only if it is still the bucket's head, keeping the
--- reverse index and the schedule consistent. promote.lua for n items in one
--- round trip.
+-- reverse index and the schedule consistent, n items in one round trip.
 --
 -- KEYS[1]          delayed:<ts>
 -- KEYS[2]          delayed_queue_schedule
