@@ -31,6 +31,11 @@ func EnqueueAt(ctx context.Context, c *rdb.Client, queue string, payload []byte,
 	return c.Delay(ctx, item, ts)
 }
 
+// EnqueueIn is EnqueueAt for the time d from now (this machine's clock).
+func EnqueueIn(ctx context.Context, c *rdb.Client, queue string, payload []byte, d time.Duration) error {
+	return EnqueueAt(ctx, c, queue, payload, time.Now().Add(d))
+}
+
 // MoverConfig configures a Mover. Zero values mean the documented defaults.
 type MoverConfig struct {
 	Client *rdb.Client
