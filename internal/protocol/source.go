@@ -16,6 +16,37 @@ type Source struct {
 	// Serial: at most one job of this source runs at a time across every
 	// process, under the lock SerialLock(Queue) (protocol.md 9).
 	Serial bool
+	// Ring, when set, makes the source a ring of lists (mass queues,
+	// massqueue.md): RingStatic serves a static pool's per-source FIFOs
+	// round-robin (weighted, with per-source limits and pause), RingUnit a
+	// batch pool unit's batches. Pool names the pool, Unit the unit. A job
+	// claimed from a ring reports the list it came from as its source
+	// (Queue and List of the claim's result), so finish, retry, requeue
+	// and recovery put it back into that list.
+	Ring RingKind
+	Pool string
+	Unit string
+}
+
+// RingKind is the kind of a ring source.
+type RingKind string
+
+// Ring kinds.
+const (
+	RingStatic RingKind = "static"
+	RingUnit   RingKind = "unit"
+)
+
+// StaticPoolSource is the ring of static pool p: its jobs report the queue
+// static:queue:<p> (StaticQueueName).
+func StaticPoolSource(p string) Source {
+	return Source{Queue: StaticQueueName(p), Ring: RingStatic, Pool: p}
+}
+
+// UnitSource is the ring of a batch pool's unit: its jobs report their
+// batch's list, committed:<batch_id>, as their queue.
+func UnitSource(pool, unit string) Source {
+	return Source{Queue: "pool:" + pool + ":" + unit, Ring: RingUnit, Pool: pool, Unit: unit}
 }
 
 // QueueSource is the Resque queue q.
@@ -34,19 +65,30 @@ func QueueSources(qs []string) []Source {
 func (k Keys) SerialLock(q string) string { return k.key("queuedata", q, "lock") }
 
 // IsQueue reports whether s is a plain Resque queue.
-func (s Source) IsQueue() bool { return s.List == "" }
+func (s Source) IsQueue() bool { return s.List == "" && s.Ring == "" }
 
-// String names the source in logs: the queue, or queue@list.
+// String names the source in logs: the queue, queue@list, or the ring
+// (static:<pool>, unit:<pool>/<unit>).
 func (s Source) String() string {
-	if s.IsQueue() {
+	switch {
+	case s.Ring == RingStatic:
+		return "static:" + s.Pool
+	case s.Ring == RingUnit:
+		return "unit:" + s.Pool + "/" + s.Unit
+	case s.IsQueue():
 		return s.Queue
 	}
 	return s.Queue + "@" + s.List
 }
 
-// SourceKey is the list a source's jobs are in.
+// SourceKey is the list a source's jobs are in; for a ring, the ring.
 func (k Keys) SourceKey(s Source) string {
-	if s.IsQueue() {
+	switch {
+	case s.Ring == RingStatic:
+		return k.StaticRing(s.Pool)
+	case s.Ring == RingUnit:
+		return k.UnitQueues(s.Pool, s.Unit)
+	case s.IsQueue():
 		return k.Queue(s.Queue)
 	}
 	return k.key(s.List)

@@ -63,9 +63,12 @@ func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
 		keys = append(keys, c.keys.SourceKey(s))
 	}
 	for _, s := range srcs {
-		if s.Serial {
+		switch {
+		case s.Serial && s.Ring == "":
 			keys = append(keys, c.keys.SerialLock(s.Queue))
-		} else {
+		case s.Ring == protocol.RingStatic:
+			keys = append(keys, c.keys.StaticState(s.Pool))
+		default:
 			keys = append(keys, c.keys.SourceKey(s)) // unused by the script
 		}
 	}
@@ -74,15 +77,29 @@ func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
 	args = append(args, runAt, strconv.FormatInt(a.Now.Unix(), 10), c.keys.JobStatusPrefix(), a.WorkerID,
 		c.keys.AttemptsPrefix())
 	for _, s := range srcs {
-		args = append(args, protocol.RecordHead(s, runAt))
-	}
-	for _, s := range srcs {
-		args = append(args, protocol.RecordSourceSuffix(s)+"}")
-	}
-	for _, s := range srcs {
-		if s.Serial {
-			args = append(args, "1")
+		if s.Ring != "" {
+			args = append(args, ringRecordHead(runAt))
 		} else {
+			args = append(args, protocol.RecordHead(s, runAt))
+		}
+	}
+	for _, s := range srcs {
+		if s.Ring != "" {
+			args = append(args, "")
+		} else {
+			args = append(args, protocol.RecordSourceSuffix(s)+"}")
+		}
+	}
+	rings := 0
+	for _, s := range srcs {
+		switch {
+		case s.Ring != "":
+			// the ring's description follows the fixed arguments
+			args = append(args, "r"+strconv.Itoa(9+3*n+ringArgs*rings))
+			rings++
+		case s.Serial:
+			args = append(args, "1")
+		default:
 			args = append(args, "")
 		}
 	}
@@ -91,7 +108,31 @@ func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
 		ttl = DefaultLockTTL
 	}
 	args = append(args, a.Token, ttl.Milliseconds(), c.keys.UniquePrefix())
+	for _, s := range srcs {
+		if s.Ring != "" {
+			args = append(args, c.ringArgs(s)...)
+		}
+	}
 	return keys, args
+}
+
+// ringArgs is how many arguments describe a ring to claim.lua.
+const ringArgs = 7
+
+// ringArgs describes ring source s to claim.lua (see its header).
+func (c *Client) ringArgs(s protocol.Source) []any {
+	k := c.keys
+	if s.Ring == protocol.RingStatic {
+		return []any{"s", k.Prefix(), protocol.StaticSourcePrefix(s.Pool), k.StaticHoldersPrefix(s.Pool),
+			string(protocol.MarshalString(s.Queue)), k.StaticParked(s.Pool), k.MassSettings()}
+	}
+	return []any{"u", k.Prefix(), protocol.CommittedPrefix, k.BatchHoldersPrefix(), "", "", ""}
+}
+
+// ringRecordHead is a worker record's head after its queue, for a job from
+// a ring (claim.lua puts the queue in front).
+func ringRecordHead(runAt string) string {
+	return `,"run_at":` + string(protocol.MarshalString(runAt)) + `,"payload":`
 }
 
 // DefaultLockTTL is how long a serial lock outlives its holder's last
@@ -116,7 +157,7 @@ func parseClaim(a ClaimArgs, reply any) (ClaimResult, error) {
 	case int64:
 		return ClaimResult{Paused: true}, nil
 	case []any:
-		if len(v) != 3 && len(v) != 4 {
+		if len(v) < 3 || len(v) > 5 {
 			return ClaimResult{}, fmt.Errorf("rdb: claim reply has %d elements", len(v))
 		}
 		i, err := redis.Int(v[0], nil)
@@ -148,14 +189,26 @@ func parseClaim(a ClaimArgs, reply any) (ClaimResult, error) {
 			return ClaimResult{}, fmt.Errorf("rdb: claim reply: source index %d out of range", i)
 		}
 		attempts := -1
-		if len(v) == 4 {
+		if len(v) >= 4 {
 			if s, _ := redis.String(v[3], nil); s != "" {
 				if attempts, err = strconv.Atoi(s); err != nil {
 					attempts = -1
 				}
 			}
 		}
-		return ClaimResult{Source: srcs[i-1], Queue: srcs[i-1].Queue, Payload: body, Seq: seq, Attempts: attempts}, nil
+		src := srcs[i-1]
+		if len(v) == 5 {
+			// from a ring: the job's source is the list it came from
+			list, err := redis.String(v[4], nil)
+			if err != nil || src.Ring == "" {
+				return ClaimResult{}, fmt.Errorf("rdb: claim reply: ring list of source %d: %v", i, errOr(err, "not a ring"))
+			}
+			src = protocol.Source{Queue: src.Queue, List: list}
+			if srcs[i-1].Ring == protocol.RingUnit {
+				src.Queue = list
+			}
+		}
+		return ClaimResult{Source: src, Queue: src.Queue, Payload: body, Seq: seq, Attempts: attempts}, nil
 	}
 	return ClaimResult{}, fmt.Errorf("rdb: claim: unexpected reply %T", reply)
 }

@@ -17,12 +17,57 @@
 --                payload: {"queue":"<q>","run_at":"<time>","payload":
 -- ARGV[6+n..5+2n] the end of each source's record: "}" for a queue (Ruby's
 --                record), or ,"source":"<list>"}
--- ARGV[6+2n..5+3n] "1" for a serial source, "" for any other
+-- ARGV[6+2n..5+3n] "1" for a serial source, "" for a plain one, "r<d>" for
+--                a ring (see below) whose description starts at ARGV[d]
 -- ARGV[6+3n]     the slot's lock token (32 hex)
 -- ARGV[7+3n]     the lock's time to live, milliseconds
 -- ARGV[8+3n]     unique key prefix, "<ns>:unique:"
 --                (the caller builds the record around the payload: a
 --                concatenation of seven pieces here cost Redis ~7 us a job)
+-- ARGV[9+3n..]   the rings' descriptions, 7 arguments each (none without
+--                rings)
+--
+-- Rings (mass queues, massqueue.md): a source can be a ring of lists
+-- instead of one list. KEYS[4+i] is then the ring, a list of names, and
+-- KEYS[4+n+i] the ring's state hash (a static pool's; any key for a unit);
+-- ARGV[5+i] is the record's head after its queue (,"run_at":"<t>","payload":)
+-- and ARGV[5+n+i] is unused. The description, from ARGV[d]:
+--   d    "s" (a static pool: names are source ids) or "u" (a batch pool's
+--        unit: names are batch ids)
+--   d+1  "<ns>:"
+--   d+2  the lists' prefix without the namespace, "static:queue:<pool>:"
+--        or "committed:": a name's list is <ns>:<prefix><name>
+--   d+3  the holders' prefix, "<ns>:static:holders:<pool>:" or
+--        "<ns>:batch:holders:": <prefix><name> is the hash worker id ->
+--        claim sequence of the workers holding one of the name's jobs
+--   d+4  the record's queue as JSON ("static:queue:<pool>"), or "" for the
+--        list's name without the namespace (committed:<batch_id>)
+--   d+5  the pool's parked list, static:parked:<pool> ("" for a unit)
+--   d+6  the per-source settings hash, static:settings ("" for a unit)
+-- The lists' and holders' keys are built here: which name is served is
+-- only known here.
+--
+-- A unit's ring is its batch ids (LPUSHed: the oldest at the tail): every
+-- claim rotates it (LMOVE tail to head, as the released server's
+-- BRPOPLPUSH) and takes the next job (RPOP: producers LPUSH, so the oldest
+-- is at the tail) of the batch it lands on, skipping empty batches (the
+-- allocator finishes them): batches of different sources interleave.
+--
+-- A static pool's ring is its sources with work (the allocator puts a
+-- source on it when it queues the source's job; the state hash's field
+-- m:<source> says "r" on the ring or "p" parked). A claim serves the head:
+-- LPOP from its FIFO, then rotates the ring once the source had <weight>
+-- jobs in a row (settings <s>:weight, default 1; the state's t:<s> counts),
+-- so sources take turns, weighted, at a cost that does not grow with their
+-- number. A paused source (<s>:paused "1") leaves the ring; resuming puts
+-- it back. A source with <s>:limit running jobs (counted in its holders
+-- hash: an entry counts while the worker's claim sequence still equals it,
+-- so a finish, requeue or dead-worker recovery frees the slot and no crash
+-- can leak one) is parked; every claim looks at one parked source and puts
+-- it back on the ring when a slot is free. A source whose FIFO is empty
+-- leaves the ring once nobody holds one of its jobs (until then a retry or
+-- recovery may put a job back in its FIFO). The claim's worker is recorded
+-- in the holders hash of the name served.
 --
 -- Every claim gets a new claim sequence; finish.lua acts only on the claim
 -- it was given, so a finish retried after a lost reply never touches a job
@@ -74,12 +119,104 @@
 --                      some counter exists: the worker reads it if the job
 --                      is in Ruby's form written otherwise, with spaces or
 --                      args first)
+--   {i, payload, seq, attempts, list}
+--                      the same from ring i, with the name of the list the
+--                      job came from, without the namespace (the record's
+--                      "source")
 --
 -- The body is the function claim(KEYS, ARGV, seq, ko, ao) so
 -- finish_claim.lua can reuse it: its keys and arguments start after the
 -- first ko keys and ao arguments (none when run alone), and seq, when given, is the
 -- sequence finish.lua just moved to (the slot's record is then known to be
 -- gone, and the claim takes that number).
+-- ring_held counts the current entries of a holders hash (worker id ->
+-- claim sequence; current while seqs still has that sequence for the
+-- worker) and removes the others. mass_route.lua's mass_held is the same.
+local function ring_held(holders, seqs)
+  local n = 0
+  local h = redis.call('HGETALL', holders)
+  for j = 1, #h, 2 do
+    if redis.call('HGET', seqs, h[j]) == h[j + 1] then
+      n = n + 1
+    else
+      redis.call('HDEL', holders, h[j])
+    end
+  end
+  return n
+end
+
+-- ring_static serves a static pool's ring (see the header): it returns the
+-- payload, its list's name and its holders hash, or nil.
+local function ring_static(ring, state, seqs, ARGV, d)
+  local ns, subp, holdp, parked, settings = ARGV[d + 1], ARGV[d + 2], ARGV[d + 3], ARGV[d + 5], ARGV[d + 6]
+  local p = redis.call('LMOVE', parked, parked, 'LEFT', 'RIGHT')
+  if p then
+    local c = redis.call('HMGET', settings, p .. ':limit', p .. ':paused')
+    local lim = tonumber(c[1])
+    if c[2] == '1' then
+      redis.call('RPOP', parked)
+      redis.call('HDEL', state, 'm:' .. p)
+    elseif not lim or lim <= 0 or ring_held(holdp .. p, seqs) < lim then
+      redis.call('RPOP', parked)
+      redis.call('RPUSH', ring, p)
+      redis.call('HSET', state, 'm:' .. p, 'r')
+    end
+  end
+  for _ = 1, redis.call('LLEN', ring) do
+    local s = redis.call('LINDEX', ring, 0)
+    if not s then
+      return nil
+    end
+    local c = redis.call('HMGET', settings, s .. ':weight', s .. ':limit', s .. ':paused')
+    local lim = tonumber(c[2])
+    if c[3] == '1' then
+      redis.call('LPOP', ring)
+      redis.call('HDEL', state, 'm:' .. s, 't:' .. s)
+    elseif lim and lim > 0 and ring_held(holdp .. s, seqs) >= lim then
+      redis.call('LPOP', ring)
+      redis.call('RPUSH', parked, s)
+      redis.call('HSET', state, 'm:' .. s, 'p')
+      redis.call('HDEL', state, 't:' .. s)
+    else
+      local payload = redis.call('LPOP', ns .. subp .. s)
+      if payload then
+        local w = tonumber(c[1]) or 1
+        if w <= 1 then
+          redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
+        elseif redis.call('HINCRBY', state, 't:' .. s, 1) >= w then
+          redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
+          redis.call('HDEL', state, 't:' .. s)
+        end
+        return payload, subp .. s, holdp .. s
+      end
+      if ring_held(holdp .. s, seqs) == 0 then
+        redis.call('LPOP', ring)
+        redis.call('HDEL', state, 'm:' .. s, 't:' .. s)
+      else
+        redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
+        redis.call('HDEL', state, 't:' .. s)
+      end
+    end
+  end
+  return nil
+end
+
+-- ring_unit serves a unit's ring of batches (see the header).
+local function ring_unit(ring, ARGV, d)
+  local ns, subp, holdp = ARGV[d + 1], ARGV[d + 2], ARGV[d + 3]
+  for _ = 1, redis.call('LLEN', ring) do
+    local b = redis.call('LMOVE', ring, ring, 'RIGHT', 'LEFT')
+    if not b then
+      return nil
+    end
+    local payload = redis.call('RPOP', ns .. subp .. b)
+    if payload then
+      return payload, subp .. b, holdp .. b
+    end
+  end
+  return nil
+end
+
 local function claim(KEYS, ARGV, seq, ko, ao)
   ko, ao = ko or 0, ao or 0
   local pause = redis.call('GET', KEYS[ko + 1])
@@ -99,9 +236,12 @@ local function claim(KEYS, ARGV, seq, ko, ao)
   local n = (#KEYS - ko - 4) / 2
   local token = ARGV[ao + 6 + 3 * n]
   for i = 1, n do
-    local serial = ARGV[ao + 5 + 2 * n + i] == '1'
-    local payload = nil
-    if serial then
+    local flag = ARGV[ao + 5 + 2 * n + i]
+    local payload, list, holders = nil, nil, nil
+    local head, tail = ARGV[ao + 5 + i], ARGV[ao + 5 + n + i]
+    if flag == '' then
+      payload = redis.call('LPOP', KEYS[ko + 4 + i])
+    elseif flag == '1' then
       local holder = redis.call('GET', KEYS[ko + 4 + n + i])
       if not holder or holder == token then
         payload = redis.call('LPOP', KEYS[ko + 4 + i])
@@ -110,7 +250,19 @@ local function claim(KEYS, ARGV, seq, ko, ao)
         end
       end
     else
-      payload = redis.call('LPOP', KEYS[ko + 4 + i])
+      local d = ao + tonumber(string.sub(flag, 2))
+      if ARGV[d] == 's' then
+        payload, list, holders = ring_static(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d)
+      else
+        payload, list, holders = ring_unit(KEYS[ko + 4 + i], ARGV, d)
+      end
+      if payload then
+        local q = ARGV[d + 4]
+        if q == '' then
+          q = cjson.encode(list)
+        end
+        head, tail = '{"queue":' .. q .. head, ',"source":' .. cjson.encode(list) .. '}'
+      end
     end
     if payload then
       local object = string.byte(payload, 1) == 123 and string.byte(payload, -1) == 125
@@ -118,9 +270,16 @@ local function claim(KEYS, ARGV, seq, ko, ao)
       if not object then
         embed = cjson.encode(payload)
       end
-      redis.call('SET', KEYS[ko + 2], ARGV[ao + 5 + i] .. embed .. ARGV[ao + 5 + n + i])
+      redis.call('SET', KEYS[ko + 2], head .. embed .. tail)
       if not seq then
         seq = redis.call('HINCRBY', KEYS[ko + 3], ARGV[ao + 4], '1')
+      end
+      if holders then
+        -- the cap's slot, freed when the sequence moves on; stale entries
+        -- of a busy source are cleared now and then
+        if redis.call('HSET', holders, ARGV[ao + 4], seq) == 1 and redis.call('HLEN', holders) > 64 then
+          ring_held(holders, KEYS[ko + 3])
+        end
       end
       local decoded = nil
       if object and string.find(payload, '"unique"', 1, true) then
@@ -171,6 +330,9 @@ local function claim(KEYS, ARGV, seq, ko, ao)
         else
           attempts = '' -- not looked for: the worker reads it if it needs it
         end
+      end
+      if list then
+        return {i, payload, seq, attempts, list}
       end
       return {i, payload, seq, attempts}
     end
