@@ -37,7 +37,7 @@ func TestSerialQueueOneAtATime(t *testing.T) {
 		mu.Unlock()
 		d := 2 * time.Millisecond
 		if args[0]%10 == 0 {
-			d = 250 * time.Millisecond // longer than the lock's time to live
+			d = 800 * time.Millisecond // longer than the lock's time to live
 		}
 		<-time.After(d)
 		mu.Lock()
@@ -61,7 +61,7 @@ func TestSerialQueueOneAtATime(t *testing.T) {
 	}
 	for _, host := range []string{"host-a", "host-b"} { // two processes
 		e.start(runtime.Config{Queues: "serial,normal", Serial: []string{"serial"}, Concurrency: 4, Hostname: host,
-			LockTTL: 150 * time.Millisecond, SerialPoll: 20 * time.Millisecond})
+			LockTTL: 600 * time.Millisecond, SerialPoll: 20 * time.Millisecond})
 	}
 	select {
 	case <-serialDone:
