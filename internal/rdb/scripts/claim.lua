@@ -146,7 +146,11 @@ local function ring_held(holders, seqs)
 end
 
 -- ring_static serves a static pool's ring (see the header): it returns the
--- payload, its list's name and its holders hash, or nil.
+-- payload, its list's name and its holders hash, or nil. The ring is
+-- rotated first (LMOVE head to tail) and the source that moved is served:
+-- its FIFO is popped before its settings are read, so a source whose FIFO
+-- is empty costs no settings read; a paused or capped source gets its job
+-- back at the head of its FIFO.
 local function ring_static(ring, state, seqs, ARGV, d)
   local ns, subp, holdp, parked, settings = ARGV[d + 1], ARGV[d + 2], ARGV[d + 3], ARGV[d + 5], ARGV[d + 6]
   local p = redis.call('LMOVE', parked, parked, 'LEFT', 'RIGHT')
@@ -157,47 +161,55 @@ local function ring_static(ring, state, seqs, ARGV, d)
       redis.call('RPOP', parked)
       redis.call('HDEL', state, 'm:' .. p)
     elseif not lim or lim <= 0 or ring_held(holdp .. p, seqs) < lim then
-      redis.call('RPOP', parked)
-      redis.call('RPUSH', ring, p)
+      redis.call('LMOVE', parked, ring, 'RIGHT', 'RIGHT')
       redis.call('HSET', state, 'm:' .. p, 'r')
     end
   end
-  for _ = 1, redis.call('LLEN', ring) do
-    local s = redis.call('LINDEX', ring, 0)
+  local visits, limit = 0, nil
+  repeat
+    visits = visits + 1
+    local s = redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
     if not s then
       return nil
     end
-    local c = redis.call('HMGET', settings, s .. ':weight', s .. ':limit', s .. ':paused')
-    local lim = tonumber(c[2])
-    if c[3] == '1' then
-      redis.call('LPOP', ring)
-      redis.call('HDEL', state, 'm:' .. s, 't:' .. s)
-    elseif lim and lim > 0 and ring_held(holdp .. s, seqs) >= lim then
-      redis.call('LPOP', ring)
-      redis.call('RPUSH', parked, s)
-      redis.call('HSET', state, 'm:' .. s, 'p')
-      redis.call('HDEL', state, 't:' .. s)
-    else
-      local payload = redis.call('LPOP', ns .. subp .. s)
-      if payload then
+    local fifo = ns .. subp .. s
+    local payload = redis.call('LPOP', fifo)
+    if payload then
+      local c = redis.call('HMGET', settings, s .. ':weight', s .. ':limit', s .. ':paused')
+      local lim = tonumber(c[2])
+      if c[3] == '1' then
+        redis.call('LPUSH', fifo, payload)
+        redis.call('RPOP', ring)
+        redis.call('HDEL', state, 'm:' .. s, 't:' .. s)
+      elseif lim and lim > 0 and ring_held(holdp .. s, seqs) >= lim then
+        redis.call('LPUSH', fifo, payload)
+        redis.call('LMOVE', ring, parked, 'RIGHT', 'RIGHT')
+        redis.call('HSET', state, 'm:' .. s, 'p')
+        redis.call('HDEL', state, 't:' .. s)
+      else
         local w = tonumber(c[1]) or 1
-        if w <= 1 then
-          redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
-        elseif redis.call('HINCRBY', state, 't:' .. s, 1) >= w then
-          redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
-          redis.call('HDEL', state, 't:' .. s)
+        if w > 1 then
+          -- a weighted source keeps the head until its turn is over
+          if redis.call('HINCRBY', state, 't:' .. s, 1) < w then
+            redis.call('LMOVE', ring, ring, 'RIGHT', 'LEFT')
+          else
+            redis.call('HDEL', state, 't:' .. s)
+          end
         end
         return payload, subp .. s, holdp .. s
       end
-      if ring_held(holdp .. s, seqs) == 0 then
-        redis.call('LPOP', ring)
-        redis.call('HDEL', state, 'm:' .. s, 't:' .. s)
-      else
-        redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
-        redis.call('HDEL', state, 't:' .. s)
-      end
+    elseif ring_held(holdp .. s, seqs) == 0 then
+      -- drained and nobody holds a job that could come back: off the ring
+      redis.call('RPOP', ring)
+      redis.call('HDEL', state, 'm:' .. s, 't:' .. s)
+    else
+      redis.call('HDEL', state, 't:' .. s)
     end
-  end
+    if not limit then
+      -- the first source had nothing to give: visit each other at most once
+      limit = redis.call('LLEN', ring) + 1
+    end
+  until visits >= limit
   return nil
 end
 
@@ -277,7 +289,7 @@ local function claim(KEYS, ARGV, seq, ko, ao)
       if holders then
         -- the cap's slot, freed when the sequence moves on; stale entries
         -- of a busy source are cleared now and then
-        if redis.call('HSET', holders, ARGV[ao + 4], seq) == 1 and redis.call('HLEN', holders) > 64 then
+        if redis.call('HSET', holders, ARGV[ao + 4], seq) == 1 and tonumber(seq) % 64 == 0 and redis.call('HLEN', holders) > 64 then
           ring_held(holders, KEYS[ko + 3])
         end
       end

@@ -1,0 +1,160 @@
+package massqueue_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/massqueue"
+)
+
+// BenchmarkDrain drains b.N no-op jobs with 16 worker slots (a claim, then
+// one finish-and-claim per job, as the runtime does) from a plain queue
+// and from a static pool whose jobs belong to 1, 100 or 10,000 sources:
+//
+//	go test -run '^$' -bench Drain -benchtime 20000x ./massqueue
+func BenchmarkDrain(b *testing.B) {
+	b.Run("plain", func(b *testing.B) { benchDrain(b, 0) })
+	for _, n := range []int{1, 100, 10000} {
+		b.Run(fmt.Sprintf("static/sources=%d", n), func(b *testing.B) { benchDrain(b, n) })
+	}
+}
+
+func benchDrain(b *testing.B, sources int) {
+	e := newEnv(b)
+	ctx := context.Background()
+	src := protocol.QueueSource("q")
+	if sources == 0 {
+		args := []any{e.ns + ":queue:q"}
+		for i := 0; i < b.N; i++ {
+			args = append(args, fmt.Sprintf(`{"class":"J","args":[%d],"id":"%d","queue_time":1.5}`, i, i))
+			if len(args) == 2001 || i == b.N-1 {
+				e.do("RPUSH", args...)
+				args = args[:1]
+			}
+		}
+	} else {
+		src = protocol.StaticPoolSource("general")
+		args := []any{e.ns + ":unassigned"}
+		for i := 0; i < b.N; i++ {
+			args = append(args, fmt.Sprintf(`{"class":"J","sourceId":"s%d","name":"n","args":[%d],"id":"%d","queue_time":1.5}`, i%sources, i, i))
+			if len(args) == 2001 || i == b.N-1 {
+				e.do("LPUSH", args...)
+				args = args[:1]
+			}
+		}
+		e.allocate(e.allocator(mustConfig(b, staticConfig), newClock()))
+	}
+	const slots = 16
+	calls0, usec0 := e.commandStats()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	b.ResetTimer()
+	start := time.Now()
+	for s := 0; s < slots; s++ {
+		w := e.worker(s, src)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := 0
+			res, err := e.c.Claim(ctx, rdb.ClaimArgs{WorkerID: w.id, Host: "h", Sources: []protocol.Source{src}, Now: time.Now()})
+			for err == nil && res.Payload != nil {
+				n++
+				o := rdb.Outcome{Seq: res.Seq, Kind: rdb.OutcomeOK, Class: "J", Now: time.Now()}
+				a := rdb.ClaimArgs{WorkerID: w.id, Host: "h", Sources: []protocol.Source{src}, Now: time.Now()}
+				_, res, err = e.c.FinishAndClaim(ctx, w.id, "h", res.Source, o, a)
+			}
+			if err != nil {
+				b.Error(err)
+			}
+			mu.Lock()
+			done += n
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	el := time.Since(start)
+	b.StopTimer()
+	if done != b.N {
+		b.Fatalf("drained %d of %d", done, b.N)
+	}
+	b.ReportMetric(float64(b.N)/el.Seconds(), "jobs/s")
+	calls, usec := e.commandStats()
+	b.ReportMetric(float64(calls-calls0)/float64(b.N), "cmds/job")
+	b.ReportMetric(float64(usec-usec0)/float64(b.N), "redis-µs/job")
+}
+
+// commandStats sums the calls and microseconds of every command Redis ran
+// (commands inside scripts included; EVALSHA itself excluded, its time
+// includes theirs).
+func (e *env) commandStats() (calls, usec int64) {
+	info := e.str("INFO", "commandstats")
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		var c, u int64
+		for _, f := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(f, "=")
+			n, _ := strconv.ParseInt(v, 10, 64)
+			switch k {
+			case "calls":
+				c = n
+			case "usec":
+				u = n
+			}
+		}
+		if name == "cmdstat_evalsha" || name == "cmdstat_eval" {
+			usec += u
+			continue
+		}
+		if name != "cmdstat_info" {
+			calls += c
+		}
+	}
+	return calls, usec
+}
+
+// BenchmarkAllocateStatic routes b.N static payloads from unassigned to a
+// pool (per-source FIFOs), 100 a script call.
+func BenchmarkAllocateStatic(b *testing.B) {
+	e := newEnv(b)
+	e.fill("s1", b.N/2)
+	e.fill("s2", b.N-b.N/2)
+	a := e.allocator(mustConfig(b, staticConfig), newClock())
+	b.ResetTimer()
+	start := time.Now()
+	e.allocate(a)
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
+}
+
+// BenchmarkAllocateBatch allocates b.N committed batches (of 1,000 sources,
+// so most wait in a backlog) to 4 units.
+func BenchmarkAllocateBatch(b *testing.B) {
+	e := newEnv(b)
+	e.beat("imports", "n1-0", "n1-1", "n1-2", "n1-3")
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("s%d:n:%08x", i%1000, i)
+		e.do("RPUSH", e.ns+":committed:"+id, `{"class":"J"}`)
+		e.do("LPUSH", e.ns+":committed", id)
+	}
+	a := e.allocator(mustConfig(b, testConfig), newClock())
+	b.ResetTimer()
+	start := time.Now()
+	n := 0
+	for n < b.N {
+		st := e.pass(a)
+		n += st.Batches["assigned"] + st.Batches["backlog"]
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "batches/s")
+}
+
+var _ = massqueue.KindStatic
