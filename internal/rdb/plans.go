@@ -14,8 +14,8 @@ import (
 // Scripts of plans (protocol.md 7); immutable once built.
 var (
 	planAddScript    = loadScript("plan_add.lua", 3)
-	planFireScript   = loadScript("plan_fire.lua", 8)
-	planParkScript   = loadScript("plan_park.lua", 4)
+	planFireScript   = loadScriptWith("plan_fire.lua", 8, "plan_take.lua")
+	planParkScript   = loadScriptWith("plan_park.lua", 4, "plan_take.lua")
 	planRemoveScript = loadScript("plan_remove.lua", -1)
 	planCleanScript  = loadScript("plan_clean.lua", 2)
 )

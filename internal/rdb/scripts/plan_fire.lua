@@ -39,25 +39,13 @@
 -- this slot.
 --   "gone"       the plan no longer exists: its id was dropped from the slot
 local function cleanup()
-  if redis.call('LLEN', KEYS[3]) == 0 then
-    redis.call('ZREM', KEYS[2], ARGV[4])
-  end
+  slot_cleanup(KEYS[2], KEYS[3], ARGV[4])
 end
 
-local plan = redis.call('GET', KEYS[1])
-if not plan then
-  redis.call('LREM', KEYS[3], 1, ARGV[1])
-  cleanup()
-  return 'gone'
+local taken = take_plan(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[4])
+if taken then
+  return taken
 end
-if not redis.call('LPOS', KEYS[3], ARGV[1]) then
-  cleanup()
-  return 'taken'
-end
-if plan ~= ARGV[2] then
-  return 'changed'
-end
-redis.call('LREM', KEYS[3], 1, ARGV[1])
 
 local result = 'skipped'
 if ARGV[6] ~= '' then

@@ -15,25 +15,13 @@
 -- Returns "parked" (recorded in failed), "dropped" (a leftover entry), or
 -- "changed" / "taken" / "gone" as plan_fire.lua does.
 local function cleanup()
-  if redis.call('LLEN', KEYS[3]) == 0 then
-    redis.call('ZREM', KEYS[2], ARGV[3])
-  end
+  slot_cleanup(KEYS[2], KEYS[3], ARGV[3])
 end
 
-local plan = redis.call('GET', KEYS[1])
-if not plan then
-  redis.call('LREM', KEYS[3], 1, ARGV[1])
-  cleanup()
-  return 'gone'
+local taken = take_plan(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3])
+if taken then
+  return taken
 end
-if not redis.call('LPOS', KEYS[3], ARGV[1]) then
-  cleanup()
-  return 'taken'
-end
-if plan ~= ARGV[2] then
-  return 'changed'
-end
-redis.call('LREM', KEYS[3], 1, ARGV[1])
 cleanup()
 if ARGV[4] == '' then
   return 'dropped'

@@ -1,0 +1,34 @@
+-- plan_take.lua: a fragment (local functions) for plan_fire.lua and
+-- plan_park.lua: take a plan id out of its slot list when the plan is still
+-- what the caller read.
+--
+-- slot_cleanup(schedule, slot, ts): drops ts from plan_schedule once the
+--   slot list plan_schedule:<ts> is empty.
+-- take_plan(plan_key, schedule, slot, id, seen, ts): returns nil after
+--   removing one entry of id from the slot, or, with nothing more done:
+--   "gone"    plan:<id> no longer exists (its id was dropped from the slot)
+--   "taken"   the id is no longer in the slot (another scheduler took it)
+--   "changed" the plan's JSON is not seen any more (read it again)
+local function slot_cleanup(schedule, slot, ts)
+  if redis.call('LLEN', slot) == 0 then
+    redis.call('ZREM', schedule, ts)
+  end
+end
+
+local function take_plan(plan_key, schedule, slot, id, seen, ts)
+  local plan = redis.call('GET', plan_key)
+  if not plan then
+    redis.call('LREM', slot, 1, id)
+    slot_cleanup(schedule, slot, ts)
+    return 'gone'
+  end
+  if not redis.call('LPOS', slot, id) then
+    slot_cleanup(schedule, slot, ts)
+    return 'taken'
+  end
+  if plan ~= seen then
+    return 'changed'
+  end
+  redis.call('LREM', slot, 1, id)
+  return nil
+end
