@@ -82,3 +82,7 @@ func reallocate(ctx context.Context, c *rdb.Client, match func(Failure) bool) (i
 	}
 	return n, nil
 }
+
+func parseBatch(id string) (source, name, suffix string, err error) {
+	return protocol.ParseBatchID(id)
+}

@@ -1,0 +1,609 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/resque-go/resque-go/massqueue"
+)
+
+// massCommand is `resque-go mass ...`: mass queues (massqueue.md).
+func massCommand() *ucli.Command {
+	withJSON := func(fs ...ucli.Flag) []ucli.Flag {
+		return append(append(redisFlags(), fs...), &ucli.BoolFlag{Name: "json", Usage: "print JSON"})
+	}
+	source := func() ucli.Flag {
+		return &ucli.StringFlag{Name: "source", Usage: "source id (the payload's sourceId, a tenant)", Required: true}
+	}
+	config := func() ucli.Flag {
+		return &ucli.StringFlag{Name: "config", Usage: "config file with node_id, pools and mapping (resqu-server's config.yml, or a pool file holding them)",
+			EnvVars: []string{"RESQUE_MASS_CONFIG", "RESQUE_POOL_CONFIG"}}
+	}
+	ttl := &ucli.DurationFlag{Name: "ttl", Usage: "how long an uncommitted batch lives after its last push", Value: massqueue.DefaultBatchTTL}
+	return &ucli.Command{
+		Name:  "mass",
+		Usage: "mass queues: sources routed to pools, static jobs, batches (mass actions), fairness settings",
+		Description: "Work is routed by source (the payload's sourceId) and job name to named pools: static\n" +
+			"jobs one by one (served round-robin between sources, weighted, with per-source limits\n" +
+			"and pause), batches worked by the units of a batch pool (one active batch per source\n" +
+			"per pool). The keys are resqu-client's: PHP producers and these commands fill the same\n" +
+			"queues.",
+		Subcommands: []*ucli.Command{
+			{
+				Name: "route", Usage: "send a source's job name (or all its jobs) to a pool, overriding the config mapping (src:<s>:cfg:<j>)",
+				ArgsUsage: " ",
+				Flags: append(redisFlags(), source(),
+					&ucli.StringFlag{Name: "name", Usage: "job name (default: every job of the source)", Value: massqueue.Default},
+					&ucli.StringFlag{Name: "pool", Usage: "pool name"},
+					&ucli.BoolFlag{Name: "remove", Usage: "remove the override"}),
+				Action: massRoute,
+			},
+			{Name: "routes", Usage: "the src: overrides and (with --config) the config mapping", ArgsUsage: " ", Flags: withJSON(config()), Action: massRoutes},
+			{
+				Name: "enqueue", Usage: "enqueue a static job (LPUSH unassigned)", ArgsUsage: " ",
+				Flags: withJSON(source(),
+					&ucli.StringFlag{Name: "name", Usage: "job name", Required: true},
+					&ucli.StringFlag{Name: "class", Usage: "job class", Required: true},
+					&ucli.StringFlag{Name: "args", Usage: "arguments, JSON object or array"}),
+				Action: massEnqueue,
+			},
+			{
+				Name: "batch", Usage: "build and commit a batch",
+				Subcommands: []*ucli.Command{
+					{
+						Name: "create", Usage: "print a new batch id (<source>:<name>:<8 hex>); nothing is written until the first push", ArgsUsage: " ",
+						Flags:  withJSON(source(), &ucli.StringFlag{Name: "name", Usage: "job name", Required: true}),
+						Action: massBatchCreate,
+					},
+					{
+						Name: "push", Usage: "push a job (--class, --args) or JSON lines from stdin to batch ID", ArgsUsage: "ID",
+						Description: "Each stdin line is a JSON object {\"class\":...,\"args\":...} (optional \"name\",\n" +
+							"\"sourceId\", \"unique\"); progress goes to stderr on a terminal.",
+						Flags: withJSON(&ucli.StringFlag{Name: "class", Usage: "job class (else read JSON lines from stdin)"},
+							&ucli.StringFlag{Name: "args", Usage: "arguments, JSON object or array"}, ttl),
+						Action: massBatchPush,
+					},
+					{Name: "commit", Usage: "commit batch ID: the allocators hand it to a unit", ArgsUsage: "ID", Flags: withJSON(), Action: massBatchCommit},
+				},
+			},
+			{Name: "status", Usage: "pools, units, batches with remaining sizes, sources' active batches and backlogs, static jobs waiting", ArgsUsage: " ",
+				Flags: withJSON(config(), &ucli.DurationFlag{Name: "dead-after", Usage: "a unit silent this long is dead", Value: 30 * time.Second}), Action: massStatus},
+			{Name: "failures", Usage: "batches and static jobs that could not be placed (batch:allocation_failures)", ArgsUsage: " ", Flags: withJSON(), Action: massFailures},
+			{Name: "reallocate", Usage: "give allocation failure ID (a batch id or a job id), or --all, another try", ArgsUsage: "ID",
+				Flags: withJSON(&ucli.BoolFlag{Name: "all", Usage: "every allocation failure"}), Action: massReallocate},
+			{Name: "weight", Usage: "a source's share of its static pools (jobs per turn, default 1)", ArgsUsage: " ",
+				Flags: withJSON(source(), &ucli.IntFlag{Name: "weight", Usage: "jobs per turn, >= 1", Required: true}), Action: massWeight},
+			{Name: "limit", Usage: "at most N jobs of a source running at once in each static pool, across hosts (0: no limit)", ArgsUsage: " ",
+				Flags: withJSON(source(), &ucli.IntFlag{Name: "concurrency", Usage: "N; 0 removes the limit", Required: true}), Action: massLimit},
+			{Name: "pause", Usage: "stop claiming a source's static jobs (running ones finish)", ArgsUsage: " ", Flags: withJSON(source()), Action: massPause},
+			{Name: "resume", Usage: "claim a paused source's static jobs again", ArgsUsage: " ", Flags: withJSON(source(), config()), Action: massResume},
+			{Name: "settings", Usage: "sources with a weight, limit or pause", ArgsUsage: " ", Flags: withJSON(), Action: massSettings},
+		},
+	}
+}
+
+func noArgs(c *ucli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("%s takes no argument (flags go first): %q", c.Command.FullName(), c.Args().First())
+	}
+	return nil
+}
+
+func oneArg(c *ucli.Context, what string) (string, error) {
+	if c.NArg() != 1 || c.Args().First() == "" {
+		return "", usagef("%s takes one %s (flags go before it)", c.Command.FullName(), what)
+	}
+	return c.Args().First(), nil
+}
+
+// massConfig reads --config; nil when it is not given.
+func massConfig(c *ucli.Context) (*massqueue.Config, error) {
+	path := c.String("config")
+	if path == "" {
+		return nil, nil
+	}
+	host, _ := os.Hostname()
+	cfg, err := massqueue.LoadConfig(path, host)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return cfg, nil
+}
+
+// massUsage turns the massqueue errors caused by input into usage errors.
+func massUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	for _, s := range []string{"bad source id", "must not be empty", "is empty", "contains ':'", "weight", "not valid JSON", "is not <sourceId>"} {
+		if strings.Contains(msg, s) {
+			return usageError{err}
+		}
+	}
+	return err
+}
+
+func massRoute(c *ucli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	pool := c.String("pool")
+	if c.Bool("remove") == (pool != "") {
+		return usagef("mass route needs --pool P or --remove (not both)")
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	if err := massUsage(massqueue.SetRoute(c.Context, client, c.String("source"), c.String("name"), pool)); err != nil {
+		return err
+	}
+	key := "src:" + c.String("source") + ":cfg:" + c.String("name")
+	if pool == "" {
+		fmt.Fprintf(c.App.Writer, "removed %s\n", key)
+	} else {
+		fmt.Fprintf(c.App.Writer, "%s = %s\n", key, pool)
+	}
+	return nil
+}
+
+func massRoutes(c *ucli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	cfg, err := massConfig(c)
+	if err != nil {
+		return err
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	rs, err := massqueue.Routes(c.Context, client, cfg)
+	if err != nil {
+		return err
+	}
+	if rs == nil {
+		rs = []massqueue.Route{}
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, rs)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tSOURCE\tJOB\tPOOL\tFROM\tPROBLEM")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", dash(string(r.Kind)), r.Source, r.Job, r.Pool, r.From, dash(r.Problem))
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func massEnqueue(c *ucli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	id, err := massqueue.EnqueueStatic(c.Context, client, massqueue.Job{Class: c.String("class"), Source: c.String("source"),
+		Name: c.String("name"), Args: []byte(c.String("args"))})
+	if err != nil {
+		return massUsage(err)
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]string{"id": id, "source": c.String("source"), "name": c.String("name")})
+	}
+	fmt.Fprintln(c.App.Writer, id)
+	return nil
+}
+
+func massBatchCreate(c *ucli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	b, err := massqueue.NewBatch(client, c.String("source"), c.String("name"), 0)
+	if err != nil {
+		return massUsage(err)
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]string{"id": b.ID()})
+	}
+	fmt.Fprintln(c.App.Writer, b.ID())
+	return nil
+}
+
+// batchLine is a JSON line of `mass batch push`.
+type batchLine struct {
+	Class  string          `json:"class"`
+	Args   json.RawMessage `json:"args"`
+	Name   string          `json:"name"`
+	Source string          `json:"sourceId"`
+	Unique *struct {
+		UID          string `json:"uid"`
+		DeferrableBy *int64 `json:"deferrableBy"`
+	} `json:"unique"`
+}
+
+func (l batchLine) job() massqueue.Job {
+	j := massqueue.Job{Class: l.Class, Args: l.Args, Name: l.Name, Source: l.Source}
+	if l.Unique != nil {
+		j.UniqueID = l.Unique.UID
+		if l.Unique.DeferrableBy != nil {
+			j.Deferrable, j.DeferrableBy = true, *l.Unique.DeferrableBy
+		}
+	}
+	return j
+}
+
+func massBatchPush(c *ucli.Context) error {
+	id, err := oneArg(c, "batch ID")
+	if err != nil {
+		return err
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	b, err := massqueue.OpenBatch(client, id, c.Duration("ttl"))
+	if err != nil {
+		return massUsage(err)
+	}
+	pushed := 0
+	if class := c.String("class"); class != "" {
+		if err := b.Push(c.Context, massqueue.Job{Class: class, Args: []byte(c.String("args"))}); err != nil {
+			return massUsage(err)
+		}
+		pushed = 1
+	} else {
+		if c.String("args") != "" {
+			return usagef("mass batch push: --args needs --class")
+		}
+		if pushed, err = pushLines(c, b); err != nil {
+			return err
+		}
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]any{"id": id, "pushed": pushed})
+	}
+	fmt.Fprintf(c.App.Writer, "pushed %d to %s\n", pushed, id)
+	return nil
+}
+
+// pushLines pushes the JSON lines of stdin, 500 at a time, with progress
+// on a terminal.
+func pushLines(c *ucli.Context, b *massqueue.Batch) (int, error) {
+	in := c.App.Reader
+	if in == nil {
+		in = os.Stdin
+	}
+	progress := terminal(c.App.ErrWriter)
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	var jobs []massqueue.Job
+	pushed, line := 0, 0
+	flush := func() error {
+		if len(jobs) == 0 {
+			return nil
+		}
+		if err := b.Push(c.Context, jobs...); err != nil {
+			return massUsage(fmt.Errorf("after %d jobs: %w", pushed, err))
+		}
+		pushed += len(jobs)
+		jobs = jobs[:0]
+		if progress {
+			fmt.Fprintf(c.App.ErrWriter, "\rpushed %d", pushed)
+		}
+		return nil
+	}
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var l batchLine
+		if err := json.Unmarshal([]byte(text), &l); err != nil {
+			return pushed, usagef("stdin line %d: not a JSON object: %v", line, err)
+		}
+		if l.Class == "" {
+			return pushed, usagef("stdin line %d: no \"class\"", line)
+		}
+		jobs = append(jobs, l.job())
+		if len(jobs) == 500 {
+			if err := flush(); err != nil {
+				return pushed, err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return pushed, fmt.Errorf("reading stdin: %w", err)
+	}
+	if err := flush(); err != nil {
+		return pushed, err
+	}
+	if progress && pushed > 0 {
+		fmt.Fprintln(c.App.ErrWriter)
+	}
+	if pushed == 0 {
+		return 0, usagef("mass batch push: no job (give --class, or JSON lines on stdin)")
+	}
+	return pushed, nil
+}
+
+func massBatchCommit(c *ucli.Context) error {
+	id, err := oneArg(c, "batch ID")
+	if err != nil {
+		return err
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	if err := massqueue.CommitBatch(c.Context, client, id); err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]string{"id": id, "result": "committed"})
+	}
+	fmt.Fprintf(c.App.Writer, "committed %s\n", id)
+	return nil
+}
+
+func massStatus(c *ucli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	cfg, err := massConfig(c)
+	if err != nil {
+		return err
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	now, err := client.Time(c.Context)
+	if err != nil {
+		return err
+	}
+	st, err := massqueue.GetStatus(c.Context, client, cfg, now, c.Duration("dead-after"))
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, st)
+	}
+	return printMassStatus(c.App.Writer, st, now)
+}
+
+func printMassStatus(w io.Writer, st massqueue.Status, now time.Time) error {
+	fmt.Fprintf(w, "unassigned static jobs: %d\ncommitted batches waiting: %d\nallocation failures: %d\n", st.Unassigned, st.Committed, st.Failures)
+	for _, p := range st.Static {
+		fmt.Fprintf(w, "\nstatic pool %s: %d waiting, %d sources on the ring", p.Pool, p.Waiting, p.Ring)
+		if len(p.Parked) > 0 {
+			fmt.Fprintf(w, ", at their limit: %s", strings.Join(p.Parked, " "))
+		}
+		fmt.Fprintln(w)
+		for _, s := range p.Sources {
+			fmt.Fprintf(w, "  %-24s %d\n", s.Source, s.Waiting)
+		}
+	}
+	for _, p := range st.Batch {
+		fmt.Fprintf(w, "\nbatch pool %s\n", p.Pool)
+		for _, u := range p.Units {
+			state := "dead"
+			if u.Alive {
+				state = "alive"
+			}
+			beat := "never"
+			if !u.LastBeat.IsZero() {
+				beat = now.Sub(u.LastBeat).Round(time.Second).String() + " ago"
+			}
+			fmt.Fprintf(w, "  unit %s: %s (beat %s), %d batches\n", u.Unit, state, beat, len(u.Batches))
+			for _, b := range u.Batches {
+				fmt.Fprintf(w, "    %s  %d left\n", b.ID, b.Remaining)
+			}
+		}
+		for _, s := range p.Sources {
+			fmt.Fprintf(w, "  source %s: active %s on %s, backlog %d", s.Source, dash(s.Active), dash(s.Unit), len(s.Backlog))
+			if len(s.Backlog) > 0 {
+				fmt.Fprintf(w, " (%s)", strings.Join(s.Backlog, " "))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	return nil
+}
+
+func massFailures(c *ucli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	fs, err := massqueue.Failures(c.Context, client)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		type row struct {
+			massqueue.Failure
+			Entry json.RawMessage `json:"entry"`
+		}
+		rows := make([]row, 0, len(fs))
+		for _, f := range fs {
+			e, _ := json.Marshal(string(f.Entry))
+			if f.Kind == massqueue.KindStatic && json.Valid(f.Entry) {
+				e = f.Entry
+			}
+			rows = append(rows, row{f, e})
+		}
+		return writeJSON(c.App.Writer, rows)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tID\tSOURCE\tJOB\tAT\tREASON")
+	for _, f := range fs {
+		at := "-"
+		if !f.At.IsZero() {
+			at = f.At.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Kind, dash(f.ID), dash(f.Source), dash(f.Job), at, dash(f.Reason))
+	}
+	return tw.Flush()
+}
+
+func massReallocate(c *ucli.Context) error {
+	all := c.Bool("all")
+	if all && c.NArg() > 0 || !all && c.NArg() != 1 {
+		return usagef("mass reallocate takes one ID or --all")
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	var n int
+	if all {
+		n, err = massqueue.ReallocateAll(c.Context, client)
+	} else {
+		n, err = massqueue.Reallocate(c.Context, client, c.Args().First())
+	}
+	if err != nil {
+		return err
+	}
+	if !all && n == 0 {
+		return usagef("no allocation failure %q (see mass failures)", c.Args().First())
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]int{"reallocated": n})
+	}
+	fmt.Fprintf(c.App.Writer, "reallocated %d\n", n)
+	return nil
+}
+
+func massSetting(c *ucli.Context, set func() error, what string) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	if err := massUsage(set()); err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]string{"source": c.String("source"), "result": what})
+	}
+	fmt.Fprintf(c.App.Writer, "%s: %s\n", c.String("source"), what)
+	return nil
+}
+
+func massWeight(c *ucli.Context) error {
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	w := c.Int("weight")
+	return massSetting(c, func() error { return massqueue.SetWeight(c.Context, client, c.String("source"), w) }, "weight "+strconv.Itoa(w))
+}
+
+func massLimit(c *ucli.Context) error {
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	n := c.Int("concurrency")
+	what := "limit " + strconv.Itoa(n)
+	if n <= 0 {
+		what = "no limit"
+	}
+	return massSetting(c, func() error { return massqueue.SetLimit(c.Context, client, c.String("source"), n) }, what)
+}
+
+func massPause(c *ucli.Context) error {
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	return massSetting(c, func() error { return massqueue.Pause(c.Context, client, c.String("source")) }, "paused")
+}
+
+func massResume(c *ucli.Context) error {
+	cfg, err := massConfig(c)
+	if err != nil {
+		return err
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	var pools []string
+	if cfg != nil {
+		for _, p := range cfg.StaticPools {
+			pools = append(pools, p.Name)
+		}
+	}
+	return massSetting(c, func() error {
+		_, err := massqueue.Resume(c.Context, client, c.String("source"), pools...)
+		return err
+	}, "resumed")
+}
+
+func massSettings(c *ucli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	ss, err := massqueue.Settings(c.Context, client)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, ss)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SOURCE\tWEIGHT\tLIMIT\tPAUSED")
+	for _, s := range ss {
+		lim := "-"
+		if s.Limit > 0 {
+			lim = strconv.Itoa(s.Limit)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%v\n", s.Source, s.Weight, lim, s.Paused)
+	}
+	return tw.Flush()
+}
