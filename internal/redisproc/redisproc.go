@@ -1,6 +1,7 @@
 // Package redisproc runs a redis-server child process with persistence off
-// on a free local port: the test harness (internal/redistest) and the bench
-// command start their servers with it.
+// (unless Options turn it on) on a free local port: the test harness
+// (internal/redistest), the bench command and the chaos test start their
+// servers with it.
 package redisproc
 
 import (
@@ -34,8 +35,14 @@ type Options struct {
 	// Port is the port to serve (0: a free one).
 	Port int
 	// Args are more redis-server arguments, after the defaults (a later
-	// argument wins): --replicaof, --sentinel, TLS certificates...
+	// argument wins): --replicaof, --sentinel, TLS certificates,
+	// --appendonly yes...
 	Args []string
+	// Dir, when set, is the server's directory (its append-only file or
+	// snapshot, with persistence turned on in Args): created when missing
+	// and kept by Stop, so Restart starts on the same data. Default: a
+	// fresh temporary directory that Stop removes.
+	Dir string
 	// Config, when set, is written as redis.conf in the server's directory
 	// and named as the first argument (a Sentinel needs a config file it
 	// can rewrite).
@@ -82,15 +89,20 @@ func StartWith(opt Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	dir, err := os.MkdirTemp("", "redisproc")
+	dir, err := serverDir(opt.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("redisproc: %w", err)
+		return nil, err
+	}
+	cleanup := func() {
+		if opt.Dir == "" {
+			os.RemoveAll(dir)
+		}
 	}
 	var args []string
 	if opt.Config != "" {
 		conf := dir + "/redis.conf"
 		if err := os.WriteFile(conf, []byte(opt.Config), 0o600); err != nil {
-			os.RemoveAll(dir)
+			cleanup()
 			return nil, fmt.Errorf("redisproc: %w", err)
 		}
 		args = append(args, conf)
@@ -105,12 +117,12 @@ func StartWith(opt Options) (*Server, error) {
 	cmd := exec.Command(bin, append(args, opt.Args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		os.RemoveAll(dir)
+		cleanup()
 		return nil, fmt.Errorf("redisproc: %w", err)
 	}
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
+		cleanup()
 		return nil, fmt.Errorf("redisproc: start redis-server: %w", err)
 	}
 	go func() { _, _ = io.Copy(io.Discard, bufio.NewReader(out)) }()
@@ -126,17 +138,20 @@ func StartWith(opt Options) (*Server, error) {
 	return nil, fmt.Errorf("redisproc: redis-server on port %d did not answer PING within %s", port, readyTimeout)
 }
 
-// Stop kills the server and removes its directory.
+// Stop kills the server (SIGKILL: nothing is flushed that was not
+// already) and removes its directory unless Options.Dir named it.
 func (s *Server) Stop() {
 	if s.cmd != nil && s.cmd.Process != nil {
 		_ = s.cmd.Process.Kill()
 		_ = s.cmd.Wait()
 	}
-	_ = os.RemoveAll(s.Dir)
+	if s.opt.Dir == "" {
+		_ = os.RemoveAll(s.Dir)
+	}
 }
 
 // Restart kills the server and starts a new one on the same port, with
-// the same options.
+// the same options (in the same directory when Options.Dir is set).
 func (s *Server) Restart() error {
 	s.Stop()
 	opt := s.opt
@@ -147,6 +162,20 @@ func (s *Server) Restart() error {
 	}
 	*s = *ns
 	return nil
+}
+
+// serverDir creates dir, or a temporary directory when dir is "".
+func serverDir(dir string) (string, error) {
+	var err error
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "redisproc")
+	} else {
+		err = os.MkdirAll(dir, 0o700)
+	}
+	if err != nil {
+		return "", fmt.Errorf("redisproc: %w", err)
+	}
+	return dir, nil
 }
 
 func freePort() (int, error) {
