@@ -40,6 +40,12 @@ type Config struct {
 	// work until every queue is empty, then stop by itself.
 	Polling  bool   `json:"polling"`
 	Interval string `json:"interval"`
+	// Mass, instead of Queues, makes the node work a mass-queue pool
+	// (massqueue.md): "static:<pool>" serves a static pool's sources
+	// round-robin, "unit:<pool>:<unit id>" one unit of a batch pool. The
+	// pool manager sets it for the workers of its mass config. The slots
+	// poll every Interval ("" means 1 s here) when there is no job.
+	Mass string `json:"mass,omitempty"`
 	// Serial names queues of Queues that run one job at a time across
 	// every process (literal names; protocol.md 9).
 	Serial []string `json:"serial,omitempty"`
@@ -175,6 +181,7 @@ func (c Config) Validate() error {
 // settings are a Config's values parsed.
 type settings struct {
 	spec      protocol.QueueSpec
+	sources   []protocol.Source // from Mass
 	durations durations
 	retry     retryPolicies
 	handlers  handlerSpecs
@@ -184,6 +191,16 @@ type settings struct {
 // resolve validates c and parses its values.
 func (c Config) resolve() (settings, error) {
 	var s settings
+	if c.Mass != "" {
+		src, label, err := massSource(c.Mass)
+		if err != nil {
+			return s, err
+		}
+		if c.Queues != "" || len(c.Serial) > 0 {
+			return s, badf("--mass %q works a mass-queue pool: it takes no --queues or --serial", c.Mass)
+		}
+		s.sources, c.Queues = []protocol.Source{src}, label
+	}
 	if c.Queues == "" {
 		return s, badf("no queues: give --queues high,low (or QUEUE=high,low)")
 	}
@@ -223,6 +240,32 @@ func (c Config) resolve() (settings, error) {
 		return s, badf("supervisor_pid %d: want a pid, or 0 for none", c.SupervisorPID)
 	}
 	return s, nil
+}
+
+// massSource reads Config.Mass: the ring to claim from, and the label the
+// worker ids carry where a queue list would be (no ":" in it).
+func massSource(v string) (protocol.Source, string, error) {
+	kind, rest, _ := strings.Cut(v, ":")
+	bad := func() (protocol.Source, string, error) {
+		return protocol.Source{}, "", badf("--mass %q: want static:POOL or unit:POOL:UNIT", v)
+	}
+	name := func(s string) bool {
+		return s != "" && !strings.ContainsAny(s, ": ,*!")
+	}
+	switch kind {
+	case "static":
+		if !name(rest) {
+			return bad()
+		}
+		return protocol.StaticPoolSource(rest), "mass." + rest, nil
+	case "unit":
+		pool, unit, ok := strings.Cut(rest, ":")
+		if !ok || !name(pool) || !name(unit) {
+			return bad()
+		}
+		return protocol.UnitSource(pool, unit), "mass." + pool + "." + unit, nil
+	}
+	return bad()
 }
 
 // Encode writes c as JSON (one object, then a newline).

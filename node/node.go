@@ -151,11 +151,18 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 			Slots:  func() (int, int) { return n.w.Slots() }})
 		onFinish = n.metrics.Observe
 	}
+	queues, interval := cfg.Queues, s.durations.interval
+	if len(s.sources) > 0 {
+		queues = s.spec.String() // the label of a mass pool's worker ids
+		if strings.TrimSpace(cfg.Interval) == "" {
+			interval = time.Second // mass sources are polled
+		}
+	}
 	var err error
 	n.w, err = runtime.New(runtime.Config{
-		Client: n.client, Registry: reg, Queues: cfg.Queues, Concurrency: cfg.Concurrency,
+		Client: n.client, Registry: reg, Queues: queues, Sources: s.sources, Concurrency: cfg.Concurrency,
 		Hostname: cfg.Hostname, Polling: cfg.Polling,
-		Interval: s.durations.interval, HeartbeatInterval: s.durations.heartbeat,
+		Interval: interval, HeartbeatInterval: s.durations.heartbeat,
 		Drain:      s.durations.interval == 0 && strings.TrimSpace(cfg.Interval) != "",
 		JobTimeout: s.durations.jobTimeout, TermTimeout: s.durations.termTimeout,
 		DirtyExitOnTerm: cfg.DirtyExitOnTerm, MaxRecoveries: cfg.MaxRecoveries, RubyPrune: cfg.RubyPrune,
@@ -357,6 +364,9 @@ func (n *Node) watchLoop(wctx, ctx context.Context) {
 // a glob) that is not in the queues set: nothing was ever enqueued there,
 // so it may be a typo. Without an answer from Redis it says nothing.
 func (n *Node) warnUnknownQueues(ctx context.Context) {
+	if n.cfg.Mass != "" {
+		return // a mass pool's label, not a queue
+	}
 	literal := n.spec.Expand(nil)
 	if len(literal) == 0 {
 		return

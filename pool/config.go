@@ -14,6 +14,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/massqueue"
 	"github.com/resque-go/resque-go/node"
 )
 
@@ -76,6 +77,11 @@ type Config struct {
 	RubyPrune         *bool
 	GracefulTerm      *bool
 	DirtyExitOnTerm   *bool
+
+	// Mass is the mass-queue section (node_id, pools, mapping), nil
+	// without one: the manager runs an allocator and the units'
+	// heartbeats, and Sets holds a set per static pool and per unit.
+	Mass *massqueue.Config
 
 	// Scheduler, when set (`scheduler: true`, or a mapping with schedule,
 	// environment, dynamic), makes the manager run one `resque-go
@@ -175,6 +181,10 @@ type QueueSet struct {
 	// Serial makes the set's queues (its literal names, not its globs)
 	// serial: one job at a time across every process.
 	Serial bool
+	// Mass, for a set made from the mass-queue section, is the node's
+	// Mass setting ("static:<pool>", "unit:<pool>:<unit>"); Queues is
+	// then the same text, as a label.
+	Mass string
 	// Line is where the set is defined.
 	Line int
 }
@@ -314,6 +324,7 @@ func (c *Config) Child(set QueueSet) node.Config {
 			TLSServerName: c.RedisTLS.TLSServerName, TLSInsecureSkipVerify: c.RedisTLS.TLSInsecureSkipVerify,
 			SentinelPassword: c.RedisTLS.SentinelPassword},
 		Queues:          set.Queues,
+		Mass:            set.Mass,
 		Concurrency:     max(set.Concurrency, 1),
 		Hostname:        c.Hostname,
 		Polling:         set.Polling,
@@ -326,6 +337,9 @@ func (c *Config) Child(set QueueSet) node.Config {
 		GracefulTerm:    c.GracefulTerm != nil && *c.GracefulTerm,
 		DirtyExitOnTerm: c.DirtyExitOnTerm != nil && *c.DirtyExitOnTerm,
 		NoMover:         c.Mover != nil && !*c.Mover,
+	}
+	if set.Mass != "" {
+		n.Queues = ""
 	}
 	if set.Interval > 0 {
 		n.Interval = seconds(set.Interval)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/massqueue"
 )
 
 // maxErrors bounds how many problems one Parse reports.
@@ -309,7 +311,7 @@ func (d *decoder) queueList(n *yaml.Node, path, list string) bool {
 // Top-level keys of resque-go's format; the resque-v3 style has the same
 // ones with "queues" where resque-go has "workers".
 var ownKeys = []string{"redis", "namespace", "hostname", "log", "fail_retries", "term_timeout", "kill_timeout", "handlers",
-	"retry_backoff", "class_retry", "max_recoveries", "heartbeat_interval", "mover", "ruby_prune", "graceful_term", "dirty_exit_on_term", "scheduler"}
+	"retry_backoff", "class_retry", "max_recoveries", "heartbeat_interval", "mover", "ruby_prune", "graceful_term", "dirty_exit_on_term", "scheduler", "node_id", "pools", "mapping"}
 
 // Top-level keys only a resque-v3 file has. log_level is read; the others
 // configure what resque-go does not do (its own log file, statsd, PHP task
@@ -363,6 +365,7 @@ func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
 		known = append(known, v3OnlyKeys...)
 	}
 	sawSets, setsMisspelt := false, false
+	var massNodes []*yaml.Node // node_id, pools, mapping: the mass-queue section
 	var namespaceAt *yaml.Node // where the namespace was given
 	setNamespace := func(n *yaml.Node, path, v string) {
 		if namespaceAt != nil {
@@ -459,6 +462,8 @@ func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
 			}
 		case "scheduler":
 			d.decodeScheduler(cfg, f.val, p)
+		case "node_id", "pools", "mapping":
+			massNodes = append(massNodes, f.key, f.val)
 		case setsKey:
 			sawSets = true
 			d.decodeSets(cfg, f.val, p)
@@ -474,8 +479,47 @@ func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
 			}
 		}
 	}
-	if !sawSets && !setsMisspelt {
+	if len(massNodes) > 0 {
+		d.decodeMass(cfg, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: massNodes})
+	}
+	if !sawSets && !setsMisspelt && cfg.Mass == nil {
 		d.errorf(root, setsKey, "missing: list the queue sets to run")
+	}
+}
+
+// decodeMass reads the mass-queue section (node_id, pools, mapping: the
+// released resqu-server format) and adds a queue set per static pool (one
+// process with worker_count slots) and per unit of each batch pool (one
+// process with workers_per_unit slots).
+func (d *decoder) decodeMass(cfg *Config, n *yaml.Node) {
+	var sec massqueue.Section
+	if err := n.Decode(&sec); err != nil {
+		d.errorf(n, "pools", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return
+	}
+	host := cfg.Hostname
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	mc, err := sec.Config(host)
+	if err != nil {
+		d.errorf(n, "pools", "%s", strings.TrimPrefix(err.Error(), "massqueue: bad config: "))
+		return
+	}
+	cfg.Mass = mc
+	for _, sp := range mc.StaticPools {
+		if sp.WorkerCount > 0 {
+			mass := "static:" + sp.Name
+			cfg.Sets = append(cfg.Sets, QueueSet{Queues: mass, Mass: mass, Processes: 1, Concurrency: sp.WorkerCount, Line: n.Line})
+		}
+	}
+	for _, bp := range mc.BatchPools {
+		for k := range bp.UnitCount {
+			if bp.WorkersPerUnit > 0 {
+				mass := "unit:" + bp.Name + ":" + mc.UnitID(k)
+				cfg.Sets = append(cfg.Sets, QueueSet{Queues: mass, Mass: mass, Processes: 1, Concurrency: bp.WorkersPerUnit, Line: n.Line})
+			}
+		}
 	}
 }
 

@@ -111,6 +111,7 @@ func (s *Supervisor) finish() {
 	s.mu.Lock()
 	s.running = false
 	s.mu.Unlock()
+	s.mass.stop()
 	s.pruner.runner.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), s.p.PruneTimeout)
 	s.pruner.pass(ctx)

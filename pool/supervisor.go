@@ -183,6 +183,7 @@ type Supervisor struct {
 
 	pruner    *pruner
 	publisher *publisher
+	mass      *massServices
 	metrics   *metrics.PoolServer // the manager's /metrics, with MetricsAddr
 	bound     string              // its address
 
@@ -219,6 +220,7 @@ func New(p Params, cfg *Config) (*Supervisor, error) {
 		cfg:      cfg,
 		state:    StateRunning,
 	}
+	s.mass = &massServices{client: p.Client, log: &s.log, host: host}
 	s.pruner = &pruner{s: s, req: make(chan struct{}, 1)}
 	s.publisher = &publisher{s: s, kick: make(chan struct{}, 1)}
 	if p.MetricsAddr != "" {
@@ -262,6 +264,12 @@ func (s *Supervisor) Start(ctx context.Context) {
 	s.pruner.runner.Start(context.Background(), s.pruner.loop)
 	s.pruner.request(0) // registrations left by an earlier pool on this host
 	s.publisher.runner.Start(context.Background(), s.publisher.loop)
+	s.mu.Lock()
+	mass := s.cfg.Mass
+	s.mu.Unlock()
+	if err := s.mass.apply(mass); err != nil {
+		s.log.Error().Err(err).Msg("mass-queue allocator not started")
+	}
 	s.runner.Start(ctx, s.run)
 }
 
@@ -323,6 +331,11 @@ func (s *Supervisor) Reload(cfg *Config) error {
 	}
 	var err error = ErrNotRunning
 	s.send(func(l *loop) { err = l.reload(cfg) })
+	if err == nil {
+		if merr := s.mass.apply(cfg.Mass); merr != nil {
+			s.log.Error().Err(merr).Msg("mass-queue allocator not restarted")
+		}
+	}
 	return err
 }
 

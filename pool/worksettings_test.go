@@ -110,10 +110,11 @@ func TestSupervisorPassesEverySetting(t *testing.T) {
 		t.Errorf("child config = %+v\nwant           %+v", got, want)
 	}
 	// The TLS and Sentinel settings come from the manager's flags, not the
-	// file (TestChildGetsManagersRedisTLS).
+	// file (TestChildGetsManagersRedisTLS); Mass excludes Queues and comes
+	// from the mass-queue section (TestParseMassSection).
 	var zero []string
 	for _, f := range zeroFields(reflect.ValueOf(got), "") {
-		if !strings.HasPrefix(f, "Redis.TLS") && f != "Redis.SentinelPassword" {
+		if !strings.HasPrefix(f, "Redis.TLS") && f != "Redis.SentinelPassword" && f != "Mass" {
 			zero = append(zero, f)
 		}
 	}

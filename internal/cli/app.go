@@ -121,6 +121,7 @@ func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 		scheduleCommand(),
 		planCommand(),
 		delayedCommand(),
+		massCommand(),
 		demoCommand(),
 		poolCommand(),
 		benchCommand(),

@@ -19,6 +19,7 @@ func workCommand(reg *worker.Registry) *ucli.Command {
 	flags := append(append(redisFlags(), handlerFlags()...),
 		&ucli.BoolFlag{Name: "fork", Usage: "run every job in a child process (this binary re-executed), isolating crashes and leaks", EnvVars: []string{"RESQUE_FORK"}},
 		&ucli.StringFlag{Name: "queues", Aliases: []string{"q"}, Usage: "queues in priority order: high,low; * and globs expand against the queues set; !pattern excludes", EnvVars: []string{"QUEUE"}},
+		&ucli.StringFlag{Name: "mass", Usage: "instead of --queues, work a mass-queue pool: static:POOL (its sources round-robin) or unit:POOL:UNIT (a batch pool's unit); resque-go pool sets it from a mass config", EnvVars: []string{"RESQUE_MASS"}},
 		&ucli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "job slots in this process, each with its own worker id", Value: 1, EnvVars: []string{"COUNT"}},
 		&ucli.StringFlag{Name: "interval", Usage: "poll interval when polling (seconds, or a duration such as 500ms); 0: work until every queue is empty, then exit (Ruby's INTERVAL=0)", Value: "5", EnvVars: []string{"INTERVAL"}},
 		&ucli.StringSliceFlag{Name: "serial", Usage: "run this queue one job at a time across every process (a queue named in --queues; repeatable)", EnvVars: []string{"RESQUE_SERIAL"}},
@@ -145,6 +146,7 @@ func configFromFlags(c *ucli.Context) (node.Config, error) {
 	cfg := node.Config{
 		Redis:              redisConfig(c),
 		Queues:             c.String("queues"),
+		Mass:               c.String("mass"),
 		Concurrency:        c.Int("concurrency"),
 		Hostname:           c.String("hostname"),
 		Polling:            c.Bool("polling"),
@@ -171,6 +173,9 @@ func configFromFlags(c *ucli.Context) (node.Config, error) {
 		LogLevel:           c.String("log-level"),
 		LogFormat:          c.String("log-format"),
 		SupervisorPID:      c.Int("supervisor-pid"),
+	}
+	if cfg.Mass != "" && !c.IsSet("interval") {
+		cfg.Interval = "" // a mass pool's default poll (1 s), not work's 5 s
 	}
 	// --max-recoveries 0 means none; node.Config reads 0 as the default.
 	if cfg.MaxRecoveries == 0 {

@@ -71,6 +71,14 @@ func (k Keys) StaticQueue(pool string) string { return k.key(StaticQueueName(poo
 // StaticQueueName is StaticQueue without the namespace.
 func StaticQueueName(pool string) string { return "static:queue:" + pool }
 
+// IsMassQueueName reports whether a job's queue (as its worker record and
+// failed entry name it) is a mass-queue list: a static pool's or a batch's
+// (committed:<id>). Such a job goes back through unassigned when retried by
+// hand.
+func IsMassQueueName(q string) bool {
+	return strings.HasPrefix(q, "static:queue:") || strings.HasPrefix(q, CommittedPrefix)
+}
+
 // StaticSourceQueue is resque-go's FIFO of one source's static jobs in a
 // pool: static:queue:<pool>:<source>.
 func (k Keys) StaticSourceQueue(pool, source string) string {

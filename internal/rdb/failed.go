@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/resque-go/resque-go/internal/protocol"
 )
 
 // failedScripts are loaded on first use.
@@ -36,7 +38,12 @@ func (c *Client) RetryFailed(ctx context.Context, entry []byte, index int64, ret
 	if attempts == "" {
 		attemptsKey = k.Attempts("none") // never written: DEL of it is a no-op
 	}
-	n, err := redis.Int64(c.eval(ctx, c.failedScripts().retry, k.Failed(), k.Queue(queue), k.Queues(), attemptsKey, k.AttemptsIndex(),
+	target := k.Queue(queue)
+	if protocol.IsMassQueueName(queue) {
+		// a mass-queue job goes back through routing, as it came
+		target, queue = k.Unassigned(), ""
+	}
+	n, err := redis.Int64(c.eval(ctx, c.failedScripts().retry, k.Failed(), target, k.Queues(), attemptsKey, k.AttemptsIndex(),
 		entry, index, retried, payload, queue))
 	if err != nil {
 		return 0, fmt.Errorf("rdb: retry failed entry %d: %w", index, err)

@@ -51,6 +51,18 @@ type ClaimResult struct {
 	// Attempts is the job's attempt counter (failed attempts so far) when
 	// the claim read it: jobs in Ruby's exact form; -1 when not read.
 	Attempts int
+	// StatQueue names the job's queue in the per-host statistics
+	// (queuestat:*): Queue, except for a job from a ring, which is counted
+	// under the ring's name (a static pool, a unit), not under each batch.
+	StatQueue string
+}
+
+// StatName is StatQueue, or Queue when it is not set.
+func (r ClaimResult) StatName() string {
+	if r.StatQueue != "" {
+		return r.StatQueue
+	}
+	return r.Queue
 }
 
 // claimKeysArgs lays out claim.lua's keys and arguments.
@@ -208,7 +220,7 @@ func parseClaim(a ClaimArgs, reply any) (ClaimResult, error) {
 				src.Queue = list
 			}
 		}
-		return ClaimResult{Source: src, Queue: src.Queue, Payload: body, Seq: seq, Attempts: attempts}, nil
+		return ClaimResult{Source: src, Queue: src.Queue, Payload: body, Seq: seq, Attempts: attempts, StatQueue: srcs[i-1].Queue}, nil
 	}
 	return ClaimResult{}, fmt.Errorf("rdb: claim: unexpected reply %T", reply)
 }
@@ -253,6 +265,9 @@ type Outcome struct {
 	// Token, for a job from a serial source, is the slot's lock token: the
 	// finish releases that source's lock if the slot still holds it.
 	Token string
+	// StatQueue, when set, names the queue in the queuestat counters
+	// instead of the source's (ClaimResult.StatQueue).
+	StatQueue string
 	// UniqueID is the uid of a unique job (protocol.ParseUnique): the
 	// finish moves its state on (protocol.md 8) in the same step.
 	UniqueID string
@@ -261,7 +276,10 @@ type Outcome struct {
 
 // finishKeysArgs lays out finish.lua's keys and arguments.
 func (c *Client) finishKeysArgs(workerID, host string, src protocol.Source, o Outcome) (keys, args []any) {
-	queue := src.Queue
+	queue, statQueue := src.Queue, src.Queue
+	if o.StatQueue != "" {
+		statQueue = o.StatQueue
+	}
 	k := c.keys
 	if o.Kind == "" {
 		o.Kind = OutcomeOK
@@ -284,7 +302,7 @@ func (c *Client) finishKeysArgs(workerID, host string, src protocol.Source, o Ou
 	switch o.Kind {
 	case OutcomeFail:
 		keys = append(keys, k.StatFailed(), k.StatFailedWorker(workerID),
-			k.QueueStat(host, protocol.QueueStatFailed, queue))
+			k.QueueStat(host, protocol.QueueStatFailed, statQueue))
 	case OutcomeRetry, OutcomeReschedule:
 		delayedKey, tsKey := k.Delayed(o.DueAt), k.Timestamps(o.Push)
 		if o.DueAt <= 0 {
@@ -295,8 +313,8 @@ func (c *Client) finishKeysArgs(workerID, host string, src protocol.Source, o Ou
 			newWaiting, newStatusKey = "1", k.JobStatus(o.NewJobID)
 		}
 		keys = append(keys, k.StatFailed(), k.StatFailedWorker(workerID),
-			k.QueueStat(host, protocol.QueueStatFailed, queue),
-			k.Retries(), k.StatRetries(), k.QueueStat(host, protocol.QueueStatRetries, queue),
+			k.QueueStat(host, protocol.QueueStatFailed, statQueue),
+			k.Retries(), k.StatRetries(), k.QueueStat(host, protocol.QueueStatRetries, statQueue),
 			k.SourceKey(src), k.Queues(), delayedKey, tsKey, k.DelayedSchedule(), newStatusKey)
 		args = append(args, o.Push, o.DueAt, newWaiting, protocol.DelayedMember(o.DueAt))
 	}

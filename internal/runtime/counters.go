@@ -17,10 +17,10 @@ const counterFlush = 250 * time.Millisecond
 // instead of costing Redis commands with every job.
 func (w *Worker) countClaim(res rdb.ClaimResult, p *protocol.Payload, now time.Time) {
 	k := w.client.Keys()
-	w.counters.Add(k.QueueStat(w.cfg.Hostname, protocol.QueueStatDequeued, res.Queue), 1)
+	w.counters.Add(k.QueueStat(w.cfg.Hostname, protocol.QueueStatDequeued, res.StatName()), 1)
 	if p != nil && p.HasQueueTime {
 		waited := int64(float64(now.UnixNano())/1e6 - p.QueueTime*1000)
-		w.counters.Add(k.QueueStat(w.cfg.Hostname, protocol.QueueStatQueueTime, res.Queue), max(waited, 0))
+		w.counters.Add(k.QueueStat(w.cfg.Hostname, protocol.QueueStatQueueTime, res.StatName()), max(waited, 0))
 	}
 }
 

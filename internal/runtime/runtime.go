@@ -37,6 +37,11 @@ type Config struct {
 	Registry *worker.Registry
 	// Queues is the queue list as given: "high,low", "*", "critical,*,!tmp*".
 	Queues string
+	// Sources, when set, replaces Queues: the slots claim from these
+	// sources in order (a mass-queue pool's ring: protocol.StaticPoolSource,
+	// protocol.UnitSource), polling every Interval when they are empty.
+	// Queues is then only the label in worker ids (a plain queue name).
+	Sources []protocol.Source
 	// Concurrency is the number of slots, each with its own worker id; default 1.
 	Concurrency int
 	// Hostname defaults to os.Hostname(); PID to os.Getpid().
@@ -215,6 +220,13 @@ func New(cfg Config) (*Worker, error) {
 		}
 	}
 	w.queues = &queueList{spec: spec, client: cfg.Client, refresh: cfg.QueueRefresh, now: cfg.Now, static: spec.Expand(nil)}
+	if len(cfg.Sources) > 0 {
+		names := make([]string, len(cfg.Sources))
+		for i, src := range cfg.Sources {
+			names[i] = src.Queue
+		}
+		w.queues = &queueList{spec: protocol.QueueSpec{}, static: names}
+	}
 	w.notify = newNotifier(cfg.Client, w.log)
 	for i := 1; i <= cfg.Concurrency; i++ {
 		id := protocol.WorkerID{Host: cfg.Hostname, PID: cfg.PID, Queues: spec.String()}

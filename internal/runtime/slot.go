@@ -129,7 +129,7 @@ func (s *slot) claim(queues []string) (res rdb.ClaimResult, paused bool, err err
 // count.
 func (s *slot) idle(ctx context.Context, queues []string) {
 	w := s.w
-	if w.cfg.Polling || !w.notify.watch(ctx, queues) {
+	if w.cfg.Polling || len(w.cfg.Sources) > 0 || !w.notify.watch(ctx, queues) {
 		service.Sleep(ctx, w.cfg.Interval)
 		return
 	}
@@ -310,6 +310,9 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 	if u, ok, _ := protocol.ParseUnique(res.Payload); ok {
 		o.UniqueID = u.UID
 	}
+	if res.StatQueue != res.Queue {
+		o.StatQueue = res.StatQueue
+	}
 	if p.Class != "" && (r.kind == rdb.OutcomeRetry || r.prior > 0 || p.FailCount > 0 || res.Attempts < 0 && p.RubyShaped()) {
 		// a retry sets the job's attempt counter; any other end of a job
 		// that failed before closes it (a job that never failed has none:
@@ -385,7 +388,7 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 		log.Error().Err(err).Str("class", p.Class).Msg("could not record the job's end; it will be recovered and run again")
 		return nil
 	}
-	w.countFinish(res.Queue, o.Kind, took)
+	w.countFinish(res.StatName(), o.Kind, took)
 	// A success is a debug line: at the default level a busy worker would
 	// spend a fifth of its time writing one line per job.
 	ev := log.Debug()
@@ -500,6 +503,10 @@ func (s *slot) keepLock(res rdb.ClaimResult) func() {
 func (s *slot) claimArgs(queues []string) rdb.ClaimArgs {
 	w := s.w
 	a := rdb.ClaimArgs{WorkerID: s.id, Host: w.cfg.Hostname, Queues: queues, Now: w.cfg.Now()}
+	if len(w.cfg.Sources) > 0 {
+		a.Queues, a.Sources = nil, w.cfg.Sources
+		return a
+	}
 	if len(w.serial) > 0 {
 		a.Sources = protocol.QueueSources(queues)
 		for i := range a.Sources {

@@ -11,7 +11,8 @@
 -- ARGV[2] the index it was read at
 -- ARGV[3] the entry with retried_at set
 -- ARGV[4] the payload to push (without failCount: a fresh attempt budget)
--- ARGV[5] queue name
+-- ARGV[5] queue name ("" for a mass-queue job: KEYS[2] is then unassigned,
+--         and no queue joins queues)
 --
 -- Returns the index changed, or -1 when the entry is no longer in the list.
 -- When the list moved, the entry is looked up by its bytes (LPOS).
@@ -24,7 +25,9 @@ if redis.call('LINDEX', KEYS[1], idx) ~= ARGV[1] then
 end
 redis.call('LSET', KEYS[1], idx, ARGV[3])
 redis.call('RPUSH', KEYS[2], ARGV[4])
-redis.call('SADD', KEYS[3], ARGV[5])
+if ARGV[5] ~= '' then
+  redis.call('SADD', KEYS[3], ARGV[5])
+end
 redis.call('DEL', KEYS[4])
 redis.call('ZREM', KEYS[5], KEYS[4])
 return idx

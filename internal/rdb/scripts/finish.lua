@@ -155,7 +155,11 @@ local function finish(KEYS, ARGV)
       redis.call('ZADD', KEYS[19], due, due)
     else
       redis.call('RPUSH', KEYS[15], ARGV[11])
-      redis.call('SADD', KEYS[16], ARGV[8])
+      local qk = 'queue:' .. ARGV[8]
+      if string.sub(KEYS[15], -#qk) == qk then
+        -- a Resque queue (not a mass pool's list or a batch) joins queues
+        redis.call('SADD', KEYS[16], ARGV[8])
+      end
     end
     if ARGV[13] == '1' then
       redis.call('SET', KEYS[20], '{"status":"waiting","updated":' .. ARGV[5] .. '}', 'EX', 86400)

@@ -1,0 +1,47 @@
+package pool
+
+import (
+	"strings"
+	"testing"
+)
+
+// The released resqu-server section (node_id, pools, mapping) in a pool
+// file becomes one child per static pool (worker_count slots) and one per
+// unit (workers_per_unit slots), each working its ring; a file with only
+// that section needs no workers list.
+func TestParseMassSection(t *testing.T) {
+	cfg := parse(t, `
+node_id: web_1
+pools:
+  static: {general: {worker_count: 3}}
+  batch:  {imports: {unit_count: 2, workers_per_unit: 4}}
+mapping:
+  static: {default: {default: general}}
+  batch:  {default: {default: imports}}
+`, LoadOptions{})
+	if cfg.Mass == nil || cfg.Mass.NodeID != "web_1" {
+		t.Fatalf("mass config = %+v", cfg.Mass)
+	}
+	var got []string
+	for _, set := range cfg.Sets {
+		child := cfg.Child(set)
+		if child.Queues != "" || child.Mass != set.Mass {
+			t.Errorf("child of %+v: queues %q mass %q", set, child.Queues, child.Mass)
+		}
+		if err := child.Validate(); err != nil {
+			t.Errorf("child of %s: %v", set.Mass, err)
+		}
+		got = append(got, set.Mass+"x"+itoa(child.Concurrency))
+	}
+	want := "static:generalx3 unit:imports:web_1-0x4 unit:imports:web_1-1x4"
+	if strings.Join(got, " ") != want {
+		t.Errorf("sets = %v, want %s", got, want)
+	}
+	mixed := parse(t, "workers: [{queues: q, processes: 1}]\nnode_id: n\npools: {static: {s: {worker_count: 1}}}\nmapping: {static: {default: {default: s}}}\n", LoadOptions{})
+	if len(mixed.Sets) != 2 || mixed.Sets[0].Queues != "q" || mixed.Sets[1].Mass != "static:s" {
+		t.Errorf("mixed sets = %+v", mixed.Sets)
+	}
+	if _, err := Parse("pool.yml", []byte("pools: {static: {s: {worker_count: 1}}}\n"), LoadOptions{}); err == nil || !strings.Contains(err.Error(), "default") {
+		t.Errorf("a mapping without default.default: err = %v", err)
+	}
+}
