@@ -1,0 +1,66 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/resque-go/resque-go/massqueue"
+)
+
+// MassJob is a job of the mass queues (massqueue.md): routed by its
+// source (sourceId, the tenant) and job name to a pool, not by a queue.
+type MassJob struct {
+	Class  string
+	Source string
+	Name   string
+	// Args is JSON (an array or an object); empty means none.
+	Args json.RawMessage
+	// UniqueID, when set, carries "unique":{"uid":...}.
+	UniqueID string
+}
+
+func (j MassJob) job() massqueue.Job {
+	return massqueue.Job{Class: j.Class, Source: j.Source, Name: j.Name, Args: j.Args, UniqueID: j.UniqueID}
+}
+
+// MassEnqueue pushes a static mass-queue job to unassigned (as resqu-client
+// does); an allocator routes it to its pool. It returns the job's id.
+func (c *Client) MassEnqueue(ctx context.Context, j MassJob) (string, error) {
+	id, err := massqueue.EnqueueStatic(ctx, c.rdb, j.job())
+	if err != nil {
+		return "", wrap("mass enqueue", err)
+	}
+	return id, nil
+}
+
+// Batch is a mass action being built (see NewBatch); not safe for
+// concurrent use.
+type Batch struct{ b *massqueue.Batch }
+
+// NewBatch starts a batch of source's job name: jobs pushed to it run only
+// after Commit, worked by a unit of the batch pool the source and name are
+// routed to, one active batch per source per pool. Nothing is written
+// before the first Push; an uncommitted batch expires a day after its last
+// push.
+func (c *Client) NewBatch(source, name string) (*Batch, error) {
+	b, err := massqueue.NewBatch(c.rdb, source, name, 0)
+	if err != nil {
+		return nil, invalidf("%v", err)
+	}
+	return &Batch{b: b}, nil
+}
+
+// ID is the batch id, <source>:<name>:<8 hex> (final after the first Push).
+func (b *Batch) ID() string { return b.b.ID() }
+
+// Push adds jobs in order (a job's empty Source and Name are the batch's).
+func (b *Batch) Push(ctx context.Context, jobs ...MassJob) error {
+	mj := make([]massqueue.Job, len(jobs))
+	for i, j := range jobs {
+		mj[i] = j.job()
+	}
+	return wrap("batch push", b.b.Push(ctx, mj...))
+}
+
+// Commit hands the batch to the allocators.
+func (b *Batch) Commit(ctx context.Context) error { return wrap("batch commit", b.b.Commit(ctx)) }
