@@ -480,7 +480,7 @@ func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
 		}
 	}
 	if len(massNodes) > 0 {
-		d.decodeMass(cfg, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: massNodes})
+		d.decodeMass(cfg, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: massNodes, Line: massNodes[0].Line})
 	}
 	if !sawSets && !setsMisspelt && cfg.Mass == nil {
 		d.errorf(root, setsKey, "missing: list the queue sets to run")
