@@ -190,6 +190,38 @@ mapping:
 			t.Errorf("source %s batches interleaved: %v", src, seq)
 		}
 	}
+	// batches spread over both units (the least loaded one takes the next),
+	// and within a unit the workers rotate over its batches: some worker
+	// ran a job of batch A, then of B, then of A again
+	units := map[string]bool{}
+	interleaved := false
+	last := map[string][]string{} // worker -> batches in the order it ran them
+	for _, line := range order {
+		f := strings.Fields(line)
+		if len(f) < 4 || !strings.HasPrefix(f[1], "committed:") {
+			continue
+		}
+		for _, u := range []string{"n1-0", "n1-1"} {
+			if strings.Contains(f[3], u) {
+				units[u] = true
+			}
+		}
+		seq := last[f[3]]
+		if len(seq) == 0 || seq[len(seq)-1] != f[1] {
+			for _, b := range seq {
+				if b == f[1] {
+					interleaved = true
+				}
+			}
+			last[f[3]] = append(seq, f[1])
+		}
+	}
+	if len(units) != 2 {
+		t.Errorf("batch jobs ran on units %v, want both", units)
+	}
+	if !interleaved {
+		t.Error("no worker alternated between batches: units do not rotate")
+	}
 	t.Logf("%d jobs, %d workers killed (+ the manager), %d ran twice", len(want), killed, dups)
 }
 
