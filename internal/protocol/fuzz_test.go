@@ -142,3 +142,165 @@ func FuzzParseWorkerID(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNewPayload checks the round trip of what resque-go writes: any class
+// and any valid JSON args give a payload that decodes to the same class,
+// the args compacted (a scalar wrapped in an array), and the same unique
+// field.
+func FuzzNewPayload(f *testing.F) {
+	for _, fp := range fixtureQueuePayloads(f) {
+		if p, err := protocol.DecodePayload([]byte(fp.raw)); err == nil {
+			f.Add(p.Class, []byte(p.Args), "", false, int64(0))
+		}
+	}
+	f.Add("Mail<&>", []byte(`{"a":[1,2e3,"\u00e9"]}`), "u1", true, int64(30))
+	f.Add("C", []byte(`"x"`), "", false, int64(0))
+	f.Add("C", []byte(` 5 `), "42", true, int64(0))
+	f.Add("C", []byte(`[`), "", false, int64(0))
+	f.Add("A\xff", []byte(`[]`), "\xfe", false, int64(0))
+	f.Fuzz(func(t *testing.T, class string, args []byte, uid string, deferrable bool, by int64) {
+		if by < 0 {
+			by = -by
+		}
+		if by < 0 {
+			by = 0
+		}
+		u := protocol.Unique{UID: uid, Deferrable: deferrable && uid != "", DeferrableBy: by}
+		if !u.Deferrable {
+			u.DeferrableBy = 0
+		}
+		raw, err := protocol.NewPayload(class, args, protocol.EnqueueOptions{ID: "id1", Now: time.Unix(1700000000, 0), Unique: u})
+		if err != nil {
+			if class != "" && json.Valid(bytes.TrimSpace(args)) && utf8.Valid(args) {
+				t.Fatalf("NewPayload(%q, %q): %v", class, args, err)
+			}
+			return
+		}
+		if !json.Valid(raw) {
+			t.Fatalf("NewPayload(%q, %q) = %q is not valid JSON", class, args, raw)
+		}
+		if !utf8.ValidString(class) || !utf8.ValidString(uid) {
+			// encoding/json writes U+FFFD for the bad bytes: the payload
+			// is valid but no longer carries them.
+			return
+		}
+		p, err := protocol.DecodePayload(raw)
+		if err != nil {
+			t.Fatalf("payload %q does not decode: %v", raw, err)
+		}
+		if p.Class != class || p.ID != "id1" || !p.HasQueueTime {
+			t.Fatalf("payload %q decodes to class %q id %q", raw, p.Class, p.ID)
+		}
+		var want bytes.Buffer
+		if a := bytes.TrimSpace(args); len(a) > 0 {
+			_ = json.Compact(&want, a)
+			if a[0] != '[' && a[0] != '{' {
+				want = *bytes.NewBufferString("[" + want.String() + "]")
+			}
+		} else {
+			want.WriteString("[]")
+		}
+		if !bytes.Equal(p.Args, want.Bytes()) {
+			t.Fatalf("args of %q = %s, want %s", raw, p.Args, want.Bytes())
+		}
+		got, ok, err := protocol.ParseUnique(raw)
+		if err != nil || ok != (uid != "") || ok && got != u {
+			t.Fatalf("ParseUnique(%q) = %+v, %v, %v; want %+v", raw, got, ok, err, u)
+		}
+	})
+}
+
+// FuzzParseUnique checks the unique field parser on any payload: no panic,
+// an error only for a "unique" field that is there and malformed, a
+// non-empty uid when ok, a deferral that is never negative, messages in
+// valid UTF-8, and agreement with a payload rebuilt from what it read.
+func FuzzParseUnique(f *testing.F) {
+	for _, s := range fuzzPayloadSeeds(f) {
+		f.Add(s)
+	}
+	for _, s := range []string{
+		`{"class":"C","args":[],"unique":{"uid":"u1","deferrableBy":30}}`,
+		`{"class":"C","args":[],"unique":{"uid":123456789012345678901234567890}}`,
+		`{"class":"C","args":[],"unique":{"uid":1.5e3,"deferrableBy":"30"}}`,
+		`{"class":"C","args":[],"unique":{"uid":"u","deferrableBy":-1}}`,
+		`{"class":"C","args":[],"unique":{"uid":"u","deferrableBy":1e300}}`,
+		`{"class":"C","args":[],"unique":{"uid":"u","deferrableBy":9223372036854775808}}`,
+		`{"class":"C","args":[],"unique":5}`,
+		`{"class":"C","args":[],"unique":"u"}`,
+		`{"class":"C","args":[],"unique":{"uid":true}}`,
+		`{"class":"C","args":[],"unique":{"uid":""}}`,
+		`{"class":"C","args":[],"unique":{"uid":null}}`,
+		`{"class":"C","args":[],"unique":null}`,
+		`{"class":"C","args":[],"unique":{"uid":["ééééééééééééééééééééééééééééééééééééééééééééééééé"]}}`,
+		`{"class":"C","args":[],"unique":{"uid":["aéééééééééééééééééééééééééééééééééééééééééééééé"]}}`,
+		`["unique"]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		u, ok, err := protocol.ParseUnique(in)
+		if err != nil {
+			// only a malformed deferral leaves the uid known
+			if ok != (u.UID != "") || u.Deferrable || !ok && u != (protocol.Unique{}) ||
+				ok && !strings.Contains(err.Error(), "deferrableBy") {
+				t.Fatalf("ParseUnique(%q) = %+v, %v with error %v", in, u, ok, err)
+			}
+			if utf8.Valid(in) && !utf8.ValidString(err.Error()) {
+				t.Fatalf("ParseUnique(%q): error is not valid UTF-8: %q", in, err)
+			}
+			if !bytes.Contains(in, []byte(`"unique"`)) {
+				t.Fatalf("ParseUnique(%q): error %v without a unique field", in, err)
+			}
+			return
+		}
+		if !ok {
+			if u != (protocol.Unique{}) {
+				t.Fatalf("ParseUnique(%q) = %+v, not ok", in, u)
+			}
+			return
+		}
+		if u.UID == "" || u.DeferrableBy < 0 || !u.Deferrable && u.DeferrableBy != 0 {
+			t.Fatalf("ParseUnique(%q) = %+v", in, u)
+		}
+		// What was read, written again, reads the same.
+		raw, err := protocol.NewPayload("C", nil, protocol.EnqueueOptions{Plain: true, Unique: u})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, ok, err := protocol.ParseUnique(raw); err != nil || !ok || utf8.ValidString(u.UID) && again != u {
+			t.Fatalf("ParseUnique(%q) = %+v, %v, %v; want %+v (read from %q)", raw, again, ok, err, u, in)
+		}
+	})
+}
+
+// FuzzParsePeriod checks the ISO 8601 period parser plans use: no panic, a
+// non-zero period within bounds, and the form resque-go stores
+// (Period.String) reads back as the same period.
+func FuzzParsePeriod(f *testing.F) {
+	for _, s := range []string{
+		"P0Y0M0DT0H5M0S", "PT5M", "P1M", "P1D", "P2W", "P1Y2M3DT4H5M6S", "PT90M", "P1DT12H",
+		"", "P", "PT", "P0D", "PT0S", "1M", "P1.5M", "P-1D", "P1H", "PT1D", "p1d", "P1M1Y", "P9999999Y",
+		"P1000000W", "P1000000Y1000000M1000000DT1000000H1000000M1000000S", "P142857W2D", "PT0001S",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := protocol.ParsePeriod(s)
+		if err != nil {
+			if p != (protocol.Period{}) {
+				t.Fatalf("ParsePeriod(%q) = %+v with error %v", s, p, err)
+			}
+			return
+		}
+		if p == (protocol.Period{}) || p.Years < 0 || p.Months < 0 || p.Days < 0 || p.Hours < 0 || p.Minutes < 0 || p.Seconds < 0 {
+			t.Fatalf("ParsePeriod(%q) = %+v", s, p)
+		}
+		if p.Clock() < 0 {
+			t.Fatalf("ParsePeriod(%q) = %+v: Clock() = %s overflows", s, p, p.Clock())
+		}
+		again, err := protocol.ParsePeriod(p.String())
+		if err != nil || again != p {
+			t.Fatalf("ParsePeriod(%q) = %+v, stored as %q, reads back as %+v, %v", s, p, p.String(), again, err)
+		}
+	})
+}

@@ -233,6 +233,11 @@ func normalizeArgs(args []byte) ([]byte, error) {
 	if !json.Valid(args) {
 		return nil, fmt.Errorf("protocol: args are not valid JSON: %s", excerpt(args))
 	}
+	if at := invalidUTF8At(args); at >= 0 {
+		// json.Valid lets such bytes through in strings; DecodePayload (and
+		// Ruby's and PHP's parsers) would refuse the job.
+		return nil, fmt.Errorf("protocol: args are not valid UTF-8 (bad byte 0x%02x at offset %d): %s", args[at], at, excerpt(args))
+	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, args); err != nil {
 		return nil, fmt.Errorf("protocol: args: %w", err)

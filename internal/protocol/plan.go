@@ -81,6 +81,10 @@ func ParsePeriod(s string) (Period, error) {
 		n[i] = x
 	}
 	p := Period{Years: n[0], Months: n[1], Days: n[2]*7 + n[3], Hours: n[4], Minutes: n[5], Seconds: n[6]}
+	if p.Days > 1_000_000 {
+		// weeks are stored as days (String), which must read back
+		return Period{}, fmt.Errorf("period %q: %d days is too large", s, p.Days)
+	}
 	if p == (Period{}) {
 		return Period{}, fmt.Errorf("period %q is zero", s)
 	}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Unique job states (protocol.md 8), as the resque-v3 PHP fork writes them.
@@ -54,7 +56,10 @@ type Unique struct {
 // ParseUnique reads the "unique" field of a payload. ok is false when the
 // payload has none (or a null one, or one without a uid). A uid may be a
 // JSON string or number (PHP producers wrote both); a number is kept as
-// its literal text. A malformed field is an error.
+// its literal text. A malformed field is an error; when only its
+// deferrableBy is malformed, u still holds the uid and ok is true: the
+// claim script has marked that uid running, and whoever ends the job must
+// release it.
 func ParseUnique(payload []byte) (u Unique, ok bool, err error) {
 	if !bytes.Contains(payload, []byte(`"unique"`)) {
 		return Unique{}, false, nil
@@ -96,11 +101,13 @@ func ParseUnique(payload []byte) (u Unique, ok bool, err error) {
 	if len(f.DeferrableBy) > 0 && string(f.DeferrableBy) != "null" {
 		var n json.Number
 		if err := json.Unmarshal(f.DeferrableBy, &n); err != nil {
-			return Unique{}, false, fmt.Errorf("unique deferrableBy must be a number of seconds, got %s", truncate(f.DeferrableBy))
+			return u, true, fmt.Errorf("unique deferrableBy must be a number of seconds, got %s", truncate(f.DeferrableBy))
 		}
 		fl, err := strconv.ParseFloat(n.String(), 64)
-		if err != nil || fl < 0 {
-			return Unique{}, false, fmt.Errorf("unique deferrableBy must be a number of seconds >= 0, got %s", n)
+		// float64(math.MaxInt64) is 2^63, which int64 cannot hold: a larger
+		// deferral would convert to a negative one.
+		if err != nil || fl < 0 || fl >= math.MaxInt64 {
+			return u, true, fmt.Errorf("unique deferrableBy must be a number of seconds >= 0, got %s", n)
 		}
 		u.Deferrable, u.DeferrableBy = true, int64(fl)
 	}
@@ -109,7 +116,11 @@ func ParseUnique(payload []byte) (u Unique, ok bool, err error) {
 
 func truncate(b []byte) string {
 	if len(b) > 64 {
-		return string(b[:64]) + "..."
+		cut := 64
+		for cut > 0 && !utf8.RuneStart(b[cut]) {
+			cut-- // not inside a character: the message stays valid UTF-8
+		}
+		return string(b[:cut]) + "..."
 	}
 	return string(b)
 }
