@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -162,6 +163,11 @@ func (s *slot) run(res rdb.ClaimResult) *rdb.ClaimResult {
 		log.Warn().Msg("resuming a job this worker id already held")
 	}
 	p, decodeErr := protocol.DecodePayload(res.Payload)
+	if _, _, uerr := protocol.ParseUnique(res.Payload); decodeErr == nil && uerr != nil {
+		// a "unique" field that cannot be honoured is a bad payload, as
+		// bad args are; settle still releases a uid the claim marked
+		decodeErr = fmt.Errorf("%w: payload %v", protocol.ErrBadPayload, uerr)
+	}
 	w.countClaim(res, p, start)
 	if w.jobsCtx.Err() != nil {
 		s.interrupted(res, errShutdown)
