@@ -46,8 +46,18 @@ func (p Periodic) Slot(n int64) time.Time {
 			AddDate(0, 0, int(n)*p.Period.Days)
 		at = instants(wall, loc)[0]
 	}
-	return at.Add(time.Duration(n) * p.Period.Clock())
+	return addSeconds(at, n*p.clockSeconds())
 }
+
+// clockSeconds is the period's time part in seconds. Slots are counted in
+// seconds, not in time.Duration, which overflows 292 years from the start.
+func (p Periodic) clockSeconds() int64 {
+	c := p.Period
+	return int64(c.Hours)*3600 + int64(c.Minutes)*60 + int64(c.Seconds)
+}
+
+// addSeconds is t plus s seconds, in t's location (t is a whole second).
+func addSeconds(t time.Time, s int64) time.Time { return time.Unix(t.Unix()+s, 0).In(t.Location()) }
 
 func (p Periodic) location() *time.Location {
 	if p.Loc == nil {
@@ -62,15 +72,15 @@ func (p Periodic) Next(t time.Time) (time.Time, bool) {
 	if start.After(t) {
 		return start, true
 	}
+	step := p.clockSeconds()
 	if !p.Period.Calendar() {
-		step := p.Period.Clock()
-		n := int64(t.Sub(start)/step) + 1
-		return start.Add(time.Duration(n) * step), true
+		n := (t.Unix()-start.Unix())/step + 1
+		return addSeconds(start, n*step), true
 	}
-	// estimate n from the period's mean length, then walk: slots grow with n
-	approx := time.Duration(p.Period.Years)*8766*time.Hour + time.Duration(p.Period.Months)*730*time.Hour +
-		time.Duration(p.Period.Days)*24*time.Hour + p.Period.Clock()
-	n := int64(t.Sub(start)/approx) - 2
+	// estimate n from the period's mean length (seconds: 8766 h a year,
+	// 730 h a month), then walk: slots grow with n
+	approx := int64(p.Period.Years)*31557600 + int64(p.Period.Months)*2628000 + int64(p.Period.Days)*86400 + step
+	n := (t.Unix()-start.Unix())/approx - 2
 	if n < 0 {
 		n = 0
 	}
