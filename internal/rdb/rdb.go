@@ -156,7 +156,9 @@ const redacted = "xxxxx"
 // the last '@' of the authority is credentials.
 func RedactURL(s string) string {
 	scheme, rest := "", s
-	if i := strings.Index(s, "://"); i >= 0 {
+	if i := strings.Index(s, "://"); i >= 0 && isScheme(s[:i]) {
+		// Not a scheme ("user:pa://ss@host", a bare form whose password
+		// holds "://"): it is redacted with the rest.
 		scheme, rest = s[:i+3], s[i+3:]
 	}
 	if at := strings.LastIndex(rest, "@"); at >= 0 {
@@ -173,6 +175,20 @@ func RedactURL(s string) string {
 		rest = rest[:q+1] + redacted
 	}
 	return scheme + rest
+}
+
+// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, "+", "-" or ".").
+func isScheme(s string) bool {
+	for i, c := range s {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
 }
 
 // endpoint is a parsed Redis URL: what a connection needs.
