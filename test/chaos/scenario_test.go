@@ -1,0 +1,506 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/redisproc"
+	"github.com/resque-go/resque-go/plan"
+)
+
+// config sizes a chaos run.
+type config struct {
+	// Jobs is how many enqueues the producers make (each unique enqueue
+	// counts, refused or not); plan fires come on top.
+	Jobs int
+	// Duration is the chaos window: jobs are pushed over its first 85 %,
+	// faults happen all through it.
+	Duration time.Duration
+	// Seed makes the job mix and the fault schedule repeatable (their
+	// timing against the processes is not).
+	Seed uint64
+	// MaxHole is the longest black hole. It stays under 3 heartbeat
+	// intervals (15 s), after which a worker that cannot reach Redis is
+	// taken for dead by the others (see the README's failure modes).
+	MaxHole time.Duration
+}
+
+// fromEnv overrides c with CHAOS_JOBS, CHAOS_DURATION, CHAOS_SEED and
+// CHAOS_MAX_BLACKHOLE.
+func (c config) fromEnv(t *testing.T) config {
+	t.Helper()
+	if v := os.Getenv("CHAOS_JOBS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 50 {
+			t.Fatalf("CHAOS_JOBS=%q: want a number of jobs, at least 50", v)
+		}
+		c.Jobs = n
+	}
+	dur := func(name string, d *time.Duration) {
+		if v := os.Getenv(name); v != "" {
+			x, err := time.ParseDuration(v)
+			if err != nil || x <= 0 {
+				t.Fatalf("%s=%q: want a duration (90s, 10m)", name, v)
+			}
+			*d = x
+		}
+	}
+	dur("CHAOS_DURATION", &c.Duration)
+	dur("CHAOS_MAX_BLACKHOLE", &c.MaxHole)
+	if v := os.Getenv("CHAOS_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("CHAOS_SEED=%q: want a number", v)
+		}
+		c.Seed = n
+	}
+	return c
+}
+
+const namespace = "chaos"
+
+// Queues the producers push to; the serial queue is worked one job at a
+// time by two processes of two slots each.
+var queues = []string{"jobs", "later", "unique", "plans", "serial"}
+
+// plans fired during the run: id -> period.
+var plans = map[string]time.Duration{"p1": time.Second, "p2": 2 * time.Second}
+
+// scenario is one chaos run.
+type scenario struct {
+	t   *testing.T
+	cfg config
+	dir string // handler files, configs, logs
+
+	redis *redisproc.Server
+	px    *proxy
+	pool  *proc // current pool manager
+	sched *proc // standalone scheduler (nil while it is down)
+
+	mu     sync.Mutex
+	killed map[int]string // pid -> how it died (for duplicates' causes)
+	faults faults
+
+	planStart map[string]int64 // plan id -> first slot
+	planEnd   map[string]int64 // plan id -> slot it was filed at when the schedulers stopped
+}
+
+// faults counts what was done to the system.
+type faults struct {
+	WorkerKills, SchedChildKills, SchedulerKills, ManagerKills int
+	OrphanedChildren                                           int // children TERMed by their killed manager
+	RedisRestarts                                              int
+	RedisDown                                                  time.Duration
+	Cuts, CutSides                                             int
+	Holes                                                      int
+	HoleTime                                                   time.Duration
+	Skipped                                                    int // faults with no target at that moment
+}
+
+// runChaos runs the whole scenario and returns its ledger.
+func runChaos(t *testing.T, cfg config) *ledger {
+	if cfg.MaxHole < 2*time.Second {
+		cfg.MaxHole = 2 * time.Second
+	}
+	s := &scenario{t: t, cfg: cfg, dir: t.TempDir(), killed: map[int]string{},
+		planStart: map[string]int64{}, planEnd: map[string]int64{}}
+	t.Logf("chaos: %d jobs over %s, seed %d, logs in %s", cfg.Jobs, cfg.Duration, cfg.Seed, s.dir)
+	s.setup()
+	jobs := makeJobs(cfg)
+	prod := newProducer(t, s.px.URL(), jobs)
+	began := time.Now()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() { prod.run(ctx, began, time.Duration(float64(cfg.Duration)*0.85)) })
+	s.chaos(began)
+	if !waitGroup(&wg, 5*time.Minute) {
+		t.Fatal("the producers did not finish within 5 minutes of the chaos window")
+	}
+	t.Logf("chaos: window over after %s; producers done; stopping the pool and the schedulers", time.Since(began).Round(time.Second))
+	s.stopAll()
+	c := s.direct()
+	s.readPlanEnds(c)
+	drain := s.drain(c)
+	l := account(s, prod, c, drain)
+	l.elapsed = time.Since(began)
+	return l
+}
+
+// setup starts Redis (append-only file, fsync always), the proxy, the
+// plans, the pool and the standalone scheduler.
+func (s *scenario) setup() {
+	t := s.t
+	var err error
+	s.redis, err = redisproc.StartWith(redisproc.Options{Dir: filepath.Join(s.dir, "redis"),
+		Args: []string{"--appendonly", "yes", "--appendfsync", "always"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.redis.Stop() })
+	s.px = startProxy(t, s.redis.Addr())
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler := fmt.Sprintf("#!/bin/sh\n%s=1 %s='%s' GORACE=atexit_sleep_ms=0 exec '%s'\n", handlerEnv, dirEnv, s.dir, self)
+	s.write("handler.sh", handler, 0o755)
+	s.write("pool.yml", s.poolConfig(true), 0o644)
+	s.write("drain.yml", s.poolConfig(false), 0o644)
+	s.addPlans()
+	s.pool = s.startPool("pool.yml")
+	s.sched = s.startScheduler()
+}
+
+func (s *scenario) write(name, text string, mode os.FileMode) {
+	if err := os.WriteFile(filepath.Join(s.dir, name), []byte(text), mode); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// poolConfig is the pool file: 3 worker processes of 4 slots over the
+// plain queues, 2 of 2 slots over the serial queue, and a scheduler child
+// (left out of the drain pool).
+func (s *scenario) poolConfig(scheduler bool) string {
+	return fmt.Sprintf(`fail_retries: 3
+retry_backoff: fixed:1s
+term_timeout: 2
+kill_timeout: 8
+log: {level: warn, format: json}
+scheduler: %t
+handlers:
+  "*": {exec: "%s"}
+workers:
+  - queues: jobs,unique,later,plans
+    processes: 3
+    concurrency: 4
+  - queues: serial
+    serial: true
+    processes: 2
+    concurrency: 2
+`, scheduler, filepath.Join(s.dir, "handler.sh"))
+}
+
+func (s *scenario) startPool(cfg string) *proc {
+	return startProc(s.t, "pool", filepath.Join(s.dir, "pool.log"), "pool", "--config", filepath.Join(s.dir, cfg),
+		"--redis", s.px.URL(), "--namespace", namespace, "--status-interval", "1")
+}
+
+func (s *scenario) startScheduler() *proc {
+	return startProc(s.t, "scheduler", filepath.Join(s.dir, "scheduler.log"), "scheduler",
+		"--redis", s.px.URL(), "--namespace", namespace, "--log-format", "json", "--log-level", "warn")
+}
+
+// direct is a client straight to Redis (not through the proxy) for the
+// checks.
+func (s *scenario) direct() *rdb.Client {
+	c, err := rdb.New(rdb.Options{URL: s.redis.URL(), Namespace: namespace})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// addPlans adds the plans with `resque-go plan add`, catch-up so that
+// every slot fires (slots missed while no scheduler ran fire late, once).
+func (s *scenario) addPlans() {
+	start := time.Now().Add(3 * time.Second).Unix()
+	c := s.direct()
+	for id, every := range plans {
+		code, out, errOut := runCLI(context.Background(), "plan", "add", "--redis", s.redis.URL(), "--namespace", namespace,
+			"--id", id, "--queue", "plans", "--class", classPlan, "--args", fmt.Sprintf(`["plan-%s",0]`, id),
+			"--every", every.String(), "--misfire", "catch-up", "--start", strconv.FormatInt(start, 10))
+		if code != 0 {
+			s.t.Fatalf("plan add: exit %d: %s%s", code, out, errOut)
+		}
+		p, err := plan.Get(context.Background(), c, id)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		s.planStart[id] = p.NextRun.Unix()
+	}
+}
+
+// readPlanEnds reads where each plan stands once no scheduler runs.
+func (s *scenario) readPlanEnds(c *rdb.Client) {
+	for id := range plans {
+		p, err := plan.Get(context.Background(), c, id)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		s.planEnd[id] = p.NextRun.Unix()
+		if err := plan.Remove(context.Background(), c, id); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+}
+
+func (s *scenario) kill(pid int, cause string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.killed[pid] = cause
+}
+
+// Causes of death recorded for the pids of worker processes.
+const (
+	causeWorkerKill  = "worker kill -9"
+	causeManagerKill = "pool manager kill -9 (its children got TERM)"
+)
+
+// fault kinds
+const (
+	fWorker = iota
+	fSchedChild
+	fScheduler
+	fManager
+	fRedis
+	fCut
+	fHole
+	nFaults
+)
+
+// faultPlan is the order of faults: at least minimum of each kind, the
+// rest drawn by weight, one about every 3 s of the window.
+func faultPlan(rng *rand.Rand, d time.Duration) []int {
+	minimum := [nFaults]int{fWorker: 4, fSchedChild: 2, fScheduler: 2, fManager: 2, fRedis: 2, fCut: 3, fHole: 1}
+	weight := [nFaults]int{fWorker: 34, fSchedChild: 8, fScheduler: 8, fManager: 8, fRedis: 6, fCut: 24, fHole: 12}
+	var order []int
+	for k, n := range minimum {
+		for range n {
+			order = append(order, k)
+		}
+	}
+	total := 0
+	for _, w := range weight {
+		total += w
+	}
+	for len(order) < int(d/(3*time.Second)) {
+		x := rng.IntN(total)
+		for k, w := range weight {
+			if x < w {
+				order = append(order, k)
+				break
+			}
+			x -= w
+		}
+	}
+	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	return order
+}
+
+// chaos runs the faults over the window, evenly spread with jitter.
+func (s *scenario) chaos(began time.Time) {
+	rng := rand.New(rand.NewPCG(s.cfg.Seed, 2))
+	order := faultPlan(rng, s.cfg.Duration)
+	step := s.cfg.Duration / time.Duration(len(order)+1)
+	for i, f := range order {
+		at := began.Add(step*time.Duration(i+1) + time.Duration(rng.Int64N(int64(step/2))) - step/4)
+		if d := time.Until(at); d > 0 {
+			<-time.After(d) // the fault schedule
+		}
+		s.fault(f, rng)
+	}
+	if d := time.Until(began.Add(s.cfg.Duration)); d > 0 {
+		<-time.After(d) // the end of the window
+	}
+}
+
+func (s *scenario) fault(f int, rng *rand.Rand) {
+	switch f {
+	case fWorker, fSchedChild:
+		var targets []int
+		for _, c := range children(s.pool.pid()) {
+			if c.scheduler == (f == fSchedChild) {
+				targets = append(targets, c.pid)
+			}
+		}
+		if len(targets) == 0 {
+			s.faults.Skipped++ // all in their restart backoff
+			return
+		}
+		pid := targets[rng.IntN(len(targets))]
+		if f == fWorker {
+			s.kill(pid, causeWorkerKill)
+			s.faults.WorkerKills++
+		} else {
+			s.faults.SchedChildKills++
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	case fScheduler:
+		s.sched.kill9()
+		s.faults.SchedulerKills++
+		<-time.After(time.Duration(200+rng.IntN(1800)) * time.Millisecond) // scheduler down a while
+		s.sched = s.startScheduler()
+	case fManager:
+		old := s.pool
+		kids := children(old.pid())
+		old.kill9()
+		for _, c := range kids {
+			if !c.scheduler {
+				s.kill(c.pid, causeManagerKill)
+			}
+		}
+		s.faults.ManagerKills++
+		s.faults.OrphanedChildren += len(kids)
+		s.pool = s.startPool("pool.yml")
+	case fRedis:
+		down := time.Duration(rng.IntN(1500)) * time.Millisecond
+		s.redis.Stop()     // SIGKILL; the append-only file stays
+		<-time.After(down) // Redis down a while
+		if err := s.redis.Restart(); err != nil {
+			s.t.Fatalf("redis restart: %v", err)
+		}
+		s.faults.RedisRestarts++
+		s.faults.RedisDown += down
+	case fCut:
+		s.faults.CutSides += s.px.Cut()
+		s.faults.Cuts++
+	case fHole:
+		d := 2*time.Second + time.Duration(rng.Int64N(int64(s.cfg.MaxHole-2*time.Second)+1))
+		s.px.BlackHole(d)
+		s.faults.Holes++
+		s.faults.HoleTime += d
+	}
+}
+
+// stopAll stops the standalone scheduler and the pool with QUIT (running
+// jobs finish) and waits for the children of killed managers to be gone.
+func (s *scenario) stopAll() {
+	if err := s.sched.quit(30 * time.Second); err != nil {
+		s.t.Error(err)
+	}
+	if err := s.pool.quit(60 * time.Second); err != nil {
+		s.t.Error(err)
+	}
+	s.mu.Lock()
+	var pids []int
+	for pid := range s.killed {
+		pids = append(pids, pid)
+	}
+	s.mu.Unlock()
+	if !poll(30*time.Second, func() bool {
+		for _, pid := range pids {
+			if alive(pid) {
+				return false
+			}
+		}
+		return true
+	}) {
+		s.t.Error("children of killed pool managers still run 30 s after the window")
+	}
+}
+
+// drainState is what the drain saw.
+type drainState struct {
+	took       time.Duration
+	deadIDs    []string // registered worker ids of dead pids, with a pool running
+	leftover   []string // what was not empty when the drain gave up
+	afterStop  []string // keys left once the drain pool stopped
+	workersEnd int64
+}
+
+// drain runs a pool without the scheduler child (nothing fires plans any
+// more) until the queues and the delayed queue are empty and no worker
+// holds a job, then checks the registry and stops it.
+func (s *scenario) drain(c *rdb.Client) drainState {
+	t := s.t
+	ctx := context.Background()
+	k := c.Keys()
+	began := time.Now()
+	p := s.startPool("drain.yml")
+	var st drainState
+	check := func() []string {
+		var left []string
+		for _, q := range queues {
+			if n, _ := c.Do(ctx, "LLEN", k.Queue(q)); n != int64(0) {
+				left = append(left, fmt.Sprintf("queue %s: %v jobs", q, n))
+			}
+		}
+		if n, _ := c.Do(ctx, "ZCARD", k.DelayedSchedule()); n != int64(0) {
+			left = append(left, fmt.Sprintf("delayed queue: %v timestamps", n))
+		}
+		ids, _ := strList(c.Do(ctx, "SMEMBERS", k.Workers()))
+		for _, id := range ids {
+			if v, _ := c.Do(ctx, "GET", k.Worker(id)); v != nil {
+				left = append(left, "worker "+id+" holds a job")
+			}
+		}
+		return left
+	}
+	// stable for 3 s: a retry or a deferred job may be due a second later
+	stableSince := time.Time{}
+	ok := poll(5*time.Minute, func() bool {
+		st.leftover = check()
+		if len(st.leftover) > 0 {
+			stableSince = time.Time{}
+			return false
+		}
+		if stableSince.IsZero() {
+			stableSince = time.Now()
+		}
+		return time.Since(stableSince) > 3*time.Second
+	})
+	st.took = time.Since(began)
+	if !ok {
+		t.Errorf("drain: not done after 5 minutes: %v", st.leftover)
+	}
+	ids, err := strList(c.Do(ctx, "SMEMBERS", k.Workers()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if w, err := protocol.ParseWorkerID(id); err != nil || !alive(w.PID) {
+			st.deadIDs = append(st.deadIDs, id)
+		}
+	}
+	if err := p.quit(60 * time.Second); err != nil {
+		t.Error(err)
+	}
+	if n, err := c.Do(ctx, "SCARD", k.Workers()); err == nil {
+		st.workersEnd = n.(int64)
+	}
+	for _, pattern := range []string{k.UniqueStatePattern(), k.UniquePrefix() + "*:deferred", k.Prefix() + "queuedata:*:lock"} {
+		keys, err := strList(c.Do(ctx, "KEYS", pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.afterStop = append(st.afterStop, keys...)
+	}
+	return st
+}
+
+func strList(v any, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, string(x.([]byte)))
+	}
+	return out, nil
+}
+
+func waitGroup(wg *sync.WaitGroup, timeout time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
