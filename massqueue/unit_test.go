@@ -139,7 +139,7 @@ func TestUnitsEndToEnd(t *testing.T) {
 					}
 					res, ok := w.claim()
 					if !ok {
-						time.Sleep(time.Millisecond) // an idle worker polls
+						<-time.After(time.Millisecond) // an idle worker polls (bounded)
 						continue
 					}
 					v := view(t, res.Payload)
@@ -212,7 +212,7 @@ func TestUnitsEndToEnd(t *testing.T) {
 				t.Fatalf("source %s has %d active batches", s, n)
 			}
 		}
-		time.Sleep(2 * time.Millisecond)
+		<-time.After(2 * time.Millisecond) // sampling pace
 	}
 	close(stop)
 	wg.Wait()

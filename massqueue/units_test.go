@@ -83,7 +83,7 @@ func TestAllocatorStartStop(t *testing.T) {
 		a.Stop()
 	}
 	e.released("s1", "n", 9)
-	time.Sleep(50 * time.Millisecond) // stopped: nothing moves
+	<-time.After(50 * time.Millisecond) // stopped: nothing moves in this window
 	if e.int("LLEN", e.ns+":unassigned") != 1 {
 		t.Error("a stopped allocator moved a job")
 	}
