@@ -100,7 +100,7 @@ func Parse(data []byte) ([]Entry, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("line %d: want a mapping of schedule name to its config", root.Line)
 	}
-	pairs, err := mappingPairs(root)
+	pairs, err := mappingPairs(root, newBudget())
 	if err != nil {
 		return nil, err
 	}
@@ -143,9 +143,30 @@ func resolve(n *yaml.Node) *yaml.Node {
 	return n
 }
 
+// maxNodes bounds the YAML values one entry (and the file's top level)
+// may expand to through aliases and merge keys: a mapping that merges
+// itself, or aliases that multiply ("billion laughs"), is an error rather
+// than a crash or a hang.
+const maxNodes = 10_000
+
+// budget counts down the values a conversion may still visit.
+type budget struct{ left int }
+
+func newBudget() *budget { return &budget{left: maxNodes} }
+
+func (b *budget) visit(n *yaml.Node) error {
+	if b.left--; b.left < 0 {
+		return fmt.Errorf("line %d: aliases and merge keys expand to more than %d values (a mapping that merges itself?)", n.Line, maxNodes)
+	}
+	return nil
+}
+
 // mappingPairs returns a mapping's pairs in order, with merge keys (<<)
 // applied the way Psych applies them (Hash#merge! at that point).
-func mappingPairs(n *yaml.Node) ([]pair, error) {
+func mappingPairs(n *yaml.Node, bud *budget) ([]pair, error) {
+	if err := bud.visit(n); err != nil {
+		return nil, err
+	}
 	var out []pair
 	index := map[string]int{}
 	set := func(p pair) {
@@ -168,7 +189,7 @@ func mappingPairs(n *yaml.Node) ([]pair, error) {
 				if src.Kind != yaml.MappingNode {
 					return nil, fmt.Errorf("line %d: << merges a mapping", src.Line)
 				}
-				merged, err := mappingPairs(src)
+				merged, err := mappingPairs(src, bud)
 				if err != nil {
 					return nil, err
 				}
@@ -199,20 +220,23 @@ func scalarKey(k *yaml.Node) string {
 // integers exactly (args go into the job as written).
 func toJSON(n *yaml.Node) ([]byte, error) {
 	var b bytes.Buffer
-	if err := writeJSON(&b, n, 0); err != nil {
+	if err := writeJSON(&b, n, 0, newBudget()); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
 }
 
-func writeJSON(b *bytes.Buffer, n *yaml.Node, depth int) error {
+func writeJSON(b *bytes.Buffer, n *yaml.Node, depth int, bud *budget) error {
 	if depth > 100 {
 		return fmt.Errorf("line %d: nested too deep", n.Line)
+	}
+	if err := bud.visit(n); err != nil {
+		return err
 	}
 	n = resolve(n)
 	switch n.Kind {
 	case yaml.MappingNode:
-		pairs, err := mappingPairs(n)
+		pairs, err := mappingPairs(n, bud)
 		if err != nil {
 			return err
 		}
@@ -223,7 +247,7 @@ func writeJSON(b *bytes.Buffer, n *yaml.Node, depth int) error {
 			}
 			b.Write(protocol.MarshalString(p.key))
 			b.WriteByte(':')
-			if err := writeJSON(b, p.value, depth+1); err != nil {
+			if err := writeJSON(b, p.value, depth+1, bud); err != nil {
 				return err
 			}
 		}
@@ -234,7 +258,7 @@ func writeJSON(b *bytes.Buffer, n *yaml.Node, depth int) error {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			if err := writeJSON(b, c, depth+1); err != nil {
+			if err := writeJSON(b, c, depth+1, bud); err != nil {
 				return err
 			}
 		}

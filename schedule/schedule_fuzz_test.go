@@ -159,6 +159,7 @@ func FuzzScheduleFile(f *testing.F) {
 		"a: &x [1, 2]\nb: {every: 1m, queue: q, args: [*x, *x, *x]}",
 		"a: {every: [5m, {first_in: 1m}], queue: q}\nb: {cron: '0 3 * * * Europe/Prague', queue: q}",
 		"a: b", "- 1", "", "a: {<<: {every: 1s}, queue: q}",
+		"x: &a {every: 1m, queue: q, <<: *a}",
 	} {
 		f.Add([]byte(s), int64(1774612800))
 	}
@@ -173,4 +174,33 @@ func FuzzScheduleFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A mapping that merges itself once overflowed the stack (a crash of every
+// command reading the file), and aliases that multiply expanded without
+// bound; both are bad entries now (found by FuzzScheduleFile).
+func TestParseRefusesAliasLoopsAndBombs(t *testing.T) {
+	t.Parallel()
+	bomb := "a0: &a0 [1,1,1,1,1,1,1,1,1,1]\n"
+	merges := "m0: &m0 {k: 1}\n"
+	for i := 1; i < 10; i++ {
+		bomb += fmt.Sprintf("a%d: &a%d [*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+		merges += fmt.Sprintf("m%d: &m%d {<<: [*m%d,*m%d,*m%d,*m%d,*m%d,*m%d,*m%d,*m%d,*m%d,*m%d]}\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	for name, file := range map[string]string{
+		"merges itself":        "x: &a {every: 1m, queue: q, <<: *a}\n",
+		"merges itself deeper": "x: &a {every: 1m, queue: q, args: [{<<: *a}]}\n",
+		"billion laughs":       bomb + "x: {every: 1m, queue: q, args: *a9}\n",
+		"merge bomb":           merges + "x: {every: 1m, queue: q, <<: *m9}\n",
+	} {
+		entries, err := schedule.Parse([]byte(file))
+		for _, e := range entries {
+			if e.Name == "x" {
+				t.Errorf("%s: entry x accepted", name)
+			}
+		}
+		if err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
 }

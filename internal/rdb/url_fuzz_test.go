@@ -113,8 +113,11 @@ func FuzzRedisURLSecret(f *testing.F) {
 		case 0:
 			s = scheme + user + ":" + pw + "@" + host
 		case 1:
-			if strings.Contains(secret, ":") {
-				return // then it is user:password, the user Zq9...
+			if strings.ContainsAny(secret, ":/?#@") || strings.Contains(host, "@") {
+				// then the URL names no such password: it is
+				// user:password (user Zq9...), or the authority ends
+				// inside it (the docs ask for %2F, %3F, %23, %40)
+				return
 			}
 			s = scheme + pw + "@" + host // redis-cli's password-only form
 		case 2:

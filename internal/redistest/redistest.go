@@ -4,6 +4,7 @@ package redistest
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -39,6 +40,15 @@ func Namespace(t testing.TB) string {
 // Main is used from TestMain: it starts a shared server, exports its URL in
 // env, runs the tests and stops it.
 func Main(m *testing.M, env string) int {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+		// A fuzzing worker runs only the fuzz function. A redis-server of
+		// its own would inherit the worker's pipes to the coordinator,
+		// which then hangs instead of reporting a crashing input.
+		return m.Run()
+	}
 	s, err := Start(0)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -56,6 +56,7 @@ func badFiles(t *testing.T) map[string]string {
 		"cron.yml":      "job:\n  cron: \"61 * * * *\"\n  queue: q\n",
 		"every.yml":     "job:\n  every: 5 minutes please\n  queue: q\n",
 		"noqueue.yml":   "job:\n  every: 5m\n  class: C\n",
+		"merge.yml":     "job: &a {every: 1m, queue: q, <<: *a}\n", // once a stack overflow
 	}
 	paths := map[string]string{}
 	for name, text := range files {
@@ -269,6 +270,8 @@ func badInputTable(t *testing.T, closedAddr string) []badRow {
 		badRow{words: "schedule validate", noRedis: true, code: 2, want: `yaml: line 1: did not find expected node content`, args: []string{"--json", f["bad.yml"]}},
 		badRow{words: "schedule validate", noRedis: true, code: 2, want: `every: "5 minutes please" is not a duration`, args: []string{f["every.yml"]}},
 		badRow{words: "schedule validate", noRedis: true, code: 2, want: `queue: missing`, args: []string{f["noqueue.yml"]}},
+		badRow{words: "schedule validate", noRedis: true, code: 2, want: `aliases and merge keys expand to more than`, args: []string{f["merge.yml"]}},
+		r("scheduler", 2, `aliases and merge keys expand to more than`, "--schedule", f["merge.yml"]),
 		badRow{words: "bench", noRedis: true, code: 2, want: `invalid value "x" for flag -runs`, args: []string{"--runs", "x"}},
 		badRow{words: "no-such-command", noRedis: true, code: 2, want: `no command "no-such-command"`},
 	)
