@@ -160,7 +160,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 	}
 	var err error
 	n.w, err = runtime.New(runtime.Config{
-		Client: n.client, Registry: reg, Queues: queues, Sources: s.sources, Concurrency: cfg.Concurrency,
+		Client: n.client, Registry: reg, Queues: queues, Sources: s.sources, Serial: cfg.Serial, Concurrency: cfg.Concurrency,
 		Hostname: cfg.Hostname, Polling: cfg.Polling,
 		Interval: interval, HeartbeatInterval: s.durations.heartbeat,
 		Drain:      s.durations.interval == 0 && strings.TrimSpace(cfg.Interval) != "",

@@ -109,3 +109,32 @@ func TestSerialLockOfDeadHolderExpires(t *testing.T) {
 		t.Errorf("lock left behind: %q", v)
 	}
 }
+
+// Drain (Ruby's INTERVAL=0) with a serial queue: a worker that finds the
+// queue locked by another holder is not done while the queue has jobs; it
+// waits for the lock and runs every job before it stops by itself.
+func TestDrainWithSerialQueueRunsEveryJob(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	k := e.client.Keys()
+	// another process holds the lock for a while
+	if _, err := e.client.Do(e.ctx(), "SET", k.SerialLock("serial"), "0123456789abcdef0123456789abcdef", "PX", 300); err != nil {
+		t.Fatal(err)
+	}
+	var rec recorder
+	e.reg.Register("S", func(ctx context.Context, j *worker.Job) error { return nil })
+	const n = 12
+	for range n {
+		e.push("serial", `{"class":"S","args":[]}`)
+	}
+	w := e.start(runtime.Config{Queues: "serial", Serial: []string{"serial"}, Concurrency: 2, Drain: true,
+		OnFinish: rec.add, SerialPoll: 10 * time.Millisecond})
+	select {
+	case <-w.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the draining worker did not stop")
+	}
+	if got := len(rec.all()); got != n {
+		t.Errorf("%d of %d jobs ran before the worker stopped", got, n)
+	}
+}

@@ -88,7 +88,12 @@ func (s *slot) loop(ctx context.Context) {
 				w.notify.hold(w.cfg.SerialPoll, w.serial)
 			}
 			if w.cfg.Drain {
-				return // Ruby's INTERVAL=0: the queues are empty, this slot is done
+				if len(w.serial) == 0 || s.drained(ctx, queues) {
+					return // Ruby's INTERVAL=0: the queues are empty, this slot is done
+				}
+				// a serial queue locked by another slot still has jobs
+				service.Sleep(ctx, w.cfg.SerialPoll)
+				continue
 			}
 			if queues == nil {
 				var err error
@@ -105,6 +110,31 @@ func (s *slot) loop(ctx context.Context) {
 			next = s.run(res)
 		}
 	}
+}
+
+// drained reports whether every queue of the list is empty: an empty claim
+// does not say so when a serial queue with jobs was skipped because another
+// slot holds its lock. A Redis error counts as not drained (the next claim
+// tries again).
+func (s *slot) drained(ctx context.Context, queues []string) bool {
+	if queues == nil {
+		var err error
+		if queues, err = s.w.queues.current(ctx); err != nil {
+			return false
+		}
+	}
+	callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	lens, err := s.w.client.QueueLens(callCtx, queues)
+	if err != nil {
+		return false
+	}
+	for _, n := range lens {
+		if n > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // claim runs one claim unless the worker is paused, holding the worker's
