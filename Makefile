@@ -74,3 +74,15 @@ fuzz:
 .PHONY: fuzz-ci
 fuzz-ci:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s
+
+## chaos: the chaos ledger at full size (test/chaos, build tag chaos): a pool,
+## schedulers, plans, unique and serial jobs through a proxy; kill -9s of
+## workers, schedulers and the pool manager, redis-server restarts on its
+## append-only file, connections cut and black-holed; then every job is
+## accounted for and the ledger printed. About 12 minutes at the default size.
+## Smaller: make chaos CHAOS_JOBS=5000 CHAOS_DURATION=3m
+CHAOS_JOBS ?= 20000
+CHAOS_DURATION ?= 10m
+.PHONY: chaos
+chaos: deps
+	CHAOS_JOBS=$(CHAOS_JOBS) CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -tags chaos -count=1 -timeout 90m -v -run '^TestChaosLedgerFull$$' ./test/chaos

@@ -24,11 +24,12 @@ const (
 // Files of a run's directory the handlers append to, one line per event,
 // with O_APPEND (a small write is one atomic append).
 const (
-	// ledgerFile: "<key> <attempt> <worker pid> <outcome> <job id>" when a
-	// run ends (outcome ok, fail or retry).
+	// ledgerFile: "<key> <attempt> <worker pid> <outcome> <job id>
+	// <start> <end>" when a run ends (outcome ok, fail or retry; times in
+	// Unix milliseconds).
 	ledgerFile = "ledger"
-	// startedFile: "<key> <attempt> <worker pid> <job id>" when a run
-	// starts; a start with no end is a run cut short by a kill.
+	// startedFile: "<key> <attempt> <worker pid> <job id> <start>" when a
+	// run starts; a start with no end is a run cut short by a kill.
 	startedFile = "started"
 	// violationsFile: "<key> <worker pid>" for a Serial job that found
 	// another Serial job running.
@@ -77,7 +78,8 @@ func handle() int {
 		pid = w.PID
 	}
 	attempt := p.FailCount + 1
-	appendLine(dir, startedFile, fmt.Sprintf("%s %d %d %s", key, attempt, pid, p.ID))
+	began := time.Now().UnixMilli()
+	appendLine(dir, startedFile, fmt.Sprintf("%s %d %d %s %d", key, attempt, pid, p.ID, began))
 	if p.Class == classSerial {
 		lock, ok := serialLock(dir)
 		if !ok {
@@ -93,7 +95,7 @@ func handle() int {
 	case p.Class == classRetry && attempt == 1:
 		outcome, code = "retry", 75
 	}
-	appendLine(dir, ledgerFile, fmt.Sprintf("%s %d %d %s %s", key, attempt, pid, outcome, p.ID))
+	appendLine(dir, ledgerFile, fmt.Sprintf("%s %d %d %s %s %d %d", key, attempt, pid, outcome, p.ID, began, time.Now().UnixMilli()))
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "chaos: %s attempt %d: %s\n", key, attempt, outcome)
 	}

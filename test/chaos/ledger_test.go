@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 )
 
@@ -21,6 +22,7 @@ import (
 type jobRun struct {
 	attempt, pid int
 	outcome, id  string
+	start, end   int64 // Unix milliseconds
 }
 
 // row is one line of the ledger table.
@@ -55,6 +57,7 @@ type ledger struct {
 	interrupted                                   int
 	violations                                    []string
 	planTwice, planMissed                         int
+	prunes                                        map[int][]time.Time // worker pid -> when its job was recovered
 	lost                                          []string
 	problems                                      []string
 }
@@ -66,7 +69,8 @@ func (l *ledger) problem(format string, args ...any) {
 // account reads the handler files, the failed list and the producer's
 // record, and builds the ledger.
 func account(s *scenario, prod *producer, c *rdb.Client, drain drainState) *ledger {
-	l := &ledger{cfg: s.cfg, faults: s.faults, drain: drain, byName: map[string]*row{}}
+	l := &ledger{cfg: s.cfg, faults: s.faults, drain: drain, byName: map[string]*row{},
+		prunes: readPrunes(filepath.Join(s.dir, "pool.log"))}
 	for _, r := range []struct{ class, label string }{
 		{classOk, "Ok"}, {classSlow, "Slow (1-3 s)"}, {classFail, "Fail (every attempt)"},
 		{classRetry, "Retry (fails once)"}, {classDelayed, "Delayed (enqueue in 1-5 s)"},
@@ -119,7 +123,7 @@ func (l *ledger) addRow(name, label string) *row {
 }
 
 // job accounts for one pushed key.
-func (l *ledger) job(key string, p *pushed, runs []jobRun, fails []string, killed map[int]string) {
+func (l *ledger) job(key string, p *pushed, runs []jobRun, fails []string, killed map[int][]death) {
 	if p.spec.class == classUnique {
 		switch {
 		case p.confirmed && p.deferred:
@@ -212,39 +216,49 @@ func attemptsRun(runs []jobRun, outcome string) int {
 }
 
 // duplicates lists the attempts of key that ran more than once and
-// returns how many extra runs there were. A run is allowed again only when
-// the worker that ran it was killed (its end was never recorded).
-func (l *ledger) duplicates(key string, runs []jobRun, killed map[int]string) int {
+// returns how many extra runs there were. A run may be followed by
+// another of the same attempt only when the test killed its worker (or
+// the worker's manager) after the run ended and before the next began:
+// its end was never recorded. Anything else is a problem.
+func (l *ledger) duplicates(key string, runs []jobRun, killed map[int][]death) int {
 	type attemptOf struct {
 		id      string
 		attempt int
 	}
-	groups := map[attemptOf][]int{}
+	groups := map[attemptOf][]jobRun{}
 	var order []attemptOf
 	for _, r := range runs {
 		a := attemptOf{r.id, r.attempt}
 		if groups[a] == nil {
 			order = append(order, a)
 		}
-		groups[a] = append(groups[a], r.pid)
+		groups[a] = append(groups[a], r)
 	}
 	extra := 0
 	for _, a := range order {
-		pids := groups[a]
-		if len(pids) < 2 {
+		g := groups[a]
+		if len(g) < 2 {
 			continue
 		}
-		extra += len(pids) - 1
+		extra += len(g) - 1
+		var pids []int
+		for _, r := range g {
+			pids = append(pids, r.pid)
+		}
 		cause := ""
-		for _, pid := range pids[:len(pids)-1] {
-			c, ok := killed[pid]
+		for i, r := range g[:len(g)-1] {
+			d, ok := killedBetween(killed[r.pid], r.end, g[i+1].start)
 			if !ok {
-				cause = fmt.Sprintf("unexplained: worker %d was not killed", pid)
-				l.problem("job %s attempt %d ran %d times (workers %v); worker %d was not killed", key, a.attempt, len(pids), pids, pid)
+				cause = "UNEXPLAINED: worker not killed"
+				if prunedBetween(l.prunes[r.pid], r.start, g[i+1].start) {
+					cause = "NOT ALLOWED: live worker pruned as dead (stale heartbeat), job run again"
+				}
+				l.problem("job %s attempt %d ran %d times (workers %v, runs %s): worker %d was not killed between %s and %s; %s",
+					key, a.attempt, len(g), pids, spans(g), r.pid, clock(r.end), clock(g[i+1].start), cause)
 				break
 			}
 			if cause == "" {
-				cause = c
+				cause = d.cause
 			}
 		}
 		l.dups = append(l.dups, duplicate{key: key, attempt: a.attempt, pids: pids, cause: cause})
@@ -252,10 +266,67 @@ func (l *ledger) duplicates(key string, runs []jobRun, killed map[int]string) in
 	return extra
 }
 
+// killedBetween finds a death of a worker after end (less a second: a
+// handler may outlive its worker's death by a moment) and before next (a
+// moment of slack for the clocks of two processes).
+func killedBetween(deaths []death, end, next int64) (death, bool) {
+	for _, d := range deaths {
+		at := d.at.UnixMilli()
+		if at >= end-1000 && at <= next+50 {
+			return d, true
+		}
+	}
+	return death{}, false
+}
+
+// prunedBetween reports whether a process pruned the worker's ids with a
+// job on them between from and to (the log has whole seconds).
+func prunedBetween(prunes []time.Time, from, to int64) bool {
+	for _, at := range prunes {
+		if ms := at.UnixMilli(); ms >= from-1000 && ms <= to+1000 {
+			return true
+		}
+	}
+	return false
+}
+
+// readPrunes reads the "pruned dead worker" events of the workers' and
+// managers' JSON logs that requeued a job: dead worker pid -> when.
+func readPrunes(path string) map[int][]time.Time {
+	out := map[int][]time.Time{}
+	for _, line := range readLines(path) {
+		if !strings.Contains(line, `"pruned dead worker"`) {
+			continue
+		}
+		var e struct {
+			ID     string    `json:"dead_worker_id"`
+			Result string    `json:"result"`
+			Time   time.Time `json:"time"`
+		}
+		if json.Unmarshal([]byte(line), &e) != nil || e.Result != "requeued" {
+			continue
+		}
+		if w, err := protocol.ParseWorkerID(e.ID); err == nil {
+			out[w.PID] = append(out[w.PID], e.Time)
+		}
+	}
+	return out
+}
+
+func spans(g []jobRun) string {
+	var parts []string
+	for _, r := range g {
+		parts = append(parts, fmt.Sprintf("%d:%s-%s", r.pid, clock(r.start), clock(r.end)))
+	}
+	return strings.Join(parts, " ")
+}
+
+func clock(ms int64) string { return time.UnixMilli(ms).Format("15:04:05.000") }
+
 // plans checks that each plan fired every slot from its first to the one
 // it stood at when the schedulers stopped, once each, and that each
 // fired job ran.
-func (l *ledger) plans(s *scenario, runs map[string][]jobRun, failed map[string][]string, killed map[int]string) {
+func (l *ledger) plans(s *scenario, runs map[string][]jobRun, failed map[string][]string, killed map[int][]death) {
 	ids := make([]string, 0, len(plans))
 	for id := range plans {
 		ids = append(ids, id)
@@ -423,6 +494,9 @@ func (l *ledger) report(t *testing.T) {
 	for _, p := range l.problems {
 		t.Error(p)
 	}
+	if len(l.problems) > 0 && os.Getenv("CHAOS_KEEP") != "1" {
+		t.Log("run again with CHAOS_KEEP=1 to keep the logs (pool.log, scheduler.log, faults.log) and the ledger files")
+	}
 }
 
 // readRuns reads the ledger file: key -> runs in the order they ended.
@@ -430,13 +504,15 @@ func readRuns(t *testing.T, path string) map[string][]jobRun {
 	runs := map[string][]jobRun{}
 	for _, line := range readLines(path) {
 		f := strings.Fields(line)
-		if len(f) != 5 {
-			t.Errorf("ledger line %q: want key attempt pid outcome id", line)
+		if len(f) != 7 {
+			t.Errorf("ledger line %q: want key attempt pid outcome id start end", line)
 			continue
 		}
 		attempt, _ := strconv.Atoi(f[1])
 		pid, _ := strconv.Atoi(f[2])
-		runs[f[0]] = append(runs[f[0]], jobRun{attempt: attempt, pid: pid, outcome: f[3], id: f[4]})
+		start, _ := strconv.ParseInt(f[5], 10, 64)
+		end, _ := strconv.ParseInt(f[6], 10, 64)
+		runs[f[0]] = append(runs[f[0]], jobRun{attempt: attempt, pid: pid, outcome: f[3], id: f[4], start: start, end: end})
 	}
 	return runs
 }
@@ -449,6 +525,7 @@ func readLines(path string) []string {
 	defer f.Close()
 	var out []string
 	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		if line := strings.TrimSpace(sc.Text()); line != "" {
 			out = append(out, line)

@@ -104,17 +104,29 @@ func children(pid int) []child {
 	return out
 }
 
-// alive reports whether pid runs (a zombie counts as gone).
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
+// processes lists the live processes of the resque-go binary.
+func processes() []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && exe == binary && !zombie(pid) {
+			out = append(out, pid)
+		}
 	}
+	return out
+}
+
+func zombie(pid int) bool {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return true
 	}
 	_, rest, _ := strings.Cut(string(stat), ") ")
-	return !strings.HasPrefix(rest, "Z")
+	return strings.HasPrefix(rest, "Z")
 }
 
 // runCLI runs a one-shot resque-go command and returns its exit code,
@@ -125,7 +137,9 @@ func runCLI(ctx context.Context, args ...string) (int, string, string) {
 	cmd := exec.CommandContext(ctx, binary, args...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	_ = cmd.Run()
+	if err := cmd.Run(); cmd.ProcessState == nil {
+		return -1, "", err.Error()
+	}
 	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
 }
 

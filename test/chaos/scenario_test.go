@@ -1,11 +1,13 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -29,14 +31,20 @@ type config struct {
 	// Seed makes the job mix and the fault schedule repeatable (their
 	// timing against the processes is not).
 	Seed uint64
-	// MaxHole is the longest black hole. It stays under 3 heartbeat
-	// intervals (15 s), after which a worker that cannot reach Redis is
-	// taken for dead by the others (see the README's failure modes).
+	// MaxHole is the longest black hole (at least 2 s). It stays under 3
+	// heartbeat intervals (15 s), after which a worker that cannot reach
+	// Redis is taken for dead by the others (see the README's failure
+	// modes).
 	MaxHole time.Duration
+	// ConnGap, when set, spaces the faults that break every connection
+	// (Redis restarts, cuts, black holes) at least this far apart, so that
+	// no worker misses three heartbeats in a row; 0 places them at random
+	// among the others, where bursts of them happen.
+	ConnGap time.Duration
 }
 
-// fromEnv overrides c with CHAOS_JOBS, CHAOS_DURATION, CHAOS_SEED and
-// CHAOS_MAX_BLACKHOLE.
+// fromEnv overrides c with CHAOS_JOBS, CHAOS_DURATION, CHAOS_SEED,
+// CHAOS_MAX_BLACKHOLE and CHAOS_CONN_GAP.
 func (c config) fromEnv(t *testing.T) config {
 	t.Helper()
 	if v := os.Getenv("CHAOS_JOBS"); v != "" {
@@ -57,6 +65,13 @@ func (c config) fromEnv(t *testing.T) config {
 	}
 	dur("CHAOS_DURATION", &c.Duration)
 	dur("CHAOS_MAX_BLACKHOLE", &c.MaxHole)
+	if v := os.Getenv("CHAOS_CONN_GAP"); v != "" {
+		x, err := time.ParseDuration(v)
+		if err != nil || x < 0 {
+			t.Fatalf("CHAOS_CONN_GAP=%q: want a duration (0 for none)", v)
+		}
+		c.ConnGap = x
+	}
 	if v := os.Getenv("CHAOS_SEED"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
@@ -88,7 +103,7 @@ type scenario struct {
 	sched *proc // standalone scheduler (nil while it is down)
 
 	mu     sync.Mutex
-	killed map[int]string // pid -> how it died (for duplicates' causes)
+	killed map[int][]death // worker pid -> when and how it died (pids are reused)
 	faults faults
 
 	planStart map[string]int64 // plan id -> first slot
@@ -112,7 +127,7 @@ func runChaos(t *testing.T, cfg config) *ledger {
 	if cfg.MaxHole < 2*time.Second {
 		cfg.MaxHole = 2 * time.Second
 	}
-	s := &scenario{t: t, cfg: cfg, dir: t.TempDir(), killed: map[int]string{},
+	s := &scenario{t: t, cfg: cfg, dir: runDir(t), killed: map[int][]death{},
 		planStart: map[string]int64{}, planEnd: map[string]int64{}}
 	t.Logf("chaos: %d jobs over %s, seed %d, logs in %s", cfg.Jobs, cfg.Duration, cfg.Seed, s.dir)
 	s.setup()
@@ -246,10 +261,30 @@ func (s *scenario) readPlanEnds(c *rdb.Client) {
 	}
 }
 
+// death is the end of a worker process the test caused.
+type death struct {
+	at    time.Time
+	cause string
+}
+
+// kill notes that worker pid dies now of cause.
 func (s *scenario) kill(pid int, cause string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.killed[pid] = cause
+	s.killed[pid] = append(s.killed[pid], death{time.Now(), cause})
+}
+
+// runDir is the run's directory: the test's own, or with CHAOS_KEEP=1 one
+// that stays for a look at the logs.
+func runDir(t *testing.T) string {
+	if os.Getenv("CHAOS_KEEP") != "1" {
+		return t.TempDir()
+	}
+	dir, err := os.MkdirTemp("", "chaos-ledger-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // Causes of death recorded for the pids of worker processes.
@@ -264,56 +299,102 @@ const (
 	fSchedChild
 	fScheduler
 	fManager
-	fRedis
+	fRedis // the rest break every connection to Redis
 	fCut
 	fHole
 	nFaults
 )
 
-// faultPlan is the order of faults: at least minimum of each kind, the
-// rest drawn by weight, one about every 3 s of the window.
-func faultPlan(rng *rand.Rand, d time.Duration) []int {
-	minimum := [nFaults]int{fWorker: 4, fSchedChild: 2, fScheduler: 2, fManager: 2, fRedis: 2, fCut: 3, fHole: 1}
+var faultNames = [nFaults]string{"kill -9 worker", "kill -9 scheduler child", "kill -9 standalone scheduler",
+	"kill -9 pool manager", "redis kill -9 + restart", "cut connections", "black hole"}
+
+func breaksConnections(f int) bool { return f >= fRedis }
+
+// plannedFault is a fault due at an offset of the window.
+type plannedFault struct {
+	at   time.Duration
+	kind int
+}
+
+// faultPlan draws the faults: at least minimum of each kind, the rest by
+// weight, one about every 3 s of the window, in random order and evenly
+// spread with jitter. With a gap, the faults that break connections are
+// taken out of that order and spaced gap (plus the longest black hole)
+// apart instead, as many as fit, the minimum ones first.
+func faultPlan(rng *rand.Rand, cfg config) []plannedFault {
+	minimum := [nFaults]int{fWorker: 4, fSchedChild: 2, fScheduler: 2, fManager: 2, fRedis: 2, fCut: 2, fHole: 1}
 	weight := [nFaults]int{fWorker: 34, fSchedChild: 8, fScheduler: 8, fManager: 8, fRedis: 6, fCut: 24, fHole: 12}
-	var order []int
+	var mins, rest []int
 	for k, n := range minimum {
 		for range n {
-			order = append(order, k)
+			mins = append(mins, k)
 		}
 	}
 	total := 0
 	for _, w := range weight {
 		total += w
 	}
-	for len(order) < int(d/(3*time.Second)) {
+	for len(mins)+len(rest) < int(cfg.Duration/(3*time.Second)) {
 		x := rng.IntN(total)
 		for k, w := range weight {
 			if x < w {
-				order = append(order, k)
+				rest = append(rest, k)
 				break
 			}
 			x -= w
 		}
 	}
+	order := append(mins, rest...)
+	var conn []int
+	if cfg.ConnGap > 0 {
+		var others []int
+		for _, k := range order {
+			if breaksConnections(k) {
+				conn = append(conn, k)
+			} else {
+				others = append(others, k)
+			}
+		}
+		order = others
+		conn = conn[:min(len(conn), int(cfg.Duration/(cfg.ConnGap+cfg.MaxHole)))]
+		rng.Shuffle(len(conn), func(i, j int) { conn[i], conn[j] = conn[j], conn[i] })
+	}
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-	return order
+	var plan []plannedFault
+	step := cfg.Duration / time.Duration(len(order)+1)
+	for i, k := range order {
+		plan = append(plan, plannedFault{step*time.Duration(i+1) + time.Duration(rng.Int64N(int64(step/2))) - step/4, k})
+	}
+	if len(conn) > 0 {
+		step := cfg.Duration / time.Duration(len(conn))
+		for i, k := range conn {
+			plan = append(plan, plannedFault{step*time.Duration(i) + step/2 - cfg.MaxHole, k})
+		}
+	}
+	slices.SortStableFunc(plan, func(a, b plannedFault) int { return cmp.Compare(a.at, b.at) })
+	return plan
 }
 
-// chaos runs the faults over the window, evenly spread with jitter.
+// chaos runs the faults over the window. A black hole holds the loop for
+// its length; the faults after it then follow at once.
 func (s *scenario) chaos(began time.Time) {
 	rng := rand.New(rand.NewPCG(s.cfg.Seed, 2))
-	order := faultPlan(rng, s.cfg.Duration)
-	step := s.cfg.Duration / time.Duration(len(order)+1)
-	for i, f := range order {
-		at := began.Add(step*time.Duration(i+1) + time.Duration(rng.Int64N(int64(step/2))) - step/4)
-		if d := time.Until(at); d > 0 {
+	for _, f := range faultPlan(rng, s.cfg) {
+		if d := time.Until(began.Add(f.at)); d > 0 {
 			<-time.After(d) // the fault schedule
 		}
-		s.fault(f, rng)
+		s.event("%s", faultNames[f.kind])
+		s.fault(f.kind, rng)
 	}
 	if d := time.Until(began.Add(s.cfg.Duration)); d > 0 {
 		<-time.After(d) // the end of the window
 	}
+}
+
+// event appends a line to the run's fault log (faults.log).
+func (s *scenario) event(format string, args ...any) {
+	line := time.Now().Format("15:04:05.000") + " " + fmt.Sprintf(format, args...)
+	appendLine(s.dir, "faults.log", line)
 }
 
 func (s *scenario) fault(f int, rng *rand.Rand) {
@@ -330,6 +411,7 @@ func (s *scenario) fault(f int, rng *rand.Rand) {
 			return
 		}
 		pid := targets[rng.IntN(len(targets))]
+		s.event("  pid %d", pid)
 		if f == fWorker {
 			s.kill(pid, causeWorkerKill)
 			s.faults.WorkerKills++
@@ -346,6 +428,7 @@ func (s *scenario) fault(f int, rng *rand.Rand) {
 		old := s.pool
 		kids := children(old.pid())
 		old.kill9()
+		s.event("  manager %d, children %v", old.pid(), kids)
 		for _, c := range kids {
 			if !c.scheduler {
 				s.kill(c.pid, causeManagerKill)
@@ -363,19 +446,22 @@ func (s *scenario) fault(f int, rng *rand.Rand) {
 		}
 		s.faults.RedisRestarts++
 		s.faults.RedisDown += down
+		s.event("  redis back after %s down", down)
 	case fCut:
 		s.faults.CutSides += s.px.Cut()
 		s.faults.Cuts++
 	case fHole:
 		d := 2*time.Second + time.Duration(rng.Int64N(int64(s.cfg.MaxHole-2*time.Second)+1))
 		s.px.BlackHole(d)
+		s.event("  black hole of %s over", d)
 		s.faults.Holes++
 		s.faults.HoleTime += d
 	}
 }
 
 // stopAll stops the standalone scheduler and the pool with QUIT (running
-// jobs finish) and waits for the children of killed managers to be gone.
+// jobs finish) and waits for every resque-go process to be gone (the
+// children of killed managers exit on their own after TERM).
 func (s *scenario) stopAll() {
 	if err := s.sched.quit(30 * time.Second); err != nil {
 		s.t.Error(err)
@@ -383,21 +469,8 @@ func (s *scenario) stopAll() {
 	if err := s.pool.quit(60 * time.Second); err != nil {
 		s.t.Error(err)
 	}
-	s.mu.Lock()
-	var pids []int
-	for pid := range s.killed {
-		pids = append(pids, pid)
-	}
-	s.mu.Unlock()
-	if !poll(30*time.Second, func() bool {
-		for _, pid := range pids {
-			if alive(pid) {
-				return false
-			}
-		}
-		return true
-	}) {
-		s.t.Error("children of killed pool managers still run 30 s after the window")
+	if !poll(30*time.Second, func() bool { return len(processes()) == 0 }) {
+		s.t.Errorf("resque-go processes %v still run 30 s after the pool stopped", processes())
 	}
 }
 
@@ -459,8 +532,13 @@ func (s *scenario) drain(c *rdb.Client) drainState {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// the drain pool's children are the only workers alive now
+	live := map[int]bool{}
+	for _, c := range children(p.pid()) {
+		live[c.pid] = true
+	}
 	for _, id := range ids {
-		if w, err := protocol.ParseWorkerID(id); err != nil || !alive(w.PID) {
+		if w, err := protocol.ParseWorkerID(id); err != nil || !live[w.PID] {
 			st.deadIDs = append(st.deadIDs, id)
 		}
 	}

@@ -5,14 +5,16 @@ import (
 	"time"
 )
 
-// The chaos ledger at CI size (about 90 s on a 2-core machine): every
-// fault of the full run, fewer of each. CHAOS_JOBS, CHAOS_DURATION,
-// CHAOS_SEED and CHAOS_MAX_BLACKHOLE resize it; `make chaos` runs
-// TestChaosLedgerFull.
+// The chaos ledger at CI size (about 80 s on a 2-core machine): every
+// fault of the full run, fewer of each, and the faults that break every
+// connection spaced 10 s apart with black holes of at most 3 s, so that a
+// worker misses at most two heartbeats in a row. CHAOS_JOBS,
+// CHAOS_DURATION, CHAOS_SEED, CHAOS_MAX_BLACKHOLE and CHAOS_CONN_GAP
+// resize it; `make chaos` runs TestChaosLedgerFull.
 func TestChaosLedgerShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos ledger: skipped with -short")
 	}
-	cfg := config{Jobs: 1500, Duration: 45 * time.Second, Seed: 1, MaxHole: 6 * time.Second}.fromEnv(t)
+	cfg := config{Jobs: 1500, Duration: 70 * time.Second, Seed: 1, MaxHole: 3 * time.Second, ConnGap: 10 * time.Second}.fromEnv(t)
 	runChaos(t, cfg).report(t)
 }
