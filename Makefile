@@ -4,11 +4,13 @@ GO ?= go
 
 .PHONY: test deps demo build bench fuzz lint
 
-## test: vet, format check, the whole suite with the race detector, and one
-## pass of the claim/finish benchmarks so they keep compiling and running
+## test: vet, format check, the whole suite with the race detector (the
+## chaos ledger's short version included), one pass of the claim/finish
+## benchmarks so they keep compiling and running, and 3 s of every fuzz target
 test: deps lint
 	$(GO) test -race -count=1 ./...
 	$(GO) test -run '^$$' -bench 'ClaimFinish|NoopJobs/payload=ruby/slots=1$$' -benchtime 1x ./internal/bench ./internal/runtime
+	$(MAKE) --no-print-directory fuzz-ci
 
 ## deps: what the tests need beyond Go: redis-server (Debian package, installed
 ## when missing and we are root) and node-resque for the interop test (npm ci)
