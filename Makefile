@@ -81,8 +81,10 @@ fuzz-ci:
 ## schedulers, plans, unique and serial jobs through a proxy; kill -9s of
 ## workers, schedulers and the pool manager, redis-server restarts on its
 ## append-only file, connections cut and black-holed; then every job is
-## accounted for and the ledger printed. About 12 minutes at the default size.
+## accounted for and the ledger printed. About 11 minutes at the default size.
 ## Smaller: make chaos CHAOS_JOBS=5000 CHAOS_DURATION=3m
+## Connection faults spaced as in the short run: CHAOS_CONN_GAP=10s CHAOS_MAX_BLACKHOLE=3s
+## Keep the logs of a failed run: CHAOS_KEEP=1
 CHAOS_JOBS ?= 20000
 CHAOS_DURATION ?= 10m
 .PHONY: chaos
