@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/resque-go/resque-go/internal/protocol"
 )
@@ -158,6 +159,10 @@ func parseConfig(name string, config []byte, source string) (Entry, error) {
 	}
 	if e.Args, err = protocol.ScheduleArgs(m["args"]); err != nil {
 		return fail("args", "%v", err)
+	}
+	if !utf8.Valid(e.Args) {
+		// no worker could run it: Ruby's and PHP's JSON parsers refuse it
+		return fail("args", "not valid UTF-8")
 	}
 	// resque-scheduler takes cron before every and skips an empty one.
 	for _, kind := range []string{"cron", "every"} {
