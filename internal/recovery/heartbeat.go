@@ -3,6 +3,8 @@ package recovery
 import (
 	"context"
 	"time"
+
+	"github.com/resque-go/resque-go/internal/service"
 )
 
 // heartbeatLoop writes every id's heartbeat each HeartbeatInterval, in one
@@ -19,7 +21,20 @@ func (s *Service) heartbeatLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		callCtx, cancel := context.WithTimeout(ctx, s.cfg.HeartbeatInterval)
-		_, again, _, err := s.client.Heartbeat(callCtx, s.cfg.IDs, s.cfg.Now(), s.cfg.HeartbeatInterval)
+		var again int
+		var err error
+		// After Redis restarted or the connections were cut, the pool's idle
+		// connections fail one by one on first use: try again at once on a
+		// fresh one rather than miss a beat (three missed beats and other
+		// processes judge these ids dead and run their jobs again).
+		for try := 0; try < 4; try++ {
+			if _, again, _, err = s.client.Heartbeat(callCtx, s.cfg.IDs, s.cfg.Now(), s.cfg.HeartbeatInterval); err == nil || callCtx.Err() != nil {
+				break
+			}
+			if !service.Sleep(callCtx, 50*time.Millisecond) {
+				break
+			}
+		}
 		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil:
