@@ -28,6 +28,9 @@ var readmeUntested = map[string]string{
 		"examples/custom's enqueue and work the same way",
 	"go run ./examples/producer": "TestExternalModuleUsesPublicPackages builds and runs examples/producer " +
 		"from a module outside this one",
+	"make chaos": "the full chaos ledger runs for about 11 minutes; its short version, TestChaosLedgerShort, " +
+		"runs with the suite",
+	"go test -count=1 -v -run TestChaosLedgerShort ./test/chaos": "runs with the suite (go test ./...)",
 }
 
 // readmeLine is one command of a ```sh block.
