@@ -15,10 +15,16 @@ import (
 	"github.com/resque-go/resque-go/worker"
 )
 
-// alive reports whether pid runs (a zombie does not).
+// alive reports whether pid can still run code: not a zombie, and not in
+// the middle of exiting (its memory, and with it its environment, already
+// gone: a SIGKILLed process reaches that before its state says Z).
 func alive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	return err == nil && !strings.Contains(string(b), ") Z ")
+	if err != nil || strings.Contains(string(b), ") Z ") {
+		return false
+	}
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	return err == nil && len(env) > 0
 }
 
 // A dead same-host worker's job still has a process here, one that left the
