@@ -47,7 +47,9 @@ type SchedulerConfig struct {
 	LockTimeout      string `json:"lock_timeout,omitempty"`
 	ScheduleInterval string `json:"schedule_interval,omitempty"`
 	// NoSchedules turns off recurring schedules (resque-scheduler's part:
-	// its master lock is then never taken); NoPlans turns off plans;
+	// its master lock is then never taken, as without Schedule and
+	// Dynamic, so that a Ruby resque-scheduler keeps firing its own
+	// file); NoPlans turns off plans;
 	// NoMover turns off promoting delayed items.
 	NoSchedules bool `json:"no_schedules"`
 	NoPlans     bool `json:"no_plans"`
@@ -156,7 +158,10 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 			return nil, err
 		}
 	}
-	if !cfg.NoSchedules {
+	// Without a schedule file (or Dynamic) there is nothing of ours to fire:
+	// taking resque-scheduler's master lock then would only stop a Ruby
+	// resque-scheduler on the same Redis from firing its own file.
+	if !cfg.NoSchedules && (cfg.Schedule != "" || cfg.Dynamic) {
 		s.sched, err = schedule.New(schedule.Config{Client: client, Entries: entries, Environment: cfg.Environment,
 			Dynamic: cfg.Dynamic, Hostname: host, Pid: s.pid, Logger: log,
 			LockPrefix: cfg.LockPrefix, LockTimeout: lockTimeout, Interval: schedInterval,

@@ -74,3 +74,31 @@ func TestSchedulerBadScheduleFile(t *testing.T) {
 		t.Errorf("NewScheduler = %v, want ErrConfig", err)
 	}
 }
+
+// Without a schedule file (or dynamic schedules) a scheduler has no
+// recurring schedule to fire and never takes resque-scheduler's master
+// lock: a Ruby resque-scheduler on the same Redis keeps firing its own.
+func TestSchedulerWithoutScheduleLeavesTheMasterLock(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	k := e.client.Keys()
+	s, err := node.NewScheduler(node.SchedulerConfig{Redis: node.Redis{URL: os.Getenv(redisEnv), Namespace: e.ns},
+		Hostname: "schedhost"}, node.WithLogger(zerolog.New(e.log)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := delayed.EnqueueAt(context.Background(), e.client, "later", []byte(`{"class":"Job","args":[]}`), time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a pass of the scheduler (the delayed item promoted)", func() bool { return e.do("LLEN", k.Queue("later")).(int64) == 1 })
+	if n := e.do("EXISTS", k.SchedulerMasterLock("")).(int64); n != 0 {
+		t.Error("the master lock was taken by a scheduler with no schedule")
+	}
+	if s.Info().Master {
+		t.Error("a scheduler with no schedule says it is master")
+	}
+}
