@@ -51,10 +51,13 @@ type PassStats struct {
 	// batches of dead units went back to committed.
 	Finished   int
 	HandedBack int
+	// Adopted jobs were found in the released server's static FIFOs and
+	// went back to unassigned.
+	Adopted int
 }
 
 func (s PassStats) progressed() bool {
-	return s.Static.Total() > 0 || s.BadRecorded > 0 || s.Finished > 0 || s.HandedBack > 0 ||
+	return s.Static.Total() > 0 || s.BadRecorded > 0 || s.Finished > 0 || s.HandedBack > 0 || s.Adopted > 0 ||
 		s.Batches[rdb.BatchAssigned]+s.Batches[rdb.BatchBacklog]+s.Batches[rdb.BatchFailed] > 0
 }
 
@@ -151,8 +154,32 @@ func (a *Allocator) Pass(ctx context.Context) (PassStats, error) {
 		if err := a.sweep(ctx, &st); err != nil {
 			return st, err
 		}
+		if err := a.adopt(ctx, &st); err != nil {
+			return st, err
+		}
 	}
 	return st, nil
+}
+
+// adopt moves what the released PHP server left in its static pools' FIFOs
+// (static:queue:<pool>, which resque-go itself never fills) back to
+// unassigned, oldest first, one atomic LMOVE a job: a team switching
+// servers loses none of the jobs the old one had already routed.
+func (a *Allocator) adopt(ctx context.Context, st *PassStats) error {
+	k := a.cfg.Client.Keys()
+	for _, sp := range a.cfg.Config.StaticPools {
+		for ctx.Err() == nil {
+			moved, err := a.cfg.Client.MoveOne(ctx, k.StaticQueue(sp.Name), k.Unassigned())
+			if err != nil {
+				return err
+			}
+			if !moved {
+				break
+			}
+			st.Adopted++
+		}
+	}
+	return nil
 }
 
 func (a *Allocator) args() rdb.AllocArgs {

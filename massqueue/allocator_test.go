@@ -310,3 +310,32 @@ func TestAllocationExactlyOnce(t *testing.T) {
 		t.Errorf("%d active sources, %d assigned", active, assigned)
 	}
 }
+
+// Jobs the released PHP server had already routed into its static pool
+// FIFOs (static:queue:<pool>) when a team switched servers are adopted:
+// moved back to unassigned, oldest first, and routed like new ones.
+func TestAllocatorAdoptsReleasedServerFIFOs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	clk := newClock()
+	a := e.allocator(mustConfig(t, testConfig), clk)
+	var want []string
+	for i := range 3 {
+		p := fmt.Sprintf(`{"class":"Job","sourceId":"s1","name":"import","args":{"n":%d},"id":"old%d","queue_time":1600000000.5}`, i, i)
+		e.do("LPUSH", e.ns+":static:queue:general", p) // the released server's FIFO, oldest at the tail
+		want = append(want, p)
+	}
+	st := e.pass(a) // adopts them
+	if st.Adopted != 3 {
+		t.Fatalf("adopted %d, want 3 (%+v)", st.Adopted, st)
+	}
+	clk.Add(time.Second)
+	e.pass(a) // routes them
+	if n := e.int("LLEN", e.ns+":static:queue:general"); n != 0 {
+		t.Errorf("the released FIFO still holds %d jobs", n)
+	}
+	got := e.strs("LRANGE", e.ns+":static:queue:general:s1", 0, -1)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("general/s1 = %q, want the adopted jobs oldest first %q", got, want)
+	}
+}

@@ -315,3 +315,14 @@ func (c *Client) RetireUnit(ctx context.Context, pool, unit string) error {
 	}
 	return nil
 }
+
+// MoveOne moves the oldest item of list src (its tail: the end a FIFO fed
+// by LPUSH is served from) to the head of dst, in one atomic LMOVE; it
+// reports whether there was one.
+func (c *Client) MoveOne(ctx context.Context, src, dst string) (bool, error) {
+	v, err := c.do(ctx, "LMOVE", src, dst, "RIGHT", "LEFT")
+	if err != nil {
+		return false, fmt.Errorf("rdb: move from %s: %w", src, err)
+	}
+	return v != nil, nil
+}
