@@ -19,6 +19,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/unique"
 )
 
 // Job is a mass-queue job.
@@ -59,7 +60,21 @@ func EnqueueStatic(ctx context.Context, c *rdb.Client, j Job) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := c.EnqueueStatic(ctx, p); err != nil {
+	if j.UniqueID != "" {
+		// protocol.md 8 for a static job: refused while its uid is queued
+		// or running. Deferral would release the parked job through a
+		// queue, which a mass job has not: refused for now.
+		if j.Deferrable {
+			return "", errors.New("massqueue: a deferrable unique static job is not supported (its release would need a queue)")
+		}
+		res, err := c.EnqueueUnique(ctx, rdb.UniqueJob{UID: j.UniqueID, Push: p, Unassigned: true})
+		if err != nil {
+			return "", fmt.Errorf("massqueue: %w", err)
+		}
+		if res != rdb.UniqueQueued {
+			return "", fmt.Errorf("%w (uid %q)", ErrDuplicate, j.UniqueID)
+		}
+	} else if _, err := c.EnqueueStatic(ctx, p); err != nil {
 		return "", fmt.Errorf("massqueue: %w", err)
 	}
 	v, err := protocol.DecodePayload(p)
@@ -68,6 +83,10 @@ func EnqueueStatic(ctx context.Context, c *rdb.Client, j Job) (string, error) {
 	}
 	return v.ID, nil
 }
+
+// ErrDuplicate: a unique static job's uid is queued or running; nothing
+// was written. It is unique.ErrDuplicate (protocol.md 8).
+var ErrDuplicate = unique.ErrDuplicate
 
 // DefaultBatchTTL is how long an uncommitted batch lives after its last
 // push when no time to live is given.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/resque-go/resque-go/massqueue"
+	"github.com/resque-go/resque-go/unique"
 )
 
 var payloadRE = regexp.MustCompile(`^\{"class":"Imp","sourceId":"s1","name":"imp","args":\{"n":(\d+)\},"id":"[0-9a-f]{32}","queue_time":\d+\.\d{4}\}$`)
@@ -141,5 +142,29 @@ func TestBatchIDTakenAndOpen(t *testing.T) {
 	}
 	if _, err := massqueue.OpenBatch(e.c, "nocolons", 0); err == nil {
 		t.Error("bad id accepted")
+	}
+}
+
+// A unique static job is refused while its uid is queued (protocol.md 8),
+// and pushed to unassigned like any static job when the uid is free.
+func TestUniqueStaticJob(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	j := massqueue.Job{Class: "Mail", Source: "s1", Name: "mail", UniqueID: "u1"}
+	if _, err := massqueue.EnqueueStatic(ctx, e.c, j); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := massqueue.EnqueueStatic(ctx, e.c, j); !errors.Is(err, unique.ErrDuplicate) {
+		t.Fatalf("second enqueue = %v, want unique.ErrDuplicate", err)
+	}
+	if n := e.int("LLEN", e.ns+":unassigned"); n != 1 {
+		t.Errorf("unassigned holds %d jobs, want 1", n)
+	}
+	if s := e.str("GET", e.ns+":unique:u1:state"); s != "queued" {
+		t.Errorf("state = %q, want queued", s)
+	}
+	if _, err := massqueue.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "Mail", Source: "s1", Name: "mail", UniqueID: "u2", Deferrable: true}); err == nil {
+		t.Error("a deferrable unique static job was accepted")
 	}
 }

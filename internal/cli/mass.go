@@ -53,7 +53,8 @@ func massCommand() *ucli.Command {
 				Flags: withJSON(source(),
 					&ucli.StringFlag{Name: "name", Usage: "job name", Required: true},
 					&ucli.StringFlag{Name: "class", Usage: "job class", Required: true},
-					&ucli.StringFlag{Name: "args", Usage: "arguments, JSON object or array"}),
+					&ucli.StringFlag{Name: "args", Usage: "arguments, JSON object or array"},
+					&ucli.StringFlag{Name: "unique-id", Usage: "make the job unique under `UID`: refused with exit code 3 while a job with it is queued or running"}),
 				Action: massEnqueue,
 			},
 			{
@@ -206,7 +207,7 @@ func massEnqueue(c *ucli.Context) error {
 	}
 	defer client.Close()
 	id, err := massqueue.EnqueueStatic(c.Context, client, massqueue.Job{Class: c.String("class"), Source: c.String("source"),
-		Name: c.String("name"), Args: []byte(c.String("args"))})
+		Name: c.String("name"), Args: []byte(c.String("args")), UniqueID: c.String("unique-id")})
 	if err != nil {
 		return massUsage(err)
 	}

@@ -39,6 +39,9 @@ type UniqueJob struct {
 	// Deferred is the payload to park while the uid's job runs (naming
 	// its queue); nil when the job is not deferrable.
 	Deferred []byte
+	// Unassigned pushes Push to the head of the mass queues' unassigned
+	// list (as producers LPUSH) instead of a queue; Queue is then unused.
+	Unassigned bool
 }
 
 // EnqueueUnique enqueues a unique job in one step (protocol.md 8): pushed
@@ -47,12 +50,16 @@ type UniqueJob struct {
 func (c *Client) EnqueueUnique(ctx context.Context, j UniqueJob) (UniqueResult, error) {
 	k := c.keys
 	target, index, sched, member, ts := k.Queue(j.Queue), k.Queues(), k.Queues(), j.Queue, ""
-	if j.DueAt > 0 {
+	mode := ""
+	switch {
+	case j.Unassigned:
+		target, mode = k.Unassigned(), "L"
+	case j.DueAt > 0:
 		target, index, sched = k.Delayed(j.DueAt), k.Timestamps(j.Push), k.DelayedSchedule()
 		member, ts = protocol.DelayedMember(j.DueAt), fmt.Sprint(j.DueAt)
 	}
 	res, err := redis.String(c.eval(ctx, enqueueUniqueScript, k.UniqueState(j.UID), k.UniqueDeferred(j.UID),
-		target, index, sched, j.Push, member, ts, j.Deferred))
+		target, index, sched, j.Push, member, ts, j.Deferred, mode))
 	if err != nil {
 		return "", fmt.Errorf("rdb: enqueue unique %q: %w", j.UID, err)
 	}

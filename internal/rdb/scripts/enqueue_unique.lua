@@ -10,6 +10,8 @@
 -- ARGV[3] ts, Unix seconds, for a delayed job; "" for a job pushed at once
 -- ARGV[4] the payload to park when deferred (it names its queue); "" when
 --         the job is not deferrable
+-- ARGV[5] "L" pushes to the head of KEYS[3] and records no queue (a mass
+--         queue's unassigned, which producers LPUSH); "" as above
 --
 -- Returns:
 --   "queued"     the state was free: it is now queued and the job pushed
@@ -21,6 +23,10 @@
 --   "deferred_taken" the uid's job is running and another job is already
 --                parked (the first one wins): nothing written
 if redis.call('SET', KEYS[1], 'queued', 'NX') then
+  if ARGV[5] == 'L' then
+    redis.call('LPUSH', KEYS[3], ARGV[1])
+    return 'queued'
+  end
   redis.call('RPUSH', KEYS[3], ARGV[1])
   if ARGV[3] ~= '' then
     redis.call('SADD', KEYS[4], ARGV[2])
