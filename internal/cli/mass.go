@@ -13,6 +13,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/massqueue"
 )
 
@@ -97,6 +98,14 @@ func noArgs(c *ucli.Context) error {
 		return usagef("%s takes no argument (flags go first): %q", c.Command.FullName(), c.Args().First())
 	}
 	return nil
+}
+
+// noArgsClient is noArgs, then the client of the command's Redis flags.
+func noArgsClient(c *ucli.Context) (*rdb.Client, error) {
+	if err := noArgs(c); err != nil {
+		return nil, err
+	}
+	return newClient(c)
 }
 
 func oneArg(c *ucli.Context, what string) (string, error) {
@@ -198,10 +207,7 @@ func dash(s string) string {
 }
 
 func massEnqueue(c *ucli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	client, err := newClient(c)
+	client, err := noArgsClient(c)
 	if err != nil {
 		return err
 	}
@@ -219,10 +225,7 @@ func massEnqueue(c *ucli.Context) error {
 }
 
 func massBatchCreate(c *ucli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	client, err := newClient(c)
+	client, err := noArgsClient(c)
 	if err != nil {
 		return err
 	}
@@ -444,10 +447,7 @@ func printMassStatus(w io.Writer, st massqueue.Status, now time.Time) error {
 }
 
 func massFailures(c *ucli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	client, err := newClient(c)
+	client, err := noArgsClient(c)
 	if err != nil {
 		return err
 	}
@@ -582,10 +582,7 @@ func massResume(c *ucli.Context) error {
 }
 
 func massSettings(c *ucli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	client, err := newClient(c)
+	client, err := noArgsClient(c)
 	if err != nil {
 		return err
 	}
