@@ -141,6 +141,9 @@ func TestUniqueDeferredReleasedAfterSuccess(t *testing.T) {
 	if s := e.state("U"); s != "queued" {
 		t.Errorf("state while the released job is delayed = %q, want queued", s)
 	}
+	if ttl := e.do("TTL", k.UniqueState("U")).(int64); ttl < 90+86400-60 || ttl > 90+86400 {
+		t.Errorf("TTL of the released job's state = %d, want about a day after it is due", ttl)
+	}
 	if _, err := e.cl.EnqueueRaw(ctx, "q", "Job", []byte("[6]"), client.Unique("U")); !errors.Is(err, client.ErrDuplicate) {
 		t.Errorf("enqueue while the released job is delayed = %v, want ErrDuplicate", err)
 	}

@@ -110,6 +110,12 @@ func TestDelayedUniqueJob(t *testing.T) {
 	if _, err := unique.Enqueue(context.Background(), c, unique.Job{Queue: "q", Payload: payload(t, "D", 2, false)}); !errors.Is(err, unique.ErrDuplicate) {
 		t.Errorf("second enqueue = %v, want ErrDuplicate", err)
 	}
+	// a promoter that drops the unique field (resque-scheduler) would leave
+	// the state queued for ever: it expires a day after the job is due
+	ttl := do(t, c, "TTL", k.UniqueState("D")).(int64)
+	if want := due.Unix() - time.Now().Unix() + 86400; ttl < want-60 || ttl > want+60 {
+		t.Errorf("TTL of the delayed job's state = %d, want about %d", ttl, want)
+	}
 }
 
 // Clear frees a uid and releases its parked job instead of dropping it; a

@@ -59,11 +59,22 @@ func (c *Client) EnqueueUnique(ctx context.Context, j UniqueJob) (UniqueResult, 
 		member, ts = protocol.DelayedMember(j.DueAt), fmt.Sprint(j.DueAt)
 	}
 	res, err := redis.String(c.eval(ctx, enqueueUniqueScript, k.UniqueState(j.UID), k.UniqueDeferred(j.UID),
-		target, index, sched, j.Push, member, ts, j.Deferred, mode))
+		target, index, sched, j.Push, member, ts, j.Deferred, mode, delayedStateTTL(j.DueAt, time.Now())))
 	if err != nil {
 		return "", fmt.Errorf("rdb: enqueue unique %q: %w", j.UID, err)
 	}
 	return UniqueResult(res), nil
+}
+
+// delayedStateGrace is how long a delayed unique job's queued state
+// outlives its due time (enqueue_unique.lua says why it expires at all).
+const delayedStateGrace = 24 * time.Hour
+
+func delayedStateTTL(dueAt int64, now time.Time) int64 {
+	if dueAt <= 0 {
+		return 0
+	}
+	return max(dueAt-now.Unix(), 0) + int64(delayedStateGrace/time.Second)
 }
 
 // UniqueInfo is one uid's unique state.

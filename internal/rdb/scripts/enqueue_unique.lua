@@ -12,6 +12,8 @@
 --         the job is not deferrable
 -- ARGV[5] "L" pushes to the head of KEYS[3] and records no queue (a mass
 --         queue's unassigned, which producers LPUSH); "" as above
+-- ARGV[6] for a delayed job: seconds the queued state lives, until a day
+--         after the job is due (see below)
 --
 -- Returns:
 --   "queued"     the state was free: it is now queued and the job pushed
@@ -22,7 +24,17 @@
 --                deferrable): nothing written
 --   "deferred_taken" the uid's job is running and another job is already
 --                parked (the first one wins): nothing written
-if redis.call('SET', KEYS[1], 'queued', 'NX') then
+-- A delayed job's queued state expires a day after its due time:
+-- a promoter that rebuilds items from class, args and queue alone (Ruby's
+-- resque-scheduler, node-resque's scheduler) drops the unique field, so no
+-- claim would ever move that state on. Our claim's SET clears the expiry.
+local taken
+if ARGV[3] ~= '' then
+  taken = redis.call('SET', KEYS[1], 'queued', 'NX', 'EX', ARGV[6])
+else
+  taken = redis.call('SET', KEYS[1], 'queued', 'NX')
+end
+if taken then
   if ARGV[5] == 'L' then
     redis.call('LPUSH', KEYS[3], ARGV[1])
     return 'queued'

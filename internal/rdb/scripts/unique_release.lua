@@ -31,8 +31,13 @@ local function release_deferred(skey, deferred, prefix, now, failed, failed_at, 
   if type(d['unique']) == 'table' and type(d['unique']['deferrableBy']) == 'number' then
     delay = math.floor(d['unique']['deferrableBy'])
   end
-  redis.call('SET', skey, 'queued')
   local p = prefix
+  if delay > 0 then
+    -- expires a day after it is due: see enqueue_unique.lua
+    redis.call('SET', skey, 'queued', 'EX', delay + 86400)
+  else
+    redis.call('SET', skey, 'queued')
+  end
   if delay > 0 then
     local ts = string.format('%d', tonumber(now) + delay)
     redis.call('RPUSH', p .. 'delayed:' .. ts, deferred)
