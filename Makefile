@@ -12,9 +12,11 @@ test: deps lint
 	$(GO) test -run '^$$' -bench 'ClaimFinish|NoopJobs/payload=ruby/slots=1$$' -benchtime 1x ./internal/bench ./internal/runtime
 	$(MAKE) --no-print-directory fuzz-ci
 
-## deps: what the tests need beyond Go: redis-server (Debian package, installed
+## deps: the Go modules (all of them: the outside-module test builds from
+## the module cache with the network off), redis-server (Debian package, installed
 ## when missing and we are root) and node-resque for the interop test (npm ci)
 deps:
+	@$(GO) mod download
 	@command -v redis-server >/dev/null 2>&1 || { \
 		echo "installing redis-server (apt-get)"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \

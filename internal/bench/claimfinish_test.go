@@ -21,11 +21,14 @@ import (
 //	go test -run '^$' -bench ClaimFinish -benchtime 20000x ./internal/bench
 func BenchmarkClaimFinish(b *testing.B) {
 	for _, slots := range []int{1, 16} {
-		b.Run(fmt.Sprintf("slots=%d", slots), func(b *testing.B) { benchClaimFinish(b, slots) })
+		b.Run(fmt.Sprintf("slots=%d", slots), func(b *testing.B) { benchClaimFinish(b, slots, false) })
 	}
+	// the same 16 slots with every finish-and-claim in its own script call
+	// (rdb.Options.Unbatched), for a side-by-side ratio
+	b.Run("slots=16/unbatched", func(b *testing.B) { benchClaimFinish(b, 16, true) })
 }
 
-func benchClaimFinish(b *testing.B, slots int) {
+func benchClaimFinish(b *testing.B, slots int, unbatched bool) {
 	ctx := context.Background()
 	url := os.Getenv("RESQUE_GO_TEST_REDIS")
 	ns := redistest.Namespace(b)
@@ -41,7 +44,7 @@ func benchClaimFinish(b *testing.B, slots int) {
 			b.Error(err)
 		}
 	}()
-	client, err := rdb.New(rdb.Options{URL: url, Namespace: ns})
+	client, err := rdb.New(rdb.Options{URL: url, Namespace: ns, Unbatched: unbatched})
 	if err != nil {
 		b.Fatal(err)
 	}

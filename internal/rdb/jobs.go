@@ -382,13 +382,23 @@ func finishResult(workerID string, n int, err error) error {
 // same arguments: a finish that already ran is not repeated, and a job
 // claimed meanwhile is returned again (Resumed).
 func (c *Client) FinishAndClaim(ctx context.Context, workerID, host string, src protocol.Source, o Outcome, a ClaimArgs) (finishErr error, res ClaimResult, err error) {
-	fk, fa := c.finishKeysArgs(workerID, host, src, o)
 	ck, ca := c.claimKeysArgs(a)
-	args := make([]any, 0, 3+len(fk)+len(ck)+len(fa)+len(ca))
-	args = append(args, len(fk)+len(ck))
-	args = append(append(args, fk...), ck...)
-	args = append(append(append(args, fa...), ca...), len(fk), len(fa))
-	reply, err := redis.Values(c.evalHot(ctx, c.finishClaim, args...))
+	var raw any
+	if c.batch != nil && a.WorkerID == workerID {
+		call := &batchCall{workerID: workerID, host: host, src: src, o: o, ck: ck, ca: ca, sources: (len(ck) - 4) / 2}
+		c.batch.do(call)
+		raw, err = call.reply, call.err
+	} else {
+		fk, fa := c.finishKeysArgs(workerID, host, src, o)
+		raw, err = c.evalHot(ctx, c.finishClaim, finishClaimArgs(fk, fa, ck, ca)...)
+	}
+	return parseFinishClaim(workerID, a, raw, err)
+}
+
+// parseFinishClaim reads finish_claim.lua's reply (or a slot's part of
+// finish_claim_batch.lua's).
+func parseFinishClaim(workerID string, a ClaimArgs, raw any, err error) (finishErr error, res ClaimResult, _ error) {
+	reply, err := redis.Values(raw, err)
 	if err != nil {
 		return nil, ClaimResult{}, fmt.Errorf("rdb: finish and claim for %q: %w", workerID, err)
 	}

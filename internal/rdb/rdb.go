@@ -90,6 +90,10 @@ type Options struct {
 	// DialTimeout defaults to 5 s; ReadTimeout (for non-blocking commands) to 30 s.
 	DialTimeout time.Duration
 	ReadTimeout time.Duration
+	// Unbatched runs every FinishAndClaim as its own script call. By
+	// default concurrent calls of slots with the same sources share one
+	// (finish_claim_batch.lua): a busy process costs Redis less per job.
+	Unbatched bool
 }
 
 // Client talks to one Redis server within one namespace.
@@ -100,10 +104,12 @@ type Client struct {
 	addr    string // the URL with its password hidden, for messages
 	closer  func() // releases what the pool's dialer holds (the Sentinel pools)
 
-	claim, finish, finishClaim, requeue, register, unregister, prune, heartbeat, refreshLock *redis.Script
-	delayed                                                                                  delayedScripts
-	failed                                                                                   failedScripts
-	schedules                                                                                scheduleScripts
+	batch *finishBatcher // nil when Options.Unbatched
+
+	claim, finish, finishClaim, finishClaimBatch, requeue, register, unregister, prune, heartbeat, refreshLock *redis.Script
+	delayed                                                                                                    delayedScripts
+	failed                                                                                                     failedScripts
+	schedules                                                                                                  scheduleScripts
 }
 
 // ErrNotOwned is returned when a slot's worker:<id> record is gone: the job
@@ -465,7 +471,7 @@ func New(opt Options) (*Client, error) {
 		d := newSentinelDialer(ep, opt)
 		pool.DialContext, pool.TestOnBorrow, closer = d.dial, d.testOnBorrow, d.close
 	}
-	return &Client{
+	c := &Client{
 		pool:    pool,
 		closer:  closer,
 		keys:    newKeys(opt),
@@ -475,13 +481,19 @@ func New(opt Options) (*Client, error) {
 		finish:  loadScriptWith("finish.lua", -1, "unique_release.lua"),
 		finishClaim: redis.NewScript(-1, scriptSource("unique_release.lua")+"\n"+scriptBody("finish.lua", "finish")+scriptBody("claim.lua", "claim")+
 			scriptSource("finish_claim.lua")),
+		finishClaimBatch: redis.NewScript(-1, scriptSource("unique_release.lua")+"\n"+scriptBody("finish.lua", "finish")+scriptBody("claim.lua", "claim")+
+			scriptSource("finish_claim_batch.lua")),
 		requeue:     loadScript("requeue.lua", 5),
 		refreshLock: loadScript("refresh_lock.lua", 1),
 		register:    loadScriptWith("register.lua", 4, "iso8601.lua"),
 		heartbeat:   loadScriptWith("heartbeat.lua", -1, "iso8601.lua"),
 		unregister:  loadScript("unregister.lua", 8),
 		prune:       loadScript("prune.lua", 14),
-	}, nil
+	}
+	if !opt.Unbatched {
+		c.batch = &finishBatcher{c: c}
+	}
+	return c, nil
 }
 
 // Addr is the server's URL with its password hidden, for messages.

@@ -124,11 +124,16 @@
 --                      job came from, without the namespace (the record's
 --                      "source")
 --
--- The body is the function claim(KEYS, ARGV, seq, ko, ao) so
--- finish_claim.lua can reuse it: its keys and arguments start after the
--- first ko keys and ao arguments (none when run alone), and seq, when given, is the
--- sequence finish.lua just moved to (the slot's record is then known to be
--- gone, and the claim takes that number).
+-- The body is the function claim(KEYS, ARGV, seq, ko, ao, slot) so
+-- finish_claim.lua and finish_claim_batch.lua can reuse it: its keys and
+-- arguments start after the first ko keys and ao arguments (none when run
+-- alone), and seq, when given, is the sequence finish.lua just moved to
+-- (the slot's record is then known to be gone, and the claim takes that
+-- number). slot, when given, claims for another slot with the same
+-- sources: slot.nk is the claim's key count, slot.wkey its worker:<id>,
+-- slot.wid its worker id, slot.token its lock token (replacing KEYS[2],
+-- ARGV[4] and ARGV[6+3n]), and slot.counters whether the attempts index
+-- is not empty; the pause key is then the caller's to read.
 -- ring_held counts the current entries of a holders hash (worker id ->
 -- claim sequence; current while seqs still has that sequence for the
 -- worker) and removes the others. mass_route.lua's mass_held is the same.
@@ -229,24 +234,32 @@ local function ring_unit(ring, ARGV, d)
   return nil
 end
 
-local function claim(KEYS, ARGV, seq, ko, ao)
+local function claim(KEYS, ARGV, seq, ko, ao, slot)
   ko, ao = ko or 0, ao or 0
-  local pause = redis.call('GET', KEYS[ko + 1])
-  if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
-    return -1
+  local nk, wkey, wid = #KEYS - ko, KEYS[ko + 2], ARGV[ao + 4]
+  if slot then
+    nk, wkey, wid = slot.nk, slot.wkey, slot.wid
+  else
+    local pause = redis.call('GET', KEYS[ko + 1])
+    if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
+      return -1
+    end
   end
   if not seq then
-    local held = redis.call('GET', KEYS[ko + 2])
+    local held = redis.call('GET', wkey)
     if held then
-      local cur = redis.call('HGET', KEYS[ko + 3], ARGV[ao + 4])
+      local cur = redis.call('HGET', KEYS[ko + 3], wid)
       if not cur then
-        cur = redis.call('HINCRBY', KEYS[ko + 3], ARGV[ao + 4], '1')
+        cur = redis.call('HINCRBY', KEYS[ko + 3], wid, '1')
       end
       return {0, held, cur}
     end
   end
-  local n = (#KEYS - ko - 4) / 2
+  local n = (nk - 4) / 2
   local token = ARGV[ao + 6 + 3 * n]
+  if slot then
+    token = slot.token
+  end
   for i = 1, n do
     local flag = ARGV[ao + 5 + 2 * n + i]
     local payload, list, holders = nil, nil, nil
@@ -282,14 +295,14 @@ local function claim(KEYS, ARGV, seq, ko, ao)
       if not object then
         embed = cjson.encode(payload)
       end
-      redis.call('SET', KEYS[ko + 2], head .. embed .. tail)
+      redis.call('SET', wkey, head .. embed .. tail)
       if not seq then
-        seq = redis.call('HINCRBY', KEYS[ko + 3], ARGV[ao + 4], '1')
+        seq = redis.call('HINCRBY', KEYS[ko + 3], wid, '1')
       end
       if holders then
         -- the cap's slot, freed when the sequence moves on; stale entries
         -- of a busy source are cleared now and then
-        if redis.call('HSET', holders, ARGV[ao + 4], seq) == 1 and tonumber(seq) % 64 == 0 and redis.call('HLEN', holders) > 64 then
+        if redis.call('HSET', holders, wid, seq) == 1 and tonumber(seq) % 64 == 0 and redis.call('HLEN', holders) > 64 then
           ring_held(holders, KEYS[ko + 3])
         end
       end
@@ -334,8 +347,13 @@ local function claim(KEYS, ARGV, seq, ko, ao)
           end
         end
       end
-      local attempts = '0'
-      if redis.call('EXISTS', KEYS[ko + 4]) == 1 then
+      local attempts, counters = '0', nil
+      if slot then
+        counters = slot.counters
+      else
+        counters = redis.call('EXISTS', KEYS[ko + 4]) == 1
+      end
+      if counters then
         if object and string.find(payload, '^{"class":"[^"]*","args":') then
           -- compact Ruby form: the counter is keyed by the payload's bytes
           attempts = redis.call('GET', ARGV[ao + 5] .. redis.sha1hex(payload)) or '0'

@@ -76,8 +76,12 @@
 --      same-host worker whose pid it does not recognise); the false
 --      Resque::DirtyExit entry Ruby wrote for the job was removed
 --   3  as 2, with no such entry to remove (php-resque writes none)
--- The body is the function finish(KEYS, ARGV) so finish_claim.lua can reuse it.
-local function finish_unique(skey, dkey, outcome, ARGV, failed)
+-- The body is the function finish(KEYS, ARGV, ko, ao, batched) so
+-- finish_claim.lua and finish_claim_batch.lua can reuse it: its keys and
+-- arguments start after the first ko keys and ao arguments (none when run
+-- alone; KEYS[n] and ARGV[n] above are relative to them), and batched
+-- leaves stat:processed to the caller (one INCRBY for the whole batch).
+local function finish_unique(skey, dkey, outcome, ARGV, ao, failed)
   local state = redis.call('GET', skey)
   if not state or string.sub(state, 1, 7) ~= 'running' then
     return
@@ -86,7 +90,7 @@ local function finish_unique(skey, dkey, outcome, ARGV, failed)
     local deferred = redis.call('GET', dkey)
     redis.call('DEL', skey, dkey)
     if deferred then
-      release_deferred(skey, deferred, ARGV[18], ARGV[5], failed, ARGV[19], ARGV[1], ARGV[8])
+      release_deferred(skey, deferred, ARGV[ao + 18], ARGV[ao + 5], failed, ARGV[ao + 19], ARGV[ao + 1], ARGV[ao + 8])
     end
   elseif outcome == 'retry' or outcome == 'reschedule' then
     redis.call('DEL', dkey)
@@ -96,104 +100,118 @@ local function finish_unique(skey, dkey, outcome, ARGV, failed)
   end
 end
 
-local function finish(KEYS, ARGV)
-  local seq = redis.call('HINCRBY', KEYS[2], ARGV[1], '1')
-  if seq ~= tonumber(ARGV[2]) + 1 then
-    if seq == 1 then
-      redis.call('HDEL', KEYS[2], ARGV[1])
+-- finish_head moves the slot's claim sequence on (only from seq: 0 when the
+-- claim is not ours any more, nothing written) and clears its record
+-- worker:<id> (wkey), cleaning up after another runtime's prune (see
+-- Returns above): 1, 2 or 3. seqs is the claim-sequence hash, failed the
+-- failed list; class and queue are the job's.
+local function finish_head(seqs, wkey, failed, wid, seq, class, queue)
+  local moved = redis.call('HINCRBY', seqs, wid, '1')
+  if moved ~= tonumber(seq) + 1 then
+    if moved == 1 then
+      redis.call('HDEL', seqs, wid)
     else
-      redis.call('HINCRBY', KEYS[2], ARGV[1], '-1')
+      redis.call('HINCRBY', seqs, wid, '-1')
     end
     return 0
   end
-  local result = 1
-  if redis.call('DEL', KEYS[1]) == 0 then
-    -- Removed by another runtime's prune: Ruby recorded the job it read
-    -- there as DirtyExit ("Job still being processed"). Remove that entry
-    -- (the newest one for this worker id, job class and queue) and record
-    -- the real outcome below.
-    result = 3
-    local first = math.max(0, redis.call('LLEN', KEYS[6]) - 100)
-    local entries = redis.call('LRANGE', KEYS[6], first, -1)
-    for i = #entries, 1, -1 do
-      local ok, e = pcall(cjson.decode, entries[i])
-      if ok and type(e) == 'table' and e['worker'] == ARGV[1] and e['queue'] == ARGV[8]
-          and (e['exception'] == 'Resque::DirtyExit' or e['exception'] == 'Resque::PruneDeadWorkerDirtyExit')
-          and type(e['payload']) == 'table' and e['payload']['class'] == ARGV[7] then
-        redis.call('LREM', KEYS[6], -1, entries[i])
-        result = 2
-        break
-      end
+  if redis.call('DEL', wkey) == 1 then
+    return 1
+  end
+  -- Removed by another runtime's prune: Ruby recorded the job it read
+  -- there as DirtyExit ("Job still being processed"). Remove that entry
+  -- (the newest one for this worker id, job class and queue); the caller
+  -- records the real outcome.
+  local first = math.max(0, redis.call('LLEN', failed) - 100)
+  local entries = redis.call('LRANGE', failed, first, -1)
+  for i = #entries, 1, -1 do
+    local ok, e = pcall(cjson.decode, entries[i])
+    if ok and type(e) == 'table' and e['worker'] == wid and e['queue'] == queue
+        and (e['exception'] == 'Resque::DirtyExit' or e['exception'] == 'Resque::PruneDeadWorkerDirtyExit')
+        and type(e['payload']) == 'table' and e['payload']['class'] == class then
+      redis.call('LREM', failed, -1, entries[i])
+      return 2
     end
   end
-  local outcome = ARGV[3]
-  redis.call('INCR', KEYS[3])
-  redis.call('INCR', KEYS[4])
-  if outcome == 'fail' then
-    redis.call('RPUSH', KEYS[6], ARGV[6])
-    redis.call('INCR', KEYS[9])
-    redis.call('INCR', KEYS[10])
-    redis.call('INCR', KEYS[11])
-  elseif outcome == 'retry' then
-    redis.call('RPUSH', KEYS[12], ARGV[6])
-    redis.call('INCR', KEYS[13])
-    redis.call('INCR', KEYS[14])
+  return 3
+end
+
+local function finish(KEYS, ARGV, ko, ao, batched)
+  ko, ao = ko or 0, ao or 0
+  local result = finish_head(KEYS[ko + 2], KEYS[ko + 1], KEYS[ko + 6], ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 7], ARGV[ao + 8])
+  if result == 0 then
+    return 0
   end
-  if ARGV[9] == '0' then
-    redis.call('DEL', KEYS[7])
-    redis.call('ZREM', KEYS[8], KEYS[7])
-  elseif ARGV[9] ~= '' then
-    redis.call('SET', KEYS[7], ARGV[9], 'EX', ARGV[10])
+  local outcome = ARGV[ao + 3]
+  if not batched then
+    redis.call('INCR', KEYS[ko + 3])
+  end
+  redis.call('INCR', KEYS[ko + 4])
+  if outcome == 'fail' then
+    redis.call('RPUSH', KEYS[ko + 6], ARGV[ao + 6])
+    redis.call('INCR', KEYS[ko + 9])
+    redis.call('INCR', KEYS[ko + 10])
+    redis.call('INCR', KEYS[ko + 11])
+  elseif outcome == 'retry' then
+    redis.call('RPUSH', KEYS[ko + 12], ARGV[ao + 6])
+    redis.call('INCR', KEYS[ko + 13])
+    redis.call('INCR', KEYS[ko + 14])
+  end
+  if ARGV[ao + 9] == '0' then
+    redis.call('DEL', KEYS[ko + 7])
+    redis.call('ZREM', KEYS[ko + 8], KEYS[ko + 7])
+  elseif ARGV[ao + 9] ~= '' then
+    redis.call('SET', KEYS[ko + 7], ARGV[ao + 9], 'EX', ARGV[ao + 10])
     -- the index tells idle claims whether any counter exists at all
-    redis.call('ZADD', KEYS[8], tonumber(ARGV[5]) + tonumber(ARGV[10]), KEYS[7])
+    redis.call('ZADD', KEYS[ko + 8], tonumber(ARGV[ao + 5]) + tonumber(ARGV[ao + 10]), KEYS[ko + 7])
   end
   if outcome == 'retry' or outcome == 'reschedule' then
-    local due = tonumber(ARGV[12])
+    local due = tonumber(ARGV[ao + 12])
     if due > 0 then
-      redis.call('RPUSH', KEYS[17], ARGV[11])
-      redis.call('SADD', KEYS[18], ARGV[14])
-      redis.call('ZADD', KEYS[19], due, due)
+      redis.call('RPUSH', KEYS[ko + 17], ARGV[ao + 11])
+      redis.call('SADD', KEYS[ko + 18], ARGV[ao + 14])
+      redis.call('ZADD', KEYS[ko + 19], due, due)
     else
-      redis.call('RPUSH', KEYS[15], ARGV[11])
-      local qk = 'queue:' .. ARGV[8]
-      if string.sub(KEYS[15], -#qk) == qk then
+      redis.call('RPUSH', KEYS[ko + 15], ARGV[ao + 11])
+      local qk = 'queue:' .. ARGV[ao + 8]
+      if string.sub(KEYS[ko + 15], -#qk) == qk then
         -- a Resque queue (not a mass pool's list or a batch) joins queues
-        redis.call('SADD', KEYS[16], ARGV[8])
+        redis.call('SADD', KEYS[ko + 16], ARGV[ao + 8])
       end
     end
-    if ARGV[13] == '1' then
-      redis.call('SET', KEYS[20], '{"status":"waiting","updated":' .. ARGV[5] .. '}', 'EX', 86400)
+    if ARGV[ao + 13] == '1' then
+      redis.call('SET', KEYS[ko + 20], '{"status":"waiting","updated":' .. ARGV[ao + 5] .. '}', 'EX', 86400)
     end
   end
-  if ARGV[15] ~= '' then
+  if ARGV[ao + 15] ~= '' then
     -- release the serial lock, if this slot still holds it
-    local lock = KEYS[tonumber(ARGV[16])]
-    if redis.call('GET', lock) == ARGV[15] then
+    local lock = KEYS[ko + tonumber(ARGV[ao + 16])]
+    if redis.call('GET', lock) == ARGV[ao + 15] then
       redis.call('DEL', lock)
     end
   end
-  local ui = tonumber(ARGV[17])
+  local ui = tonumber(ARGV[ao + 17])
   if ui and ui > 0 then
-    finish_unique(KEYS[ui], KEYS[ui + 1], outcome, ARGV, KEYS[6])
+    finish_unique(KEYS[ko + ui], KEYS[ko + ui + 1], outcome, ARGV, ao, KEYS[ko + 6])
   end
   local kind, value = nil, nil
-  if ARGV[4] ~= '' then
-    kind, value = string.match(ARGV[4], '^(%w+):(.+)$')
+  if ARGV[ao + 4] ~= '' then
+    kind, value = string.match(ARGV[ao + 4], '^(%w+):(.+)$')
   end
   if kind == 'v3' then
-    redis.call('SET', KEYS[5], '{"status":"' .. value .. '","updated":' .. ARGV[5] .. '}', 'EX', 86400)
+    redis.call('SET', KEYS[ko + 5], '{"status":"' .. value .. '","updated":' .. ARGV[ao + 5] .. '}', 'EX', 86400)
   elseif kind == 'php' then
-    local cur = redis.call('GET', KEYS[5])
+    local cur = redis.call('GET', KEYS[ko + 5])
     if cur then
       local ok, st = pcall(cjson.decode, cur)
       if ok and type(st) == 'table' and type(st['status']) == 'number' then
         st['status'] = tonumber(value)
-        st['updated'] = tonumber(ARGV[5])
+        st['updated'] = tonumber(ARGV[ao + 5])
         if value == '3' or value == '4' then
           -- php-resque expires a finished job's status after a day
-          redis.call('SET', KEYS[5], cjson.encode(st), 'EX', 86400)
+          redis.call('SET', KEYS[ko + 5], cjson.encode(st), 'EX', 86400)
         else
-          redis.call('SET', KEYS[5], cjson.encode(st), 'KEEPTTL')
+          redis.call('SET', KEYS[ko + 5], cjson.encode(st), 'KEEPTTL')
         end
       end
     end

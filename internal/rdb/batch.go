@@ -1,0 +1,225 @@
+package rdb
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+)
+
+// Batching of FinishAndClaim (finish_claim_batch.lua).
+//
+// A script call has a fixed price in Redis (the call, parsing the request,
+// writing the reply) that is larger than the commands a no-op job needs.
+// The slots of a busy process finish jobs at nearly the same moments, so
+// FinishAndClaim calls that arrive while an earlier one is on its way are
+// sent together in one script call: the first caller sends its own at once
+// (an idle process waits for nothing), and whoever arrives meanwhile rides
+// on the next call. Each slot's finish and claim are the ones it would
+// have run alone, and a batch that fails leaves every call in it safe to
+// retry, as with one call (a finish already applied is not repeated, a job
+// claimed is returned again).
+
+// batchMax bounds the slots of one script call; batchLeaders is how many
+// script calls a process has in flight at once.
+const (
+	batchMax     = 32
+	batchLeaders = 2
+)
+
+type batchCall struct {
+	workerID, host string
+	src            protocol.Source
+	o              Outcome
+	ck, ca         []any // the claim's keys and arguments
+	sources        int   // how many sources the claim has (n in claim.lua)
+	reply          any   // {finish result, claim result}
+	err            error
+	done           chan struct{}
+}
+
+// plainSuccess reports whether the call's finish is a success with nothing
+// but the counters to write, which the batch script takes in short form.
+func (call *batchCall) plainSuccess() bool {
+	o := call.o
+	return (o.Kind == "" || o.Kind == OutcomeOK) && o.Status == "" && o.AttemptsDigest == "" &&
+		(o.Token == "" || !call.src.Serial) && o.UniqueID == ""
+}
+
+type finishBatcher struct {
+	c       *Client
+	mu      sync.Mutex
+	pending []*batchCall
+	running int // leaders sending batches
+	// calls answered and script calls sent, for tests and the curious
+	calls, scripts atomic.Int64
+}
+
+// do sends call, alone or with others, and returns when it is answered.
+func (b *finishBatcher) do(call *batchCall) {
+	call.done = make(chan struct{})
+	b.mu.Lock()
+	b.pending = append(b.pending, call)
+	if b.running >= batchLeaders {
+		b.mu.Unlock()
+		<-call.done
+		return
+	}
+	b.running++
+	b.mu.Unlock()
+	b.lead(call)
+	<-call.done
+}
+
+// lead sends batches while calls wait. A caller (own set) leads until its
+// own call is answered and then hands what is left to a goroutine, so no
+// slot waits on others' batches longer than its own.
+func (b *finishBatcher) lead(own *batchCall) {
+	for {
+		b.mu.Lock()
+		batch := b.takeLocked()
+		if len(batch) == 0 {
+			b.running--
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+		b.send(batch)
+		if own == nil {
+			continue
+		}
+		select {
+		case <-own.done:
+			b.mu.Lock()
+			if len(b.pending) == 0 {
+				b.running--
+				b.mu.Unlock()
+				return
+			}
+			b.mu.Unlock()
+			go b.lead(nil)
+			return
+		default:
+		}
+	}
+}
+
+// takeLocked takes the oldest pending call and the calls that can share
+// its script call.
+func (b *finishBatcher) takeLocked() []*batchCall {
+	if len(b.pending) == 0 {
+		return nil
+	}
+	first := b.pending[0]
+	batch := []*batchCall{first}
+	kept := b.pending[:0]
+	for _, p := range b.pending[1:] {
+		if len(batch) < batchMax && sameClaim(first, p) {
+			batch = append(batch, p)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	for i := len(kept); i < len(b.pending); i++ {
+		b.pending[i] = nil
+	}
+	b.pending = kept
+	return batch
+}
+
+// sameClaim reports whether two slots claim from the same sources: their
+// claim keys and arguments are equal but for the slot's own (worker:<id>,
+// worker id, lock token) and the claim's time (run_at, now and the record
+// heads that embed run_at), which the batch takes from its first call.
+func sameClaim(a, b *batchCall) bool {
+	if a.sources != b.sources || len(a.ck) != len(b.ck) || len(a.ca) != len(b.ca) {
+		return false
+	}
+	for i := range a.ck {
+		if i != 1 && a.ck[i] != b.ck[i] {
+			return false
+		}
+	}
+	n := a.sources
+	for i := range a.ca {
+		switch {
+		case i <= 1, i == 3, i >= 5 && i < 5+n, i == 5+3*n:
+			continue
+		}
+		if a.ca[i] != b.ca[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// send runs one script call for batch and answers every call in it.
+func (b *finishBatcher) send(batch []*batchCall) {
+	defer func() {
+		for _, call := range batch {
+			close(call.done)
+		}
+	}()
+	b.calls.Add(int64(len(batch)))
+	b.scripts.Add(1)
+	c := b.c
+	// the calls' own contexts do not cancel a call others share: each
+	// waits for its answer (bounded by the connection's timeouts)
+	ctx := context.Background()
+	if len(batch) == 1 {
+		call := batch[0]
+		fk, fa := c.finishKeysArgs(call.workerID, call.host, call.src, call.o)
+		call.reply, call.err = c.evalHot(ctx, c.finishClaim, finishClaimArgs(fk, fa, call.ck, call.ca)...)
+		return
+	}
+	first := batch[0]
+	fks, fas := make([][]any, len(batch)), make([][]any, len(batch))
+	nk, na := len(first.ck)+2, len(first.ca)
+	for i, call := range batch {
+		if call.plainSuccess() {
+			fks[i] = []any{c.keys.Worker(call.workerID), c.keys.StatProcessedWorker(call.workerID)}
+			fas[i] = []any{call.workerID, call.o.Seq, call.o.Class, call.src.Queue}
+		} else {
+			fks[i], fas[i] = c.finishKeysArgs(call.workerID, call.host, call.src, call.o)
+		}
+		nk += len(fks[i])
+		na += len(fas[i]) + 1 + 2
+	}
+	args := make([]any, 0, 1+nk+na+3)
+	args = append(args, nk)
+	args = append(append(args, first.ck...), c.keys.StatProcessed(), c.keys.Failed())
+	for _, fk := range fks {
+		args = append(args, fk...)
+	}
+	args = append(args, first.ca...)
+	for i, call := range batch {
+		args = append(append(args, fas[i]...), call.ca[5+3*call.sources])
+	}
+	for i := range batch {
+		args = append(args, len(fks[i]), len(fas[i]))
+	}
+	args = append(args, len(first.ck), len(first.ca), len(batch))
+	replies, err := redis.Values(c.evalHot(ctx, c.finishClaimBatch, args...))
+	if err == nil && len(replies) != len(batch) {
+		err = fmt.Errorf("rdb: finish and claim batch: %d replies for %d slots", len(replies), len(batch))
+	}
+	for i, call := range batch {
+		if err != nil {
+			call.err = err
+			continue
+		}
+		call.reply = replies[i]
+	}
+}
+
+// finishClaimArgs lays out finish_claim.lua's keys and arguments.
+func finishClaimArgs(fk, fa, ck, ca []any) []any {
+	args := make([]any, 0, 3+len(fk)+len(ck)+len(fa)+len(ca))
+	args = append(args, len(fk)+len(ck))
+	args = append(append(args, fk...), ck...)
+	return append(append(append(args, fa...), ca...), len(fk), len(fa))
+}

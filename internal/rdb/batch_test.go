@@ -1,0 +1,301 @@
+package rdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/redistest"
+)
+
+// batchSlot is one slot of the batch test: its claim and how its job ends.
+type batchSlot struct {
+	id      string
+	args    ClaimArgs
+	src     protocol.Source
+	outcome func(res ClaimResult) Outcome
+	// before runs after the slot's claim, before the finish
+	before func(t *testing.T, c *Client)
+}
+
+// The batch script (finish_claim_batch.lua) leaves Redis exactly as the
+// same finish-and-claim calls made one at a time, for every kind of
+// finish: plain success (the short form), failure, retry to the queue and
+// to the delayed queue with an attempts counter, a job status, a unique
+// job releasing its deferred copy, a serial lock released, a record
+// removed by another runtime's prune, and a stale claim. Each slot gets the
+// same answer too.
+func TestBatchLeavesWhatSingleCallsLeave(t *testing.T) {
+	t.Parallel()
+	for _, paused := range []bool{false, true} {
+		t.Run(fmt.Sprintf("paused=%v", paused), func(t *testing.T) { batchVersusSingle(t, paused) })
+	}
+}
+
+// batchVersusSingle compares; paused: every worker is paused when the
+// slots finish (their finishes are recorded, none claims).
+func batchVersusSingle(t *testing.T, paused bool) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	single := batchFixture(t, true, now, paused)
+	batched := batchFixture(t, false, now, paused)
+	if single.dump != batched.dump {
+		t.Errorf("Redis after single calls:\n%s\nafter one batch:\n%s", single.dump, batched.dump)
+	}
+	if len(single.answers) != len(batched.answers) {
+		t.Fatalf("answers: %d vs %d", len(single.answers), len(batched.answers))
+	}
+	for i := range single.answers {
+		if single.answers[i] != batched.answers[i] {
+			t.Errorf("slot %d: single %s, batched %s", i, single.answers[i], batched.answers[i])
+		}
+	}
+	t.Logf("%d slots; answers: %v", len(batched.answers), batched.answers)
+}
+
+type batchResult struct {
+	dump    string
+	answers []string
+}
+
+func batchFixture(t *testing.T, unbatched bool, now time.Time, paused bool) batchResult {
+	ctx := context.Background()
+	ns := redistest.Namespace(t)
+	c, err := New(Options{URL: os.Getenv("RESQUE_GO_TEST_REDIS"), Namespace: ns, Unbatched: unbatched})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	k := c.Keys()
+	do := func(cmd string, args ...any) any {
+		t.Helper()
+		v, err := c.do(ctx, cmd, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		return v
+	}
+	ruby := func(i int) string { return fmt.Sprintf(`{"class":"Job","args":[%d]}`, i) }
+	payloads := []string{
+		ruby(1),
+		ruby(2),
+		ruby(3),
+		`{"class":"Tracked","args":[],"id":"j1","isMonitored":true}`,
+		`{"class":"Once","args":[],"unique":{"uid":"u1","deferrableBy":0}}`,
+		ruby(6),
+		ruby(7),
+		ruby(8),
+		ruby(9),
+	}
+	for _, p := range payloads {
+		if err := c.Enqueue(ctx, "q", []byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 10; i < 30; i++ { // what the claims take next
+		if err := c.Enqueue(ctx, "q", []byte(ruby(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sources := []protocol.Source{protocol.QueueSource("q"), {Queue: "s", Serial: true}}
+	plain := sources[0]
+	slot := func(i int) batchSlot {
+		id := fmt.Sprintf("h:%d:q,s", i)
+		return batchSlot{id: id, src: plain,
+			args: ClaimArgs{WorkerID: id, Host: "h", Sources: sources, Now: now, Token: fmt.Sprintf("%032d", i)}}
+	}
+	slots := make([]batchSlot, len(payloads))
+	for i := range slots {
+		slots[i] = slot(i)
+	}
+	ok := func(res ClaimResult) Outcome { return Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "Job", Now: now} }
+	// a retry through the delayed queue with an attempts counter: first,
+	// so the single calls' claims see the counter as the batch's do
+	slots[0].outcome = func(res ClaimResult) Outcome {
+		p, err := protocol.DecodePayload(res.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Outcome{Seq: res.Seq, Kind: OutcomeRetry, Class: "Job", Entry: []byte(`{"retry":1}`), Push: res.Payload,
+			DueAt: now.Unix() + 60, AttemptsDigest: protocol.AttemptsDigest(p), Attempts: 1, AttemptsTTL: time.Hour, Now: now}
+	}
+	slots[1].outcome = ok
+	slots[2].outcome = func(res ClaimResult) Outcome {
+		return Outcome{Seq: res.Seq, Kind: OutcomeFail, Class: "Job", Entry: []byte(`{"failed":3}`), Now: now}
+	}
+	slots[3].outcome = func(res ClaimResult) Outcome {
+		return Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "Tracked", JobID: "j1", Status: "v3:complete", Now: now}
+	}
+	slots[4].outcome = func(res ClaimResult) Outcome {
+		return Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "Once", UniqueID: "u1", Now: now}
+	}
+	slots[4].before = func(t *testing.T, c *Client) {
+		do("SET", k.UniqueDeferred("u1"), `{"class":"Once","args":[2],"queue":"q","unique":{"uid":"u1","deferrableBy":0}}`)
+	}
+	slots[5].outcome = func(res ClaimResult) Outcome {
+		return Outcome{Seq: res.Seq, Kind: OutcomeRetry, Class: "Job", Entry: []byte(`{"retry":6}`), Push: res.Payload, Now: now}
+	}
+	// finished as a job of the serial source, whose lock the slot holds
+	slots[6].src = sources[1]
+	slots[6].outcome = func(res ClaimResult) Outcome {
+		return Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "Job", Token: slots[6].args.Token, Now: now}
+	}
+	slots[6].before = func(t *testing.T, c *Client) { do("SET", k.SerialLock("s"), slots[6].args.Token) }
+	// another runtime's prune removed the record while the job ran
+	slots[7].outcome = ok
+	slots[7].before = func(t *testing.T, c *Client) { do("DEL", k.Worker(slots[7].id)) }
+	// a stale claim: the finish is not applied, the held job is resumed
+	slots[8].outcome = func(res ClaimResult) Outcome { return Outcome{Seq: "999", Kind: OutcomeOK, Class: "Job", Now: now} }
+
+	outcomes := make([]Outcome, len(slots))
+	for i, s := range slots {
+		res, err := c.Claim(ctx, s.args)
+		if err != nil || res.Payload == nil {
+			t.Fatalf("claim %d: %+v %v", i, res, err)
+		}
+		outcomes[i] = s.outcome(res)
+		if s.before != nil {
+			s.before(t, c)
+		}
+	}
+	// the job the first claim takes has failed twice before, its counter
+	// not in the index: the claims see it only after slot 0's retry put a
+	// counter in the index
+	next, err := protocol.DecodePayload([]byte(ruby(10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	do("SET", k.Attempts(protocol.AttemptsDigest(next)), "2")
+	if paused {
+		do("SET", k.PauseAll(), " True\n")
+	}
+	var out batchResult
+	answer := func(ferr error, res ClaimResult, err error) string {
+		return fmt.Sprintf("finish=%v claim=%s seq=%s resumed=%v attempts=%d paused=%v empty=%v err=%v",
+			ferr, res.Payload, res.Seq, res.Resumed, res.Attempts, res.Paused, res.Empty, err)
+	}
+	if unbatched {
+		for i, s := range slots {
+			out.answers = append(out.answers, answer(c.FinishAndClaim(ctx, s.id, "h", s.src, outcomes[i], s.args)))
+		}
+	} else {
+		batch := make([]*batchCall, len(slots))
+		for i, s := range slots {
+			ck, ca := c.claimKeysArgs(s.args)
+			batch[i] = &batchCall{workerID: s.id, host: "h", src: s.src, o: outcomes[i], ck: ck, ca: ca, sources: (len(ck) - 4) / 2, done: make(chan struct{})}
+		}
+		c.batch.send(batch)
+		for i, s := range slots {
+			out.answers = append(out.answers, answer(parseFinishClaim(s.id, s.args, batch[i].reply, batch[i].err)))
+		}
+	}
+	out.dump = dumpNamespace(t, c, ns)
+	return out
+}
+
+// dumpNamespace prints every key of the namespace and its value, sorted,
+// with the namespace replaced by <ns>.
+func dumpNamespace(t *testing.T, c *Client, ns string) string {
+	ctx := context.Background()
+	keys, err := redis.Strings(c.do(ctx, "KEYS", ns+":*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, key := range keys {
+		typ, _ := redis.String(c.do(ctx, "TYPE", key))
+		var v any
+		switch typ {
+		case "string":
+			v, err = redis.String(c.do(ctx, "GET", key))
+		case "list":
+			v, err = redis.Strings(c.do(ctx, "LRANGE", key, 0, -1))
+		case "set":
+			var m []string
+			m, err = redis.Strings(c.do(ctx, "SMEMBERS", key))
+			sort.Strings(m)
+			v = m
+		case "zset":
+			v, err = redis.Strings(c.do(ctx, "ZRANGE", key, 0, -1, "WITHSCORES"))
+		case "hash":
+			var m map[string]string
+			m, err = redis.StringMap(c.do(ctx, "HGETALL", key))
+			v = m
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s %s %v\n", key, typ, v)
+	}
+	return strings.ReplaceAll(b.String(), ns, "<ns>")
+}
+
+// Slots finishing at once share script calls, and every job runs once.
+func TestConcurrentFinishAndClaimShareScriptCalls(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, err := New(Options{URL: os.Getenv("RESQUE_GO_TEST_REDIS"), Namespace: redistest.Namespace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const jobs, slots = 3000, 16
+	for i := range jobs {
+		if err := c.Enqueue(ctx, "q", fmt.Appendf(nil, `{"class":"Job","args":[%d]}`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for s := range slots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("h:%d:q", s)
+			a := ClaimArgs{WorkerID: id, Host: "h", Queues: []string{"q"}, Now: time.Now()}
+			res, err := c.Claim(ctx, a)
+			for err == nil && res.Payload != nil {
+				mu.Lock()
+				seen[string(res.Payload)]++
+				mu.Unlock()
+				var ferr error
+				ferr, res, err = c.FinishAndClaim(ctx, id, "h", protocol.QueueSource("q"), Outcome{Seq: res.Seq, Class: "Job", Now: time.Now()}, a)
+				if ferr != nil && !errors.Is(ferr, ErrRecordRemoved) {
+					err = ferr
+				}
+			}
+			if err != nil {
+				t.Errorf("slot %d: %v", s, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(seen) != jobs {
+		t.Errorf("%d distinct jobs ran, want %d", len(seen), jobs)
+	}
+	for p, n := range seen {
+		if n != 1 {
+			t.Errorf("%s ran %d times", p, n)
+		}
+	}
+	if n, _ := c.Int(ctx, c.Keys().StatProcessed()); n != jobs {
+		t.Errorf("stat:processed = %d, want %d", n, jobs)
+	}
+	// one finish-and-claim call per job
+	calls, scripts := c.batch.calls.Load(), c.batch.scripts.Load()
+	if calls != jobs || scripts >= calls {
+		t.Errorf("%d finish-and-claim calls in %d script calls: no batch formed", calls, scripts)
+	}
+	t.Logf("%d finish-and-claim calls in %d script calls", calls, scripts)
+}

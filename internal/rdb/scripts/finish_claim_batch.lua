@@ -1,0 +1,86 @@
+-- finish_claim_batch.lua: finish_claim.lua for several slots of one process
+-- at once (slots that claim from the same sources), so a busy process pays
+-- the fixed price of a script call, of the request and of the shared reads
+-- once per batch instead of once per job. Loaded after the bodies of
+-- finish.lua and claim.lua (their local functions finish and claim).
+--
+-- KEYS[1..nkc]       claim.lua's keys for the first slot of the batch
+--                    (its worker:<id> is not used: each slot's is below)
+-- KEYS[nkc+1]        stat:processed
+-- KEYS[nkc+2]        failed
+-- KEYS[nkc+3..]      each slot's finish keys, one after the other: finish.lua's
+--                    (the first is the slot's worker:<id>), or for a plain
+--                    success (no status, attempts counter, serial lock or
+--                    unique state to write) just worker:<id> and
+--                    stat:processed:<id>
+-- ARGV[1..nac]       claim.lua's arguments for the first slot (its worker
+--                    id and lock token are not used)
+-- ARGV[nac+1..]      each slot's finish arguments, each followed by the
+--                    slot's lock token: finish.lua's (the first is the
+--                    slot's worker id), or for a plain success the worker
+--                    id, the claim sequence, the job's class and its queue
+-- ARGV[#ARGV-2-2m+1..#ARGV-3]
+--                    per slot: how many keys and how many arguments (not
+--                    counting the token) its finish has; 2 keys mean a
+--                    plain success (finish.lua has at least 8)
+-- ARGV[#ARGV-2]      nkc
+-- ARGV[#ARGV-1]      nac
+-- ARGV[#ARGV]        m, the number of slots
+--
+-- Every finish runs first, in order, then every claim, in the same order:
+-- each slot's finish still comes before its claim, and the claims see what
+-- the finishes wrote (a retried job pushed back, an attempts counter set).
+-- What all slots share is done once: stat:processed (one INCRBY), the
+-- pause key (one GET) and the attempts index (one EXISTS). A plain success
+-- sends 6 strings instead of finish.lua's 27: each costs Redis about as
+-- much as a command's overhead in a script.
+--
+-- Returns one {finish result, claim result} per slot, as finish_claim.lua.
+local m = tonumber(ARGV[#ARGV])
+local nkc, nac = tonumber(ARGV[#ARGV - 2]), tonumber(ARGV[#ARGV - 1])
+local sizes = #ARGV - 3 - 2 * m
+local ko, ao = nkc + 2, nac
+local done, kos, aos, tokens = {}, {}, {}, {}
+local processed = 0
+for j = 1, m do
+  local nk, na = tonumber(ARGV[sizes + 2 * j - 1]), tonumber(ARGV[sizes + 2 * j])
+  kos[j], aos[j], tokens[j] = ko, ao, ARGV[ao + na + 1]
+  if nk == 2 then
+    done[j] = finish_head(KEYS[3], KEYS[ko + 1], KEYS[nkc + 2], ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 3], ARGV[ao + 4])
+    if done[j] > 0 then
+      redis.call('INCR', KEYS[ko + 2])
+    end
+  else
+    done[j] = finish(KEYS, ARGV, ko, ao, true)
+  end
+  if done[j] > 0 then
+    processed = processed + 1
+  end
+  ko, ao = ko + nk, ao + na + 1
+end
+if processed > 0 then
+  redis.call('INCRBY', KEYS[nkc + 1], processed)
+end
+local paused = false
+local pause = redis.call('GET', KEYS[1])
+if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
+  paused = true
+end
+local counters = false
+if not paused then
+  counters = redis.call('EXISTS', KEYS[4]) == 1
+end
+local out = {}
+for j = 1, m do
+  local c = -1
+  if not paused then
+    local seq = nil
+    if done[j] > 0 then
+      seq = tonumber(ARGV[aos[j] + 2]) + 1
+    end
+    c = claim(KEYS, ARGV, seq, 0, 0,
+      {nk = nkc, wkey = KEYS[kos[j] + 1], wid = ARGV[aos[j] + 1], token = tokens[j], counters = counters}) or false
+  end
+  out[j] = {done[j], c}
+end
+return out
