@@ -138,10 +138,11 @@ func NewBatch(c *rdb.Client, source, name string, ttl time.Duration) (*Batch, er
 	return &Batch{c: c, id: protocol.NewBatchID(source, name), source: source, name: name, ttl: batchTTL(ttl), now: time.Now}, nil
 }
 
-// OpenBatch continues a batch created elsewhere (`mass batch create`
-// printed its id): its first push creates the list if nobody has yet. Such
-// a batch cannot tell an expired list from one never pushed to: a push
-// after expiry starts the list again.
+// OpenBatch continues a batch by its id: one CreateBatch reserved (`mass
+// batch create` printed its id) or one whose list exists. Its first push
+// fails with ErrBatchExpired when neither is there any more (the
+// reservation or the list expired, or the batch was committed): the batch
+// is not started again without the jobs pushed to it before.
 func OpenBatch(c *rdb.Client, id string, ttl time.Duration) (*Batch, error) {
 	source, name, _, err := protocol.ParseBatchID(id)
 	if err != nil {
@@ -151,6 +152,27 @@ func OpenBatch(c *rdb.Client, id string, ttl time.Duration) (*Batch, error) {
 		return nil, fmt.Errorf("massqueue: batch %q: %w", id, err)
 	}
 	return &Batch{c: c, id: id, source: source, name: name, ttl: batchTTL(ttl), state: batchUnknown, now: time.Now}, nil
+}
+
+// CreateBatch reserves a batch id of source's job name for pushes that come
+// later by id (OpenBatch), as `mass batch create` does; the reservation
+// lives ttl (DefaultBatchTTL when <= 0) until the first push.
+func CreateBatch(ctx context.Context, c *rdb.Client, source, name string, ttl time.Duration) (string, error) {
+	b, err := NewBatch(c, source, name, ttl)
+	if err != nil {
+		return "", err
+	}
+	for range 10 {
+		err = c.BatchCreate(ctx, b.id, b.ttl)
+		if !errors.Is(err, rdb.ErrBatchExists) {
+			break
+		}
+		b.id = protocol.NewBatchID(source, name) // taken: draw again
+	}
+	if err != nil {
+		return "", fmt.Errorf("massqueue: %w", err)
+	}
+	return b.id, nil
 }
 
 func batchTTL(ttl time.Duration) time.Duration {
@@ -203,12 +225,9 @@ func (b *Batch) PushPayloads(ctx context.Context, payloads [][]byte) error {
 			}
 			b.state, payloads = batchOpen, payloads[1:]
 		case batchUnknown:
-			_, err := b.c.BatchPush(ctx, b.id, payloads[:1], b.ttl)
+			_, err := b.c.BatchOpenPush(ctx, b.id, payloads[:1], b.ttl)
 			if errors.Is(err, rdb.ErrBatchMissing) {
-				err = b.c.BatchInit(ctx, b.id, payloads[0], b.ttl)
-				if errors.Is(err, rdb.ErrBatchExists) {
-					continue // another pusher created it meanwhile: LPUSHX again
-				}
+				return fmt.Errorf("%w: %s (pushes by id need an id from mass batch create, or a batch already pushed to)", ErrBatchExpired, b.id)
 			}
 			if err != nil {
 				return fmt.Errorf("massqueue: %w", err)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/resque-go/resque-go/massqueue"
 	"github.com/resque-go/resque-go/unique"
@@ -133,15 +135,84 @@ func TestBatchIDTakenAndOpen(t *testing.T) {
 	if n := e.int("LLEN", e.ns+":uncommitted:"+b.ID()); n != 3 {
 		t.Errorf("len %d", n)
 	}
+	// an id nobody created or pushed to is not started by a push
 	fresh, _ := massqueue.OpenBatch(e.c, "s2:imp:00000001", 0)
-	if err := fresh.Push(ctx, massqueue.Job{Class: "Imp"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := fresh.Commit(ctx); err != nil {
-		t.Fatal(err)
+	if err := fresh.Push(ctx, massqueue.Job{Class: "Imp"}); !errors.Is(err, massqueue.ErrBatchExpired) {
+		t.Fatalf("push to an id never created: %v, want ErrBatchExpired", err)
 	}
 	if _, err := massqueue.OpenBatch(e.c, "nocolons", 0); err == nil {
 		t.Error("bad id accepted")
+	}
+}
+
+// An id reserved by CreateBatch (`mass batch create`) takes pushes by id;
+// once its reservation or its list is gone (expired, committed), a push
+// by id is refused instead of starting a batch without its earlier jobs.
+func TestCreateBatchThenPushByID(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	id, err := massqueue.CreateBatch(ctx, e.c, "s1", "imp", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := e.c.Keys().BatchCreated(id)
+	if ttl := e.int("TTL", mark); ttl <= 0 || ttl > 60 {
+		t.Fatalf("reservation ttl %d", ttl)
+	}
+	push := func(id string, n int) error {
+		b, err := massqueue.OpenBatch(e.c, id, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs := make([]massqueue.Job, n)
+		for i := range jobs {
+			jobs[i] = massqueue.Job{Class: "Imp", Args: []byte(fmt.Sprintf("[%d]", i))}
+		}
+		return b.Push(ctx, jobs...)
+	}
+	if err := push(id, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := push(id, 2); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.int("LLEN", e.ns+":uncommitted:"+id); n != 5 {
+		t.Errorf("len %d, want 5", n)
+	}
+	if n := e.int("EXISTS", mark); n != 0 {
+		t.Error("the reservation outlived the first push")
+	}
+	// the list expires (as after an hour without a push): a push is refused
+	e.do("DEL", e.ns+":uncommitted:"+id)
+	if err := push(id, 1); !errors.Is(err, massqueue.ErrBatchExpired) {
+		t.Fatalf("push after expiry: %v, want ErrBatchExpired", err)
+	}
+	if n := e.int("EXISTS", e.ns+":uncommitted:"+id); n != 0 {
+		t.Error("a push after expiry started the batch again")
+	}
+	// a reservation that expired before any push
+	id2, err := massqueue.CreateBatch(ctx, e.c, "s1", "imp", time.Minute)
+	if err != nil || id2 == id {
+		t.Fatalf("second id %q %v", id2, err)
+	}
+	e.do("DEL", e.c.Keys().BatchCreated(id2))
+	if err := push(id2, 1); !errors.Is(err, massqueue.ErrBatchExpired) {
+		t.Fatalf("push after the reservation expired: %v, want ErrBatchExpired", err)
+	}
+	// committed: a push by id is refused too
+	id3, _ := massqueue.CreateBatch(ctx, e.c, "s1", "imp", time.Minute)
+	if err := push(id3, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := massqueue.CommitBatch(ctx, e.c, id3); err != nil {
+		t.Fatal(err)
+	}
+	if err := push(id3, 1); !errors.Is(err, massqueue.ErrBatchExpired) {
+		t.Fatalf("push after commit: %v, want ErrBatchExpired", err)
+	}
+	if _, err := massqueue.CreateBatch(ctx, e.c, "bad source", "imp", 0); err == nil {
+		t.Error("bad source accepted")
 	}
 }
 

@@ -62,8 +62,8 @@ func massCommand() *ucli.Command {
 				Name: "batch", Usage: "build and commit a batch",
 				Subcommands: []*ucli.Command{
 					{
-						Name: "create", Usage: "print a new batch id (<source>:<name>:<8 hex>); nothing is written until the first push", ArgsUsage: " ",
-						Flags:  withJSON(source(), &ucli.StringFlag{Name: "name", Usage: "job name", Required: true}),
+						Name: "create", Usage: "reserve a new batch id and print it (<source>:<name>:<8 hex>); the reservation lasts --ttl until the first push", ArgsUsage: " ",
+						Flags:  withJSON(source(), &ucli.StringFlag{Name: "name", Usage: "job name", Required: true}, ttl),
 						Action: massBatchCreate,
 					},
 					{
@@ -230,14 +230,14 @@ func massBatchCreate(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	b, err := massqueue.NewBatch(client, c.String("source"), c.String("name"), 0)
+	id, err := massqueue.CreateBatch(c.Context, client, c.String("source"), c.String("name"), c.Duration("ttl"))
 	if err != nil {
 		return massUsage(err)
 	}
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, map[string]string{"id": b.ID()})
+		return writeJSON(c.App.Writer, map[string]string{"id": id})
 	}
-	fmt.Fprintln(c.App.Writer, b.ID())
+	fmt.Fprintln(c.App.Writer, id)
 	return nil
 }
 

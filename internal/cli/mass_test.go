@@ -124,6 +124,9 @@ func TestMassEnqueueAndBatch(t *testing.T) {
 	if code, _, errOut := e.mass("", "batch", "commit", batch); code != ExitFailure || !strings.Contains(errOut, "already committed") {
 		t.Errorf("second commit: %d %s", code, errOut)
 	}
+	if code, _, errOut := e.mass("", "batch", "push", "--class", "Imp", batch); code != ExitFailure || !strings.Contains(errOut, "expired") {
+		t.Errorf("push after commit: %d %s", code, errOut)
+	}
 	if code, _, errOut := e.mass("not json\n", "batch", "push", "s2:imp:00000000"); code != ExitUsage || !strings.Contains(errOut, "line 1") {
 		t.Errorf("bad line: %d %s", code, errOut)
 	}

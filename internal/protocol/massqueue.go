@@ -26,6 +26,12 @@ func (k Keys) Unassigned() string { return k.key("unassigned") }
 // that fails when the key exists, then LPUSHX, EXPIRE after every push.
 func (k Keys) Uncommitted(batchID string) string { return k.key("uncommitted", batchID) }
 
+// BatchCreated marks a batch id `mass batch create` handed out, until its
+// first push creates Uncommitted (resque-go's own; a string with the
+// batch's time to live): a later push to an id whose list is gone is
+// refused instead of starting the batch again.
+func (k Keys) BatchCreated(batchID string) string { return k.key("resque-go", "batch_created", batchID) }
+
 // CommittedList is the list of committed batch ids waiting for a unit:
 // producers LPUSH on commit, allocators pop from the tail.
 func (k Keys) CommittedList() string { return k.key("committed") }

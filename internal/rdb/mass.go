@@ -14,6 +14,8 @@ import (
 var (
 	massBatchInitScript   = loadScript("mass_batch_init.lua", 1)
 	massBatchCommitScript = loadScript("mass_batch_commit.lua", 3)
+	massBatchCreateScript = loadScript("mass_batch_create.lua", 2)
+	massBatchOpenScript   = loadScript("mass_batch_open_push.lua", 2)
 )
 
 // Errors of batch building.
@@ -53,6 +55,39 @@ func (c *Client) BatchInit(ctx context.Context, id string, payload []byte, ttl t
 		return fmt.Errorf("rdb: batch %q: expire: %w", id, err)
 	}
 	return nil
+}
+
+// BatchCreate reserves a batch id for a producer whose jobs come later, by
+// id (`mass batch create`): ErrBatchExists when it is taken.
+func (c *Client) BatchCreate(ctx context.Context, id string, ttl time.Duration) error {
+	v, err := c.eval(ctx, massBatchCreateScript, c.keys.Uncommitted(id), c.keys.BatchCreated(id), ttlSeconds(ttl))
+	if err != nil {
+		return fmt.Errorf("rdb: batch %q: create: %w", id, err)
+	}
+	if v == nil {
+		return fmt.Errorf("%w: %s", ErrBatchExists, id)
+	}
+	return nil
+}
+
+// BatchOpenPush pushes payloads to a batch known by its id: to its list,
+// or as the first push of a batch BatchCreate reserved. ErrBatchMissing
+// when neither exists (expired, committed, or never created). Payloads
+// are pushed one LPUSH each, in one script: keep them few (the first push).
+func (c *Client) BatchOpenPush(ctx context.Context, id string, payloads [][]byte, ttl time.Duration) (int64, error) {
+	args := make([]any, 0, 3+len(payloads))
+	args = append(args, c.keys.Uncommitted(id), c.keys.BatchCreated(id), ttlSeconds(ttl))
+	for _, p := range payloads {
+		args = append(args, p)
+	}
+	v, err := c.eval(ctx, massBatchOpenScript, args...)
+	if err != nil {
+		return 0, fmt.Errorf("rdb: batch %q: push: %w", id, err)
+	}
+	if v == nil {
+		return 0, fmt.Errorf("%w: %s", ErrBatchMissing, id)
+	}
+	return redis.Int64(v, nil)
 }
 
 // BatchPush pushes payloads to an existing uncommitted batch (LPUSHX, one
