@@ -30,7 +30,9 @@ func (k Keys) Uncommitted(batchID string) string { return k.key("uncommitted", b
 // first push creates Uncommitted (resque-go's own; a string with the
 // batch's time to live): a later push to an id whose list is gone is
 // refused instead of starting the batch again.
-func (k Keys) BatchCreated(batchID string) string { return k.key("resque-go", "batch_created", batchID) }
+func (k Keys) BatchCreated(batchID string) string {
+	return k.key("resque-go", "batch_created", batchID)
+}
 
 // CommittedList is the list of committed batch ids waiting for a unit:
 // producers LPUSH on commit, allocators pop from the tail.
