@@ -132,8 +132,9 @@
 -- number). slot, when given, claims for another slot with the same
 -- sources: slot.nk is the claim's key count, slot.wkey its worker:<id>,
 -- slot.wid its worker id, slot.token its lock token (replacing KEYS[2],
--- ARGV[4] and ARGV[6+3n]), and slot.counters whether the attempts index
--- is not empty; the pause key is then the caller's to read.
+-- ARGV[4] and ARGV[6+3n]), slot.counters whether the attempts index is
+-- not empty (the pause key is then the caller's to read), and slot.memo a
+-- table the slots of one batch share (see ring_static).
 -- ring_held counts the current entries of a holders hash (worker id ->
 -- claim sequence; current while seqs still has that sequence for the
 -- worker) and removes the others. mass_route.lua's mass_held is the same.
@@ -156,9 +157,22 @@ end
 -- its FIFO is popped before its settings are read, so a source whose FIFO
 -- is empty costs no settings read; a paused or capped source gets its job
 -- back at the head of its FIFO.
-local function ring_static(ring, state, seqs, ARGV, d)
+local function ring_static(ring, state, seqs, ARGV, d, memo)
   local ns, subp, holdp, parked, settings = ARGV[d + 1], ARGV[d + 2], ARGV[d + 3], ARGV[d + 5], ARGV[d + 6]
-  local p = redis.call('LMOVE', parked, parked, 'LEFT', 'RIGHT')
+  -- memo: what the claims of one batch share (finish_claim_batch.lua): the
+  -- parked list is looked at by the first of them, and whether any source
+  -- has settings is read once
+  local m, p = nil, nil
+  if memo then
+    m = memo[ring]
+    if not m then
+      m = {settings = redis.call('EXISTS', settings) == 1}
+      memo[ring] = m
+      p = redis.call('LMOVE', parked, parked, 'LEFT', 'RIGHT')
+    end
+  else
+    p = redis.call('LMOVE', parked, parked, 'LEFT', 'RIGHT')
+  end
   if p then
     local c = redis.call('HMGET', settings, p .. ':limit', p .. ':paused')
     local lim = tonumber(c[1])
@@ -180,7 +194,10 @@ local function ring_static(ring, state, seqs, ARGV, d)
     local fifo = ns .. subp .. s
     local payload = redis.call('LPOP', fifo)
     if payload then
-      local c = redis.call('HMGET', settings, s .. ':weight', s .. ':limit', s .. ':paused')
+      local c = {}
+      if not m or m.settings then
+        c = redis.call('HMGET', settings, s .. ':weight', s .. ':limit', s .. ':paused')
+      end
       local lim = tonumber(c[2])
       if c[3] == '1' then
         redis.call('LPUSH', fifo, payload)
@@ -277,7 +294,7 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
     else
       local d = ao + tonumber(string.sub(flag, 2))
       if ARGV[d] == 's' then
-        payload, list, holders = ring_static(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d)
+        payload, list, holders = ring_static(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, slot and slot.memo)
       else
         payload, list, holders = ring_unit(KEYS[ko + 4 + i], ARGV, d)
       end

@@ -31,7 +31,8 @@
 -- each slot's finish still comes before its claim, and the claims see what
 -- the finishes wrote (a retried job pushed back, an attempts counter set).
 -- What all slots share is done once: stat:processed (one INCRBY), the
--- pause key (one GET) and the attempts index (one EXISTS). A plain success
+-- pause key (one GET) and the attempts index (one EXISTS); for a static
+-- pool's ring, the parked list and whether any source has settings. A plain success
 -- sends 6 strings instead of finish.lua's 27: each costs Redis about as
 -- much as a command's overhead in a script.
 --
@@ -70,7 +71,7 @@ local counters = false
 if not paused then
   counters = redis.call('EXISTS', KEYS[4]) == 1
 end
-local out = {}
+local out, memo = {}, {}
 for j = 1, m do
   local c = -1
   if not paused then
@@ -79,7 +80,7 @@ for j = 1, m do
       seq = tonumber(ARGV[aos[j] + 2]) + 1
     end
     c = claim(KEYS, ARGV, seq, 0, 0,
-      {nk = nkc, wkey = KEYS[kos[j] + 1], wid = ARGV[aos[j] + 1], token = tokens[j], counters = counters}) or false
+      {nk = nkc, wkey = KEYS[kos[j] + 1], wid = ARGV[aos[j] + 1], token = tokens[j], counters = counters, memo = memo}) or false
   end
   out[j] = {done[j], c}
 end
