@@ -116,6 +116,9 @@ func runPool(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
+	if err := refusedAtStart(c.Context, client); err != nil {
+		return err
+	}
 	addr := c.String("metrics-addr")
 	if addr != "" {
 		if _, _, err := net.SplitHostPort(addr); err != nil {
@@ -163,6 +166,20 @@ func runPool(c *ucli.Context) error {
 			}
 		}
 	}
+}
+
+// refusedAtStart checks the pool's Redis once before any child starts: a
+// server that refuses the credentials (or the TLS settings) would refuse
+// every child too, which would only crash-loop, so the pool exits 1 with
+// the reason, as work does. An unreachable server is not an error here:
+// the children wait for it, as work does.
+func refusedAtStart(ctx context.Context, client *rdb.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := client.Ping(ctx); rdb.IsFatal(err) {
+		return err
+	}
+	return nil
 }
 
 // workSettingVars are the environment variables resque-go work reads as
