@@ -60,6 +60,11 @@ type ledger struct {
 	prunes                                        map[int][]time.Time // worker pid -> when its job was recovered
 	lost                                          []string
 	problems                                      []string
+
+	mass        massRecord
+	massBatches int // batches the run's plan has
+	sampled     *massSampler
+	massEnd     massEnd
 }
 
 func (l *ledger) problem(format string, args ...any) {
@@ -69,15 +74,22 @@ func (l *ledger) problem(format string, args ...any) {
 // account reads the handler files, the failed list and the producer's
 // record, and builds the ledger.
 func account(s *scenario, prod *producer, c *rdb.Client, drain drainState) *ledger {
+	massMix := "; all succeed"
+	if s.cfg.MassRetry {
+		massMix = "; some Retry, some Fail"
+	}
 	l := &ledger{cfg: s.cfg, faults: s.faults, drain: drain, byName: map[string]*row{},
 		prunes: readPrunes(filepath.Join(s.dir, "pool.log"))}
 	for _, r := range []struct{ class, label string }{
 		{classOk, "Ok"}, {classSlow, "Slow (1-3 s)"}, {classFail, "Fail (every attempt)"},
 		{classRetry, "Retry (fails once)"}, {classDelayed, "Delayed (enqueue in 1-5 s)"},
 		{classSerial, "Serial (one at a time over 2 processes)"}, {classUnique, "Unique (3 enqueues per uid)"},
+		{massStatic, fmt.Sprintf("Static mass jobs (pool %s, %d sources%s)", staticPool, len(staticSources), massMix)},
+		{massBatch, fmt.Sprintf("Batch mass jobs (pool %s, 2 units x 2; %d batches of %d sources%s)", batchPool, len(prod.batches), len(batchSources), massMix)},
 	} {
 		l.addRow(r.class, r.label)
 	}
+	l.massBatches, l.sampled = len(prod.batches), s.sampler
 	runs := readRuns(s.t, filepath.Join(s.dir, ledgerFile))
 	started := countLines(filepath.Join(s.dir, startedFile))
 	ended := 0
@@ -93,6 +105,7 @@ func account(s *scenario, prod *producer, c *rdb.Client, drain drainState) *ledg
 
 	prod.mu.Lock()
 	l.resent = prod.retried
+	l.mass = prod.mass
 	keys := make([]string, 0, len(prod.pushed))
 	for k := range prod.pushed {
 		keys = append(keys, k)
@@ -105,6 +118,10 @@ func account(s *scenario, prod *producer, c *rdb.Client, drain drainState) *ledg
 	}
 	prod.mu.Unlock()
 	l.plans(s, runs, failed, killed)
+	var err error
+	if l.massEnd, err = readMassEnd(c, prod); err != nil {
+		l.problem("mass queues: reading the end state: %v", err)
+	}
 	for key := range runs {
 		l.problem("job %s ran but was never pushed", key)
 	}
@@ -145,7 +162,7 @@ func (l *ledger) job(key string, p *pushed, runs []jobRun, fails []string, kille
 		}
 		return
 	}
-	r := l.byName[p.spec.class]
+	r := l.byName[p.spec.row()]
 	r.pushed++
 	l.fate(r, key, p.spec.class, runs, fails)
 	r.dupRuns += l.duplicates(key, runs, killed)
@@ -373,6 +390,17 @@ func (l *ledger) checkEnd() {
 	if len(l.lost) > 0 {
 		l.problem("lost: %v", l.lost)
 	}
+	if n := len(l.drain.stranded); n > 0 {
+		byQueue := map[string][]string{}
+		for key, q := range l.drain.stranded {
+			byQueue[q] = append(byQueue[q], key)
+		}
+		for _, ks := range byQueue {
+			slices.Sort(ks)
+		}
+		l.problem("PRODUCT BUG: %d mass jobs stranded in queues no worker serves (their retry with a backoff went through "+
+			"the delayed queue, whose mover pushed it to queue:<the job's list name> instead of back to its mass list): %v", n, byQueue)
+	}
 	if len(l.violations) > 0 {
 		l.problem("serial jobs overlapped %d times: %v", len(l.violations), l.violations)
 	}
@@ -388,6 +416,19 @@ func (l *ledger) checkEnd() {
 	}
 	if len(d.afterStop) > 0 {
 		l.problem("keys left once everything stopped: %v", d.afterStop)
+	}
+	m := l.massEnd
+	if len(m.keysLeft) > 0 {
+		l.problem("mass queues: keys left once everything stopped (batches, backlogs, FIFOs, allocation failures): %v", m.keysLeft)
+	}
+	if len(m.holdersLive) > 0 {
+		l.problem("mass queues: holders entries still current once every worker stopped (a leaked running entry): %v", m.holdersLive)
+	}
+	if len(m.strayUncommit) > 0 {
+		l.problem("mass queues: uncommitted batch lists left that the producer did not abandon: %v", m.strayUncommit)
+	}
+	if l.mass.committed != l.massBatches {
+		l.problem("mass queues: %d batches committed, %d planned", l.mass.committed, l.massBatches)
 	}
 }
 
@@ -410,7 +451,6 @@ func (l *ledger) table() string {
 		tot.dupRuns += r.dupRuns
 		tot.lost += r.lost
 	}
-	b.WriteString("| batch (mass queues) | TODO: not built | | | | | | |\n")
 	fmt.Fprintf(&b, "| **total** | %d | %d | %d | %d | %d | %d | **%d** |\n\n", tot.pushed, tot.ran, tot.retriedRan, tot.failed, tot.dirty, tot.dupRuns, tot.lost)
 
 	b.WriteString("| fault | count |\n|---|---:|\n")
@@ -429,6 +469,16 @@ func (l *ledger) table() string {
 	fmt.Fprintf(&b, "| producer: enqueues sent again after an error / jobs written twice by that | %d / %d |\n", l.resent, l.resentDup)
 	if l.unknownRan+l.unknownAbsent > 0 {
 		fmt.Fprintf(&b, "| unique enqueues whose outcome is unknown (error, then refused): ran / not written | %d / %d |\n", l.unknownRan, l.unknownAbsent)
+	}
+	fmt.Fprintf(&b, "| mass: batches committed / commits sent again after an error (of which the first try had been applied) / batches abandoned after a failed push | %d / %d (%d) / %d |\n",
+		l.mass.committed, l.mass.commitResent, l.mass.lostCommitKnow, len(l.mass.abandoned))
+	if m := l.sampled; m != nil {
+		fmt.Fprintf(&b, "| mass, sampled every 0.5 s during the run: batches seen waiting in a backlog / batches seen on a dead unit | %d / %d |\n", len(m.backlog), len(m.deadUnits))
+	}
+	fmt.Fprintf(&b, "| mass at the end: batches, backlogs, FIFOs and allocation failures left / holders entries still current (holders hashes left) / uncommitted lists left (abandoned) | %d / %d (%d) / %d |\n",
+		len(l.massEnd.keysLeft), len(l.massEnd.holdersLive), l.massEnd.holderKeys, len(l.massEnd.uncommitted))
+	if l.cfg.MassRetry {
+		fmt.Fprintf(&b, "| mass jobs stranded after a retry in a queue no worker serves (queue:static:queue:*, queue:committed:*) | %d |\n", len(l.drain.stranded))
 	}
 	fmt.Fprintf(&b, "| runs cut short by a kill (started, never ended) | %d |\n", l.interrupted)
 	fmt.Fprintf(&b, "| duplicate runs (an attempt that ran twice) | %d%s |\n", len(l.dups), l.dupCauses())

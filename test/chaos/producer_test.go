@@ -20,13 +20,24 @@ type jobSpec struct {
 	in                time.Duration // Delayed: enqueued with In
 	uid               string        // Unique: its unique id
 	deferrable        bool          // Unique: --deferrable-by 1
+	mass              string        // massStatic or massBatch: a mass-queue job of source
+	source            string
+}
+
+// row names the job's ledger row: its class, or its kind of mass job.
+func (j jobSpec) row() string {
+	if j.mass != "" {
+		return j.mass
+	}
+	return j.class
 }
 
 // makeJobs draws the run's enqueues: 15 % unique enqueues in groups of
-// three on one uid (the second deferrable), the rest by weight.
-func makeJobs(cfg config) []jobSpec {
+// three on one uid (the second deferrable), 18 % mass-queue jobs (static
+// and in batches, see makeMassJobs), the rest by weight.
+func makeJobs(cfg config) ([]jobSpec, []batchPlan) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 1))
-	var jobs []jobSpec
+	jobs, batches := makeMassJobs(cfg, rand.New(rand.NewPCG(cfg.Seed, 4)))
 	groups := cfg.Jobs * 15 / 100 / 3
 	for g := range groups {
 		for i := range 3 {
@@ -67,7 +78,7 @@ func makeJobs(cfg config) []jobSpec {
 			break
 		}
 	}
-	return jobs
+	return jobs, batches
 }
 
 // pushed is what the producer knows of one job key.
@@ -78,29 +89,33 @@ type pushed struct {
 	refused   bool     // Unique: refused as a duplicate (exit 3)
 	deferred  bool     // Unique: parked behind its uid's running job
 	ids       []string // job ids of the confirmed enqueues
+	batchID   string   // massBatch: the committed batch it is in
 }
 
-// producer pushes the jobs through the proxy: the plain ones with the Go
-// client, the unique ones with `resque-go enqueue` (exit 3 = refused). An
-// enqueue that fails is sent again until it succeeds; such jobs are
-// marked ambiguous, as the first try may have been written.
+// producer pushes the jobs through the proxy: the plain ones and the mass
+// ones with the Go client, the unique ones with `resque-go enqueue` (exit
+// 3 = refused). An enqueue that fails is sent again until it succeeds;
+// such jobs are marked ambiguous, as the first try may have been written
+// (batches: see pushBatch).
 type producer struct {
 	t       *testing.T
 	url     string
 	cl      *client.Client
 	jobs    []jobSpec
+	batches []batchPlan
 	mu      sync.Mutex
 	pushed  map[string]*pushed
-	retried int // enqueues sent again after an error
+	retried int // enqueues (and batches) sent again after an error
+	mass    massRecord
 }
 
-func newProducer(t *testing.T, url string, jobs []jobSpec) *producer {
+func newProducer(t *testing.T, url string, jobs []jobSpec, batches []batchPlan) *producer {
 	cl, err := client.New(client.Options{URL: url, Namespace: namespace, ReadTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cl.Close() })
-	p := &producer{t: t, url: url, cl: cl, jobs: jobs, pushed: map[string]*pushed{}}
+	p := &producer{t: t, url: url, cl: cl, jobs: jobs, batches: batches, pushed: map[string]*pushed{}}
 	for _, j := range jobs {
 		p.pushed[j.key] = &pushed{spec: j}
 	}
@@ -113,6 +128,7 @@ func (p *producer) run(ctx context.Context, began time.Time, window time.Duratio
 	var groups [][]jobSpec
 	for _, j := range p.jobs {
 		switch {
+		case j.mass != "":
 		case j.uid == "":
 			plain = append(plain, j)
 		case len(groups) > 0 && groups[len(groups)-1][0].uid == j.uid:
@@ -146,6 +162,7 @@ func (p *producer) run(ctx context.Context, began time.Time, window time.Duratio
 		}
 		uids.Wait()
 	})
+	wg.Go(func() { p.runMass(ctx, began, window, p.batches) })
 	wg.Wait()
 }
 

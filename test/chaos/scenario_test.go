@@ -41,10 +41,14 @@ type config struct {
 	// no worker misses three heartbeats in a row; 0 places them at random
 	// among the others, where bursts of them happen.
 	ConnGap time.Duration
+	// MassRetry gives some mass jobs the classes Retry and Fail (their
+	// retries go through the delayed queue); without it every mass job
+	// succeeds at once.
+	MassRetry bool
 }
 
 // fromEnv overrides c with CHAOS_JOBS, CHAOS_DURATION, CHAOS_SEED,
-// CHAOS_MAX_BLACKHOLE and CHAOS_CONN_GAP.
+// CHAOS_MAX_BLACKHOLE, CHAOS_CONN_GAP and CHAOS_MASS_RETRY.
 func (c config) fromEnv(t *testing.T) config {
 	t.Helper()
 	if v := os.Getenv("CHAOS_JOBS"); v != "" {
@@ -71,6 +75,13 @@ func (c config) fromEnv(t *testing.T) config {
 			t.Fatalf("CHAOS_CONN_GAP=%q: want a duration (0 for none)", v)
 		}
 		c.ConnGap = x
+	}
+	if v := os.Getenv("CHAOS_MASS_RETRY"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			t.Fatalf("CHAOS_MASS_RETRY=%q: want 0 or 1", v)
+		}
+		c.MassRetry = b
 	}
 	if v := os.Getenv("CHAOS_SEED"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
@@ -106,6 +117,8 @@ type scenario struct {
 	killed map[int][]death // worker pid -> when and how it died (pids are reused)
 	faults faults
 
+	sampler *massSampler // the mass pools as seen during the run
+
 	planStart map[string]int64 // plan id -> first slot
 	planEnd   map[string]int64 // plan id -> slot it was filed at when the schedulers stopped
 }
@@ -128,20 +141,26 @@ func runChaos(t *testing.T, cfg config) *ledger {
 		cfg.MaxHole = 2 * time.Second
 	}
 	s := &scenario{t: t, cfg: cfg, dir: runDir(t), killed: map[int][]death{},
-		planStart: map[string]int64{}, planEnd: map[string]int64{}}
+		planStart: map[string]int64{}, planEnd: map[string]int64{},
+		sampler: &massSampler{backlog: map[string]bool{}, deadUnits: map[string]bool{}}}
 	t.Logf("chaos: %d jobs over %s, seed %d, logs in %s", cfg.Jobs, cfg.Duration, cfg.Seed, s.dir)
 	s.setup()
-	jobs := makeJobs(cfg)
-	prod := newProducer(t, s.px.URL(), jobs)
+	jobs, batches := makeJobs(cfg)
+	prod := newProducer(t, s.px.URL(), jobs, batches)
 	began := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { prod.run(ctx, began, time.Duration(float64(cfg.Duration)*0.85)) })
+	sctx, stopSampler := context.WithCancel(ctx)
+	var sampling sync.WaitGroup
+	sampling.Go(func() { s.sampler.sample(sctx, s.direct()) })
 	s.chaos(began)
 	if !waitGroup(&wg, 5*time.Minute) {
 		t.Fatal("the producers did not finish within 5 minutes of the chaos window")
 	}
+	stopSampler()
+	sampling.Wait()
 	t.Logf("chaos: window over after %s; producers done; stopping the pool and the schedulers", time.Since(began).Round(time.Second))
 	s.stopAll()
 	c := s.direct()
@@ -184,8 +203,9 @@ func (s *scenario) write(name, text string, mode os.FileMode) {
 }
 
 // poolConfig is the pool file: 3 worker processes of 4 slots over the
-// plain queues, 2 of 2 slots over the serial queue, and a scheduler child
-// (left out of the drain pool).
+// plain queues, 2 of 2 slots over the serial queue, a scheduler child
+// (left out of the drain pool), and the mass queues: a static pool and a
+// batch pool of two units (see massPools), every source mapped to them.
 func (s *scenario) poolConfig(scheduler bool) string {
 	return fmt.Sprintf(`fail_retries: 3
 retry_backoff: fixed:1s
@@ -203,7 +223,18 @@ workers:
     serial: true
     processes: 2
     concurrency: 2
-`, scheduler, filepath.Join(s.dir, "handler.sh"))
+node_id: %s
+pools:
+  static:
+    %s: {worker_count: 2}
+  batch:
+    %s: {unit_count: 2, workers_per_unit: 2}
+mapping:
+  static:
+    default: {default: %[4]s}
+  batch:
+    default: {default: %[5]s}
+`, scheduler, filepath.Join(s.dir, "handler.sh"), massNode, staticPool, batchPool)
 }
 
 func (s *scenario) startPool(cfg string) *proc {
@@ -477,15 +508,16 @@ func (s *scenario) stopAll() {
 // drainState is what the drain saw.
 type drainState struct {
 	took       time.Duration
-	deadIDs    []string // registered worker ids of dead pids, with a pool running
-	leftover   []string // what was not empty when the drain gave up
-	afterStop  []string // keys left once the drain pool stopped
+	deadIDs    []string          // registered worker ids of dead pids, with a pool running
+	leftover   []string          // what was not empty when the drain gave up
+	stranded   map[string]string // job key -> queue:<mass list> it waits in, which no worker serves
+	afterStop  []string          // keys left once the drain pool stopped
 	workersEnd int64
 }
 
 // drain runs a pool without the scheduler child (nothing fires plans any
-// more) until the queues and the delayed queue are empty and no worker
-// holds a job, then checks the registry and stops it.
+// more) until the queues, the delayed queue and the mass queues are empty
+// and no worker holds a job, then checks the registry and stops it.
 func (s *scenario) drain(c *rdb.Client) drainState {
 	t := s.t
 	ctx := context.Background()
@@ -495,11 +527,18 @@ func (s *scenario) drain(c *rdb.Client) drainState {
 	var st drainState
 	check := func() []string {
 		var left []string
-		for _, q := range queues {
+		// every queue Redis knows: a job sent back to a queue no worker
+		// serves (a mass job's retry, say) shows here
+		known, _ := strList(c.Do(ctx, "SMEMBERS", k.Queues()))
+		for _, q := range uniqueStrings(append(known, queues...)) {
+			if protocol.IsMassQueueName(q) {
+				continue // stranded: read below, not waited for
+			}
 			if n, _ := c.Do(ctx, "LLEN", k.Queue(q)); n != int64(0) {
 				left = append(left, fmt.Sprintf("queue %s: %v jobs", q, n))
 			}
 		}
+		left = append(left, massLeft(ctx, c)...)
 		if n, _ := c.Do(ctx, "ZCARD", k.DelayedSchedule()); n != int64(0) {
 			left = append(left, fmt.Sprintf("delayed queue: %v timestamps", n))
 		}
@@ -528,6 +567,7 @@ func (s *scenario) drain(c *rdb.Client) drainState {
 	if !ok {
 		t.Errorf("drain: not done after 5 minutes: %v", st.leftover)
 	}
+	st.stranded = readStranded(t, c)
 	ids, err := strList(c.Do(ctx, "SMEMBERS", k.Workers()))
 	if err != nil {
 		t.Fatal(err)
@@ -567,6 +607,11 @@ func strList(v any, err error) ([]string, error) {
 		out = append(out, string(x.([]byte)))
 	}
 	return out, nil
+}
+
+func uniqueStrings(xs []string) []string {
+	slices.Sort(xs)
+	return slices.Compact(xs)
 }
 
 func waitGroup(wg *sync.WaitGroup, timeout time.Duration) bool {
