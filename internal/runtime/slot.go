@@ -355,6 +355,12 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 		// nothing to write, the common case costs nothing)
 		o.AttemptsDigest = protocol.AttemptsDigest(p)
 	}
+	if r.delay > 0 && protocol.IsMassQueueName(res.Queue) {
+		// A mass job's list is no Resque queue: from the delayed queue it
+		// would be promoted to queue:<list>, which no worker serves. It goes
+		// back to its own list (its source's FIFO, its batch) at once.
+		r.delay = 0
+	}
 	switch r.kind {
 	case rdb.OutcomeFail:
 		o.Entry = r.fail.Encode()
