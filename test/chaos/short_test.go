@@ -9,9 +9,8 @@ import (
 // fault of the full run, fewer of each, and the faults that break every
 // connection spaced 10 s apart with black holes of at most 3 s, so that a
 // worker misses at most two heartbeats in a row. CHAOS_JOBS,
-// CHAOS_DURATION, CHAOS_SEED,
-// CHAOS_MAX_BLACKHOLE, CHAOS_CONN_GAP and CHAOS_MASS_RETRY resize it;
-// `make chaos` runs TestChaosLedgerFull.
+// CHAOS_DURATION, CHAOS_SEED, CHAOS_MAX_BLACKHOLE, CHAOS_CONN_GAP and
+// CHAOS_MASS_RETRY resize it; `make chaos` runs TestChaosLedgerFull.
 func TestChaosLedgerShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos ledger: skipped with -short")
