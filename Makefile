@@ -80,12 +80,13 @@ fuzz-ci:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
 ## chaos: the chaos ledger at full size (test/chaos, build tag chaos): a pool,
-## schedulers, plans, unique and serial jobs through a proxy; kill -9s of
+## schedulers, plans, unique and serial jobs, a static and a batch mass pool through a proxy; kill -9s of
 ## workers, schedulers and the pool manager, redis-server restarts on its
 ## append-only file, connections cut and black-holed; then every job is
 ## accounted for and the ledger printed. About 11 minutes at the default size.
 ## Smaller: make chaos CHAOS_JOBS=5000 CHAOS_DURATION=3m
 ## Connection faults spaced as in the short run: CHAOS_CONN_GAP=10s CHAOS_MAX_BLACKHOLE=3s
+## Mass jobs that retry and fail left out: CHAOS_MASS_RETRY=0
 ## Keep the logs of a failed run: CHAOS_KEEP=1
 CHAOS_JOBS ?= 20000
 CHAOS_DURATION ?= 10m

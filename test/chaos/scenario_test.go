@@ -119,6 +119,8 @@ type scenario struct {
 
 	sampler *massSampler // the mass pools as seen during the run
 
+	outages []outage // when the workers could not reach Redis (restarts, black holes)
+
 	planStart map[string]int64 // plan id -> first slot
 	planEnd   map[string]int64 // plan id -> slot it was filed at when the schedulers stopped
 }
@@ -470,6 +472,8 @@ func (s *scenario) fault(f int, rng *rand.Rand) {
 		s.pool = s.startPool("pool.yml")
 	case fRedis:
 		down := time.Duration(rng.IntN(1500)) * time.Millisecond
+		from := time.Now()
+		defer func() { s.noteOutage(from) }()
 		s.redis.Stop()     // SIGKILL; the append-only file stays
 		<-time.After(down) // Redis down a while
 		if err := s.redis.Restart(); err != nil {
@@ -483,11 +487,50 @@ func (s *scenario) fault(f int, rng *rand.Rand) {
 		s.faults.Cuts++
 	case fHole:
 		d := 2*time.Second + time.Duration(rng.Int64N(int64(s.cfg.MaxHole-2*time.Second)+1))
+		from := time.Now()
 		s.px.BlackHole(d)
+		s.noteOutage(from)
 		s.event("  black hole of %s over", d)
 		s.faults.Holes++
 		s.faults.HoleTime += d
 	}
+}
+
+// outage is a time when no process could reach Redis.
+type outage struct{ from, to time.Time }
+
+// noteOutage records an outage from from to now.
+func (s *scenario) noteOutage(from time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outages = append(s.outages, outage{from, time.Now()})
+}
+
+// heartbeat is the workers' heartbeat interval; a worker whose heartbeat
+// is 3 intervals old is taken for dead (README: failure modes).
+const heartbeat = 5 * time.Second
+
+// cutOffBefore finds, for a prune at at, an outage burst (outages less than
+// a heartbeat apart) that began at least 2 heartbeats before it and lasted
+// until a heartbeat before it or later: a worker's last beat then came at
+// most a heartbeat before the burst, so at the prune its heartbeat could be
+// 3 intervals old although it was alive. It returns the burst's length.
+func cutOffBefore(outages []outage, at time.Time) (time.Duration, bool) {
+	sorted := slices.SortedFunc(slices.Values(outages), func(a, b outage) int { return a.from.Compare(b.from) })
+	for i := 0; i < len(sorted); {
+		burst := sorted[i]
+		j := i + 1
+		for ; j < len(sorted) && sorted[j].from.Sub(burst.to) < heartbeat; j++ {
+			if sorted[j].to.After(burst.to) {
+				burst.to = sorted[j].to
+			}
+		}
+		if !at.Before(burst.from.Add(2*heartbeat)) && !at.After(burst.to.Add(heartbeat)) {
+			return burst.to.Sub(burst.from), true
+		}
+		i = j
+	}
+	return 0, false
 }
 
 // stopAll stops the standalone scheduler and the pool with QUIT (running
