@@ -466,6 +466,10 @@ func (l *ledger) table() string {
 	fmt.Fprintf(&b, "| kill -9 of the standalone `resque-go scheduler` (restarted after 0.2-2 s) | %d |\n", f.SchedulerKills)
 	fmt.Fprintf(&b, "| kill -9 of the pool manager (restarted at once; its %d children got TERM) | %d |\n", f.OrphanedChildren, f.ManagerKills)
 	fmt.Fprintf(&b, "| kill -9 of redis-server, restarted on its append-only file (appendfsync always; down %.1f s in all) | %d |\n", f.RedisDown.Seconds(), f.RedisRestarts)
+	fmt.Fprintf(&b, "| failover of the primary to its replica (Redis FAILOVER: writes paused until the replica caught up, %.1f s in all; proxy retargeted, connections cut) | %d |\n", f.FailoverPause.Seconds(), f.Failovers)
+	if f.FailoversAborted > 0 {
+		fmt.Fprintf(&b, "| failovers skipped (the replica was not in sync, or FAILOVER did not complete) | %d |\n", f.FailoversAborted)
+	}
 	fmt.Fprintf(&b, "| all connections cut at the proxy (%d connection sides) | %d |\n", f.CutSides, f.Cuts)
 	fmt.Fprintf(&b, "| black holes at the proxy, 2-%s each (%.0f s in all), then cut | %d |\n", l.cfg.MaxHole, f.HoleTime.Seconds(), f.Holes)
 	if f.Skipped > 0 {

@@ -59,7 +59,10 @@ func (p *proxy) handle(c net.Conn) {
 		c.Close()
 		return
 	}
-	b, err := net.DialTimeout("tcp", p.backend, time.Second)
+	p.mu.Lock()
+	backend := p.backend
+	p.mu.Unlock()
+	b, err := net.DialTimeout("tcp", backend, time.Second)
 	if err != nil { // Redis is down: the client sees its connection closed
 		p.untrack(c)
 		c.Close()
@@ -113,6 +116,14 @@ func (p *proxy) untrack(cs ...net.Conn) {
 	for _, c := range cs {
 		delete(p.conns, c)
 	}
+}
+
+// Retarget sends new connections to addr (after a failover); the caller
+// cuts the old ones.
+func (p *proxy) Retarget(addr string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.backend = addr
 }
 
 func (p *proxy) current() chan struct{} {

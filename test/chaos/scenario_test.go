@@ -9,10 +9,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
@@ -108,10 +111,11 @@ type scenario struct {
 	cfg config
 	dir string // handler files, configs, logs
 
-	redis *redisproc.Server
-	px    *proxy
-	pool  *proc // current pool manager
-	sched *proc // standalone scheduler (nil while it is down)
+	redis   *redisproc.Server // the primary
+	replica *redisproc.Server // its replica (they swap at a failover)
+	px      *proxy
+	pool    *proc // current pool manager
+	sched   *proc // standalone scheduler (nil while it is down)
 
 	mu     sync.Mutex
 	killed map[int][]death // worker pid -> when and how it died (pids are reused)
@@ -131,6 +135,8 @@ type faults struct {
 	OrphanedChildren                                           int // children TERMed by their killed manager
 	RedisRestarts                                              int
 	RedisDown                                                  time.Duration
+	Failovers, FailoversAborted                                int
+	FailoverPause                                              time.Duration
 	Cuts, CutSides                                             int
 	Holes                                                      int
 	HoleTime                                                   time.Duration
@@ -184,6 +190,21 @@ func (s *scenario) setup() {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.redis.Stop() })
+	// the replica, started as a primary and made a replica at run time: a
+	// restart (of whichever is the primary by then) keeps its role
+	s.replica, err = redisproc.StartWith(redisproc.Options{Dir: filepath.Join(s.dir, "replica"),
+		Args: []string{"--appendonly", "yes", "--appendfsync", "always"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.replica.Stop() })
+	host, port, _ := strings.Cut(s.redis.Addr(), ":")
+	if _, err := redisDo(s.replica.Addr(), "REPLICAOF", host, port); err != nil {
+		t.Fatal(err)
+	}
+	if !poll(30*time.Second, func() bool { return replicaInSync(s.replica.Addr()) }) {
+		t.Fatal("the replica did not sync within 30 s")
+	}
 	s.px = startProxy(t, s.redis.Addr())
 	self, err := os.Executable()
 	if err != nil {
@@ -333,13 +354,14 @@ const (
 	fScheduler
 	fManager
 	fRedis // the rest break every connection to Redis
+	fFailover
 	fCut
 	fHole
 	nFaults
 )
 
 var faultNames = [nFaults]string{"kill -9 worker", "kill -9 scheduler child", "kill -9 standalone scheduler",
-	"kill -9 pool manager", "redis kill -9 + restart", "cut connections", "black hole"}
+	"kill -9 pool manager", "redis kill -9 + restart", "failover to the replica", "cut connections", "black hole"}
 
 func breaksConnections(f int) bool { return f >= fRedis }
 
@@ -355,8 +377,8 @@ type plannedFault struct {
 // taken out of that order and spaced gap (plus the longest black hole)
 // apart instead, as many as fit, the minimum ones first.
 func faultPlan(rng *rand.Rand, cfg config) []plannedFault {
-	minimum := [nFaults]int{fWorker: 4, fSchedChild: 2, fScheduler: 2, fManager: 2, fRedis: 2, fCut: 2, fHole: 1}
-	weight := [nFaults]int{fWorker: 34, fSchedChild: 8, fScheduler: 8, fManager: 8, fRedis: 6, fCut: 24, fHole: 12}
+	minimum := [nFaults]int{fWorker: 4, fSchedChild: 2, fScheduler: 2, fManager: 2, fRedis: 2, fFailover: 2, fCut: 2, fHole: 1}
+	weight := [nFaults]int{fWorker: 34, fSchedChild: 8, fScheduler: 8, fManager: 8, fRedis: 6, fFailover: 4, fCut: 24, fHole: 12}
 	var mins, rest []int
 	for k, n := range minimum {
 		for range n {
@@ -482,6 +504,8 @@ func (s *scenario) fault(f int, rng *rand.Rand) {
 		s.faults.RedisRestarts++
 		s.faults.RedisDown += down
 		s.event("  redis back after %s down", down)
+	case fFailover:
+		s.failover()
 	case fCut:
 		s.faults.CutSides += s.px.Cut()
 		s.faults.Cuts++
@@ -494,6 +518,65 @@ func (s *scenario) fault(f int, rng *rand.Rand) {
 		s.faults.Holes++
 		s.faults.HoleTime += d
 	}
+}
+
+// failover hands the primary's role to its replica with Redis's own
+// coordinated FAILOVER (writes pause until the replica has everything, then
+// the two swap roles: nothing acknowledged is lost, as with a planned
+// Sentinel failover), points the proxy at the new primary and cuts every
+// connection, as a Sentinel-aware client would see it. A replica not in
+// sync at that moment (just after a restart of the primary) aborts it.
+func (s *scenario) failover() {
+	from := time.Now()
+	if !replicaInSync(s.replica.Addr()) {
+		s.faults.FailoversAborted++
+		s.event("  failover skipped: the replica is not in sync")
+		return
+	}
+	if _, err := redisDo(s.redis.Addr(), "FAILOVER", "TIMEOUT", "10000"); err != nil {
+		s.faults.FailoversAborted++
+		s.event("  failover refused: %v", err)
+		return
+	}
+	if !poll(15*time.Second, func() bool { return role(s.replica.Addr()) == "master" }) {
+		s.faults.FailoversAborted++
+		s.event("  failover did not complete within 15 s (old primary's role: %s)", role(s.redis.Addr()))
+		return
+	}
+	s.px.Retarget(s.replica.Addr())
+	s.faults.CutSides += s.px.Cut()
+	s.redis, s.replica = s.replica, s.redis
+	s.noteOutage(from)
+	s.faults.Failovers++
+	s.faults.FailoverPause += time.Since(from)
+	s.event("  failover done in %s: the primary is now %s", time.Since(from).Round(time.Millisecond), s.redis.Addr())
+}
+
+// redisDo sends one command on a connection of its own.
+func redisDo(addr, cmd string, args ...any) (any, error) {
+	c, err := redis.Dial("tcp", addr, redis.DialConnectTimeout(time.Second), redis.DialReadTimeout(5*time.Second))
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.Do(cmd, args...)
+}
+
+// role is ROLE's first element ("master", "slave"), "" when unreachable.
+func role(addr string) string {
+	v, err := redis.Values(redisDo(addr, "ROLE"))
+	if err != nil || len(v) == 0 {
+		return ""
+	}
+	r, _ := redis.String(v[0], nil)
+	return r
+}
+
+// replicaInSync reports whether the replica at addr is connected to its
+// primary and synced.
+func replicaInSync(addr string) bool {
+	info, err := redis.String(redisDo(addr, "INFO", "replication"))
+	return err == nil && strings.Contains(info, "master_link_status:up") && !strings.Contains(info, "master_sync_in_progress:1")
 }
 
 // outage is a time when no process could reach Redis.
