@@ -115,6 +115,20 @@ func oneArg(c *ucli.Context, what string) (string, error) {
 	return c.Args().First(), nil
 }
 
+// massConfigClient reads --config (nil when not given) and opens the
+// client.
+func massConfigClient(c *ucli.Context) (*massqueue.Config, *rdb.Client, error) {
+	cfg, err := massConfig(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, client, nil
+}
+
 // massConfig reads --config; nil when it is not given.
 func massConfig(c *ucli.Context) (*massqueue.Config, error) {
 	path := c.String("config")
@@ -172,11 +186,7 @@ func massRoutes(c *ucli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	cfg, err := massConfig(c)
-	if err != nil {
-		return err
-	}
-	client, err := newClient(c)
+	cfg, client, err := massConfigClient(c)
 	if err != nil {
 		return err
 	}
@@ -384,11 +394,7 @@ func massStatus(c *ucli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	cfg, err := massConfig(c)
-	if err != nil {
-		return err
-	}
-	client, err := newClient(c)
+	cfg, client, err := massConfigClient(c)
 	if err != nil {
 		return err
 	}
@@ -560,11 +566,7 @@ func massPause(c *ucli.Context) error {
 }
 
 func massResume(c *ucli.Context) error {
-	cfg, err := massConfig(c)
-	if err != nil {
-		return err
-	}
-	client, err := newClient(c)
+	cfg, client, err := massConfigClient(c)
 	if err != nil {
 		return err
 	}
