@@ -304,8 +304,8 @@ func TestStaticPauseResume(t *testing.T) {
 	}
 }
 
-// A source whose last job is running stays on the ring, so a retry of that
-// job is served; once nothing is held or queued it leaves the ring.
+// A drained source leaves the ring at once, even while its last job runs;
+// a retry of that job puts it back, and the job is served again.
 func TestStaticRetryKeepsSource(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -320,8 +320,8 @@ func TestStaticRetryKeepsSource(t *testing.T) {
 	if _, ok := e.worker(2, protocol.StaticPoolSource("general")).claim(); ok {
 		t.Fatal("second job")
 	}
-	if e.int("LLEN", e.ns+":static:ring:general") != 1 {
-		t.Fatal("held source left the ring")
+	if e.int("LLEN", e.ns+":static:ring:general") != 0 || e.int("HEXISTS", e.ns+":static:state:general", "m:s") != 0 {
+		t.Fatal("drained source stayed on the ring")
 	}
 	w.finish(res, rdb.OutcomeRetry)
 	res2, ok := w.claim()
@@ -332,7 +332,78 @@ func TestStaticRetryKeepsSource(t *testing.T) {
 	if _, ok := w.claim(); ok {
 		t.Fatal("job served twice")
 	}
-	if e.int("LLEN", e.ns+":static:ring:general") != 0 || e.int("EXISTS", e.ns+":static:holders:general:s") != 0 {
+	if e.int("LLEN", e.ns+":static:ring:general") != 0 || e.int("EXISTS", e.ns+":static:holders:general:s") != 0 ||
+		e.int("EXISTS", e.ns+":static:state:general") != 0 {
 		t.Error("drained source left behind")
+	}
+}
+
+// A job that goes back into its drained source's FIFO through a hard
+// stop's requeue or a dead worker's recovery puts the source back on the
+// ring, once, and is served again; the source's other place (parked) is
+// respected.
+func TestStaticRequeueAndRecoveryWakeSource(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, path := range []string{"requeue", "recovery"} {
+		t.Run(path, func(t *testing.T) {
+			e := newEnv(t)
+			e.fill("s", 1)
+			e.fill("o", 1)
+			e.allocate(e.allocator(mustConfig(t, staticConfig), newClock()))
+			src := protocol.StaticPoolSource("general")
+			w := e.worker(1, src)
+			var res rdb.ClaimResult
+			for {
+				r, ok := w.claim()
+				if !ok {
+					t.Fatal("source s not served")
+				}
+				if sourceOf(t, r.Payload) == "s" {
+					res = r
+					break
+				}
+				w.finish(r, rdb.OutcomeOK)
+			}
+			other := e.worker(2, src)
+			for {
+				r, ok := other.claim()
+				if !ok {
+					break
+				}
+				other.finish(r, rdb.OutcomeOK)
+			}
+			if e.int("LLEN", e.ns+":static:ring:general") != 0 {
+				t.Fatal("drained sources stayed on the ring")
+			}
+			switch path {
+			case "requeue":
+				if err := e.c.Requeue(ctx, w.id, res.Source, res.Payload, ""); err != nil {
+					t.Fatal(err)
+				}
+			case "recovery":
+				rec := e.str("GET", e.ns+":worker:"+w.id)
+				r, err := protocol.ParseWorkerRecord([]byte(rec))
+				if err != nil {
+					t.Fatal(err)
+				}
+				pr, err := e.c.Prune(ctx, rdb.PruneArgs{WorkerID: w.id, Record: []byte(rec), Queue: r.Queue,
+					Source: r.SourceOf(), Payload: r.Payload, MaxRecoveries: 3, Failure: []byte(`{}`), Host: "h"})
+				if err != nil || pr != rdb.PruneRequeued {
+					t.Fatalf("prune: %v %v", pr, err)
+				}
+			}
+			if got := e.strs("LRANGE", e.ns+":static:ring:general", 0, -1); len(got) != 1 || got[0] != "s" {
+				t.Fatalf("ring after %s: %q", path, got)
+			}
+			again, ok := other.claim()
+			if !ok || string(again.Payload) != string(res.Payload) {
+				t.Fatalf("job not served after %s: %s", path, again.Payload)
+			}
+			other.finish(again, rdb.OutcomeOK)
+			if _, ok := other.claim(); ok {
+				t.Fatal("job served twice")
+			}
+		})
 	}
 }

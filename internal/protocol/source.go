@@ -110,3 +110,33 @@ func RecordSourceSuffix(s Source) string {
 func ValidList(name string) bool {
 	return name != "" && !strings.HasPrefix(name, "queue:")
 }
+
+// StaticSourceOf reports the static pool and the source id of s when s is
+// one source's FIFO in a static pool (the source a job claimed from the
+// pool's ring reports): a job that goes back there must put the source
+// back on the pool's ring.
+func StaticSourceOf(s Source) (pool, source string, ok bool) {
+	if s.Ring != "" {
+		return "", "", false
+	}
+	pool, ok = strings.CutPrefix(s.Queue, StaticQueueName(""))
+	if !ok || pool == "" {
+		return "", "", false
+	}
+	source, ok = strings.CutPrefix(s.List, StaticSourcePrefix(pool))
+	if !ok || source == "" || strings.Contains(source, ":") {
+		return "", "", false
+	}
+	return pool, source, true
+}
+
+// StaticWakeKeys returns the ring and state keys of a static pool source's
+// FIFO and the source id (static_wake.lua), or ok false for any other
+// source.
+func (k Keys) StaticWakeKeys(s Source) (ring, state, source string, ok bool) {
+	pool, source, ok := StaticSourceOf(s)
+	if !ok {
+		return "", "", "", false
+	}
+	return k.StaticRing(pool), k.StaticState(pool), source, true
+}

@@ -335,6 +335,13 @@ func (c *Client) finishKeysArgs(workerID, host string, src protocol.Source, o Ou
 	} else {
 		args = append(args, 0, "", "")
 	}
+	ring, state, source, static := k.StaticWakeKeys(src)
+	if (o.Kind == OutcomeRetry || o.Kind == OutcomeReschedule) && o.DueAt <= 0 && static {
+		keys = append(keys, ring, state)
+		args = append(args, len(keys)-1, source)
+	} else {
+		args = append(args, 0, "")
+	}
 	return keys, args
 }
 
@@ -430,8 +437,12 @@ func (c *Client) Requeue(ctx context.Context, workerID string, src protocol.Sour
 	if u, ok, _ := protocol.ParseUnique(payload); ok {
 		stateKey, unique = c.keys.UniqueState(u.UID), "1"
 	}
+	ring, state, source, static := c.keys.StaticWakeKeys(src)
+	if !static {
+		ring, state = lock, lock // unused by the script
+	}
 	n, err := redis.Int(c.eval(ctx, c.requeue, c.keys.Worker(workerID), c.keys.SourceKey(src), c.keys.ClaimSeqs(), lock,
-		stateKey, payload, workerID, token, unique))
+		stateKey, ring, state, payload, workerID, token, unique, source))
 	if err != nil {
 		return fmt.Errorf("rdb: requeue for %q: %w", workerID, err)
 	}

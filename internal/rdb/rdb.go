@@ -478,17 +478,17 @@ func New(opt Options) (*Client, error) {
 		timeout: opt.ReadTimeout,
 		addr:    ep.redacted,
 		claim:   loadScript("claim.lua", -1),
-		finish:  loadScriptWith("finish.lua", -1, "unique_release.lua"),
-		finishClaim: redis.NewScript(-1, scriptSource("unique_release.lua")+"\n"+scriptBody("finish.lua", "finish")+scriptBody("claim.lua", "claim")+
-			scriptSource("finish_claim.lua")),
-		finishClaimBatch: redis.NewScript(-1, scriptSource("unique_release.lua")+"\n"+scriptBody("finish.lua", "finish")+scriptBody("claim.lua", "claim")+
-			scriptSource("finish_claim_batch.lua")),
-		requeue:     loadScript("requeue.lua", 5),
+		finish:  loadScriptWith("finish.lua", -1, "unique_release.lua", "static_wake.lua"),
+		finishClaim: redis.NewScript(-1, scriptSource("unique_release.lua")+"\n"+scriptSource("static_wake.lua")+"\n"+
+			scriptBody("finish.lua", "finish")+scriptBody("claim.lua", "claim")+scriptSource("finish_claim.lua")),
+		finishClaimBatch: redis.NewScript(-1, scriptSource("unique_release.lua")+"\n"+scriptSource("static_wake.lua")+"\n"+
+			scriptBody("finish.lua", "finish")+scriptBody("claim.lua", "claim")+scriptSource("finish_claim_batch.lua")),
+		requeue:     loadScriptWith("requeue.lua", 7, "static_wake.lua"),
 		refreshLock: loadScript("refresh_lock.lua", 1),
 		register:    loadScriptWith("register.lua", 4, "iso8601.lua"),
 		heartbeat:   loadScriptWith("heartbeat.lua", -1, "iso8601.lua"),
 		unregister:  loadScript("unregister.lua", 8),
-		prune:       loadScript("prune.lua", 14),
+		prune:       loadScriptWith("prune.lua", 16, "static_wake.lua"),
 	}
 	if !opt.Unbatched {
 		c.batch = &finishBatcher{c: c}

@@ -201,13 +201,18 @@ func (c *Client) Prune(ctx context.Context, a PruneArgs) (PruneResult, error) {
 	if u, ok, _ := protocol.ParseUnique(a.Payload); ok && a.Record != nil {
 		stateKey, deferredKey, unique = k.UniqueState(u.UID), k.UniqueDeferred(u.UID), "1"
 	}
+	ring, state, source, static := k.StaticWakeKeys(src)
+	if !static || a.Record == nil {
+		ring, state, source = k.Workers(), k.Workers(), "" // unused by the script
+	}
 	res, err := redis.String(c.eval(ctx, c.prune,
 		k.Workers(), k.Worker(a.WorkerID), k.WorkerStarted(a.WorkerID),
 		k.StatProcessedWorker(a.WorkerID), k.StatFailedWorker(a.WorkerID),
 		k.Heartbeats(), k.WorkerIntervals(), queueKey, recKey, k.Failed(),
 		k.QueueStat(a.Host, protocol.QueueStatFailed, a.Queue), k.ClaimSeqs(), stateKey, deferredKey,
+		ring, state,
 		a.WorkerID, a.Heartbeat, a.Record, a.Payload, a.MaxRecoveries, a.Failure,
-		int(recoveryTTL.Seconds()), unique))
+		int(recoveryTTL.Seconds()), unique, source))
 	if err != nil {
 		return "", fmt.Errorf("rdb: prune %q: %w", a.WorkerID, err)
 	}

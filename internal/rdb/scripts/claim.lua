@@ -65,9 +65,10 @@
 -- so a finish, requeue or dead-worker recovery frees the slot and no crash
 -- can leak one) is parked; every claim looks at one parked source and puts
 -- it back on the ring when a slot is free. A source whose FIFO is empty
--- leaves the ring once nobody holds one of its jobs (until then a retry or
--- recovery may put a job back in its FIFO). The claim's worker is recorded
--- in the holders hash of the name served.
+-- leaves the ring at once; a job that comes back to its FIFO (a retry, a
+-- requeue, a recovery) puts it back (static_wake.lua). The claim's worker
+-- is recorded in the holders hash of the name served: a batch's always,
+-- a static source's only while the source has a limit.
 --
 -- Every claim gets a new claim sequence; finish.lua acts only on the claim
 -- it was given, so a finish retried after a lost reply never touches a job
@@ -184,9 +185,9 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
       redis.call('HSET', state, 'm:' .. p, 'r')
     end
   end
-  local visits, limit = 0, nil
-  repeat
-    visits = visits + 1
+  -- every visit that serves nothing takes the source off the ring (drained,
+  -- paused or parked), so the loop ends with a job or an empty ring
+  while true do
     local s = redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
     if not s then
       return nil
@@ -218,21 +219,20 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
             redis.call('HDEL', state, 't:' .. s)
           end
         end
-        return payload, subp .. s, holdp .. s
+        -- only a capped source's claims are counted (holders)
+        local holders = nil
+        if lim and lim > 0 then
+          holders = holdp .. s
+        end
+        return payload, subp .. s, holders
       end
-    elseif ring_held(holdp .. s, seqs) == 0 then
-      -- drained and nobody holds a job that could come back: off the ring
+    else
+      -- drained: off the ring at once; a job that comes back to its FIFO
+      -- (a retry, a requeue, a recovery) puts it back (static_wake.lua)
       redis.call('RPOP', ring)
       redis.call('HDEL', state, 'm:' .. s, 't:' .. s)
-    else
-      redis.call('HDEL', state, 't:' .. s)
     end
-    if not limit then
-      -- the first source had nothing to give: visit each other at most once
-      limit = redis.call('LLEN', ring) + 1
-    end
-  until visits >= limit
-  return nil
+  end
 end
 
 -- ring_unit serves a unit's ring of batches (see the header).

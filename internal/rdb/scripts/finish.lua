@@ -51,6 +51,11 @@
 --          are built from it: its queue is only known here)
 -- ARGV[19] failed_at for an entry recording a deferred payload that
 --          cannot be released (no queue, not JSON)
+-- ARGV[20] for a retry or reschedule pushed at once into a static pool
+--          source's FIFO: the index in KEYS of the pool's ring,
+--          static:ring:<pool>, its state hash following (after the unique
+--          keys); 0 for any other (ARGV[20..21] are always sent)
+-- ARGV[21] that source's id (static_wake.lua puts it back on the ring)
 --
 -- Unique jobs, only while the uid's state is running (a state someone
 -- else set since, e.g. after `resque-go unique clear`, is left alone):
@@ -177,6 +182,10 @@ local function finish(KEYS, ARGV, ko, ao, batched)
       if string.sub(KEYS[ko + 15], -#qk) == qk then
         -- a Resque queue (not a mass pool's list or a batch) joins queues
         redis.call('SADD', KEYS[ko + 16], ARGV[ao + 8])
+      end
+      local ri = tonumber(ARGV[ao + 20])
+      if ri and ri > 0 then
+        static_wake(KEYS[ko + ri], KEYS[ko + ri + 1], ARGV[ao + 21])
       end
     end
     if ARGV[ao + 13] == '1' then

@@ -25,6 +25,10 @@
 --          while its uid is running, a requeue sets it back to queued
 --          (the deferred job waits on), a failure clears it (state and
 --          deferred job, as the PHP fork did on failure)
+-- KEYS[15] static:ring:<pool> when the job goes back into a static pool
+--          source's FIFO (any key else)
+-- KEYS[16] static:state:<pool> (any key else)
+-- ARGV[9]  that source's id, "" for any other source (static_wake.lua)
 --
 -- Returns "gone" (not registered any more), "alive" (heartbeat or job
 -- changed since the caller looked: nothing done), "idle" (unregistered, no
@@ -44,6 +48,9 @@ if held ~= '' then
   if n <= tonumber(ARGV[5]) then
     redis.call('LPUSH', KEYS[8], ARGV[4])
     result = 'requeued'
+    if ARGV[9] ~= '' then
+      static_wake(KEYS[15], KEYS[16], ARGV[9])
+    end
     if ARGV[8] == '1' and string.sub(redis.call('GET', KEYS[13]) or '', 1, 7) == 'running' then
       redis.call('SET', KEYS[13], 'queued')
     end

@@ -10,6 +10,9 @@
 -- ARGV[2] worker id
 -- ARGV[3] the slot's lock token for a serial source, "" otherwise
 -- ARGV[4] "1" for a unique job: a running state goes back to queued
+-- KEYS[6] static:ring:<pool> for a static pool source's FIFO (any key else)
+-- KEYS[7] static:state:<pool> (any key else)
+-- ARGV[5] that source's id, "" for any other source (static_wake.lua)
 --
 -- The claim sequence moves on, so a finish of the same claim that arrives
 -- later (the handler returned after all) is refused instead of being taken
@@ -21,6 +24,9 @@ if redis.call('DEL', KEYS[1]) == 0 then
 end
 redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
 redis.call('LPUSH', KEYS[2], ARGV[1])
+if ARGV[5] ~= '' then
+  static_wake(KEYS[6], KEYS[7], ARGV[5])
+end
 if ARGV[3] ~= '' and redis.call('GET', KEYS[4]) == ARGV[3] then
   redis.call('DEL', KEYS[4])
 end
