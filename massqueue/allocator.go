@@ -45,7 +45,8 @@ type PassStats struct {
 	Static rdb.StaticAllocation
 	// BadRecorded quarantined payloads were recorded in failed.
 	BadRecorded int
-	// Batches allocated by result (assigned, backlog, failed, waiting).
+	// Batches allocated by result (assigned, parked, backlog, failed,
+	// waiting).
 	Batches map[rdb.BatchResult]int
 	// Finished batches (done, removed from their units); HandedBack
 	// batches of dead units went back to committed.
@@ -58,7 +59,7 @@ type PassStats struct {
 
 func (s PassStats) progressed() bool {
 	return s.Static.Total() > 0 || s.BadRecorded > 0 || s.Finished > 0 || s.HandedBack > 0 || s.Adopted > 0 ||
-		s.Batches[rdb.BatchAssigned]+s.Batches[rdb.BatchBacklog]+s.Batches[rdb.BatchFailed] > 0
+		s.Batches[rdb.BatchAssigned]+s.Batches[rdb.BatchParked]+s.Batches[rdb.BatchBacklog]+s.Batches[rdb.BatchFailed] > 0
 }
 
 // Allocator moves static payloads from unassigned to their pools and

@@ -6,13 +6,15 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 )
 
-// Per-source settings of static pools (they apply in every static pool).
-// Claims read them on every turn, so a change takes effect at once.
+// Per-source settings: weight and limit apply in every static pool (claims
+// read them on every turn, so a change takes effect at once); pause
+// applies in static and batch pools.
 
 // SetWeight makes a source take weight jobs per turn of its pools' rings
 // (default 1): with full backlogs, sources' shares follow their weights.
@@ -44,25 +46,159 @@ func SetLimit(ctx context.Context, c *rdb.Client, source string, n int) error {
 	return setting(ctx, c, source, rdb.SettingLimit, v)
 }
 
-// Pause stops a source's static jobs from being claimed (running ones
-// finish; new ones queue up).
+// Pause pauses a source everywhere (PauseSource without its report).
 func Pause(ctx context.Context, c *rdb.Client, source string) error {
-	if err := protocol.CheckSourceID(source); err != nil {
-		return fmt.Errorf("massqueue: %w", err)
-	}
-	return setting(ctx, c, source, rdb.SettingPaused, "1")
+	_, err := PauseSource(ctx, c, source)
+	return err
 }
 
-// Resume lets a paused source's jobs be claimed again, in every static
-// pool it has work in (those Redis knows of, and pools). It returns the
-// pools whose ring it went back on.
-func Resume(ctx context.Context, c *rdb.Client, source string, pools ...string) ([]string, error) {
+// PauseResult is what PauseSource did.
+type PauseResult struct {
+	Source string `json:"source"`
+	// Already: the source was paused before (nothing new was parked
+	// unless an earlier pause was cut short).
+	Already bool `json:"already"`
+	// Batches are the source's parked active batches, one per batch pool.
+	Batches []PausedBatch `json:"batches"`
+}
+
+// PausedBatch is a source's active batch parked off its unit in a pool.
+type PausedBatch struct {
+	Pool string `json:"pool"`
+	ID   string `json:"id"`
+	Unit string `json:"unit"`
+	// New: this call parked it (else it was parked before).
+	New bool `json:"new"`
+}
+
+// PauseSource stops a source's jobs from being claimed, running ones
+// finishing normally. In static pools its FIFOs are skipped (new jobs
+// queue up). In every batch pool (those Redis knows, and batchPools) its
+// active batch is parked: taken off its unit's list, so the unit's
+// workers serve the other sources, and kept with the unit (status shows
+// it); its later batches wait in its backlog, and a batch committed while
+// it has none is parked when allocated. Jobs retried or recovered while
+// paused go back to their batch and wait with it.
+func PauseSource(ctx context.Context, c *rdb.Client, source string, batchPools ...string) (PauseResult, error) {
+	r := PauseResult{Source: source, Batches: []PausedBatch{}}
 	if err := protocol.CheckSourceID(source); err != nil {
-		return nil, fmt.Errorf("massqueue: %w", err)
+		return r, fmt.Errorf("massqueue: %w", err)
 	}
-	if err := setting(ctx, c, source, rdb.SettingPaused, ""); err != nil {
-		return nil, err
+	set, err := c.PauseFlag(ctx, source)
+	if err != nil {
+		return r, fmt.Errorf("massqueue: %w", err)
 	}
+	r.Already = !set
+	// the flag first: an allocation from now on parks the source's batch,
+	// and an earlier one is parked below
+	known, err := c.BatchPoolNames(ctx)
+	if err != nil {
+		return r, fmt.Errorf("massqueue: %w", err)
+	}
+	for _, p := range uniqueSorted(append(known, batchPools...)) {
+		pk, err := c.BatchPause(ctx, p, source)
+		if err != nil {
+			return r, fmt.Errorf("massqueue: %w", err)
+		}
+		if pk.Result == rdb.ParkParked || pk.Result == rdb.ParkAlready {
+			r.Batches = append(r.Batches, PausedBatch{Pool: p, ID: pk.ID, Unit: pk.Unit, New: pk.Result == rdb.ParkParked})
+		}
+	}
+	return r, nil
+}
+
+// Resume resumes a source everywhere (ResumeSource), with static pools
+// as more static pools to look in; it returns the static pools whose ring
+// the source went back on.
+func Resume(ctx context.Context, c *rdb.Client, source string, pools ...string) ([]string, error) {
+	r, err := ResumeSource(ctx, c, source, ResumeOptions{StaticPools: pools})
+	return r.Static, err
+}
+
+// ResumeOptions are ResumeSource's; zero values mean the defaults.
+type ResumeOptions struct {
+	// StaticPools are static pools to look in besides those Redis knows.
+	StaticPools []string
+	// Now is the time units' heartbeats are compared to (default: the
+	// Redis server's clock); a unit silent for DeadAfter (default 30 s)
+	// is dead.
+	Now       time.Time
+	DeadAfter time.Duration
+}
+
+// ResumeResult is what ResumeSource did.
+type ResumeResult struct {
+	Source string `json:"source"`
+	// WasPaused: the source was paused, or had a parked batch.
+	WasPaused bool `json:"was_paused"`
+	// Static are the static pools whose ring the source went back on.
+	Static []string `json:"static_pools"`
+	// Batches are the parked batches put back to work.
+	Batches []ResumedBatch `json:"batches"`
+}
+
+// ResumedBatch is a parked batch put back to work.
+type ResumedBatch struct {
+	Pool string `json:"pool"`
+	ID   string `json:"id"`
+	// Unit is the unit it was parked on.
+	Unit string `json:"unit"`
+	// Result: "unit" (back on Unit's list), "committed" (Unit is dead or
+	// gone: handed back to committed, an allocator places it on a live
+	// unit) or "finished" (it was done).
+	Result string `json:"result"`
+}
+
+// ResumeSource lets a paused source's jobs be claimed again: in every
+// static pool it has work in (those Redis knows of, and opt.StaticPools)
+// it goes back on the ring, and in every batch pool its parked batch goes
+// back on its unit's list, or, when that unit is dead or gone, back to
+// committed for an allocator to place on a live unit.
+func ResumeSource(ctx context.Context, c *rdb.Client, source string, opt ResumeOptions) (ResumeResult, error) {
+	r := ResumeResult{Source: source, Static: []string{}, Batches: []ResumedBatch{}}
+	if err := protocol.CheckSourceID(source); err != nil {
+		return r, fmt.Errorf("massqueue: %w", err)
+	}
+	// the flag first: an allocation from now on no longer parks, and what
+	// is parked is put back below
+	was, err := c.ClearPauseFlag(ctx, source)
+	if err != nil {
+		return r, fmt.Errorf("massqueue: %w", err)
+	}
+	r.WasPaused = was
+	if r.Static, err = wakeStatic(ctx, c, source, opt.StaticPools); err != nil {
+		return r, err
+	}
+	now := opt.Now
+	if now.IsZero() {
+		if now, err = c.Time(ctx); err != nil {
+			return r, fmt.Errorf("massqueue: %w", err)
+		}
+	}
+	if opt.DeadAfter <= 0 {
+		opt.DeadAfter = 30 * time.Second
+	}
+	pools, err := c.ParkedPools(ctx)
+	if err != nil {
+		return r, fmt.Errorf("massqueue: %w", err)
+	}
+	for _, p := range uniqueSorted(pools) {
+		pk, err := c.BatchResume(ctx, p, source, now.Add(-opt.DeadAfter))
+		if err != nil {
+			return r, fmt.Errorf("massqueue: %w", err)
+		}
+		switch pk.Result {
+		case rdb.ParkUnit, rdb.ParkCommitted, rdb.ParkFinished:
+			r.Batches = append(r.Batches, ResumedBatch{Pool: p, ID: pk.ID, Unit: pk.Unit, Result: pk.Result})
+			r.WasPaused = true
+		}
+	}
+	return r, nil
+}
+
+// wakeStatic puts source back on the ring of every static pool it has work
+// in and returns those pools.
+func wakeStatic(ctx context.Context, c *rdb.Client, source string, pools []string) ([]string, error) {
 	known, err := c.StaticPoolNames(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("massqueue: %w", err)
@@ -76,7 +212,7 @@ func Resume(ctx context.Context, c *rdb.Client, source string, pools ...string) 
 	for _, p := range append(append(known, pools...), poolsOf(k, fifos, source)...) {
 		set[p] = true
 	}
-	var woke []string
+	woke := []string{}
 	for _, p := range sortedKeys(set) {
 		ok, err := c.WakeSource(ctx, p, source)
 		if err != nil {

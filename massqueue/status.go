@@ -13,11 +13,13 @@ import (
 // names are a published contract (--json): add fields, never rename them.
 type Status struct {
 	// Unassigned static jobs and Committed batches wait for an allocator.
-	Unassigned int64          `json:"unassigned"`
-	Committed  int64          `json:"committed"`
-	Failures   int            `json:"allocation_failures"`
-	Static     []StaticStatus `json:"static_pools"`
-	Batch      []BatchStatus  `json:"batch_pools"`
+	Unassigned int64 `json:"unassigned"`
+	Committed  int64 `json:"committed"`
+	Failures   int   `json:"allocation_failures"`
+	// Paused are the paused sources (mass pause), by source.
+	Paused []string       `json:"paused_sources"`
+	Static []StaticStatus `json:"static_pools"`
+	Batch  []BatchStatus  `json:"batch_pools"`
 }
 
 // StaticStatus is a static pool.
@@ -65,6 +67,13 @@ type SourceBatches struct {
 	Unit    string   `json:"unit,omitempty"`
 	Active  string   `json:"active,omitempty"`
 	Backlog []string `json:"backlog"`
+	// Paused: the source is paused. Parked: its active batch is off
+	// Unit's list (not served, and not among the unit's batches) until it
+	// resumes. Remaining is the active batch's jobs left (not counting
+	// running ones).
+	Paused    bool  `json:"paused,omitempty"`
+	Parked    bool  `json:"parked,omitempty"`
+	Remaining int64 `json:"remaining,omitempty"`
 }
 
 // GetStatus reads the status of the pools of cfg (nil: none) and of every
@@ -81,6 +90,18 @@ func GetStatus(ctx context.Context, c *rdb.Client, cfg *Config, now time.Time, d
 		return st, fmt.Errorf("massqueue: %w", err)
 	}
 	st.Unassigned, st.Committed, st.Failures = lens[0], lens[1], int(lens[2])
+	settings, err := Settings(ctx, c)
+	if err != nil {
+		return st, err
+	}
+	paused := map[string]bool{}
+	st.Paused = []string{}
+	for _, s := range settings {
+		if s.Paused {
+			paused[s.Source] = true
+			st.Paused = append(st.Paused, s.Source)
+		}
+	}
 	staticPools, err := c.StaticPoolNames(ctx)
 	if err != nil {
 		return st, fmt.Errorf("massqueue: %w", err)
@@ -135,8 +156,11 @@ func GetStatus(ctx context.Context, c *rdb.Client, cfg *Config, now time.Time, d
 		for s := range b.Backlog {
 			sources[s] = true
 		}
+		for s := range b.Parked {
+			sources[s] = true
+		}
 		for _, s := range sortedKeys(sources) {
-			sb := SourceBatches{Source: s, Unit: b.Active[s], Backlog: b.Backlog[s]}
+			sb := SourceBatches{Source: s, Unit: b.Active[s], Backlog: b.Backlog[s], Paused: paused[s]}
 			if sb.Backlog == nil {
 				sb.Backlog = []string{}
 			}
@@ -144,6 +168,12 @@ func GetStatus(ctx context.Context, c *rdb.Client, cfg *Config, now time.Time, d
 				if src, _, _, err := parseBatch(id); err == nil && src == s {
 					sb.Active = id
 				}
+			}
+			if id, ok := b.Parked[s]; ok {
+				sb.Active, sb.Parked = id, true
+			}
+			if sb.Active != "" {
+				sb.Remaining = b.Remaining[sb.Active]
 			}
 			bs.Sources = append(bs.Sources, sb)
 		}

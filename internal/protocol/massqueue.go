@@ -398,3 +398,14 @@ func massField(raw json.RawMessage) string {
 	}
 	return ""
 }
+
+// BatchPaused is resque-go's hash source -> batch id of the batches parked
+// in a batch pool while their source is paused (`mass pause`): the batch
+// is off its unit's list (so no claim serves it) and pool:<pool> still
+// names the unit, so the source's later batches wait in its backlog.
+// `mass resume` puts it back to work.
+func (k Keys) BatchPaused(pool string) string { return k.key("batch", "paused", pool) }
+
+// UnitQueuesMemberPrefix is UnitQueuesMember(pool, "") up to the unit id,
+// "pool:<pool>:", for scripts that learn the unit from pool:<pool>.
+func UnitQueuesMemberPrefix(pool string) string { return "pool:" + pool + ":" }

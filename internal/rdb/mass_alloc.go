@@ -16,10 +16,10 @@ import (
 // Server-side scripts of mass queues (allocation, units); immutable.
 var (
 	massAllocStaticScript = loadScriptWith("mass_alloc_static.lua", 5, "mass_route.lua")
-	massAllocBatchScript  = loadScriptWith("mass_alloc_batch.lua", 3, "mass_route.lua")
+	massAllocBatchScript  = loadScriptWith("mass_alloc_batch.lua", 4, "mass_route.lua")
 	massUnitBeatScript    = loadScript("mass_unit_beat.lua", 2)
-	massUnitSweepScript   = loadScriptWith("mass_unit_sweep.lua", 5, "mass_route.lua")
-	massHandbackScript    = loadScriptWith("mass_unit_handback.lua", 6, "mass_route.lua")
+	massUnitSweepScript   = loadScriptWith("mass_unit_sweep.lua", 6, "mass_route.lua")
+	massHandbackScript    = loadScriptWith("mass_unit_handback.lua", 7, "mass_route.lua")
 	massReallocateScript  = loadScript("mass_reallocate.lua", 4)
 	massFailBadScript     = loadScript("mass_fail_bad.lua", 2)
 )
@@ -61,6 +61,7 @@ type BatchResult string
 const (
 	BatchEmpty    BatchResult = "empty"    // committed was empty
 	BatchAssigned BatchResult = "assigned" // to Unit
+	BatchParked   BatchResult = "parked"   // to Unit, off its list: the source is paused
 	BatchBacklog  BatchResult = "backlog"  // the source has an active batch in Pool (on Unit)
 	BatchFailed   BatchResult = "failed"   // recorded in allocation failures (Reason)
 	BatchWaiting  BatchResult = "waiting"  // no live unit in Pool: back to the head of committed
@@ -79,7 +80,7 @@ type BatchAllocation struct {
 func (c *Client) AllocateBatch(ctx context.Context, a AllocArgs) (BatchAllocation, error) {
 	k := c.keys
 	v, err := redis.Strings(c.eval(ctx, massAllocBatchScript, k.CommittedList(), k.AllocationFailures(), k.AllocationReasons(),
-		k.Prefix(), a.Routing, a.Now.UnixMilli(), a.Alive.Milliseconds(), a.Now.Unix()))
+		k.MassSettings(), k.Prefix(), a.Routing, a.Now.UnixMilli(), a.Alive.Milliseconds(), a.Now.Unix()))
 	if err != nil || len(v) == 0 {
 		return BatchAllocation{}, fmt.Errorf("rdb: allocate batch: %w", errOr(err, "empty reply"))
 	}
@@ -151,12 +152,12 @@ func (c *Client) PoolUnits(ctx context.Context, pool string) ([]UnitLoad, error)
 	return out, nil
 }
 
-// SweepUnit finishes the done batches of a unit (mass_unit_sweep.lua) and
-// returns their ids.
+// SweepUnit finishes the done batches of a unit, those parked on it
+// included (mass_unit_sweep.lua), and returns their ids.
 func (c *Client) SweepUnit(ctx context.Context, pool, unit string) ([]string, error) {
 	k := c.keys
 	v, err := redis.Strings(c.eval(ctx, massUnitSweepScript, k.UnitQueues(pool, unit), k.PoolUnitQueues(pool), k.PoolSources(pool),
-		k.CommittedList(), k.ClaimSeqs(), protocol.UnitQueuesMember(pool, unit), unit, k.Prefix(), k.BacklogPrefix(pool)))
+		k.CommittedList(), k.ClaimSeqs(), k.BatchPaused(pool), protocol.UnitQueuesMember(pool, unit), unit, k.Prefix(), k.BacklogPrefix(pool)))
 	if err != nil {
 		return nil, fmt.Errorf("rdb: sweep unit %s/%s: %w", pool, unit, err)
 	}
@@ -172,12 +173,12 @@ type Handback struct {
 	Back, Finished, Held int
 }
 
-// HandBack hands a dead unit's batches back to committed
-// (mass_unit_handback.lua).
+// HandBack hands a dead unit's batches, those parked on it included, back
+// to committed (mass_unit_handback.lua).
 func (c *Client) HandBack(ctx context.Context, pool, unit string, deadBefore time.Time) (Handback, error) {
 	k := c.keys
 	v, err := redis.Values(c.eval(ctx, massHandbackScript, k.UnitQueues(pool, unit), k.PoolUnitQueues(pool), k.PoolSources(pool),
-		k.CommittedList(), k.ClaimSeqs(), k.UnitHeartbeats(pool),
+		k.CommittedList(), k.ClaimSeqs(), k.UnitHeartbeats(pool), k.BatchPaused(pool),
 		protocol.UnitQueuesMember(pool, unit), unit, k.Prefix(), k.BacklogPrefix(pool), deadBefore.UnixMilli()))
 	if err != nil || len(v) == 0 {
 		return Handback{}, fmt.Errorf("rdb: hand back unit %s/%s: %w", pool, unit, errOr(err, "empty reply"))

@@ -4,11 +4,19 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/resque-go/resque-go/internal/protocol"
 )
 
-var massResumeScript = loadScript("mass_resume.lua", 5)
+// Scripts of per-source settings; immutable.
+var (
+	massResumeScript      = loadScript("mass_resume.lua", 5)
+	massBatchPauseScript  = loadScript("mass_batch_pause.lua", 4)
+	massBatchResumeScript = loadScriptWith("mass_batch_resume.lua", 7, "mass_route.lua")
+)
 
 // Per-source settings of static pools (fields of static:settings,
 // "<source>:<name>").
@@ -92,6 +100,103 @@ func (c *Client) StaticPoolNames(ctx context.Context) ([]string, error) {
 		prefix := strings.TrimSuffix(pat, "*")
 		for _, key := range keys {
 			add(strings.TrimPrefix(key, prefix))
+		}
+	}
+	return out, nil
+}
+
+// PauseFlag sets source's paused setting; it reports false when it was
+// already set.
+func (c *Client) PauseFlag(ctx context.Context, source string) (bool, error) {
+	n, err := redis.Int(c.do(ctx, "HSETNX", c.keys.MassSettings(), source+":"+SettingPaused, "1"))
+	if err != nil {
+		return false, fmt.Errorf("rdb: pause %s: %w", source, err)
+	}
+	return n == 1, nil
+}
+
+// ClearPauseFlag removes source's paused setting; it reports false when it
+// was not set.
+func (c *Client) ClearPauseFlag(ctx context.Context, source string) (bool, error) {
+	n, err := redis.Int(c.do(ctx, "HDEL", c.keys.MassSettings(), source+":"+SettingPaused))
+	if err != nil {
+		return false, fmt.Errorf("rdb: resume %s: %w", source, err)
+	}
+	return n == 1, nil
+}
+
+// Park results of BatchPause and BatchResume.
+const (
+	ParkNone      = "none"      // no active (BatchPause) or parked (BatchResume) batch in the pool
+	ParkParked    = "parked"    // BatchPause took the batch off its unit's list
+	ParkAlready   = "already"   // BatchPause: the batch was parked before
+	ParkResumed   = "resumed"   // BatchPause: the source is not paused (a resume won)
+	ParkPaused    = "paused"    // BatchResume: the source is paused (a pause won)
+	ParkUnit      = "unit"      // BatchResume: back on Unit's list
+	ParkCommitted = "committed" // BatchResume: Unit is dead or gone: back to committed
+	ParkFinished  = "finished"  // BatchResume: the batch was done: finished
+)
+
+// Park is what BatchPause or BatchResume did in a pool.
+type Park struct {
+	Result string
+	ID     string
+	Unit   string
+}
+
+func parkReply(v []string) Park {
+	var p Park
+	if len(v) > 0 {
+		p.Result = v[0]
+	}
+	if len(v) > 1 {
+		p.ID = v[1]
+	}
+	if len(v) > 2 {
+		p.Unit = v[2]
+	}
+	return p
+}
+
+// BatchPause parks the active batch of a paused source in a batch pool
+// (mass_batch_pause.lua).
+func (c *Client) BatchPause(ctx context.Context, pool, source string) (Park, error) {
+	k := c.keys
+	v, err := redis.Strings(c.eval(ctx, massBatchPauseScript, k.PoolSources(pool), k.BatchPaused(pool), k.PoolUnitQueues(pool),
+		k.MassSettings(), source, k.Prefix(), protocol.UnitQueuesMemberPrefix(pool)))
+	if err != nil || len(v) == 0 {
+		return Park{}, fmt.Errorf("rdb: pause %s in %s: %w", source, pool, errOr(err, "empty reply"))
+	}
+	return parkReply(v), nil
+}
+
+// BatchResume puts a resumed source's parked batch in a batch pool back to
+// work (mass_batch_resume.lua); a unit whose last beat is before
+// aliveSince is dead.
+func (c *Client) BatchResume(ctx context.Context, pool, source string, aliveSince time.Time) (Park, error) {
+	k := c.keys
+	v, err := redis.Strings(c.eval(ctx, massBatchResumeScript, k.PoolSources(pool), k.BatchPaused(pool), k.PoolUnitQueues(pool),
+		k.UnitHeartbeats(pool), k.CommittedList(), k.ClaimSeqs(), k.MassSettings(),
+		source, k.Prefix(), protocol.UnitQueuesMemberPrefix(pool), k.BacklogPrefix(pool), aliveSince.UnixMilli()))
+	if err != nil || len(v) == 0 {
+		return Park{}, fmt.Errorf("rdb: resume %s in %s: %w", source, pool, errOr(err, "empty reply"))
+	}
+	return parkReply(v), nil
+}
+
+// ParkedPools returns the batch pools with a parked batch
+// (batch:paused:<pool> exists).
+func (c *Client) ParkedPools(ctx context.Context) ([]string, error) {
+	pat := c.keys.BatchPaused("*")
+	keys, err := c.ScanKeys(ctx, pat)
+	if err != nil {
+		return nil, err
+	}
+	prefix := strings.TrimSuffix(pat, "*")
+	var out []string
+	for _, key := range keys {
+		if p := strings.TrimPrefix(key, prefix); p != "" && !strings.Contains(p, ":") {
+			out = append(out, p)
 		}
 	}
 	return out, nil

@@ -40,6 +40,10 @@ type BatchPoolState struct {
 	Active map[string]string
 	// Backlog is each source's waiting batch ids, oldest first.
 	Backlog map[string][]string
+	// Parked is batch:paused:<pool>: source -> the batch id parked off its
+	// unit (Active) while the source is paused; Remaining has their jobs
+	// left too.
+	Parked map[string]string
 }
 
 // ReadBatchPool reads a batch pool's state (not in one step: for display).
@@ -53,6 +57,9 @@ func (c *Client) ReadBatchPool(ctx context.Context, pool string) (BatchPoolState
 	if st.Active, err = redis.StringMap(c.do(ctx, "HGETALL", k.PoolSources(pool))); err != nil {
 		return st, fmt.Errorf("rdb: pool %s: %w", pool, err)
 	}
+	if st.Parked, err = redis.StringMap(c.do(ctx, "HGETALL", k.BatchPaused(pool))); err != nil {
+		return st, fmt.Errorf("rdb: pool %s: %w", pool, err)
+	}
 	var lists []string
 	for _, u := range st.Units {
 		ids, err := redis.Strings(c.do(ctx, "LRANGE", k.UnitQueues(pool, u.Unit), 0, -1))
@@ -64,6 +71,11 @@ func (c *Client) ReadBatchPool(ctx context.Context, pool string) (BatchPoolState
 			lists = append(lists, k.Committed(id))
 		}
 	}
+	parked := make([]string, 0, len(st.Parked))
+	for _, id := range st.Parked {
+		parked = append(parked, id)
+		lists = append(lists, k.Committed(id))
+	}
 	lens, _, err := c.BatchRead(ctx, lists, nil)
 	if err != nil {
 		return st, err
@@ -74,6 +86,10 @@ func (c *Client) ReadBatchPool(ctx context.Context, pool string) (BatchPoolState
 			st.Remaining[id] = lens[i]
 			i++
 		}
+	}
+	for _, id := range parked {
+		st.Remaining[id] = lens[i]
+		i++
 	}
 	prefix := k.BacklogPrefix(pool)
 	keys, err := c.ScanKeys(ctx, prefix+"*")

@@ -4,6 +4,7 @@
 -- KEYS[1] committed (list of batch ids)
 -- KEYS[2] batch:allocation_failures
 -- KEYS[3] batch:allocation_reasons
+-- KEYS[4] static:settings (per-source <s>:paused)
 -- ARGV[1] "<ns>:"
 -- ARGV[2] routing table, JSON (see mass_route.lua)
 -- ARGV[3] now, Unix ms
@@ -15,16 +16,21 @@
 -- here from ARGV[1], since the pool is only known then:
 --   pool:<pool> (source -> unit), pool:<pool>:backlog:<source>,
 --   pool:<pool>:unit_queues (unit list member -> batch count),
---   pool:<pool>:heartbeats (unit -> last beat, ms), pool:<pool>:<unit>:queues.
+--   pool:<pool>:heartbeats (unit -> last beat, ms), pool:<pool>:<unit>:queues,
+--   batch:paused:<pool> (source -> parked batch id).
 -- If the source already has an active batch in the pool, the id waits in
 -- the source's backlog (LPUSH); else it goes to the live unit with the
 -- fewest batches (ties: lowest id, by node then number), which now holds
--- the source. A batch with a malformed id, a missing list or no pool goes
--- to batch:allocation_failures with the reason. With no live unit in the
+-- the source. A paused source's batch (<s>:paused "1") is parked instead:
+-- the unit holds the source but the id goes to batch:paused:<pool>, not to
+-- the unit's list, so no worker serves it until `mass resume` (the source's
+-- later batches wait in its backlog as usual). A batch with a malformed
+-- id, a missing list or no pool goes to batch:allocation_failures with the
+-- reason. With no live unit in the
 -- pool the id goes back to the head of committed (other batches first).
 --
 -- Returns {"empty"} or {result, id, pool, unit or reason} with result
--- "assigned", "backlog", "failed" or "waiting".
+-- "assigned", "parked", "backlog", "failed" or "waiting".
 local ns = ARGV[1]
 local id = redis.call('RPOP', KEYS[1])
 if not id then
@@ -90,6 +96,10 @@ if not best then
   return {'waiting', id, pool, ''}
 end
 redis.call('HSET', pk, source, best)
+if redis.call('HGET', KEYS[4], source .. ':paused') == '1' then
+  redis.call('HSET', ns .. 'batch:paused:' .. pool, source, id)
+  return {'parked', id, pool, best}
+end
 local n = redis.call('LPUSH', ns .. best_member, id)
 redis.call('ZADD', pk .. ':unit_queues', n, best_member)
 return {'assigned', id, pool, best}

@@ -7,6 +7,7 @@
 -- KEYS[4] committed
 -- KEYS[5] resque-go claim-sequence hash
 -- KEYS[6] pool:<pool>:heartbeats
+-- KEYS[7] batch:paused:<pool> (source -> parked batch id)
 -- ARGV[1] the unit's member, pool:<pool>:<unit>:queues (no namespace)
 -- ARGV[2] unit id
 -- ARGV[3] "<ns>:"
@@ -19,7 +20,11 @@
 -- is allocated next, to a live unit) and its source released; a done one
 -- is finished as mass_unit_sweep.lua does. A batch with a job still held
 -- stays until that job ends or is recovered (a later call hands it back),
--- so no batch is worked by two units at once. When no batch is left the
+-- so no batch is worked by two units at once. A batch parked on the unit
+-- while its source is paused (KEYS[7], with pool:<pool> naming the unit)
+-- is treated the same way, and leaves the parked hash when it leaves the
+-- unit: an allocator parks it again on a live unit while the source is
+-- paused (mass_alloc_batch.lua). When no batch is left the
 -- unit leaves the pool (its list, load entry and heartbeat).
 --
 -- Returns {"alive"} or {"gone"|"held", handed back, finished, still held}.
@@ -51,6 +56,30 @@ for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
         end
       end
       done = done + 1
+    end
+  end
+end
+local parked = redis.call('HGETALL', KEYS[7])
+for i = 1, #parked, 2 do
+  local source, id = parked[i], parked[i + 1]
+  if redis.call('HGET', KEYS[3], source) == ARGV[2] then
+    local holders = ARGV[3] .. 'batch:holders:' .. id
+    if mass_held(holders, KEYS[5]) > 0 then
+      kept = kept + 1
+    else
+      redis.call('HDEL', KEYS[7], source)
+      redis.call('DEL', holders)
+      redis.call('HDEL', KEYS[3], source)
+      if redis.call('EXISTS', ARGV[3] .. 'committed:' .. id) == 1 then
+        redis.call('RPUSH', KEYS[4], id)
+        back = back + 1
+      else
+        local nxt = redis.call('RPOP', ARGV[4] .. source)
+        if nxt then
+          redis.call('RPUSH', KEYS[4], nxt)
+        end
+        done = done + 1
+      end
     end
   end
 end

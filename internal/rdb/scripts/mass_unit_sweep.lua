@@ -6,6 +6,7 @@
 -- KEYS[3] pool:<pool> (source -> unit)
 -- KEYS[4] committed
 -- KEYS[5] resque-go claim-sequence hash
+-- KEYS[6] batch:paused:<pool> (source -> parked batch id)
 -- ARGV[1] the unit's member, pool:<pool>:<unit>:queues (no namespace)
 -- ARGV[2] unit id
 -- ARGV[3] "<ns>:"
@@ -17,6 +18,10 @@
 -- batch is removed from the unit, the unit's count set to what is left,
 -- the source released from pool:<pool> (when this unit holds it), and the
 -- source's oldest backlog batch RPUSHed to committed: it is allocated next.
+-- A batch parked on this unit while its source is paused (KEYS[6], with
+-- pool:<pool> naming this unit) is finished the same way when done (its
+-- list emptied by the jobs running at the pause, or removed); the next
+-- backlog batch is then allocated and parked, the source being paused.
 --
 -- Returns the ids finished.
 local done = {}
@@ -33,6 +38,22 @@ for _, id in ipairs(ids) do
       if nxt then
         redis.call('RPUSH', KEYS[4], nxt)
       end
+    end
+    done[#done + 1] = id
+  end
+end
+local parked = redis.call('HGETALL', KEYS[6])
+for i = 1, #parked, 2 do
+  local source, id = parked[i], parked[i + 1]
+  local holders = ARGV[3] .. 'batch:holders:' .. id
+  if redis.call('HGET', KEYS[3], source) == ARGV[2] and redis.call('EXISTS', ARGV[3] .. 'committed:' .. id) == 0 and
+      mass_held(holders, KEYS[5]) == 0 then
+    redis.call('HDEL', KEYS[6], source)
+    redis.call('DEL', holders)
+    redis.call('HDEL', KEYS[3], source)
+    local nxt = redis.call('RPOP', ARGV[4] .. source)
+    if nxt then
+      redis.call('RPUSH', KEYS[4], nxt)
     end
     done[#done + 1] = id
   end
