@@ -86,8 +86,10 @@ func massCommand() *ucli.Command {
 				Flags: withJSON(source(), &ucli.IntFlag{Name: "weight", Usage: "jobs per turn, >= 1", Required: true}), Action: massWeight},
 			{Name: "limit", Usage: "at most N jobs of a source running at once in each static pool, across hosts (0: no limit)", ArgsUsage: " ",
 				Flags: withJSON(source(), &ucli.IntFlag{Name: "concurrency", Usage: "N; 0 removes the limit", Required: true}), Action: massLimit},
-			{Name: "pause", Usage: "stop claiming a source's static jobs (running ones finish)", ArgsUsage: " ", Flags: withJSON(source()), Action: massPause},
-			{Name: "resume", Usage: "claim a paused source's static jobs again", ArgsUsage: " ", Flags: withJSON(source(), config()), Action: massResume},
+			{Name: "pause", Usage: "stop claiming a source's jobs, static and batch (running ones finish; its active batches are parked off their units)", ArgsUsage: " ",
+				Flags: withJSON(source()), Action: massPause},
+			{Name: "resume", Usage: "claim a paused source's jobs again (its parked batches go back to their units, or to a live unit)", ArgsUsage: " ",
+				Flags: withJSON(source(), config(), &ucli.DurationFlag{Name: "dead-after", Usage: "a unit silent this long is dead", Value: 30 * time.Second}), Action: massResume},
 			{Name: "settings", Usage: "sources with a weight, limit or pause", ArgsUsage: " ", Flags: withJSON(), Action: massSettings},
 		},
 	}
@@ -415,6 +417,9 @@ func massStatus(c *ucli.Context) error {
 
 func printMassStatus(w io.Writer, st massqueue.Status, now time.Time) error {
 	fmt.Fprintf(w, "unassigned static jobs: %d\ncommitted batches waiting: %d\nallocation failures: %d\n", st.Unassigned, st.Committed, st.Failures)
+	if len(st.Paused) > 0 {
+		fmt.Fprintf(w, "paused sources: %s\n", strings.Join(st.Paused, " "))
+	}
 	for _, p := range st.Static {
 		fmt.Fprintf(w, "\nstatic pool %s: %d waiting, %d sources on the ring", p.Pool, p.Waiting, p.Ring)
 		if len(p.Parked) > 0 {
@@ -442,7 +447,13 @@ func printMassStatus(w io.Writer, st massqueue.Status, now time.Time) error {
 			}
 		}
 		for _, s := range p.Sources {
-			fmt.Fprintf(w, "  source %s: active %s on %s, backlog %d", s.Source, dash(s.Active), dash(s.Unit), len(s.Backlog))
+			fmt.Fprintf(w, "  source %s: active %s on %s", s.Source, dash(s.Active), dash(s.Unit))
+			if s.Parked {
+				fmt.Fprintf(w, " (parked: paused, %d left)", s.Remaining)
+			} else if s.Paused {
+				fmt.Fprint(w, " (paused)")
+			}
+			fmt.Fprintf(w, ", backlog %d", len(s.Backlog))
 			if len(s.Backlog) > 0 {
 				fmt.Fprintf(w, " (%s)", strings.Join(s.Backlog, " "))
 			}
@@ -557,30 +568,85 @@ func massLimit(c *ucli.Context) error {
 }
 
 func massPause(c *ucli.Context) error {
-	client, err := newClient(c)
+	client, err := noArgsClient(c)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
-	return massSetting(c, func() error { return massqueue.Pause(c.Context, client, c.String("source")) }, "paused")
+	r, err := massqueue.PauseSource(c.Context, client, c.String("source"))
+	if err := massUsage(err); err != nil {
+		return err
+	}
+	what := "paused"
+	if r.Already {
+		what = "already paused"
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, struct {
+			massqueue.PauseResult
+			Result string `json:"result"`
+		}{r, what})
+	}
+	if r.Already {
+		what += " (no change)"
+	}
+	fmt.Fprintf(c.App.Writer, "%s: %s\n", r.Source, what)
+	for _, b := range r.Batches {
+		when := "parked"
+		if !b.New {
+			when = "parked before"
+		}
+		fmt.Fprintf(c.App.Writer, "  batch %s in pool %s: %s, off unit %s\n", b.ID, b.Pool, when, b.Unit)
+	}
+	return nil
 }
 
 func massResume(c *ucli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
 	cfg, client, err := massConfigClient(c)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
-	var pools []string
+	opt := massqueue.ResumeOptions{DeadAfter: c.Duration("dead-after")}
 	if cfg != nil {
 		for _, p := range cfg.StaticPools {
-			pools = append(pools, p.Name)
+			opt.StaticPools = append(opt.StaticPools, p.Name)
 		}
 	}
-	return massSetting(c, func() error {
-		_, err := massqueue.Resume(c.Context, client, c.String("source"), pools...)
+	r, err := massqueue.ResumeSource(c.Context, client, c.String("source"), opt)
+	if err := massUsage(err); err != nil {
 		return err
-	}, "resumed")
+	}
+	what := "resumed"
+	if !r.WasPaused {
+		what = "not paused"
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, struct {
+			massqueue.ResumeResult
+			Result string `json:"result"`
+		}{r, what})
+	}
+	if !r.WasPaused {
+		what += " (no change)"
+	}
+	fmt.Fprintf(c.App.Writer, "%s: %s\n", r.Source, what)
+	for _, b := range r.Batches {
+		var where string
+		switch b.Result {
+		case "unit":
+			where = "back on unit " + b.Unit
+		case "committed":
+			where = "unit " + dash(b.Unit) + " is dead or gone: handed back to committed for a live unit"
+		default:
+			where = "done while paused: finished"
+		}
+		fmt.Fprintf(c.App.Writer, "  batch %s in pool %s: %s\n", b.ID, b.Pool, where)
+	}
+	return nil
 }
 
 func massSettings(c *ucli.Context) error {
