@@ -40,7 +40,7 @@ type Batch struct{ b *massqueue.Batch }
 // NewBatch starts a batch of source's job name: jobs pushed to it run only
 // after Commit, worked by a unit of the batch pool the source and name are
 // routed to, one active batch per source per pool. Nothing is written
-// before the first Push; an uncommitted batch expires a day after its last
+// before the first Push; an uncommitted batch expires an hour after its last
 // push.
 func (c *Client) NewBatch(source, name string) (*Batch, error) {
 	b, err := massqueue.NewBatch(c.rdb, source, name, 0)
@@ -54,6 +54,14 @@ func (c *Client) NewBatch(source, name string) (*Batch, error) {
 func (b *Batch) ID() string { return b.b.ID() }
 
 // Push adds jobs in order (a job's empty Source and Name are the batch's).
+// A job with a UniqueID is pushed only while no job with that uid is
+// queued or running (a queue job, a static job, a job of any batch, or an
+// earlier job of this push); its uid is then queued until the job ends.
+// The push stops at a refused job with ErrDuplicate (errors.As gives a
+// *massqueue.DuplicateError naming the uid and its position): the jobs
+// before it are in the batch, it and those after it are not. The uid of a
+// batch that is never committed is free again a little after the batch
+// expires (massqueue.BatchUniqueStateTTL).
 func (b *Batch) Push(ctx context.Context, jobs ...MassJob) error {
 	mj := make([]massqueue.Job, len(jobs))
 	for i, j := range jobs {

@@ -84,8 +84,9 @@ func EnqueueStatic(ctx context.Context, c *rdb.Client, j Job) (string, error) {
 	return v.ID, nil
 }
 
-// ErrDuplicate: a unique static job's uid is queued or running; nothing
-// was written. It is unique.ErrDuplicate (protocol.md 8).
+// ErrDuplicate: a unique job's uid is queued or running; a static job was
+// not written, a batch push stopped at that job (DuplicateError). It is
+// unique.ErrDuplicate (protocol.md 8).
 var ErrDuplicate = unique.ErrDuplicate
 
 // DefaultBatchTTL is how long an uncommitted batch lives after its last
@@ -123,6 +124,9 @@ type Batch struct {
 	ttl    time.Duration
 	state  batchState
 	now    func() time.Time
+	// uniq: the batch holds unique jobs, so every push goes through the
+	// checked push, which keeps their queued states alive.
+	uniq bool
 }
 
 // NewBatch starts a batch of source's job name. Nothing is written until
@@ -188,34 +192,74 @@ func batchTTL(ttl time.Duration) time.Duration {
 func (b *Batch) ID() string { return b.id }
 
 // Push adds jobs to the batch, in order (workers take them in this order).
+// A unique job (UniqueID) is pushed only while no job with its uid is
+// queued or running, a job of this push included; its uid is then queued
+// until the job ends, as for a queue job (and freed with an abandoned
+// batch, see BatchUniqueStateTTL). The push stops at a refused job: a
+// *DuplicateError (errors.Is ErrDuplicate) says which; the jobs before it
+// are in the batch, it and those after it are not. A deferrable unique job
+// is refused before anything is pushed (its release would need a queue).
 func (b *Batch) Push(ctx context.Context, jobs ...Job) error {
 	now := b.now()
-	ps := make([][]byte, 0, len(jobs))
-	for _, j := range jobs {
+	bj := make([]rdb.BatchJob, 0, len(jobs))
+	for i, j := range jobs {
 		if j.Source == "" {
 			j.Source = b.source
 		}
 		if j.Name == "" {
 			j.Name = b.name
 		}
+		if j.UniqueID != "" && j.Deferrable {
+			return fmt.Errorf("%w (job %d, uid %q)", ErrDeferrableInBatch, i+1, j.UniqueID)
+		}
 		p, err := Payload(j, now)
 		if err != nil {
 			return err
 		}
-		ps = append(ps, p)
+		bj = append(bj, rdb.BatchJob{UID: j.UniqueID, Payload: p})
 	}
-	return b.PushPayloads(ctx, ps)
+	return b.push(ctx, bj)
 }
 
-// PushPayloads adds payloads as they are (already in the mass layout).
+// PushPayloads adds payloads as they are (already in the mass layout),
+// checking their unique field as Push does.
 func (b *Batch) PushPayloads(ctx context.Context, payloads [][]byte) error {
+	bj := make([]rdb.BatchJob, 0, len(payloads))
+	for i, p := range payloads {
+		u, ok, err := protocol.ParseUnique(p)
+		if err != nil {
+			return fmt.Errorf("massqueue: payload %d: %w", i+1, err)
+		}
+		if ok && u.Deferrable {
+			return fmt.Errorf("%w (payload %d, uid %q)", ErrDeferrableInBatch, i+1, u.UID)
+		}
+		bj = append(bj, rdb.BatchJob{UID: u.UID, Payload: p})
+	}
+	return b.push(ctx, bj)
+}
+
+func (b *Batch) push(ctx context.Context, jobs []rdb.BatchJob) error {
 	if b.state == batchCommitted {
 		return ErrBatchCommitted
 	}
-	for len(payloads) > 0 {
+	done := 0
+	for done < len(jobs) {
+		chunk := jobs[done:min(len(jobs), done+pushChunk)]
+		if b.uniq || b.state == batchUnknown || hasUID(chunk) {
+			n, err := b.pushChecked(ctx, chunk)
+			done += n
+			if err != nil {
+				var de *DuplicateError
+				if errors.As(err, &de) {
+					de.Index = done
+				}
+				return err
+			}
+			continue
+		}
 		switch b.state {
 		case batchNew:
-			err := b.c.BatchInit(ctx, b.id, payloads[0], b.ttl)
+			err := b.c.BatchInit(ctx, b.id, chunk[0].Payload, b.ttl)
 			if errors.Is(err, rdb.ErrBatchExists) {
 				b.id = protocol.NewBatchID(b.source, b.name) // as resqu-client: draw again
 				continue
@@ -223,25 +267,20 @@ func (b *Batch) PushPayloads(ctx context.Context, payloads [][]byte) error {
 			if err != nil {
 				return fmt.Errorf("massqueue: %w", err)
 			}
-			b.state, payloads = batchOpen, payloads[1:]
-		case batchUnknown:
-			_, err := b.c.BatchOpenPush(ctx, b.id, payloads[:1], b.ttl)
-			if errors.Is(err, rdb.ErrBatchMissing) {
-				return fmt.Errorf("%w: %s (pushes by id need an id from mass batch create, or a batch already pushed to)", ErrBatchExpired, b.id)
-			}
-			if err != nil {
-				return fmt.Errorf("massqueue: %w", err)
-			}
-			b.state, payloads = batchOpen, payloads[1:]
+			b.state = batchOpen
+			done++
 		default:
-			n := min(len(payloads), pushChunk)
-			if _, err := b.c.BatchPush(ctx, b.id, payloads[:n], b.ttl); err != nil {
+			ps := make([][]byte, len(chunk))
+			for i, j := range chunk {
+				ps[i] = j.Payload
+			}
+			if _, err := b.c.BatchPush(ctx, b.id, ps, b.ttl); err != nil {
 				if errors.Is(err, rdb.ErrBatchMissing) {
 					return fmt.Errorf("%w: %s", ErrBatchExpired, b.id)
 				}
 				return fmt.Errorf("massqueue: %w", err)
 			}
-			payloads = payloads[n:]
+			done += len(chunk)
 		}
 	}
 	return nil

@@ -399,6 +399,14 @@ func massField(raw json.RawMessage) string {
 	return ""
 }
 
+// BatchUIDs is the uids of the unique jobs pushed to an uncommitted batch
+// (resque-go's own; a zset uid -> when that uid's queued state expires,
+// Unix seconds, living as long as those states): pushes keep the states
+// alive while the batch is, and the commit makes them permanent.
+func (k Keys) BatchUIDs(batchID string) string {
+	return k.key("resque-go", "batch_uids", batchID)
+}
+
 // BatchPaused is resque-go's hash source -> batch id of the batches parked
 // in a batch pool while their source is paused (`mass pause`): the batch
 // is off its unit's list (so no claim serves it) and pool:<pool> still

@@ -13,9 +13,9 @@ import (
 // immutable once built.
 var (
 	massBatchInitScript   = loadScript("mass_batch_init.lua", 1)
-	massBatchCommitScript = loadScript("mass_batch_commit.lua", 3)
+	massBatchCommitScript = loadScript("mass_batch_commit.lua", 4)
 	massBatchCreateScript = loadScript("mass_batch_create.lua", 2)
-	massBatchOpenScript   = loadScript("mass_batch_open_push.lua", 2)
+	massBatchPushScript   = loadScript("mass_batch_push.lua", 3)
 )
 
 // Errors of batch building.
@@ -70,24 +70,81 @@ func (c *Client) BatchCreate(ctx context.Context, id string, ttl time.Duration) 
 	return nil
 }
 
-// BatchOpenPush pushes payloads to a batch known by its id: to its list,
-// or as the first push of a batch BatchCreate reserved. ErrBatchMissing
-// when neither exists (expired, committed, or never created). Payloads
-// are pushed one LPUSH each, in one script: keep them few (the first push).
-func (c *Client) BatchOpenPush(ctx context.Context, id string, payloads [][]byte, ttl time.Duration) (int64, error) {
-	args := make([]any, 0, 3+len(payloads))
-	args = append(args, c.keys.Uncommitted(id), c.keys.BatchCreated(id), ttlSeconds(ttl))
-	for _, p := range payloads {
-		args = append(args, p)
+// BatchPushMode is what a checked push (BatchPushChecked) expects of its
+// batch.
+type BatchPushMode string
+
+// Checked push modes (see mass_batch_push.lua).
+const (
+	// BatchPushNew is a batch's first push: ErrBatchExists when its list
+	// (or a reservation of its id) exists.
+	BatchPushNew BatchPushMode = "new"
+	// BatchPushOpen is a push by id: to its list, or the first push of a
+	// batch BatchCreate reserved; ErrBatchMissing when neither exists
+	// (expired, committed, or never created).
+	BatchPushOpen BatchPushMode = "open"
+	// BatchPushList is a push to the list, which must exist
+	// (ErrBatchMissing).
+	BatchPushList BatchPushMode = "push"
+)
+
+// BatchJob is a payload to push to a batch, with its unique job's uid (""
+// for a job that is not unique).
+type BatchJob struct {
+	UID     string
+	Payload []byte
+}
+
+// BatchPushed is what a checked push did.
+type BatchPushed struct {
+	// Pushed is how many of the jobs were pushed, in order: all of them,
+	// or those before the refused one.
+	Pushed int
+	// Refused is the uid of job Pushed when it was refused (queued or
+	// running, or repeated in the push); "" when every job was pushed.
+	Refused string
+	// Len is the list's length after the push (0 when nothing was pushed).
+	Len int64
+	// HasUIDs: the batch holds unique jobs; its later pushes must come
+	// here too, to keep their states alive.
+	HasUIDs bool
+}
+
+// BatchPushChecked pushes jobs to an uncommitted batch in one step,
+// checking its unique jobs (protocol.md 8): a unique job is pushed only
+// when its uid is free, and its state becomes queued for stateTTL (more
+// than ttl, the list's time to live: an abandoned batch frees its uids);
+// the push stops at the first refused job. The states of the batch's
+// earlier unique jobs are renewed when they would expire before the list;
+// the commit makes them permanent. Jobs are pushed one LPUSH each: keep
+// the pushes to a few hundred jobs.
+func (c *Client) BatchPushChecked(ctx context.Context, mode BatchPushMode, id string, jobs []BatchJob, ttl, stateTTL time.Duration, now time.Time) (BatchPushed, error) {
+	k := c.keys
+	args := make([]any, 0, 8+2*len(jobs))
+	args = append(args, k.Uncommitted(id), k.BatchCreated(id), k.BatchUIDs(id),
+		string(mode), ttlSeconds(ttl), max(ttlSeconds(stateTTL), ttlSeconds(ttl)+1), now.Unix(), k.UniquePrefix())
+	for _, j := range jobs {
+		args = append(args, j.UID, j.Payload)
 	}
-	v, err := c.eval(ctx, massBatchOpenScript, args...)
+	v, err := redis.Int64s(c.eval(ctx, massBatchPushScript, args...))
+	if err == nil && len(v) != 4 {
+		err = errors.New("bad reply")
+	}
 	if err != nil {
-		return 0, fmt.Errorf("rdb: batch %q: push: %w", id, err)
+		return BatchPushed{}, fmt.Errorf("rdb: batch %q: push: %w", id, err)
 	}
-	if v == nil {
-		return 0, fmt.Errorf("%w: %s", ErrBatchMissing, id)
+	switch v[0] {
+	case -1:
+		return BatchPushed{}, fmt.Errorf("%w: %s", ErrBatchExists, id)
+	case -2:
+		return BatchPushed{}, fmt.Errorf("%w: %s", ErrBatchMissing, id)
 	}
-	return redis.Int64(v, nil)
+	r := BatchPushed{Pushed: len(jobs), Len: v[1], HasUIDs: v[3] == 1}
+	if v[0] == 0 {
+		r.Pushed = int(v[2]) - 1
+		r.Refused = jobs[r.Pushed].UID
+	}
+	return r, nil
 }
 
 // BatchPush pushes payloads to an existing uncommitted batch (LPUSHX, one
@@ -132,10 +189,12 @@ func (c *Client) BatchPush(ctx context.Context, id string, payloads [][]byte, tt
 }
 
 // BatchCommit commits a batch (RENAMENX to committed:<id>, PERSIST, LPUSH
-// committed <id> in one step). Errors: ErrBatchMissing, ErrBatchCommitted.
+// committed <id> in one step; the queued states of its unique jobs become
+// permanent in the same step). Errors: ErrBatchMissing, ErrBatchCommitted.
 func (c *Client) BatchCommit(ctx context.Context, id string) error {
 	k := c.keys
-	n, err := redis.Int64(c.eval(ctx, massBatchCommitScript, k.CommittedList(), k.Committed(id), k.Uncommitted(id), id))
+	n, err := redis.Int64(c.eval(ctx, massBatchCommitScript, k.CommittedList(), k.Committed(id), k.Uncommitted(id), k.BatchUIDs(id),
+		id, k.UniquePrefix()))
 	if err != nil {
 		return fmt.Errorf("rdb: batch %q: commit: %w", id, err)
 	}
