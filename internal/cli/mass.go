@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -69,9 +70,12 @@ func massCommand() *ucli.Command {
 					{
 						Name: "push", Usage: "push a job (--class, --args) or JSON lines from stdin to batch ID", ArgsUsage: "ID",
 						Description: "Each stdin line is a JSON object {\"class\":...,\"args\":...} (optional \"name\",\n" +
-							"\"sourceId\", \"unique\"); progress goes to stderr on a terminal.",
+							"\"sourceId\", \"unique\"); progress goes to stderr on a terminal. A unique job whose uid\n" +
+							"is queued or running is refused (exit code 3): the push stops there; every line before\n" +
+							"the one named is in the batch, it and the lines after it are not.",
 						Flags: withJSON(&ucli.StringFlag{Name: "class", Usage: "job class (else read JSON lines from stdin)"},
-							&ucli.StringFlag{Name: "args", Usage: "arguments, JSON object or array"}, ttl),
+							&ucli.StringFlag{Name: "args", Usage: "arguments, JSON object or array"},
+							&ucli.StringFlag{Name: "unique-id", Usage: "make the job unique under `UID`: refused with exit code 3 while a job with it is queued or running"}, ttl),
 						Action: massBatchPush,
 					},
 					{Name: "commit", Usage: "commit batch ID: the allocators hand it to a unit", ArgsUsage: "ID", Flags: withJSON(), Action: massBatchCommit},
@@ -292,13 +296,17 @@ func massBatchPush(c *ucli.Context) error {
 	}
 	pushed := 0
 	if class := c.String("class"); class != "" {
-		if err := b.Push(c.Context, massqueue.Job{Class: class, Args: []byte(c.String("args"))}); err != nil {
+		uid := c.String("unique-id")
+		if err := b.Push(c.Context, massqueue.Job{Class: class, Args: []byte(c.String("args")), UniqueID: uid}); err != nil {
+			if errors.Is(err, massqueue.ErrDuplicate) {
+				return pushError{fmt.Sprintf("mass batch push: unique id %q is already queued or running: nothing pushed to %s", uid, id), err}
+			}
 			return massUsage(err)
 		}
 		pushed = 1
 	} else {
-		if c.String("args") != "" {
-			return usagef("mass batch push: --args needs --class")
+		if c.String("args") != "" || c.String("unique-id") != "" {
+			return usagef("mass batch push: --args and --unique-id need --class (JSON lines carry their own \"unique\")")
 		}
 		if pushed, err = pushLines(c, b); err != nil {
 			return err
@@ -311,8 +319,22 @@ func massBatchPush(c *ucli.Context) error {
 	return nil
 }
 
+// pushError is a failed push said in one line of our own, still matching
+// its cause (errors.Is: a duplicate exits with code 3).
+type pushError struct {
+	msg string
+	err error
+}
+
+func (e pushError) Error() string { return e.msg }
+func (e pushError) Unwrap() error { return e.err }
+
 // pushLines pushes the JSON lines of stdin, 500 at a time, with progress
-// on a terminal.
+// on a terminal. It stops at the first line it cannot push (not a job, a
+// deferrable unique job, a duplicate uid): every line before that one is
+// in the batch, it and the lines after it are not, and the error says so.
+// Stopping keeps that rule simple for a producer that resumes after the
+// line, and matches the Go API (a refused job ends the push).
 func pushLines(c *ucli.Context, b *massqueue.Batch) (int, error) {
 	in := c.App.Reader
 	if in == nil {
@@ -322,20 +344,37 @@ func pushLines(c *ucli.Context, b *massqueue.Batch) (int, error) {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
 	var jobs []massqueue.Job
+	var lines []int // the stdin line of each job in jobs
 	pushed, line := 0, 0
 	flush := func() error {
 		if len(jobs) == 0 {
 			return nil
 		}
-		if err := b.Push(c.Context, jobs...); err != nil {
-			return massUsage(fmt.Errorf("after %d jobs: %w", pushed, err))
+		err := b.Push(c.Context, jobs...)
+		var de *massqueue.DuplicateError
+		if errors.As(err, &de) {
+			pushed += de.Index
+			return pushError{fmt.Sprintf("mass batch push: stdin line %d: unique id %q is already queued or running: refused; "+
+				"the lines before it (%s) are in batch %s, it and the lines after it were not pushed", lines[de.Index], de.UID, jobCount(pushed), b.ID()), err}
+		}
+		if err != nil {
+			return massUsage(fmt.Errorf("stdin lines %d-%d (%d jobs pushed before them): %w", lines[0], lines[len(lines)-1], pushed, err))
 		}
 		pushed += len(jobs)
-		jobs = jobs[:0]
+		jobs, lines = jobs[:0], lines[:0]
 		if progress {
 			fmt.Fprintf(c.App.ErrWriter, "\rpushed %d", pushed)
 		}
 		return nil
+	}
+	// bad reports a line that is not a job, once the lines before it are
+	// pushed.
+	bad := func(format string, args ...any) error {
+		if err := flush(); err != nil {
+			return err
+		}
+		return usagef("mass batch push: stdin line %d: %s; the lines before it (%s) are in batch %s, it and the lines after it were not pushed",
+			line, fmt.Sprintf(format, args...), jobCount(pushed), b.ID())
 	}
 	for sc.Scan() {
 		line++
@@ -345,12 +384,16 @@ func pushLines(c *ucli.Context, b *massqueue.Batch) (int, error) {
 		}
 		var l batchLine
 		if err := json.Unmarshal([]byte(text), &l); err != nil {
-			return pushed, usagef("stdin line %d: not a JSON object: %v", line, err)
+			return pushed, bad("not a JSON object: %v", err)
 		}
 		if l.Class == "" {
-			return pushed, usagef("stdin line %d: no \"class\"", line)
+			return pushed, bad("no \"class\"")
 		}
-		jobs = append(jobs, l.job())
+		j := l.job()
+		if j.UniqueID != "" && j.Deferrable {
+			return pushed, bad("unique.deferrableBy is not supported in a batch (its release would need a queue)")
+		}
+		jobs, lines = append(jobs, j), append(lines, line)
 		if len(jobs) == 500 {
 			if err := flush(); err != nil {
 				return pushed, err
@@ -358,7 +401,10 @@ func pushLines(c *ucli.Context, b *massqueue.Batch) (int, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return pushed, fmt.Errorf("reading stdin: %w", err)
+		if ferr := flush(); ferr != nil {
+			return pushed, ferr
+		}
+		return pushed, fmt.Errorf("reading stdin after line %d (%d jobs pushed to %s): %w", line, pushed, b.ID(), err)
 	}
 	if err := flush(); err != nil {
 		return pushed, err
@@ -370,6 +416,14 @@ func pushLines(c *ucli.Context, b *massqueue.Batch) (int, error) {
 		return 0, usagef("mass batch push: no job (give --class, or JSON lines on stdin)")
 	}
 	return pushed, nil
+}
+
+// jobCount is "1 job" or "n jobs".
+func jobCount(n int) string {
+	if n == 1 {
+		return "1 job"
+	}
+	return fmt.Sprintf("%d jobs", n)
 }
 
 func massBatchCommit(c *ucli.Context) error {
