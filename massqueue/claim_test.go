@@ -407,3 +407,56 @@ func TestStaticRequeueAndRecoveryWakeSource(t *testing.T) {
 		})
 	}
 }
+
+// A limit set while jobs of the source run counts them: claims record
+// themselves in the holders hash only while the source has a limit, so
+// SetLimit counts the ones made before it. Removing the limit drops the
+// hash.
+func TestStaticLimitCountsJobsRunningBeforeIt(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.fill("big", 20)
+	e.allocate(e.allocator(mustConfig(t, staticConfig), newClock()))
+	src := protocol.StaticPoolSource("general")
+	var ws []*worker
+	var held []rdb.ClaimResult
+	for i := 0; i < 3; i++ {
+		w := e.worker(i, src)
+		e.do("SADD", e.ns+":workers", w.id) // registered, as a runtime's slot is
+		res, ok := w.claim()
+		if !ok {
+			t.Fatal("no job")
+		}
+		ws, held = append(ws, w), append(held, res)
+	}
+	if e.int("EXISTS", e.ns+":static:holders:general:big") != 0 {
+		t.Fatal("claims without a limit recorded holders")
+	}
+	if err := massqueue.SetLimit(ctx, e.c, "big", 2); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.int("HLEN", e.ns+":static:holders:general:big"); n != 3 {
+		t.Fatalf("holders after the limit: %d, want the 3 running jobs", n)
+	}
+	// 3 running, limit 2: no claim until two of them end
+	late := e.worker(10, src)
+	if res, ok := late.claim(); ok {
+		t.Fatalf("claimed over the limit: %s", res.Payload)
+	}
+	ws[0].finish(held[0], rdb.OutcomeOK)
+	if res, ok := late.claim(); ok {
+		t.Fatalf("claimed with 2 running at limit 2: %s", res.Payload)
+	}
+	ws[1].finish(held[1], rdb.OutcomeOK)
+	res, ok := late.claim()
+	if !ok || sourceOf(t, res.Payload) != "big" {
+		t.Fatal("no claim with 1 running at limit 2")
+	}
+	if err := massqueue.SetLimit(ctx, e.c, "big", 0); err != nil {
+		t.Fatal(err)
+	}
+	if e.int("EXISTS", e.ns+":static:holders:general:big") != 0 {
+		t.Error("holders left after the limit was removed")
+	}
+}

@@ -34,7 +34,8 @@ func SetWeight(ctx context.Context, c *rdb.Client, source string, weight int) er
 
 // SetLimit caps a source at n jobs running at once in each static pool,
 // across every host; n <= 0 removes the cap. A slot is held by a worker's
-// claim and freed by its finish, requeue or dead-worker recovery.
+// claim and freed by its finish, requeue or dead-worker recovery. Jobs of
+// the source already running when the cap is set count too.
 func SetLimit(ctx context.Context, c *rdb.Client, source string, n int) error {
 	if err := protocol.CheckSourceID(source); err != nil {
 		return fmt.Errorf("massqueue: %w", err)
@@ -43,7 +44,18 @@ func SetLimit(ctx context.Context, c *rdb.Client, source string, n int) error {
 	if n > 0 {
 		v = strconv.Itoa(n)
 	}
-	return setting(ctx, c, source, rdb.SettingLimit, v)
+	if err := setting(ctx, c, source, rdb.SettingLimit, v); err != nil {
+		return err
+	}
+	if n <= 0 {
+		return c.DropHolders(ctx, source)
+	}
+	// claims record themselves only while a limit is set: count the jobs
+	// claimed before it (after the setting, so none is missed)
+	if _, err := c.CountRunningHolders(ctx, source); err != nil {
+		return fmt.Errorf("massqueue: limit of %s set; counting its running jobs: %w", source, err)
+	}
+	return nil
 }
 
 // Pause pauses a source everywhere (PauseSource without its report).

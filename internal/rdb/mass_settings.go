@@ -14,6 +14,7 @@ import (
 // Scripts of per-source settings; immutable.
 var (
 	massResumeScript      = loadScript("mass_resume.lua", 5)
+	massCountHolderScript = loadScript("mass_count_holder.lua", 3)
 	massBatchPauseScript  = loadScript("mass_batch_pause.lua", 4)
 	massBatchResumeScript = loadScriptWith("mass_batch_resume.lua", 7, "mass_route.lua")
 )
@@ -201,3 +202,57 @@ func (c *Client) ParkedPools(ctx context.Context) ([]string, error) {
 	}
 	return out, nil
 }
+
+// CountRunningHolders records, in the holders hashes of source in every
+// static pool, the workers already running one of its jobs
+// (mass_count_holder.lua): a claim records itself only while its source
+// has a limit, so a limit just set must count the jobs claimed before it.
+// It returns how many workers it recorded. Set the limit first: a claim
+// made after that records itself.
+func (c *Client) CountRunningHolders(ctx context.Context, source string) (int, error) {
+	ids, err := redis.Strings(c.do(ctx, "SMEMBERS", c.keys.Workers()))
+	if err != nil {
+		return 0, fmt.Errorf("rdb: workers: %w", err)
+	}
+	n := 0
+	for _, id := range ids {
+		rec, err := c.WorkerRecord(ctx, id)
+		if err != nil {
+			return n, err
+		}
+		if rec == nil {
+			continue
+		}
+		r, err := protocol.ParseWorkerRecord(rec)
+		if err != nil {
+			continue
+		}
+		pool, s, ok := protocol.StaticSourceOf(r.SourceOf())
+		if !ok || s != source {
+			continue
+		}
+		ok1, err := redis.Int(c.eval(ctx, massCountHolderScript, c.keys.Worker(id), c.keys.ClaimSeqs(),
+			c.keys.StaticHolders(pool, source), rec, id))
+		if err != nil {
+			return n, fmt.Errorf("rdb: count %s as a holder of %s: %w", id, source, err)
+		}
+		n += ok1
+	}
+	return n, nil
+}
+
+// DropHolders deletes source's holders hashes in every static pool known
+// to Redis (its limit was removed: nothing counts them any more).
+func (c *Client) DropHolders(ctx context.Context, source string) error {
+	pools, err := c.StaticPoolNames(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range pools {
+		if _, err := c.do(ctx, "DEL", c.keys.StaticHolders(p, source)); err != nil {
+			return fmt.Errorf("rdb: holders of %s in %s: %w", source, p, err)
+		}
+	}
+	return nil
+}
+
