@@ -255,4 +255,3 @@ func (c *Client) DropHolders(ctx context.Context, source string) error {
 	}
 	return nil
 }
-
