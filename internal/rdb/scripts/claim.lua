@@ -152,27 +152,91 @@ local function ring_held(holders, seqs)
   return n
 end
 
+-- static_visit serves source s of a static pool, just taken from the
+-- ring's head (see the header): its FIFO is popped before its settings are
+-- read, so a source whose FIFO is empty costs no settings read; a paused or
+-- capped source gets its job back at the head of its FIFO. It returns
+-- 'serve', the payload, the holders hash to record the claim in (nil for a
+-- source without a limit) and whether the source keeps the ring's head (a
+-- weighted source whose turn goes on); or 'paused', 'parked' or 'drained':
+-- the source leaves the ring (its state is written here, the ring is the
+-- caller's).
+local function static_visit(s, state, seqs, ARGV, d, m)
+  local ns, subp, holdp, settings = ARGV[d + 1], ARGV[d + 2], ARGV[d + 3], ARGV[d + 6]
+  local fifo = ns .. subp .. s
+  local payload = redis.call('LPOP', fifo)
+  if not payload then
+    -- drained: off the ring at once; a job that comes back to its FIFO
+    -- (a retry, a requeue, a recovery) puts it back (static_wake.lua)
+    redis.call('HDEL', state, 'm:' .. s, 't:' .. s)
+    return 'drained'
+  end
+  local c = {}
+  if m.settings then
+    c = redis.call('HMGET', settings, s .. ':weight', s .. ':limit', s .. ':paused')
+  end
+  local lim = tonumber(c[2])
+  if c[3] == '1' then
+    redis.call('LPUSH', fifo, payload)
+    redis.call('HDEL', state, 'm:' .. s, 't:' .. s)
+    return 'paused'
+  end
+  if lim and lim > 0 and ring_held(holdp .. s, seqs) >= lim then
+    redis.call('LPUSH', fifo, payload)
+    redis.call('HSET', state, 'm:' .. s, 'p')
+    redis.call('HDEL', state, 't:' .. s)
+    return 'parked'
+  end
+  local keep = false
+  local w = tonumber(c[1]) or 1
+  if w > 1 then
+    -- a weighted source keeps the head until its turn is over
+    if redis.call('HINCRBY', state, 't:' .. s, 1) < w then
+      keep = true
+    else
+      redis.call('HDEL', state, 't:' .. s)
+    end
+  end
+  -- only a capped source's claims are counted (holders)
+  local holders = nil
+  if lim and lim > 0 then
+    holders = holdp .. s
+  end
+  return 'serve', payload, holders, keep
+end
+
 -- ring_static serves a static pool's ring (see the header): it returns the
--- payload, its list's name and its holders hash, or nil. The ring is
--- rotated first (LMOVE head to tail) and the source that moved is served:
--- its FIFO is popped before its settings are read, so a source whose FIFO
--- is empty costs no settings read; a paused or capped source gets its job
--- back at the head of its FIFO.
+-- payload, its list's name and its holders hash, or nil. Alone, each claim
+-- rotates the ring in Redis (LMOVE head to tail) and serves the source
+-- that moved. The claims of one batch (finish_claim_batch.lua, memo) share
+-- what they can: the parked list is looked at by the first of them, whether
+-- any source has settings is read once, and the ring is rotated in the
+-- script's memory: its head is popped once (as many sources as the batch
+-- has claims, more only if those run out), the claims take turns over
+-- them exactly as they would over the ring, and ring_flush writes the
+-- result back (the sources not reached to the head, the served ones to the
+-- tail, in order): two commands for the batch instead of one per claim.
 local function ring_static(ring, state, seqs, ARGV, d, memo)
-  local ns, subp, holdp, parked, settings = ARGV[d + 1], ARGV[d + 2], ARGV[d + 3], ARGV[d + 5], ARGV[d + 6]
-  -- memo: what the claims of one batch share (finish_claim_batch.lua): the
-  -- parked list is looked at by the first of them, and whether any source
-  -- has settings is read once
+  local subp, parked, settings = ARGV[d + 2], ARGV[d + 5], ARGV[d + 6]
+  -- one EXISTS says whether any source has settings or is parked: usually
+  -- neither, and then no source's settings are read and no parked source
+  -- is looked at
   local m, p = nil, nil
   if memo then
-    m = memo[ring]
+    m = memo.rings[ring]
     if not m then
-      m = {settings = redis.call('EXISTS', settings) == 1}
-      memo[ring] = m
-      p = redis.call('LMOVE', parked, parked, 'LEFT', 'RIGHT')
+      m = {settings = redis.call('EXISTS', settings, parked) > 0, F = {}, fi = 1, T = {}, n = memo.n, rempty = false}
+      memo.rings[ring] = m
+      if m.settings then
+        p = redis.call('LMOVE', parked, parked, 'LEFT', 'RIGHT')
+      end
     end
   else
-    p = redis.call('LMOVE', parked, parked, 'LEFT', 'RIGHT')
+    local any = redis.call('EXISTS', settings, parked) > 0
+    if any then
+      p = redis.call('LMOVE', parked, parked, 'LEFT', 'RIGHT')
+    end
+    m = {settings = any}
   end
   if p then
     local c = redis.call('HMGET', settings, p .. ':limit', p .. ':paused')
@@ -180,57 +244,84 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
     if c[2] == '1' then
       redis.call('RPOP', parked)
       redis.call('HDEL', state, 'm:' .. p)
-    elseif not lim or lim <= 0 or ring_held(holdp .. p, seqs) < lim then
+    elseif not lim or lim <= 0 or ring_held(ARGV[d + 3] .. p, seqs) < lim then
       redis.call('LMOVE', parked, ring, 'RIGHT', 'RIGHT')
       redis.call('HSET', state, 'm:' .. p, 'r')
     end
   end
   -- every visit that serves nothing takes the source off the ring (drained,
   -- paused or parked), so the loop ends with a job or an empty ring
-  while true do
-    local s = redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
-    if not s then
-      return nil
-    end
-    local fifo = ns .. subp .. s
-    local payload = redis.call('LPOP', fifo)
-    if payload then
-      local c = {}
-      if not m or m.settings then
-        c = redis.call('HMGET', settings, s .. ':weight', s .. ':limit', s .. ':paused')
+  if not memo then
+    while true do
+      local s = redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
+      if not s then
+        return nil
       end
-      local lim = tonumber(c[2])
-      if c[3] == '1' then
-        redis.call('LPUSH', fifo, payload)
-        redis.call('RPOP', ring)
-        redis.call('HDEL', state, 'm:' .. s, 't:' .. s)
-      elseif lim and lim > 0 and ring_held(holdp .. s, seqs) >= lim then
-        redis.call('LPUSH', fifo, payload)
-        redis.call('LMOVE', ring, parked, 'RIGHT', 'RIGHT')
-        redis.call('HSET', state, 'm:' .. s, 'p')
-        redis.call('HDEL', state, 't:' .. s)
-      else
-        local w = tonumber(c[1]) or 1
-        if w > 1 then
-          -- a weighted source keeps the head until its turn is over
-          if redis.call('HINCRBY', state, 't:' .. s, 1) < w then
-            redis.call('LMOVE', ring, ring, 'RIGHT', 'LEFT')
-          else
-            redis.call('HDEL', state, 't:' .. s)
-          end
-        end
-        -- only a capped source's claims are counted (holders)
-        local holders = nil
-        if lim and lim > 0 then
-          holders = holdp .. s
+      local r, payload, holders, keep = static_visit(s, state, seqs, ARGV, d, m)
+      if r == 'serve' then
+        if keep then
+          redis.call('LMOVE', ring, ring, 'RIGHT', 'LEFT')
         end
         return payload, subp .. s, holders
+      elseif r == 'parked' then
+        redis.call('LMOVE', ring, parked, 'RIGHT', 'RIGHT')
+      else
+        redis.call('RPOP', ring)
       end
-    else
-      -- drained: off the ring at once; a job that comes back to its FIFO
-      -- (a retry, a requeue, a recovery) puts it back (static_wake.lua)
-      redis.call('RPOP', ring)
-      redis.call('HDEL', state, 'm:' .. s, 't:' .. s)
+    end
+  end
+  -- the batch's ring in memory: F[fi..] are the sources popped from the
+  -- head and not reached yet, then what is left in Redis, then T, the
+  -- sources served (in order; the ring's tail)
+  while true do
+    if m.fi > #m.F then
+      local got = nil
+      if not m.rempty then
+        got = redis.call('LPOP', ring, m.n)
+        -- nothing else pushes to the ring while the batch's claims run
+        if not got or #got < m.n then
+          m.rempty = true
+        end
+      end
+      if got then
+        m.F, m.fi = got, 1
+      elseif #m.T > 0 then
+        -- every source was reached once: the served ones take turns again
+        m.F, m.fi, m.T = m.T, 1, {}
+      else
+        return nil
+      end
+    end
+    local s = m.F[m.fi]
+    local r, payload, holders, keep = static_visit(s, state, seqs, ARGV, d, m)
+    if r == 'serve' then
+      if not keep then
+        m.fi = m.fi + 1
+        m.T[#m.T + 1] = s
+      end
+      return payload, subp .. s, holders
+    end
+    m.fi = m.fi + 1
+    if r == 'parked' then
+      redis.call('RPUSH', parked, s)
+    end
+  end
+end
+
+-- ring_flush writes back the rings a batch's claims rotated in memory (see
+-- ring_static): the ring becomes the sources not reached, what was not
+-- popped, then the sources served.
+local function ring_flush(memo)
+  for ring, m in pairs(memo.rings) do
+    if m.fi <= #m.F then
+      local rest = {}
+      for i = #m.F, m.fi, -1 do
+        rest[#rest + 1] = m.F[i]
+      end
+      redis.call('LPUSH', ring, unpack(rest))
+    end
+    if #m.T > 0 then
+      redis.call('RPUSH', ring, unpack(m.T))
     end
   end
 end

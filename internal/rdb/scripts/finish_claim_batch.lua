@@ -32,7 +32,8 @@
 -- the finishes wrote (a retried job pushed back, an attempts counter set).
 -- What all slots share is done once: stat:processed (one INCRBY), the
 -- pause key (one GET) and the attempts index (one EXISTS); for a static
--- pool's ring, the parked list and whether any source has settings. A plain success
+-- pool's ring, the parked list, whether any source has settings, and the
+-- ring's rotation (ring_static, ring_flush). A plain success
 -- sends 6 strings instead of finish.lua's 27: each costs Redis about as
 -- much as a command's overhead in a script.
 --
@@ -71,7 +72,7 @@ local counters = false
 if not paused then
   counters = redis.call('EXISTS', KEYS[4]) == 1
 end
-local out, memo = {}, {}
+local out, memo = {}, {rings = {}, n = m}
 for j = 1, m do
   local c = -1
   if not paused then
@@ -84,4 +85,5 @@ for j = 1, m do
   end
   out[j] = {done[j], c}
 end
+ring_flush(memo)
 return out

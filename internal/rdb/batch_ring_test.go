@@ -1,0 +1,121 @@
+package rdb
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/redistest"
+)
+
+// A batch's claims rotate a static pool's ring in the script's memory and
+// write it back once (ring_static, ring_flush): Redis must end exactly as
+// after the same finish-and-claim calls made one at a time, each rotating
+// the ring in Redis, and each slot must get the same job. The ring holds a
+// weighted source, a paused one, a capped one under its cap, a drained one
+// and small ones that drain during the batch; batches smaller than the
+// ring, larger than it (the claims go round it more than once) and larger
+// than all the work left; and a pool where no source has settings (none is
+// read then).
+func TestBatchRotatesStaticRingAsSingleCalls(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		slots    int
+		settings bool
+	}{{3, true}, {5, true}, {12, true}, {30, true}, {5, false}, {30, false}} {
+		slots, settings := c.slots, c.settings
+		t.Run(fmt.Sprintf("slots=%d/settings=%v", slots, settings), func(t *testing.T) {
+			t.Parallel()
+			single := staticRingFixture(t, true, slots, settings)
+			batched := staticRingFixture(t, false, slots, settings)
+			if single.dump != batched.dump {
+				t.Errorf("Redis after single calls:\n%s\nafter one batch:\n%s", single.dump, batched.dump)
+			}
+			for i := range single.answers {
+				if single.answers[i] != batched.answers[i] {
+					t.Errorf("slot %d: single %s, batched %s", i, single.answers[i], batched.answers[i])
+				}
+			}
+		})
+	}
+}
+
+func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool) batchResult {
+	ctx := context.Background()
+	ns := redistest.Namespace(t)
+	c, err := New(Options{URL: os.Getenv("RESQUE_GO_TEST_REDIS"), Namespace: ns, Unbatched: unbatched})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	k := c.Keys()
+	do := func(cmd string, args ...any) {
+		t.Helper()
+		if _, err := c.do(ctx, cmd, args...); err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+	}
+	const pool = "general"
+	jobs := map[string]int{"a": 10, "b": 5, "c": 1, "d": 3, "e": 4, "f": 2, "g": 0, "h": 7}
+	for _, s := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		do("RPUSH", k.StaticRing(pool), s)
+		do("HSET", k.StaticState(pool), "m:"+s, "r")
+		for i := 0; i < jobs[s]; i++ {
+			do("RPUSH", k.StaticSourceQueue(pool, s), fmt.Sprintf(`{"class":"J","sourceId":"%s","name":"n","args":[%d]}`, s, i))
+		}
+	}
+	if settings {
+		do("HSET", k.MassSettings(), "a:weight", "3", "h:weight", "2", "d:paused", "1", "e:limit", "5")
+	}
+	now := time.Unix(1_800_000_000, 0)
+	src := protocol.StaticPoolSource(pool)
+	type slot struct {
+		id   string
+		args ClaimArgs
+		res  ClaimResult
+	}
+	ss := make([]slot, slots)
+	for i := range ss {
+		id := fmt.Sprintf("h:%d:static", i)
+		ss[i] = slot{id: id, args: ClaimArgs{WorkerID: id, Host: "h", Sources: []protocol.Source{src}, Now: now}}
+		res, err := c.Claim(ctx, ss[i].args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss[i].res = res
+	}
+	var out batchResult
+	answer := func(ferr error, res ClaimResult, err error) string {
+		return fmt.Sprintf("finish=%v claim=%s source=%s seq=%s empty=%v err=%v", ferr, res.Payload, res.Source.List, res.Seq, res.Empty, err)
+	}
+	outcome := func(s slot) Outcome { return Outcome{Seq: s.res.Seq, Kind: OutcomeOK, Class: "J", Now: now} }
+	var batch []*batchCall
+	for _, s := range ss {
+		if s.res.Payload == nil {
+			continue // nothing to finish: not part of the comparison
+		}
+		if unbatched {
+			out.answers = append(out.answers, answer(c.FinishAndClaim(ctx, s.id, "h", s.res.Source, outcome(s), s.args)))
+			continue
+		}
+		ck, ca := c.claimKeysArgs(s.args)
+		batch = append(batch, &batchCall{workerID: s.id, host: "h", src: s.res.Source, o: outcome(s), ck: ck, ca: ca,
+			sources: (len(ck) - 4) / 2, done: make(chan struct{})})
+	}
+	if !unbatched {
+		c.batch.send(batch)
+		i := 0
+		for _, s := range ss {
+			if s.res.Payload == nil {
+				continue
+			}
+			out.answers = append(out.answers, answer(parseFinishClaim(s.id, s.args, batch[i].reply, batch[i].err)))
+			i++
+		}
+	}
+	out.dump = dumpNamespace(t, c, ns)
+	return out
+}
