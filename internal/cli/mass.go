@@ -35,10 +35,10 @@ func massCommand() *ucli.Command {
 		Name:  "mass",
 		Usage: "mass queues: sources routed to pools, static jobs, batches (mass actions), fairness settings",
 		Description: "Work is routed by source (the payload's sourceId) and job name to named pools: static\n" +
-			"jobs one by one (served round-robin between sources, weighted, with per-source limits\n" +
-			"and pause), batches worked by the units of a batch pool (one active batch per source\n" +
-			"per pool). The keys are resqu-client's: PHP producers and these commands fill the same\n" +
-			"queues.",
+			"jobs one by one (served round-robin between sources, weighted, with per-source limits),\n" +
+			"batches worked by the units of a batch pool (one active batch per source per pool).\n" +
+			"A paused source stops in both. The keys are resqu-client's: PHP producers and these\n" +
+			"commands fill the same queues.",
 		Subcommands: []*ucli.Command{
 			{
 				Name: "route", Usage: "send a source's job name (or all its jobs) to a pool, overriding the config mapping (src:<s>:cfg:<j>)",
