@@ -12,12 +12,14 @@ import (
 	"github.com/resque-go/resque-go/internal/rdb"
 )
 
-// Per-source settings: weight and limit apply in every static pool (claims
-// read them on every turn, so a change takes effect at once); pause
-// applies in static and batch pools.
+// Per-source settings apply in every pool, static and batch (claims read
+// weight and limit on every turn, so a change takes effect at once; in a
+// batch pool they act on the source's active batch on its unit).
 
 // SetWeight makes a source take weight jobs per turn of its pools' rings
-// (default 1): with full backlogs, sources' shares follow their weights.
+// (default 1): with full backlogs, sources' shares follow their weights. In
+// a batch pool the source's batch gets weight claims in a row on its unit.
+
 func SetWeight(ctx context.Context, c *rdb.Client, source string, weight int) error {
 	if err := protocol.CheckSourceID(source); err != nil {
 		return fmt.Errorf("massqueue: %w", err)
@@ -32,8 +34,8 @@ func SetWeight(ctx context.Context, c *rdb.Client, source string, weight int) er
 	return setting(ctx, c, source, rdb.SettingWeight, v)
 }
 
-// SetLimit caps a source at n jobs running at once in each static pool,
-// across every host; n <= 0 removes the cap. A slot is held by a worker's
+// SetLimit caps a source at n jobs running at once in each pool, static or
+// batch, across every host; n <= 0 removes the cap. A slot is held by a worker's
 // claim and freed by its finish, requeue or dead-worker recovery. Jobs of
 // the source already running when the cap is set count too.
 func SetLimit(ctx context.Context, c *rdb.Client, source string, n int) error {

@@ -140,3 +140,10 @@ func (k Keys) StaticWakeKeys(s Source) (ring, state, source string, ok bool) {
 	}
 	return k.StaticRing(pool), k.StaticState(pool), source, true
 }
+
+// UnitTurns is resque-go's hash of a batch pool unit's weighted turns:
+// batch id -> claims its batch has had in a row (a source with weight w
+// keeps its batch for w claims).
+func (k Keys) UnitTurns(pool, unit string) string {
+	return k.key("resque-go", "unit_turns", pool, unit)
+}

@@ -80,6 +80,8 @@ func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
 			keys = append(keys, c.keys.SerialLock(s.Queue))
 		case s.Ring == protocol.RingStatic:
 			keys = append(keys, c.keys.StaticState(s.Pool))
+		case s.Ring == protocol.RingUnit:
+			keys = append(keys, c.keys.UnitTurns(s.Pool, s.Unit))
 		default:
 			keys = append(keys, c.keys.SourceKey(s)) // unused by the script
 		}
@@ -138,7 +140,7 @@ func (c *Client) ringArgs(s protocol.Source) []any {
 		return []any{"s", k.Prefix(), protocol.StaticSourcePrefix(s.Pool), k.StaticHoldersPrefix(s.Pool),
 			string(protocol.MarshalString(s.Queue)), k.StaticParked(s.Pool), k.MassSettings()}
 	}
-	return []any{"u", k.Prefix(), protocol.CommittedPrefix, k.BatchHoldersPrefix(), "", "", ""}
+	return []any{"u", k.Prefix(), protocol.CommittedPrefix, k.BatchHoldersPrefix(), "", "", k.MassSettings()}
 }
 
 // ringRecordHead is a worker record's head after its queue, for a job from

@@ -29,7 +29,7 @@
 --
 -- Rings (mass queues, massqueue.md): a source can be a ring of lists
 -- instead of one list. KEYS[4+i] is then the ring, a list of names, and
--- KEYS[4+n+i] the ring's state hash (a static pool's; any key for a unit);
+-- KEYS[4+n+i] the ring's state hash (a static pool's; a unit's turns);
 -- ARGV[5+i] is the record's head after its queue (,"run_at":"<t>","payload":)
 -- and ARGV[5+n+i] is unused. The description, from ARGV[d]:
 --   d    "s" (a static pool: names are source ids) or "u" (a batch pool's
@@ -43,7 +43,7 @@
 --   d+4  the record's queue as JSON ("static:queue:<pool>"), or "" for the
 --        list's name without the namespace (committed:<batch_id>)
 --   d+5  the pool's parked list, static:parked:<pool> ("" for a unit)
---   d+6  the per-source settings hash, static:settings ("" for a unit)
+--   d+6  the per-source settings hash, static:settings
 -- The lists' and holders' keys are built here: which name is served is
 -- only known here.
 --
@@ -326,17 +326,57 @@ local function ring_flush(memo)
   end
 end
 
--- ring_unit serves a unit's ring of batches (see the header).
-local function ring_unit(ring, ARGV, d)
-  local ns, subp, holdp = ARGV[d + 1], ARGV[d + 2], ARGV[d + 3]
+-- ring_unit serves a unit's ring of batches (see the header). A batch's
+-- source (its id is <source>:<name>:<hex>) may have settings (static:settings,
+-- read only when any source has some: one EXISTS, once per batch of
+-- claims): a source with <s>:limit jobs of its batch running (its holders
+-- hash, counted as for static sources) is passed over, and a source with
+-- <s>:weight w > 1 keeps its batch for w claims in a row (the unit's turn
+-- hash, field <batch id>, counts them).
+local function ring_unit(ring, state, seqs, ARGV, d, memo)
+  local ns, subp, holdp, settings = ARGV[d + 1], ARGV[d + 2], ARGV[d + 3], ARGV[d + 6]
+  local any = nil
+  if memo then
+    any = memo.units[ring]
+  end
+  if any == nil then
+    any = settings ~= '' and redis.call('EXISTS', settings) == 1
+    if memo then
+      memo.units[ring] = any
+    end
+  end
   for _ = 1, redis.call('LLEN', ring) do
     local b = redis.call('LMOVE', ring, ring, 'RIGHT', 'LEFT')
     if not b then
       return nil
     end
-    local payload = redis.call('RPOP', ns .. subp .. b)
+    local w, capped = 1, false
+    if any then
+      local src = string.match(b, '^([^:]+):')
+      if src then
+        local c = redis.call('HMGET', settings, src .. ':weight', src .. ':limit')
+        w = tonumber(c[1]) or 1
+        local lim = tonumber(c[2])
+        capped = lim and lim > 0 and ring_held(holdp .. b, seqs) >= lim
+      end
+    end
+    local payload = nil
+    if not capped then
+      payload = redis.call('RPOP', ns .. subp .. b)
+    end
     if payload then
+      if w > 1 then
+        if redis.call('HINCRBY', state, b, 1) < w then
+          -- back to the tail: the next claim takes this batch again
+          redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
+        else
+          redis.call('HDEL', state, b)
+        end
+      end
       return payload, subp .. b, holdp .. b
+    end
+    if w > 1 then
+      redis.call('HDEL', state, b)
     end
   end
   return nil
@@ -387,7 +427,7 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
       if ARGV[d] == 's' then
         payload, list, holders = ring_static(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, slot and slot.memo)
       else
-        payload, list, holders = ring_unit(KEYS[ko + 4 + i], ARGV, d)
+        payload, list, holders = ring_unit(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, slot and slot.memo)
       end
       if payload then
         local q = ARGV[d + 4]

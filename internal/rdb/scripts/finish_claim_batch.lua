@@ -72,7 +72,7 @@ local counters = false
 if not paused then
   counters = redis.call('EXISTS', KEYS[4]) == 1
 end
-local out, memo = {}, {rings = {}, n = m}
+local out, memo = {}, {rings = {}, units = {}, n = m}
 for j = 1, m do
   local c = -1
   if not paused then

@@ -1,0 +1,164 @@
+package massqueue_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/massqueue"
+)
+
+// unitBatches puts one committed batch per source (n jobs each) on unit
+// n1-0 of pool imports, the only live unit.
+func (e *env) unitBatches(jobs map[string]int) {
+	e.t.Helper()
+	e.beat("imports", "n1-0")
+	for s, n := range jobs {
+		e.releasedBatch(s, "import", n)
+	}
+	st := e.pass(e.allocator(mustConfig(e.t, testConfig), newClock()))
+	if st.Batches[rdb.BatchAssigned] != len(jobs) {
+		e.t.Fatalf("allocation: %+v", st)
+	}
+}
+
+// In a batch pool, a source's weight gives its batch that many claims in a
+// row on its unit, and its limit caps how many of its jobs run at once.
+func TestUnitWeightAndLimit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t.Run("weight", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		if err := massqueue.SetWeight(ctx, e.c, "w3", 3); err != nil {
+			t.Fatal(err)
+		}
+		e.unitBatches(map[string]int{"w3": 600, "w1": 300})
+		w := e.worker(1, protocol.UnitSource("imports", "n1-0"))
+		got := map[string]int{}
+		for i := 0; i < 400; i++ {
+			res, ok := w.claim()
+			if !ok {
+				t.Fatal("no job")
+			}
+			got[sourceOf(t, res.Payload)]++
+			w.finish(res, rdb.OutcomeOK)
+		}
+		if got["w3"] != 300 || got["w1"] != 100 {
+			t.Errorf("400 claims: %v, want w3 300, w1 100", got)
+		}
+	})
+	t.Run("limit", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		e.unitBatches(map[string]int{"capped": 50, "free": 50})
+		if err := massqueue.SetLimit(ctx, e.c, "capped", 1); err != nil {
+			t.Fatal(err)
+		}
+		src := protocol.UnitSource("imports", "n1-0")
+		var cappedW *worker
+		var cappedRes rdb.ClaimResult
+		for i := 0; i < 4; i++ {
+			w := e.worker(i, src)
+			res, ok := w.claim()
+			if !ok {
+				t.Fatal("no job")
+			}
+			if sourceOf(t, res.Payload) == "capped" {
+				if cappedW != nil {
+					t.Fatal("two jobs of the capped source running at once")
+				}
+				cappedW, cappedRes = w, res
+			}
+		}
+		if cappedW == nil {
+			t.Fatal("the capped source got no job")
+		}
+		cappedW.finish(cappedRes, rdb.OutcomeOK)
+		got := map[string]int{}
+		for i := 10; i < 12; i++ {
+			res, ok := e.worker(i, src).claim()
+			if !ok {
+				t.Fatal("no job")
+			}
+			got[sourceOf(t, res.Payload)]++
+		}
+		if got["capped"] != 1 {
+			t.Errorf("after the capped job ended: %v, want one more capped job", got)
+		}
+	})
+}
+
+// 4 slots of a unit draining concurrently (finish-and-claim, as the runtime
+// does, so slots share script calls): the capped source never has more than
+// its limit running, and every job runs once.
+func TestUnitConcurrentDrainKeepsLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	if err := massqueue.SetLimit(ctx, e.c, "capped", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := massqueue.SetWeight(ctx, e.c, "heavy", 2); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"capped": 100, "heavy": 200, "plain": 100}
+	e.unitBatches(want)
+	src := protocol.UnitSource("imports", "n1-0")
+	var mu sync.Mutex
+	seen, ran := map[string]int{}, map[string]int{}
+	var capped, maxCapped atomic.Int64
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		w := e.worker(i, src)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := rdb.ClaimArgs{WorkerID: w.id, Host: "h", Sources: []protocol.Source{src}, Now: time.Now()}
+			res, err := e.c.Claim(ctx, a)
+			for err == nil && res.Payload != nil {
+				s := sourceOf(t, res.Payload)
+				if s == "capped" {
+					n := capped.Add(1)
+					for m := maxCapped.Load(); n > m && !maxCapped.CompareAndSwap(m, n); m = maxCapped.Load() {
+					}
+				}
+				mu.Lock()
+				seen[string(res.Payload)]++
+				ran[s]++
+				mu.Unlock()
+				time.Sleep(time.Millisecond) // the job's work: slots overlap
+				if s == "capped" {
+					capped.Add(-1)
+				}
+				o := rdb.Outcome{Seq: res.Seq, Kind: rdb.OutcomeOK, Class: "Job", Now: time.Now()}
+				var ferr error
+				ferr, res, err = e.c.FinishAndClaim(ctx, w.id, "h", res.Source, o, a)
+				if ferr != nil {
+					err = ferr
+				}
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	for p, n := range seen {
+		if n != 1 {
+			t.Errorf("ran %d times: %s", n, p)
+		}
+	}
+	for s, n := range want {
+		if ran[s] != n {
+			t.Errorf("source %s: %d jobs ran, want %d", s, ran[s], n)
+		}
+	}
+	if m := maxCapped.Load(); m > 1 {
+		t.Errorf("the capped source had %d jobs running at once, limit 1", m)
+	}
+}
