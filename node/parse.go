@@ -44,6 +44,11 @@ func (c Config) parseDurations() (durations, error) {
 		}
 		*f.d = v
 	}
+	if strings.TrimSpace(c.TermTimeout) != "" && d.termTimeout == 0 {
+		// "0" is Ruby's TERM_TIMEOUT=0: take running jobs back at once (the
+		// runtime reads a negative timeout so; 0 would be its default)
+		d.termTimeout = -1
+	}
 	if strings.TrimSpace(c.HeartbeatInterval) == "" {
 		d.heartbeat = defaultHeartbeat
 	} else if d.heartbeat < minHeartbeat || d.heartbeat > maxHeartbeat {

@@ -26,7 +26,7 @@ func workCommand(reg *worker.Registry) *ucli.Command {
 		&ucli.BoolFlag{Name: "polling", Usage: "poll every --interval instead of blocking waits", EnvVars: []string{"RESQUE_POLLING"}},
 		&ucli.StringFlag{Name: "hostname", Usage: "host name in worker ids and queue statistics (default: this machine's)", EnvVars: []string{"RESQUE_HOSTNAME"}},
 		&ucli.StringFlag{Name: "timeout", Usage: "per-job timeout; 0 means none (seconds or a duration)", Value: "0", EnvVars: []string{"RESQUE_JOB_TIMEOUT"}},
-		&ucli.StringFlag{Name: "term-timeout", Usage: "on TERM/INT, how long cancelled jobs get before they are requeued", Value: "4", EnvVars: []string{"RESQUE_TERM_TIMEOUT"}},
+		&ucli.StringFlag{Name: "term-timeout", Usage: "on TERM/INT, how long cancelled jobs get before they are requeued (0: at once)", Value: "4", EnvVars: []string{"RESQUE_TERM_TIMEOUT"}},
 		&ucli.BoolFlag{Name: "graceful-term", Usage: "TERM acts like QUIT: finish running jobs, then exit", EnvVars: []string{"GRACEFUL_TERM"}},
 		&ucli.BoolFlag{Name: "dirty-exit-on-term", Usage: "record jobs interrupted by TERM/INT in failed as Resque::DirtyExit instead of requeueing them", EnvVars: []string{"RESQUE_DIRTY_EXIT_ON_TERM"}},
 		&ucli.StringFlag{Name: "heartbeat-interval", Usage: "heartbeat interval, 1 to 60 seconds (seconds or a duration)", Value: "5", EnvVars: []string{"WORKER_HEARTBEAT_INTERVAL"}},

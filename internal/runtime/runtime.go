@@ -73,7 +73,8 @@ type Config struct {
 	// JobTimeout cancels a job's context after this long; 0 means none.
 	JobTimeout time.Duration
 	// TermTimeout is how long a hard stop waits for cancelled jobs before
-	// requeueing them; default 4 s (RESQUE_TERM_TIMEOUT).
+	// requeueing them; default 4 s (RESQUE_TERM_TIMEOUT); negative: no
+	// wait, they are taken back at once.
 	TermTimeout time.Duration
 	// Fork, when set, runs every job in a child process (see worker.ForkConfig).
 	Fork *worker.ForkConfig
@@ -335,7 +336,7 @@ func (w *Worker) Shutdown() {
 		case <-w.slotsDone:
 		case <-w.done:
 		case <-t.C:
-			w.log.Warn().Dur("term_timeout", w.cfg.TermTimeout).Msg("jobs still running after term timeout; taking them back")
+			w.log.Warn().Dur("term_timeout", max(w.cfg.TermTimeout, 0)).Msg("jobs still running after term timeout; taking them back")
 			for _, s := range w.slots {
 				s.abandonJob()
 			}
