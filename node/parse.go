@@ -129,6 +129,10 @@ func (c Config) parseRetry() (retryPolicies, error) {
 	return r, nil
 }
 
+// ParseBackoff reads a retry delay as --retry-backoff does (the pool
+// checks its files with it); its errors match ErrConfig.
+func ParseBackoff(s string) (worker.Backoff, error) { return parseBackoff(s) }
+
 // parseBackoff reads a retry delay: "none" (or ""), "fixed:D", or
 // "exp:BASE[:MAX[:JITTER]]"; D, BASE and MAX are Go durations or seconds,
 // JITTER is 0 to 1.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/massqueue"
+	"github.com/resque-go/resque-go/node"
 )
 
 // maxErrors bounds how many problems one Parse reports.
@@ -551,35 +552,14 @@ func (d *decoder) decodeClassRetry(cfg *Config, n *yaml.Node, path string) {
 	slices.SortFunc(cfg.ClassRetry, func(a, b ClassRetry) int { return strings.Compare(a.Class, b.Class) })
 }
 
-// backoff checks a retry delay as work's --retry-backoff reads it: none,
-// fixed:D or exp:BASE[:MAX[:JITTER]], durations in seconds or Go's form,
-// jitter from 0 to 1.
+// backoff checks a retry delay as work's --retry-backoff reads it
+// (node.ParseBackoff): none, fixed:D or exp:BASE[:MAX[:JITTER]].
 func (d *decoder) backoff(n *yaml.Node, path, s string) bool {
-	parts := strings.Split(strings.TrimSpace(s), ":")
-	dur := func(v string) bool {
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			return f >= 0 && !math.IsNaN(f) && !math.IsInf(f, 0)
-		}
-		pd, err := time.ParseDuration(v)
-		return err == nil && pd >= 0
+	if _, err := node.ParseBackoff(s); err != nil {
+		d.errorf(n, path, "%v", err)
+		return false
 	}
-	ok := false
-	switch {
-	case len(parts) == 1 && parts[0] == "none":
-		ok = true
-	case parts[0] == "fixed" && len(parts) == 2:
-		ok = dur(parts[1])
-	case parts[0] == "exp" && len(parts) >= 2 && len(parts) <= 4:
-		ok = dur(parts[1]) && (len(parts) < 3 || dur(parts[2]))
-		if ok && len(parts) == 4 {
-			j, err := strconv.ParseFloat(parts[3], 64)
-			ok = err == nil && j >= 0 && j <= 1
-		}
-	}
-	if !ok {
-		d.errorf(n, path, "backoff %q: want none, fixed:30s or exp:BASE[:MAX[:JITTER]] (exp:2s:10m:0.2)", s)
-	}
-	return ok
+	return true
 }
 
 // Log levels of resque-v3 (PSR-3, upper case in its files) and what they
