@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"time"
 
 	"github.com/resque-go/resque-go/massqueue"
 )
@@ -15,22 +17,47 @@ type MassJob struct {
 	Name   string
 	// Args is JSON (an array or an object); empty means none.
 	Args json.RawMessage
-	// UniqueID, when set, carries "unique":{"uid":...}.
+	// UniqueID, when set, carries "unique":{"uid":...}: MassEnqueue refuses
+	// the job (ErrDuplicate) while a job with it is queued or running.
 	UniqueID string
+	// Deferrable (with UniqueID): when the uid's job is running, the job
+	// is parked instead and routed DeferrableBy (whole seconds) after that
+	// job succeeds ("deferrableBy" in the payload; the first parked job
+	// only, later ones are refused).
+	Deferrable   bool
+	DeferrableBy time.Duration
 }
 
 func (j MassJob) job() massqueue.Job {
-	return massqueue.Job{Class: j.Class, Source: j.Source, Name: j.Name, Args: j.Args, UniqueID: j.UniqueID}
+	return massqueue.Job{Class: j.Class, Source: j.Source, Name: j.Name, Args: j.Args, UniqueID: j.UniqueID,
+		Deferrable: j.Deferrable, DeferrableBy: int64(j.DeferrableBy / time.Second)}
+}
+
+// MassEnqueued is what MassEnqueueJob did.
+type MassEnqueued struct {
+	ID string
+	// Deferred: the job was parked behind its uid's running job.
+	Deferred bool
+}
+
+// MassEnqueueJob is MassEnqueue, saying whether a deferrable unique job
+// was parked.
+func (c *Client) MassEnqueueJob(ctx context.Context, j MassJob) (MassEnqueued, error) {
+	e, err := massqueue.EnqueueStaticJob(ctx, c.rdb, j.job())
+	if errors.Is(err, massqueue.ErrDuplicate) {
+		return MassEnqueued{}, err
+	}
+	if err != nil {
+		return MassEnqueued{}, wrap("mass enqueue", err)
+	}
+	return MassEnqueued{ID: e.ID, Deferred: e.Deferred}, nil
 }
 
 // MassEnqueue pushes a static mass-queue job to unassigned (as resqu-client
 // does); an allocator routes it to its pool. It returns the job's id.
 func (c *Client) MassEnqueue(ctx context.Context, j MassJob) (string, error) {
-	id, err := massqueue.EnqueueStatic(ctx, c.rdb, j.job())
-	if err != nil {
-		return "", wrap("mass enqueue", err)
-	}
-	return id, nil
+	e, err := c.MassEnqueueJob(ctx, j)
+	return e.ID, err
 }
 
 // Batch is a mass action being built (see NewBatch); not safe for

@@ -55,10 +55,13 @@ type PassStats struct {
 	// Adopted jobs were found in the released server's static FIFOs and
 	// went back to unassigned.
 	Adopted int
+	// Deferred unique jobs released with a delay were due and went to
+	// unassigned.
+	Deferred int
 }
 
 func (s PassStats) progressed() bool {
-	return s.Static.Total() > 0 || s.BadRecorded > 0 || s.Finished > 0 || s.HandedBack > 0 || s.Adopted > 0 ||
+	return s.Static.Total() > 0 || s.BadRecorded > 0 || s.Finished > 0 || s.HandedBack > 0 || s.Adopted > 0 || s.Deferred > 0 ||
 		s.Batches[rdb.BatchAssigned]+s.Batches[rdb.BatchParked]+s.Batches[rdb.BatchBacklog]+s.Batches[rdb.BatchFailed] > 0
 }
 
@@ -140,6 +143,9 @@ func (a *Allocator) loop(ctx context.Context) {
 // and dead units.
 func (a *Allocator) Pass(ctx context.Context) (PassStats, error) {
 	st := PassStats{Batches: map[rdb.BatchResult]int{}}
+	if err := a.deferred(ctx, &st); err != nil {
+		return st, err
+	}
 	if err := a.static(ctx, &st); err != nil {
 		return st, err
 	}
@@ -160,6 +166,22 @@ func (a *Allocator) Pass(ctx context.Context) (PassStats, error) {
 		}
 	}
 	return st, nil
+}
+
+// deferred moves the released deferred unique jobs that are due (their
+// deferrableBy over) to unassigned, to be routed with the rest.
+func (a *Allocator) deferred(ctx context.Context, st *PassStats) error {
+	for ctx.Err() == nil {
+		n, err := a.cfg.Client.PromoteMassDeferred(ctx, a.cfg.Now(), 100)
+		if err != nil {
+			return err
+		}
+		st.Deferred += n
+		if n < 100 {
+			return nil
+		}
+	}
+	return nil
 }
 
 // adopt moves what the released PHP server left in its static pools' FIFOs

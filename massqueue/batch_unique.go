@@ -13,7 +13,7 @@ import (
 // ErrDeferrableInBatch: a unique job with deferrableBy cannot go into a
 // batch (nor be a static job): a deferred job is released to a queue when
 // its uid's job succeeds, and a mass job has none. Nothing was pushed.
-var ErrDeferrableInBatch = errors.New("massqueue: a deferrable unique job (deferrableBy) is not supported in a batch: its release would need a queue")
+var ErrDeferrableInBatch = errors.New("massqueue: a deferrable unique job (deferrableBy) is not supported in a batch: a released job would run outside its batch")
 
 // DuplicateError is a batch push refused at a unique job whose uid is
 // queued or running (in this batch, another one, a queue or the static

@@ -54,34 +54,55 @@ func Payload(j Job, now time.Time) ([]byte, error) {
 
 // EnqueueStatic routes j on its own (the static path): its payload is
 // pushed to unassigned, from where an allocator moves it to its pool. It
-// returns the job's id.
+// returns the job's id (EnqueueStaticJob also says whether it was
+// deferred).
 func EnqueueStatic(ctx context.Context, c *rdb.Client, j Job) (string, error) {
+	e, err := EnqueueStaticJob(ctx, c, j)
+	return e.ID, err
+}
+
+// Enqueued is what EnqueueStaticJob did.
+type Enqueued struct {
+	ID string
+	// Deferred: j is unique and deferrable and its uid's job is running:
+	// j is parked and goes to unassigned when that job succeeds (after
+	// DeferrableBy seconds; allocators move it when it is due).
+	Deferred bool
+}
+
+// EnqueueStaticJob is EnqueueStatic, reporting a deferral. A unique job
+// (protocol.md 8) is refused with ErrDuplicate while its uid is queued, or
+// running unless it is deferrable (then parked, the first one only).
+func EnqueueStaticJob(ctx context.Context, c *rdb.Client, j Job) (Enqueued, error) {
 	p, err := Payload(j, time.Now())
 	if err != nil {
-		return "", err
+		return Enqueued{}, err
 	}
+	deferred := false
 	if j.UniqueID != "" {
-		// protocol.md 8 for a static job: refused while its uid is queued
-		// or running. Deferral would release the parked job through a
-		// queue, which a mass job has not: refused for now.
+		u := rdb.UniqueJob{UID: j.UniqueID, Push: p, Unassigned: true}
 		if j.Deferrable {
-			return "", errors.New("massqueue: a deferrable unique static job is not supported (its release would need a queue)")
+			u.Deferred = p // released through unassigned (unique_release.lua)
 		}
-		res, err := c.EnqueueUnique(ctx, rdb.UniqueJob{UID: j.UniqueID, Push: p, Unassigned: true})
+		res, err := c.EnqueueUnique(ctx, u)
 		if err != nil {
-			return "", fmt.Errorf("massqueue: %w", err)
+			return Enqueued{}, fmt.Errorf("massqueue: %w", err)
 		}
-		if res != rdb.UniqueQueued {
-			return "", fmt.Errorf("%w (uid %q)", ErrDuplicate, j.UniqueID)
+		switch res {
+		case rdb.UniqueQueued:
+		case rdb.UniqueDeferred:
+			deferred = true
+		default:
+			return Enqueued{}, fmt.Errorf("%w (uid %q)", ErrDuplicate, j.UniqueID)
 		}
 	} else if _, err := c.EnqueueStatic(ctx, p); err != nil {
-		return "", fmt.Errorf("massqueue: %w", err)
+		return Enqueued{}, fmt.Errorf("massqueue: %w", err)
 	}
 	v, err := protocol.DecodePayload(p)
 	if err != nil {
-		return "", fmt.Errorf("massqueue: %w", err)
+		return Enqueued{}, fmt.Errorf("massqueue: %w", err)
 	}
-	return v.ID, nil
+	return Enqueued{ID: v.ID, Deferred: deferred}, nil
 }
 
 // ErrDuplicate: a unique job's uid is queued or running; a static job was
@@ -198,7 +219,7 @@ func (b *Batch) ID() string { return b.id }
 // batch, see BatchUniqueStateTTL). The push stops at a refused job: a
 // *DuplicateError (errors.Is ErrDuplicate) says which; the jobs before it
 // are in the batch, it and those after it are not. A deferrable unique job
-// is refused before anything is pushed (its release would need a queue).
+// is refused before anything is pushed (a released job would run outside its batch).
 func (b *Batch) Push(ctx context.Context, jobs ...Job) error {
 	now := b.now()
 	bj := make([]rdb.BatchJob, 0, len(jobs))

@@ -235,7 +235,12 @@ func TestUniqueStaticJob(t *testing.T) {
 	if s := e.str("GET", e.ns+":unique:u1:state"); s != "queued" {
 		t.Errorf("state = %q, want queued", s)
 	}
-	if _, err := massqueue.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "Mail", Source: "s1", Name: "mail", UniqueID: "u2", Deferrable: true}); err == nil {
-		t.Error("a deferrable unique static job was accepted")
+	// deferrable with its uid free: queued like any (TestStaticDeferral
+	// has the deferral)
+	if _, err := massqueue.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "Mail", Source: "s1", Name: "mail", UniqueID: "u2", Deferrable: true}); err != nil {
+		t.Errorf("a deferrable unique static job with its uid free: %v", err)
+	}
+	if n := e.int("LLEN", e.ns+":unassigned"); n != 2 {
+		t.Errorf("unassigned holds %d jobs, want 2", n)
 	}
 }

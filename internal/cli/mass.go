@@ -56,7 +56,8 @@ func massCommand() *ucli.Command {
 					&ucli.StringFlag{Name: "name", Usage: "job name", Required: true},
 					&ucli.StringFlag{Name: "class", Usage: "job class", Required: true},
 					&ucli.StringFlag{Name: "args", Usage: "arguments, JSON object or array"},
-					&ucli.StringFlag{Name: "unique-id", Usage: "make the job unique under `UID`: refused with exit code 3 while a job with it is queued or running"}),
+					&ucli.StringFlag{Name: "unique-id", Usage: "make the job unique under `UID`: refused with exit code 3 while a job with it is queued or running"},
+					&ucli.Int64Flag{Name: "deferrable-by", Usage: "with --unique-id: when the uid's job is running, park this job and route it `SECONDS` after that job succeeds (exit 0, \"deferred\" on stderr)"}),
 				Action: massEnqueue,
 			},
 			{
@@ -228,15 +229,28 @@ func massEnqueue(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	id, err := massqueue.EnqueueStatic(c.Context, client, massqueue.Job{Class: c.String("class"), Source: c.String("source"),
-		Name: c.String("name"), Args: []byte(c.String("args")), UniqueID: c.String("unique-id")})
+	j := massqueue.Job{Class: c.String("class"), Source: c.String("source"),
+		Name: c.String("name"), Args: []byte(c.String("args")), UniqueID: c.String("unique-id")}
+	if c.IsSet("deferrable-by") {
+		if j.UniqueID == "" {
+			return usageError{errors.New("--deferrable-by needs --unique-id")}
+		}
+		if j.DeferrableBy = c.Int64("deferrable-by"); j.DeferrableBy < 0 {
+			return usageError{fmt.Errorf("--deferrable-by %d: want seconds, 0 or more", j.DeferrableBy)}
+		}
+		j.Deferrable = true
+	}
+	e, err := massqueue.EnqueueStaticJob(c.Context, client, j)
 	if err != nil {
 		return massUsage(err)
 	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, map[string]string{"id": id, "source": c.String("source"), "name": c.String("name")})
+	if e.Deferred {
+		fmt.Fprintf(c.App.ErrWriter, "deferred: the job with unique id %q is running; this one is routed %ds after it succeeds\n", j.UniqueID, j.DeferrableBy)
 	}
-	fmt.Fprintln(c.App.Writer, id)
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]any{"id": e.ID, "source": c.String("source"), "name": c.String("name"), "deferred": e.Deferred})
+	}
+	fmt.Fprintln(c.App.Writer, e.ID)
 	return nil
 }
 
@@ -391,7 +405,7 @@ func pushLines(c *ucli.Context, b *massqueue.Batch) (int, error) {
 		}
 		j := l.job()
 		if j.UniqueID != "" && j.Deferrable {
-			return pushed, bad("unique.deferrableBy is not supported in a batch (its release would need a queue)")
+			return pushed, bad("unique.deferrableBy is not supported in a batch (a released job would run outside its batch)")
 		}
 		jobs, lines = append(jobs, j), append(lines, line)
 		if len(jobs) == 500 {

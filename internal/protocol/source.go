@@ -147,3 +147,10 @@ func (k Keys) StaticWakeKeys(s Source) (ring, state, source string, ok bool) {
 func (k Keys) UnitTurns(pool, unit string) string {
 	return k.key("resque-go", "unit_turns", pool, unit)
 }
+
+// MassDeferred is resque-go's zset of released deferred unique mass jobs
+// waiting out their deferrableBy (payload -> due, Unix seconds): a mass
+// job has no queue to be delayed in, so allocators move each to unassigned
+// when it is due. unique_release.lua builds the same name from the
+// namespace prefix.
+func (k Keys) MassDeferred() string { return k.key("resque-go", "mass", "deferred") }

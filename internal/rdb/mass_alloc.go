@@ -20,6 +20,7 @@ var (
 	massUnitBeatScript    = loadScript("mass_unit_beat.lua", 2)
 	massUnitSweepScript   = loadScriptWith("mass_unit_sweep.lua", 6, "mass_route.lua")
 	massHandbackScript    = loadScriptWith("mass_unit_handback.lua", 7, "mass_route.lua")
+	massDeferredScript    = loadScript("mass_deferred_promote.lua", 2)
 	massReallocateScript  = loadScript("mass_reallocate.lua", 4)
 	massFailBadScript     = loadScript("mass_fail_bad.lua", 2)
 )
@@ -326,4 +327,15 @@ func (c *Client) MoveOne(ctx context.Context, src, dst string) (bool, error) {
 		return false, fmt.Errorf("rdb: move from %s: %w", src, err)
 	}
 	return v != nil, nil
+}
+
+// PromoteMassDeferred moves up to max released deferred mass jobs that are
+// due at now from resque-go:mass:deferred to unassigned
+// (mass_deferred_promote.lua) and returns how many it moved.
+func (c *Client) PromoteMassDeferred(ctx context.Context, now time.Time, max int) (int, error) {
+	n, err := redis.Int(c.eval(ctx, massDeferredScript, c.keys.MassDeferred(), c.keys.Unassigned(), now.Unix(), max))
+	if err != nil {
+		return 0, fmt.Errorf("rdb: promote deferred mass jobs: %w", err)
+	}
+	return n, nil
 }

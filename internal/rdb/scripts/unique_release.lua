@@ -5,7 +5,10 @@
 -- release_deferred(skey, deferred, prefix, now, failed, failed_at, worker, queue)
 --   skey      unique:<uid>:state (set to queued: the job is queued again)
 --   deferred  the parked payload; it names its queue ("queue") and its
---             delay ("unique":{"deferrableBy":s})
+--             delay ("unique":{"deferrableBy":s}); a mass job (sourceId
+--             and name, no queue) goes back through unassigned, after its
+--             delay through <prefix>resque-go:mass:deferred (a zset of
+--             payload -> due, which allocators empty into unassigned)
 --   prefix    "<ns>:": the queue's, queues' and delayed keys are built from
 --             it (the queue is only known from the payload)
 --   now       Unix seconds; a delay files it in delayed:<now + delay>
@@ -16,6 +19,23 @@
 local function release_deferred(skey, deferred, prefix, now, failed, failed_at, worker, queue)
   local ok, d = pcall(cjson.decode, deferred)
   local q = ok and type(d) == 'table' and d['queue']
+  local function named(v)
+    return (type(v) == 'string' and v ~= '') or type(v) == 'number'
+  end
+  if (type(q) ~= 'string' or q == '') and ok and type(d) == 'table' and named(d['sourceId']) and named(d['name']) then
+    -- a mass job: routed again from unassigned, as producers push it
+    local delay = 0
+    if type(d['unique']) == 'table' and type(d['unique']['deferrableBy']) == 'number' then
+      delay = math.floor(d['unique']['deferrableBy'])
+    end
+    redis.call('SET', skey, 'queued')
+    if delay > 0 then
+      redis.call('ZADD', prefix .. 'resque-go:mass:deferred', tonumber(now) + delay, deferred)
+    else
+      redis.call('LPUSH', prefix .. 'unassigned', deferred)
+    end
+    return
+  end
   if type(q) ~= 'string' or q == '' then
     local payload = deferred
     if not (ok and type(d) == 'table') then
