@@ -2,10 +2,7 @@ package massqueue_test
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
@@ -93,7 +90,7 @@ func TestUnitWeightAndLimit(t *testing.T) {
 	})
 }
 
-// 4 slots of a unit draining concurrently (finish-and-claim, as the runtime
+// 8 slots of a unit draining concurrently (finish-and-claim, as the runtime
 // does, so slots share script calls): the capped source never has more than
 // its limit running, and every job runs once.
 func TestUnitConcurrentDrainKeepsLimit(t *testing.T) {
@@ -108,57 +105,9 @@ func TestUnitConcurrentDrainKeepsLimit(t *testing.T) {
 	}
 	want := map[string]int{"capped": 100, "heavy": 200, "plain": 100}
 	e.unitBatches(want)
-	src := protocol.UnitSource("imports", "n1-0")
-	var mu sync.Mutex
-	seen, ran := map[string]int{}, map[string]int{}
-	var capped, maxCapped atomic.Int64
-	var wg sync.WaitGroup
-	for i := 0; i < 4; i++ {
-		w := e.worker(i, src)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a := rdb.ClaimArgs{WorkerID: w.id, Host: "h", Sources: []protocol.Source{src}, Now: time.Now()}
-			res, err := e.c.Claim(ctx, a)
-			for err == nil && res.Payload != nil {
-				s := sourceOf(t, res.Payload)
-				if s == "capped" {
-					n := capped.Add(1)
-					for m := maxCapped.Load(); n > m && !maxCapped.CompareAndSwap(m, n); m = maxCapped.Load() {
-					}
-				}
-				mu.Lock()
-				seen[string(res.Payload)]++
-				ran[s]++
-				mu.Unlock()
-				time.Sleep(time.Millisecond) // the job's work: slots overlap
-				if s == "capped" {
-					capped.Add(-1)
-				}
-				o := rdb.Outcome{Seq: res.Seq, Kind: rdb.OutcomeOK, Class: "Job", Now: time.Now()}
-				var ferr error
-				ferr, res, err = e.c.FinishAndClaim(ctx, w.id, "h", res.Source, o, a)
-				if ferr != nil {
-					err = ferr
-				}
-			}
-			if err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	for p, n := range seen {
-		if n != 1 {
-			t.Errorf("ran %d times: %s", n, p)
-		}
-	}
-	for s, n := range want {
-		if ran[s] != n {
-			t.Errorf("source %s: %d jobs ran, want %d", s, ran[s], n)
-		}
-	}
-	if m := maxCapped.Load(); m > 1 {
+	l := e.drainConcurrently(protocol.UnitSource("imports", "n1-0"), 8)
+	l.check(t, want)
+	if m := l.most["capped"]; m > 1 {
 		t.Errorf("the capped source had %d jobs running at once, limit 1", m)
 	}
 }
