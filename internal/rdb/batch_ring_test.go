@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/redistest"
@@ -118,4 +122,65 @@ func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool) b
 	}
 	out.dump = dumpNamespace(t, c, ns)
 	return out
+}
+
+// A batch whose script stops on an error half-way (here a source's FIFO
+// that is not a list) leaves every source on the ring: the ring in Redis
+// changes only when the claims are all done (ring_flush), so no source is
+// lost with its jobs; each slot gets the error, as from a single call.
+func TestBatchErrorKeepsStaticRing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := redistest.Namespace(t)
+	c, err := New(Options{URL: os.Getenv("RESQUE_GO_TEST_REDIS"), Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	k := c.Keys()
+	do := func(cmd string, args ...any) {
+		t.Helper()
+		if _, err := c.do(ctx, cmd, args...); err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+	}
+	const pool = "general"
+	for _, s := range []string{"a", "b", "c"} {
+		do("RPUSH", k.StaticRing(pool), s)
+		do("HSET", k.StaticState(pool), "m:"+s, "r")
+		for i := 0; i < 3; i++ {
+			do("RPUSH", k.StaticSourceQueue(pool, s), fmt.Sprintf(`{"class":"J","sourceId":"%s","name":"n","args":[%d]}`, s, i))
+		}
+	}
+	now := time.Unix(1_800_000_000, 0)
+	src := protocol.StaticPoolSource(pool)
+	var batch []*batchCall
+	for i := 0; i < 3; i++ {
+		id := fmt.Sprintf("h:%d:static", i)
+		a := ClaimArgs{WorkerID: id, Host: "h", Sources: []protocol.Source{src}, Now: now}
+		res, err := c.Claim(ctx, a)
+		if err != nil || res.Payload == nil {
+			t.Fatalf("claim %d: %v %v", i, res, err)
+		}
+		ck, ca := c.claimKeysArgs(a)
+		batch = append(batch, &batchCall{workerID: id, host: "h", src: res.Source, ck: ck, ca: ca, sources: (len(ck) - 4) / 2,
+			o: Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "J", Now: now}, done: make(chan struct{})})
+	}
+	// b's FIFO is not a list any more: the second claim of the batch fails
+	do("DEL", k.StaticSourceQueue(pool, "b"))
+	do("SET", k.StaticSourceQueue(pool, "b"), "not a list")
+	c.batch.send(batch)
+	for i, call := range batch {
+		if call.err == nil {
+			t.Errorf("slot %d: no error", i)
+		}
+	}
+	ring, err := redis.Strings(c.do(ctx, "LRANGE", k.StaticRing(pool), 0, -1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(ring)
+	if strings.Join(ring, ",") != "a,b,c" {
+		t.Errorf("ring after the failed batch: %q, want a, b and c", ring)
+	}
 }

@@ -211,11 +211,13 @@ end
 -- that moved. The claims of one batch (finish_claim_batch.lua, memo) share
 -- what they can: the parked list is looked at by the first of them, whether
 -- any source has settings is read once, and the ring is rotated in the
--- script's memory: its head is popped once (as many sources as the batch
--- has claims, more only if those run out), the claims take turns over
--- them exactly as they would over the ring, and ring_flush writes the
--- result back (the sources not reached to the head, the served ones to the
--- tail, in order): two commands for the batch instead of one per claim.
+-- script's memory: its head is read once (as many sources as the batch has
+-- claims, more only if those run out), the claims take turns over them
+-- exactly as they would over the ring, and ring_flush writes the result
+-- back (the sources reached are trimmed from the head, the served ones
+-- pushed to the tail, in order): three commands for the batch instead of
+-- one per claim. Until ring_flush the ring in Redis still holds every
+-- source: a script stopped by an error loses none of them.
 local function ring_static(ring, state, seqs, ARGV, d, memo)
   local subp, parked, settings = ARGV[d + 2], ARGV[d + 5], ARGV[d + 6]
   -- one EXISTS says whether any source has settings or is parked: usually
@@ -225,7 +227,8 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
   if memo then
     m = memo.rings[ring]
     if not m then
-      m = {settings = redis.call('EXISTS', settings, parked) > 0, F = {}, fi = 1, T = {}, n = memo.n, rempty = false}
+      m = {settings = redis.call('EXISTS', settings, parked) > 0, F = {}, fi = 1, T = {}, P = {}, parked = parked,
+        n = memo.n, fetched = 0, rempty = false, cycled = false}
       memo.rings[ring] = m
       if m.settings then
         p = redis.call('LMOVE', parked, parked, 'LEFT', 'RIGHT')
@@ -270,24 +273,28 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
       end
     end
   end
-  -- the batch's ring in memory: F[fi..] are the sources popped from the
-  -- head and not reached yet, then what is left in Redis, then T, the
-  -- sources served (in order; the ring's tail)
+  -- the batch's ring in memory: F[fi..] are the sources read from the
+  -- ring's head and not reached yet (fetched of them read in all), then
+  -- what was not read, then T, the sources served (in order: the ring's
+  -- tail); P are the sources to park
   while true do
     if m.fi > #m.F then
       local got = nil
       if not m.rempty then
-        got = redis.call('LPOP', ring, m.n)
-        -- nothing else pushes to the ring while the batch's claims run
-        if not got or #got < m.n then
+        got = redis.call('LRANGE', ring, m.fetched, m.fetched + m.n - 1)
+        -- nothing else changes the ring while the batch's claims run
+        if #got < m.n then
           m.rempty = true
+        end
+        if #got == 0 then
+          got = nil
         end
       end
       if got then
-        m.F, m.fi = got, 1
+        m.F, m.fi, m.fetched = got, 1, m.fetched + #got
       elseif #m.T > 0 then
         -- every source was reached once: the served ones take turns again
-        m.F, m.fi, m.T = m.T, 1, {}
+        m.F, m.fi, m.T, m.cycled = m.T, 1, {}, true
       else
         return nil
       end
@@ -303,25 +310,38 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
     end
     m.fi = m.fi + 1
     if r == 'parked' then
-      redis.call('RPUSH', parked, s)
+      m.P[#m.P + 1] = s
     end
   end
 end
 
 -- ring_flush writes back the rings a batch's claims rotated in memory (see
--- ring_static): the ring becomes the sources not reached, what was not
--- popped, then the sources served.
+-- ring_static): the sources reached leave the ring's head, and the ring
+-- ends with the sources not reached that it no longer holds (when the
+-- claims went round it) and then those served; parked ones join the
+-- parked list.
 local function ring_flush(memo)
   for ring, m in pairs(memo.rings) do
-    if m.fi <= #m.F then
-      local rest = {}
-      for i = #m.F, m.fi, -1 do
-        rest[#rest + 1] = m.F[i]
+    local reached = m.fetched
+    local push = {}
+    if m.cycled then
+      for i = m.fi, #m.F do
+        push[#push + 1] = m.F[i]
       end
-      redis.call('LPUSH', ring, unpack(rest))
+    else
+      reached = m.fetched - (#m.F - m.fi + 1)
     end
-    if #m.T > 0 then
-      redis.call('RPUSH', ring, unpack(m.T))
+    if reached > 0 then
+      redis.call('LTRIM', ring, reached, -1)
+    end
+    for _, s in ipairs(m.T) do
+      push[#push + 1] = s
+    end
+    if #push > 0 then
+      redis.call('RPUSH', ring, unpack(push))
+    end
+    if #m.P > 0 then
+      redis.call('RPUSH', m.parked, unpack(m.P))
     end
   end
 end
