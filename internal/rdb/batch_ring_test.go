@@ -47,30 +47,45 @@ func TestBatchRotatesStaticRingAsSingleCalls(t *testing.T) {
 	}
 }
 
-func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool) batchResult {
-	ctx := context.Background()
+// ringTestClient is a client on a fresh namespace (batching off when
+// unbatched), with a do that fails the test on error.
+func ringTestClient(t *testing.T, unbatched bool) (*Client, string, func(cmd string, args ...any)) {
+	t.Helper()
 	ns := redistest.Namespace(t)
 	c, err := New(Options{URL: os.Getenv("RESQUE_GO_TEST_REDIS"), Namespace: ns, Unbatched: unbatched})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	k := c.Keys()
 	do := func(cmd string, args ...any) {
 		t.Helper()
-		if _, err := c.do(ctx, cmd, args...); err != nil {
+		if _, err := c.do(context.Background(), cmd, args...); err != nil {
 			t.Fatalf("%s: %v", cmd, err)
 		}
 	}
-	const pool = "general"
-	jobs := map[string]int{"a": 10, "b": 5, "c": 1, "d": 3, "e": 4, "f": 2, "g": 0, "h": 7}
-	for _, s := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+	return c, ns, do
+}
+
+// fillStaticRing puts sources on static pool pool's ring, in order, each
+// with its FIFO of jobs[s] payloads.
+func fillStaticRing(c *Client, do func(string, ...any), pool string, sources []string, jobs map[string]int) {
+	k := c.Keys()
+	for _, s := range sources {
 		do("RPUSH", k.StaticRing(pool), s)
 		do("HSET", k.StaticState(pool), "m:"+s, "r")
 		for i := 0; i < jobs[s]; i++ {
 			do("RPUSH", k.StaticSourceQueue(pool, s), fmt.Sprintf(`{"class":"J","sourceId":"%s","name":"n","args":[%d]}`, s, i))
 		}
 	}
+}
+
+func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool) batchResult {
+	ctx := context.Background()
+	c, ns, do := ringTestClient(t, unbatched)
+	k := c.Keys()
+	const pool = "general"
+	fillStaticRing(c, do, pool, []string{"a", "b", "c", "d", "e", "f", "g", "h"},
+		map[string]int{"a": 10, "b": 5, "c": 1, "d": 3, "e": 4, "f": 2, "g": 0, "h": 7})
 	if settings {
 		do("HSET", k.MassSettings(), "a:weight", "3", "h:weight", "2", "d:paused", "1", "e:limit", "5")
 	}
@@ -131,27 +146,10 @@ func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool) b
 func TestBatchErrorKeepsStaticRing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	ns := redistest.Namespace(t)
-	c, err := New(Options{URL: os.Getenv("RESQUE_GO_TEST_REDIS"), Namespace: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c, _, do := ringTestClient(t, false)
 	k := c.Keys()
-	do := func(cmd string, args ...any) {
-		t.Helper()
-		if _, err := c.do(ctx, cmd, args...); err != nil {
-			t.Fatalf("%s: %v", cmd, err)
-		}
-	}
 	const pool = "general"
-	for _, s := range []string{"a", "b", "c"} {
-		do("RPUSH", k.StaticRing(pool), s)
-		do("HSET", k.StaticState(pool), "m:"+s, "r")
-		for i := 0; i < 3; i++ {
-			do("RPUSH", k.StaticSourceQueue(pool, s), fmt.Sprintf(`{"class":"J","sourceId":"%s","name":"n","args":[%d]}`, s, i))
-		}
-	}
+	fillStaticRing(c, do, pool, []string{"a", "b", "c"}, map[string]int{"a": 3, "b": 3, "c": 3})
 	now := time.Unix(1_800_000_000, 0)
 	src := protocol.StaticPoolSource(pool)
 	var batch []*batchCall
