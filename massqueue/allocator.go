@@ -188,18 +188,31 @@ func (a *Allocator) deferred(ctx context.Context, st *PassStats) error {
 // (static:queue:<pool>, which resque-go itself never fills) back to
 // unassigned, oldest first, one atomic LMOVE a job: a team switching
 // servers loses none of the jobs the old one had already routed.
+//
+// It also adopts the Resque queue named like a static pool's jobs
+// (queue:static:queue:<pool>): a tool that knows only Resque's layout puts a
+// static job back there, resque-web's retry of its failed entry for one,
+// and no worker serves that queue.
 func (a *Allocator) adopt(ctx context.Context, st *PassStats) error {
 	k := a.cfg.Client.Keys()
 	for _, sp := range a.cfg.Config.StaticPools {
-		for ctx.Err() == nil {
-			moved, err := a.cfg.Client.MoveOne(ctx, k.StaticQueue(sp.Name), k.Unassigned())
-			if err != nil {
-				return err
+		for _, from := range []struct {
+			list string
+			move func(context.Context, string, string) (bool, error)
+		}{
+			{k.StaticQueue(sp.Name), a.cfg.Client.MoveOne},
+			{k.Queue(protocol.StaticQueueName(sp.Name)), a.cfg.Client.MoveOneFromHead},
+		} {
+			for ctx.Err() == nil {
+				moved, err := from.move(ctx, from.list, k.Unassigned())
+				if err != nil {
+					return err
+				}
+				if !moved {
+					break
+				}
+				st.Adopted++
 			}
-			if !moved {
-				break
-			}
-			st.Adopted++
 		}
 	}
 	return nil

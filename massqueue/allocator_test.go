@@ -339,3 +339,32 @@ func TestAllocatorAdoptsReleasedServerFIFOs(t *testing.T) {
 		t.Errorf("general/s1 = %q, want the adopted jobs oldest first %q", got, want)
 	}
 }
+
+// A static job put back in the Resque queue its worker record names
+// (queue:static:queue:<pool>), as resque-web's retry of its failed entry
+// does (RPUSH), is adopted too: routed again, oldest first, instead of
+// waiting in a queue no worker serves.
+func TestAllocatorAdoptsResqueQueueOfStaticJobs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	clk := newClock()
+	a := e.allocator(mustConfig(t, testConfig), clk)
+	var want []string
+	for i := range 3 {
+		p := fmt.Sprintf(`{"class":"Job","sourceId":"s1","name":"import","args":{"n":%d},"id":"r%d","queue_time":1600000000.5}`, i, i)
+		e.do("RPUSH", e.ns+":queue:static:queue:general", p)
+		want = append(want, p)
+	}
+	if st := e.pass(a); st.Adopted != 3 {
+		t.Fatalf("adopted %d, want 3 (%+v)", st.Adopted, st)
+	}
+	clk.Add(time.Second)
+	e.pass(a)
+	if n := e.int("LLEN", e.ns+":queue:static:queue:general"); n != 0 {
+		t.Errorf("the Resque queue still holds %d jobs", n)
+	}
+	got := e.strs("LRANGE", e.ns+":static:queue:general:s1", 0, -1)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("general/s1 = %q, want the adopted jobs oldest first %q", got, want)
+	}
+}

@@ -322,7 +322,17 @@ func (c *Client) RetireUnit(ctx context.Context, pool, unit string) error {
 // by LPUSH is served from) to the head of dst, in one atomic LMOVE; it
 // reports whether there was one.
 func (c *Client) MoveOne(ctx context.Context, src, dst string) (bool, error) {
-	v, err := c.do(ctx, "LMOVE", src, dst, "RIGHT", "LEFT")
+	return c.moveOne(ctx, src, dst, "RIGHT")
+}
+
+// MoveOneFromHead is MoveOne for a list whose oldest element is at its
+// head (a Resque queue, RPUSHed).
+func (c *Client) MoveOneFromHead(ctx context.Context, src, dst string) (bool, error) {
+	return c.moveOne(ctx, src, dst, "LEFT")
+}
+
+func (c *Client) moveOne(ctx context.Context, src, dst, from string) (bool, error) {
+	v, err := c.do(ctx, "LMOVE", src, dst, from, "LEFT")
 	if err != nil {
 		return false, fmt.Errorf("rdb: move from %s: %w", src, err)
 	}
