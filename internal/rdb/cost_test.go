@@ -1,0 +1,288 @@
+package rdb
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/redistest"
+)
+
+// BenchmarkScriptCost measures what Redis spends per no-op job on the
+// claim/finish path with no concurrency and a fixed batch size m (m slots
+// finishing and claiming in one round trip), next to two floors measured
+// the same way:
+//
+//   - pipeline: the minimal Resque loop's commands (LPOP, SET worker,
+//     INCR stat:processed, INCR stat:processed:<id>, DEL worker) for m jobs
+//     in one pipeline, no script;
+//   - lua: the same commands for m jobs inside one script call, no logic;
+//   - resque-go: finish_claim_batch.lua with m plain successes.
+//
+// One connection, one request at a time, so Redis's CPU (INFO cpu, main
+// thread) is spent on nothing else:
+//
+//	go test -run '^$' -bench ScriptCost -benchtime 40000x ./internal/rdb
+//
+// On a busy machine CPU time moves by 20% from run to run; instructions do
+// not. To count them, run redis-server under valgrind --tool=callgrind and
+// point the benchmark at it with COST_REDIS=redis://127.0.0.1:PORT; the
+// difference of two runs' totals (say 10000x and 20000x) over the jobs
+// between them is Redis's instructions per job. COST_EDIT="old=>new;;..."
+// replaces text in finish_claim_batch.lua's source first, to measure what a
+// part of it costs (and COST_LUA_DEFS=1 puts the batch script's function
+// definitions in front of the lua floor).
+func BenchmarkScriptCost(b *testing.B) {
+	for _, m := range []int{1, 8, 32} {
+		b.Run(fmt.Sprintf("pipeline/m=%d", m), func(b *testing.B) { costPipeline(b, m) })
+		b.Run(fmt.Sprintf("lua/m=%d", m), func(b *testing.B) { costLua(b, m) })
+		b.Run(fmt.Sprintf("resque-go/m=%d", m), func(b *testing.B) { costBatch(b, m) })
+	}
+}
+
+type costEnv struct {
+	c    *Client
+	conn redis.Conn
+	k    protocol.Keys
+}
+
+func newCostEnv(b *testing.B) *costEnv {
+	url := os.Getenv("RESQUE_GO_TEST_REDIS")
+	if u := os.Getenv("COST_REDIS"); u != "" {
+		url = u // a server under a profiler (callgrind)
+	}
+	c, err := New(Options{URL: url, Namespace: redistest.Namespace(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	conn, err := redis.DialURL(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	return &costEnv{c: c, conn: conn, k: c.Keys()}
+}
+
+// fill queues n no-op jobs.
+func (e *costEnv) fill(b *testing.B, n int) {
+	args := []any{e.k.Queue("q")}
+	for i := 0; i < n; i++ {
+		args = append(args, `{"class":"Noop","args":[1]}`)
+		if len(args) == 1001 || i == n-1 {
+			if _, err := e.conn.Do("RPUSH", args...); err != nil {
+				b.Fatal(err)
+			}
+			args = args[:1]
+		}
+	}
+}
+
+// cost reads Redis's main-thread CPU (µs) and its command count.
+func (e *costEnv) cost(b *testing.B) (usec float64, cmds int64, exec float64) {
+	var scripts, plain float64
+	info, err := redis.String(e.conn.Do("INFO", "all"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch {
+		case name == "used_cpu_sys_main_thread" || name == "used_cpu_user_main_thread":
+			f, _ := strconv.ParseFloat(v, 64)
+			usec += f * 1e6
+		case strings.HasPrefix(name, "cmdstat_") && name != "cmdstat_info":
+			c, rest, _ := strings.Cut(strings.TrimPrefix(v, "calls="), ",")
+			u, _, _ := strings.Cut(strings.TrimPrefix(rest, "usec="), ",")
+			n, _ := strconv.ParseInt(c, 10, 64)
+			t, _ := strconv.ParseFloat(u, 64)
+			if name == "cmdstat_evalsha" || name == "cmdstat_eval" {
+				scripts += t
+				continue
+			}
+			cmds += n
+			plain += t
+		}
+	}
+	if scripts > 0 {
+		return usec, cmds, scripts
+	}
+	return usec, cmds, plain
+}
+
+func (e *costEnv) report(b *testing.B, jobs int, u0 float64, c0 int64, x0 float64) {
+	u1, c1, x1 := e.cost(b)
+	b.ReportMetric((x1-x0)/float64(jobs), "exec-µs/job")
+	b.ReportMetric((u1-u0)/float64(jobs), "redis-µs/job")
+	b.ReportMetric(float64(c1-c0-1)/float64(jobs), "cmds/job")
+}
+
+func costPipeline(b *testing.B, m int) {
+	e := newCostEnv(b)
+	e.fill(b, b.N)
+	u0, c0, x0 := e.cost(b)
+	b.ResetTimer()
+	// as the minimal loop: a job's writes (SET worker, the counters, DEL
+	// worker) go with the next pop
+	held := make([]any, m)
+	for {
+		for j, p := range held {
+			if p != nil {
+				id := "w" + strconv.Itoa(j)
+				e.conn.Send("SET", e.k.Worker(id), p)
+				e.conn.Send("INCR", e.k.StatProcessed())
+				e.conn.Send("INCR", e.k.StatProcessedWorker(id))
+				e.conn.Send("DEL", e.k.Worker(id))
+			}
+		}
+		for j := 0; j < m; j++ {
+			e.conn.Send("LPOP", e.k.Queue("q"))
+		}
+		replies, err := redis.Values(e.conn.Do(""))
+		if err != nil {
+			b.Fatal(err)
+		}
+		copy(held, replies[len(replies)-m:])
+		if held[0] == nil {
+			break
+		}
+	}
+	b.StopTimer()
+	e.report(b, b.N, u0, c0, x0)
+}
+
+var costLuaScript = redis.NewScript(-1, costLuaBody)
+
+const costLuaBody = `
+local m = tonumber(ARGV[1])
+local out, n = {}, 0
+for j = 1, m do
+  if ARGV[1 + j] == '1' then
+    redis.call('DEL', KEYS[2 + 2 * j - 1])
+    redis.call('INCR', KEYS[2 + 2 * j])
+    n = n + 1
+  end
+end
+if n > 0 then redis.call('INCRBY', KEYS[2], n) end
+for j = 1, m do
+  local p = redis.call('LPOP', KEYS[1])
+  if p then redis.call('SET', KEYS[2 + 2 * j - 1], p) end
+  out[j] = p
+end
+return out`
+
+func batchSource() string {
+	return scriptSource("unique_release.lua") + "\n" + scriptSource("static_wake.lua") + "\n" +
+		scriptBody("finish.lua", "finish") + scriptBody("claim.lua", "claim") + scriptSource("finish_claim_batch.lua")
+}
+
+func costLua(b *testing.B, m int) {
+	script := costLuaScript
+	if os.Getenv("COST_LUA_DEFS") != "" {
+		src := batchSource()
+		src = src[:strings.Index(src, "local m = tonumber(ARGV[#ARGV])")]
+		script = redis.NewScript(-1, src+"\nlocal memo = {rings = {}, units = {}}\n"+costLuaBody)
+	}
+	e := newCostEnv(b)
+	e.fill(b, b.N)
+	u0, c0, x0 := e.cost(b)
+	b.ResetTimer()
+	held := make([]bool, m)
+	for done := 0; done < b.N; {
+		args := []any{2 + 2*m, e.k.Queue("q"), e.k.StatProcessed()}
+		for j := 0; j < m; j++ {
+			id := "w" + strconv.Itoa(j)
+			args = append(args, e.k.Worker(id), e.k.StatProcessedWorker(id))
+		}
+		args = append(args, m)
+		for j := 0; j < m; j++ {
+			if held[j] {
+				args = append(args, "1")
+				done++
+			} else {
+				args = append(args, "0")
+			}
+		}
+		out, err := redis.Values(script.Do(e.conn, args...))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for j := range held {
+			held[j] = j < len(out) && out[j] != nil
+		}
+		if !held[0] {
+			break
+		}
+	}
+	b.StopTimer()
+	e.report(b, b.N, u0, c0, x0)
+}
+
+func costBatch(b *testing.B, m int) {
+	e := newCostEnv(b)
+	e.fill(b, b.N+m)
+	ctx := context.Background()
+	src := protocol.QueueSource("q")
+	calls := make([]*batchCall, m)
+	claims := map[*batchCall]ClaimArgs{}
+	now := time.Now()
+	for j := range calls {
+		a := ClaimArgs{WorkerID: "h:" + strconv.Itoa(j) + ":q", Host: "h", Sources: []protocol.Source{src}, Now: now}
+		res, err := e.c.Claim(ctx, a)
+		if err != nil || res.Payload == nil {
+			b.Fatal(err, "no job")
+		}
+		ck, ca := e.c.claimKeysArgs(a)
+		calls[j] = &batchCall{workerID: a.WorkerID, host: "h", src: src, ck: ck, ca: ca, sources: 1,
+			o: Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "Noop"}}
+		claims[calls[j]] = a
+	}
+	bt := &finishBatcher{c: e.c}
+	if ed := os.Getenv("COST_EDIT"); ed != "" {
+		src := batchSource()
+		for _, r := range strings.Split(ed, ";;") {
+			o, n, _ := strings.Cut(r, "=>")
+			if !strings.Contains(src, o) {
+				b.Fatalf("no %q", o)
+			}
+			src = strings.ReplaceAll(src, o, n)
+		}
+		e.c.finishClaimBatch = redis.NewScript(-1, src)
+	}
+	u0, c0, x0 := e.cost(b)
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		for _, call := range calls {
+			call.done = make(chan struct{})
+		}
+		bt.send(calls)
+		done += m
+		live := calls[:0]
+		for _, call := range calls {
+			_, res, err := parseFinishClaim(call.workerID, claims[call], call.reply, call.err)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res.Payload != nil {
+				call.o.Seq = res.Seq
+				live = append(live, call)
+			}
+		}
+		calls = live
+		if len(calls) == 0 {
+			break
+		}
+	}
+	b.StopTimer()
+	e.report(b, b.N, u0, c0, x0)
+}
