@@ -204,7 +204,7 @@ func (b *finishBatcher) send(batch []*batchCall) {
 	}
 	args = append(args, len(first.ck), len(first.ca), len(batch))
 	replies, err := redis.Values(c.evalHot(ctx, c.finishClaimBatch, args...))
-	if err == nil && len(replies) != len(batch) {
+	if err == nil && len(replies) != batchStride*len(batch) {
 		err = fmt.Errorf("rdb: finish and claim batch: %d replies for %d slots", len(replies), len(batch))
 	}
 	for i, call := range batch {
@@ -212,8 +212,32 @@ func (b *finishBatcher) send(batch []*batchCall) {
 			call.err = err
 			continue
 		}
-		call.reply = replies[i]
+		call.reply = unflatten(replies[batchStride*i : batchStride*(i+1)])
 	}
+}
+
+// batchStride is how many reply elements finish_claim_batch.lua gives a slot.
+const batchStride = 6
+
+// unflatten turns a slot's part of finish_claim_batch.lua's flat reply back
+// into finish_claim.lua's {finish result, claim result}.
+func unflatten(r []any) any {
+	switch r[1].(type) {
+	case nil:
+		return []any{r[0], nil}
+	case int64:
+		if n := r[1].(int64); n < 0 {
+			return []any{r[0], n}
+		}
+	}
+	claim := []any{r[1], r[2], r[3]}
+	for _, v := range r[4:] {
+		if v == nil {
+			break
+		}
+		claim = append(claim, v)
+	}
+	return []any{r[0], claim}
 }
 
 // finishClaimArgs lays out finish_claim.lua's keys and arguments.

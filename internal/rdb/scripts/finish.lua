@@ -121,7 +121,7 @@ local function finish_head(seqs, wkey, failed, wid, seq, class, queue)
     return 0
   end
   if redis.call('DEL', wkey) == 1 then
-    return 1
+    return 1, moved
   end
   -- Removed by another runtime's prune: Ruby recorded the job it read
   -- there as DirtyExit ("Job still being processed"). Remove that entry

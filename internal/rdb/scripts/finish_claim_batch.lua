@@ -37,18 +37,27 @@
 -- sends 6 strings instead of finish.lua's 27: each costs Redis about as
 -- much as a command's overhead in a script.
 --
--- Returns one {finish result, claim result} per slot, as finish_claim.lua.
+-- Returns six values per slot, one after the other: the finish result, then
+-- the claim result of finish_claim.lua laid flat: -1 (paused), nil (no job)
+-- or its first element, then its other elements (nil for those it lacks).
 local m = tonumber(ARGV[#ARGV])
 local nkc, nac = tonumber(ARGV[#ARGV - 2]), tonumber(ARGV[#ARGV - 1])
 local sizes = #ARGV - 3 - 2 * m
 local ko, ao = nkc + 2, nac
-local done, kos, aos, tokens = {}, {}, {}, {}
+local done, kos, aos, tokens, seqs = {}, {}, {}, {}, {}
 local processed = 0
 for j = 1, m do
-  local nk, na = tonumber(ARGV[sizes + 2 * j - 1]), tonumber(ARGV[sizes + 2 * j])
+  -- sizes are compared as strings where they can be: tonumber costs a
+  -- strtod, dearer than the comparison by far
+  local nk, na = 2, 4
+  if ARGV[sizes + 2 * j - 1] ~= '2' then
+    nk, na = tonumber(ARGV[sizes + 2 * j - 1]), tonumber(ARGV[sizes + 2 * j])
+  end
   kos[j], aos[j], tokens[j] = ko, ao, ARGV[ao + na + 1]
   if nk == 2 then
-    done[j] = finish_head(KEYS[3], KEYS[ko + 1], KEYS[nkc + 2], ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 3], ARGV[ao + 4])
+    -- a plain success; finish_head also returns the sequence it moved to,
+    -- which the slot's claim takes
+    done[j], seqs[j] = finish_head(KEYS[3], KEYS[ko + 1], KEYS[nkc + 2], ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 3], ARGV[ao + 4])
     if done[j] > 0 then
       redis.call('INCR', KEYS[ko + 2])
     end
@@ -73,17 +82,27 @@ if not paused then
   counters = redis.call('EXISTS', KEYS[4]) == 1
 end
 local out, memo = {}, {rings = {}, units = {}, n = m}
+-- one slot table for every claim (claim() keeps no reference to it)
+local slot = {nk = nkc, counters = counters, memo = memo}
 for j = 1, m do
   local c = -1
   if not paused then
     local seq = nil
     if done[j] > 0 then
-      seq = tonumber(ARGV[aos[j] + 2]) + 1
+      seq = seqs[j] or tonumber(ARGV[aos[j] + 2]) + 1
     end
-    c = claim(KEYS, ARGV, seq, 0, 0,
-      {nk = nkc, wkey = KEYS[kos[j] + 1], wid = ARGV[aos[j] + 1], token = tokens[j], counters = counters, memo = memo}) or false
+    slot.wkey, slot.wid, slot.token = KEYS[kos[j] + 1], ARGV[aos[j] + 1], tokens[j]
+    c = claim(KEYS, ARGV, seq, 0, 0, slot) or false
   end
-  out[j] = {done[j], c}
+  -- flat: Redis looks for seven special fields in every table it turns
+  -- into a reply, so two tables per slot cost more than the slot's claim
+  local o = 6 * (j - 1)
+  out[o + 1] = done[j]
+  if type(c) == 'table' then
+    out[o + 2], out[o + 3], out[o + 4], out[o + 5], out[o + 6] = c[1], c[2], c[3], c[4] or false, c[5] or false
+  else
+    out[o + 2], out[o + 3], out[o + 4], out[o + 5], out[o + 6] = c, false, false, false, false
+  end
 end
 ring_flush(memo)
 return out
