@@ -37,17 +37,21 @@ type batchSlot struct {
 func TestBatchLeavesWhatSingleCallsLeave(t *testing.T) {
 	t.Parallel()
 	for _, paused := range []bool{false, true} {
-		t.Run(fmt.Sprintf("paused=%v", paused), func(t *testing.T) { batchVersusSingle(t, paused) })
+		for _, plainOnly := range []bool{false, true} {
+			t.Run(fmt.Sprintf("paused=%v/plain=%v", paused, plainOnly), func(t *testing.T) { batchVersusSingle(t, paused, plainOnly) })
+		}
 	}
 }
 
 // batchVersusSingle compares; paused: every worker is paused when the
-// slots finish (their finishes are recorded, none claims).
-func batchVersusSingle(t *testing.T, paused bool) {
+// slots finish (their finishes are recorded, none claims); plainOnly: the
+// slots claim from one plain queue (the batch script's claim_plain) rather
+// than from a plain and a serial one (claim()).
+func batchVersusSingle(t *testing.T, paused, plainOnly bool) {
 	t.Parallel()
 	now := time.Unix(1_800_000_000, 0)
-	single := batchFixture(t, true, now, paused)
-	batched := batchFixture(t, false, now, paused)
+	single := batchFixture(t, true, now, paused, plainOnly)
+	batched := batchFixture(t, false, now, paused, plainOnly)
 	if single.dump != batched.dump {
 		t.Errorf("Redis after single calls:\n%s\nafter one batch:\n%s", single.dump, batched.dump)
 	}
@@ -67,7 +71,7 @@ type batchResult struct {
 	answers []string
 }
 
-func batchFixture(t *testing.T, unbatched bool, now time.Time, paused bool) batchResult {
+func batchFixture(t *testing.T, unbatched bool, now time.Time, paused, plainOnly bool) batchResult {
 	ctx := context.Background()
 	ns := redistest.Namespace(t)
 	c, err := New(Options{URL: os.Getenv("RESQUE_GO_TEST_REDIS"), Namespace: ns, Unbatched: unbatched})
@@ -101,12 +105,25 @@ func batchFixture(t *testing.T, unbatched bool, now time.Time, paused bool) batc
 			t.Fatal(err)
 		}
 	}
-	for i := 10; i < 30; i++ { // what the claims take next
-		if err := c.Enqueue(ctx, "q", []byte(ruby(i))); err != nil {
+	// what the claims take next: jobs that ask the claim for more than the
+	// record (a resque-v3 status, a php-resque status, a unique state), a
+	// payload that is not a JSON object, and plain ones
+	next := []string{ruby(10), `{"class":"T2","args":[],"id":"j2","isMonitored":true}`,
+		`{"class":"U2","args":[],"unique":{"uid":"u2"}}`, `{"class":"P","args":[],"id":"p1"}`, `[1,"x"]`,
+		`{"class":"U3","args":[],"unique":{"uid":17}}`}
+	for i := 16; i < 30; i++ {
+		next = append(next, ruby(i))
+	}
+	for _, p := range next {
+		if err := c.Enqueue(ctx, "q", []byte(p)); err != nil {
 			t.Fatal(err)
 		}
 	}
+	do("SET", k.JobStatus("p1"), `{"status":1,"updated":1}`)
 	sources := []protocol.Source{protocol.QueueSource("q"), {Queue: "s", Serial: true}}
+	if plainOnly {
+		sources = sources[:1]
+	}
 	plain := sources[0]
 	slot := func(i int) batchSlot {
 		id := fmt.Sprintf("h:%d:q,s", i)
@@ -145,11 +162,14 @@ func batchFixture(t *testing.T, unbatched bool, now time.Time, paused bool) batc
 		return Outcome{Seq: res.Seq, Kind: OutcomeRetry, Class: "Job", Entry: []byte(`{"retry":6}`), Push: res.Payload, Now: now}
 	}
 	// finished as a job of the serial source, whose lock the slot holds
-	slots[6].src = sources[1]
-	slots[6].outcome = func(res ClaimResult) Outcome {
-		return Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "Job", Token: slots[6].args.Token, Now: now}
+	slots[6].outcome = ok
+	if !plainOnly {
+		slots[6].src = sources[1]
+		slots[6].outcome = func(res ClaimResult) Outcome {
+			return Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "Job", Token: slots[6].args.Token, Now: now}
+		}
+		slots[6].before = func(t *testing.T, c *Client) { do("SET", k.SerialLock("s"), slots[6].args.Token) }
 	}
-	slots[6].before = func(t *testing.T, c *Client) { do("SET", k.SerialLock("s"), slots[6].args.Token) }
 	// another runtime's prune removed the record while the job ran
 	slots[7].outcome = ok
 	slots[7].before = func(t *testing.T, c *Client) { do("DEL", k.Worker(slots[7].id)) }
@@ -170,11 +190,11 @@ func batchFixture(t *testing.T, unbatched bool, now time.Time, paused bool) batc
 	// the job the first claim takes has failed twice before, its counter
 	// not in the index: the claims see it only after slot 0's retry put a
 	// counter in the index
-	next, err := protocol.DecodePayload([]byte(ruby(10)))
+	first, err := protocol.DecodePayload([]byte(ruby(10)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	do("SET", k.Attempts(protocol.AttemptsDigest(next)), "2")
+	do("SET", k.Attempts(protocol.AttemptsDigest(first)), "2")
 	if paused {
 		do("SET", k.PauseAll(), " True\n")
 	}

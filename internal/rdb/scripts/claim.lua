@@ -402,6 +402,65 @@ local function ring_unit(ring, state, seqs, ARGV, d, memo)
   return nil
 end
 
+-- job_marks writes what a claimed job's payload asks for (u and d say
+-- whether it mentions "unique" and "id"): a unique job's state becomes
+-- running; a job with a status key gets its status set to running (see the
+-- header). ao and n place claim.lua's arguments.
+local function job_marks(payload, u, d, ARGV, ao, n)
+  local decoded = nil
+  if u then
+    local ok, dec = pcall(cjson.decode, payload)
+    if ok and type(dec) == 'table' then
+      decoded = dec
+      local un = dec['unique']
+      local uid = type(un) == 'table' and un['uid']
+      if type(uid) == 'number' then
+        -- the literal text, as the worker reads it (tostring rounds)
+        uid = string.match(payload, '"uid"%s*:%s*(-?[%d%.eE+-]+)')
+      end
+      if type(uid) == 'string' and uid ~= '' then
+        redis.call('SET', ARGV[ao + 8 + 3 * n] .. uid .. ':state', 'running')
+      end
+    end
+  end
+  if d then
+    if not decoded then
+      local ok, dec = pcall(cjson.decode, payload)
+      decoded = ok and dec
+    end
+    local id = type(decoded) == 'table' and decoded['id']
+    if type(id) == 'string' or type(id) == 'number' then
+      local skey = ARGV[ao + 3] .. tostring(id) .. ':status'
+      if decoded['isMonitored'] == true then
+        -- resque-v3 string statuses
+        redis.call('SET', skey, '{"status":"running","updated":' .. ARGV[ao + 2] .. '}', 'EX', 86400)
+      else
+        -- php-resque integer statuses, only when the producer asked for tracking
+        local cur = redis.call('GET', skey)
+        if cur then
+          local sok, st = pcall(cjson.decode, cur)
+          if sok and type(st) == 'table' and type(st['status']) == 'number' then
+            st['status'] = 2
+            st['updated'] = tonumber(ARGV[ao + 2])
+            redis.call('SET', skey, cjson.encode(st), 'KEEPTTL')
+          end
+        end
+      end
+    end
+  end
+end
+
+-- job_attempts reads a claimed job's attempts counter while some counter
+-- exists (see Attempts in the header): its value, "0", or "" when not
+-- looked for.
+local function job_attempts(payload, object, ARGV, ao)
+  if object and string.find(payload, '^{"class":"[^"]*","args":') then
+    -- compact Ruby form: the counter is keyed by the payload's bytes
+    return redis.call('GET', ARGV[ao + 5] .. redis.sha1hex(payload)) or '0'
+  end
+  return '' -- not looked for: the worker reads it if it needs it
+end
+
 local function claim(KEYS, ARGV, seq, ko, ao, slot)
   ko, ao = ko or 0, ao or 0
   local nk, wkey, wid = #KEYS - ko, KEYS[ko + 2], ARGV[ao + 4]
@@ -474,45 +533,10 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
           ring_held(holders, KEYS[ko + 3])
         end
       end
-      local decoded = nil
-      if object and string.find(payload, '"unique"', 1, true) then
-        local ok, d = pcall(cjson.decode, payload)
-        if ok and type(d) == 'table' then
-          decoded = d
-          local u = d['unique']
-          local uid = type(u) == 'table' and u['uid']
-          if type(uid) == 'number' then
-            -- the literal text, as the worker reads it (tostring rounds)
-            uid = string.match(payload, '"uid"%s*:%s*(-?[%d%.eE+-]+)')
-          end
-          if type(uid) == 'string' and uid ~= '' then
-            redis.call('SET', ARGV[ao + 8 + 3 * n] .. uid .. ':state', 'running')
-          end
-        end
-      end
-      if object and string.find(payload, '"id"', 1, true) then
-        if not decoded then
-          local ok, d = pcall(cjson.decode, payload)
-          decoded = ok and d
-        end
-        local id = type(decoded) == 'table' and decoded['id']
-        if type(id) == 'string' or type(id) == 'number' then
-          local skey = ARGV[ao + 3] .. tostring(id) .. ':status'
-          if decoded['isMonitored'] == true then
-            -- resque-v3 string statuses
-            redis.call('SET', skey, '{"status":"running","updated":' .. ARGV[ao + 2] .. '}', 'EX', 86400)
-          else
-            -- php-resque integer statuses, only when the producer asked for tracking
-            local cur = redis.call('GET', skey)
-            if cur then
-              local sok, st = pcall(cjson.decode, cur)
-              if sok and type(st) == 'table' and type(st['status']) == 'number' then
-                st['status'] = 2
-                st['updated'] = tonumber(ARGV[ao + 2])
-                redis.call('SET', skey, cjson.encode(st), 'KEEPTTL')
-              end
-            end
-          end
+      if object then
+        local u, d = string.find(payload, '"unique"', 1, true), string.find(payload, '"id"', 1, true)
+        if u or d then
+          job_marks(payload, u, d, ARGV, ao, n)
         end
       end
       local attempts, counters = '0', nil
@@ -522,12 +546,7 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
         counters = redis.call('EXISTS', KEYS[ko + 4]) == 1
       end
       if counters then
-        if object and string.find(payload, '^{"class":"[^"]*","args":') then
-          -- compact Ruby form: the counter is keyed by the payload's bytes
-          attempts = redis.call('GET', ARGV[ao + 5] .. redis.sha1hex(payload)) or '0'
-        else
-          attempts = '' -- not looked for: the worker reads it if it needs it
-        end
+        attempts = job_attempts(payload, object, ARGV, ao)
       end
       if list then
         return {i, payload, seq, attempts, list}

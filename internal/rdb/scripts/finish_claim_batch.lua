@@ -31,7 +31,7 @@
 -- each slot's finish still comes before its claim, and the claims see what
 -- the finishes wrote (a retried job pushed back, an attempts counter set).
 -- What all slots share is done once: stat:processed (one INCRBY), the
--- pause key (one GET) and the attempts index (one EXISTS); for a static
+-- pause key and the attempts index (one EXISTS for both, usually); for a static
 -- pool's ring, the parked list, whether any source has settings, and the
 -- ring's rotation (ring_static, ring_flush). A plain success
 -- sends 6 strings instead of finish.lua's 27: each costs Redis about as
@@ -40,6 +40,35 @@
 -- Returns six values per slot, one after the other: the finish result, then
 -- the claim result of finish_claim.lua laid flat: -1 (paused), nil (no job)
 -- or its first element, then its other elements (nil for those it lacks).
+-- claim_plain is claim() for a slot whose sources are all plain queues and
+-- whose sequence is known (its finish moved it): the same pop, record,
+-- marks and attempts in fewer steps, its result written into out at o
+-- (true), or false when no queue had a job.
+local function claim_plain(KEYS, ARGV, n, wkey, seq, counters, out, o)
+  for i = 1, n do
+    local payload = redis.call('LPOP', KEYS[4 + i])
+    if payload then
+      local object = string.byte(payload, 1) == 123 and string.byte(payload, -1) == 125
+      if object then
+        redis.call('SET', wkey, ARGV[5 + i] .. payload .. ARGV[5 + n + i])
+        local u, d = string.find(payload, '"unique"', 1, true), string.find(payload, '"id"', 1, true)
+        if u or d then
+          job_marks(payload, u, d, ARGV, 0, n)
+        end
+      else
+        redis.call('SET', wkey, ARGV[5 + i] .. cjson.encode(payload) .. ARGV[5 + n + i])
+      end
+      local attempts = '0'
+      if counters then
+        attempts = job_attempts(payload, object, ARGV, 0)
+      end
+      out[o + 2], out[o + 3], out[o + 4], out[o + 5], out[o + 6] = i, payload, seq, attempts, false
+      return true
+    end
+  end
+  return false
+end
+
 local m = tonumber(ARGV[#ARGV])
 local nkc, nac = tonumber(ARGV[#ARGV - 2]), tonumber(ARGV[#ARGV - 1])
 local sizes = #ARGV - 3 - 2 * m
@@ -69,36 +98,57 @@ for j = 1, m do
   end
   ko, ao = ko + nk, ao + na + 1
 end
-if processed > 0 then
+if processed == m then
+  -- m as sent: a Lua number would be formatted with a printf
+  redis.call('INCRBY', KEYS[nkc + 1], ARGV[#ARGV])
+elseif processed > 0 then
   redis.call('INCRBY', KEYS[nkc + 1], processed)
 end
-local paused = false
-local pause = redis.call('GET', KEYS[1])
-if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
-  paused = true
-end
-local counters = false
-if not paused then
-  counters = redis.call('EXISTS', KEYS[4]) == 1
+-- usually neither the pause key nor any attempts counter exists: one
+-- EXISTS says so
+local paused, counters = false, false
+if redis.call('EXISTS', KEYS[1], KEYS[4]) > 0 then
+  local pause = redis.call('GET', KEYS[1])
+  if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
+    paused = true
+  end
+  if not paused then
+    counters = redis.call('EXISTS', KEYS[4]) == 1
+  end
 end
 local out, memo = {}, {rings = {}, units = {}, n = m}
 -- one slot table for every claim (claim() keeps no reference to it)
 local slot = {nk = nkc, counters = counters, memo = memo}
+-- claims from plain queues only (no serial source, no ring) whose slot's
+-- finish gave the sequence take the short way, claim_plain
+local n = (nkc - 4) / 2
+local plain = true
+for i = 1, n do
+  if ARGV[5 + 2 * n + i] ~= '' then
+    plain = false
+  end
+end
 for j = 1, m do
+  local o = 6 * (j - 1)
   local c = -1
   if not paused then
     local seq = nil
     if done[j] > 0 then
       seq = seqs[j] or tonumber(ARGV[aos[j] + 2]) + 1
     end
-    slot.wkey, slot.wid, slot.token = KEYS[kos[j] + 1], ARGV[aos[j] + 1], tokens[j]
-    c = claim(KEYS, ARGV, seq, 0, 0, slot) or false
+    if plain and seq then
+      c = claim_plain(KEYS, ARGV, n, KEYS[kos[j] + 1], seq, counters, out, o)
+    else
+      slot.wkey, slot.wid, slot.token = KEYS[kos[j] + 1], ARGV[aos[j] + 1], tokens[j]
+      c = claim(KEYS, ARGV, seq, 0, 0, slot) or false
+    end
   end
   -- flat: Redis looks for seven special fields in every table it turns
   -- into a reply, so two tables per slot cost more than the slot's claim
-  local o = 6 * (j - 1)
   out[o + 1] = done[j]
-  if type(c) == 'table' then
+  if c == true then
+    -- claim_plain wrote the slot's claim into out
+  elseif type(c) == 'table' then
     out[o + 2], out[o + 3], out[o + 4], out[o + 5], out[o + 6] = c[1], c[2], c[3], c[4] or false, c[5] or false
   else
     out[o + 2], out[o + 3], out[o + 4], out[o + 5], out[o + 6] = c, false, false, false, false
