@@ -23,7 +23,11 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	ns := redistest.Namespace(t)
-	c, err := rdb.New(rdb.Options{URL: os.Getenv(redisEnv), Namespace: ns, MaxIdle: 64})
+	url := os.Getenv(redisEnv)
+	if u := os.Getenv("COST_REDIS"); u != "" {
+		url = u // a server under a profiler (see rdb's BenchmarkScriptCost)
+	}
+	c, err := rdb.New(rdb.Options{URL: url, Namespace: ns, MaxIdle: 64})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,7 +44,10 @@ func BenchmarkScriptCost(b *testing.B) {
 	for _, m := range []int{1, 8, 32} {
 		b.Run(fmt.Sprintf("pipeline/m=%d", m), func(b *testing.B) { costPipeline(b, m) })
 		b.Run(fmt.Sprintf("lua/m=%d", m), func(b *testing.B) { costLua(b, m) })
-		b.Run(fmt.Sprintf("resque-go/m=%d", m), func(b *testing.B) { costBatch(b, m) })
+		b.Run(fmt.Sprintf("resque-go/m=%d", m), func(b *testing.B) { costBatch(b, m, 0) })
+		for _, n := range []int{1, 10000} {
+			b.Run(fmt.Sprintf("static/sources=%d/m=%d", n, m), func(b *testing.B) { costBatch(b, m, n) })
+		}
 	}
 }
 
@@ -82,6 +86,22 @@ func (e *costEnv) fill(b *testing.B, n int) {
 			}
 			args = args[:1]
 		}
+	}
+}
+
+// fillStatic queues n no-op jobs in a static pool (p) as the allocator
+// does: each source's FIFO, and the ring of the sources.
+func (e *costEnv) fillStatic(b *testing.B, n, sources int) {
+	for i := 0; i < n; i++ {
+		src := "s" + strconv.Itoa(i%sources)
+		e.conn.Send("RPUSH", e.k.StaticSourceQueue("p", src), `{"class":"Noop","args":[1]}`)
+		if i < sources {
+			e.conn.Send("RPUSH", e.k.StaticRing("p"), src)
+			e.conn.Send("HSET", e.k.StaticState("p"), "m:"+src, "r")
+		}
+	}
+	if _, err := e.conn.Do(""); err != nil {
+		b.Fatal(err)
 	}
 }
 
@@ -228,11 +248,18 @@ func costLua(b *testing.B, m int) {
 	e.report(b, b.N, u0, c0, x0)
 }
 
-func costBatch(b *testing.B, m int) {
+// costBatch drains a plain queue, or with sources > 0 a static pool's ring
+// of that many sources (their jobs in turn), m slots a script call.
+func costBatch(b *testing.B, m, sources int) {
 	e := newCostEnv(b)
-	e.fill(b, b.N+m)
 	ctx := context.Background()
 	src := protocol.QueueSource("q")
+	if sources == 0 {
+		e.fill(b, b.N+m)
+	} else {
+		src = protocol.StaticPoolSource("p")
+		e.fillStatic(b, b.N+m, sources)
+	}
 	calls := make([]*batchCall, m)
 	claims := map[*batchCall]ClaimArgs{}
 	now := time.Now()
@@ -243,7 +270,7 @@ func costBatch(b *testing.B, m int) {
 			b.Fatal(err, "no job")
 		}
 		ck, ca := e.c.claimKeysArgs(a)
-		calls[j] = &batchCall{workerID: a.WorkerID, host: "h", src: src, ck: ck, ca: ca, sources: 1,
+		calls[j] = &batchCall{workerID: a.WorkerID, host: "h", src: res.Source, ck: ck, ca: ca, sources: 1,
 			o: Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "Noop"}}
 		claims[calls[j]] = a
 	}
@@ -260,6 +287,12 @@ func costBatch(b *testing.B, m int) {
 		e.c.finishClaimBatch = redis.NewScript(-1, src)
 	}
 	u0, c0, x0 := e.cost(b)
+	if os.Getenv("COST_CALLGRIND") != "" {
+		// Redis runs under callgrind (COST_REDIS): count the drain alone
+		if out, err := exec.Command("callgrind_control", "-z").CombinedOutput(); err != nil {
+			b.Fatalf("callgrind_control: %v %s", err, out)
+		}
+	}
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		for _, call := range calls {
@@ -274,7 +307,7 @@ func costBatch(b *testing.B, m int) {
 				b.Fatal(err)
 			}
 			if res.Payload != nil {
-				call.o.Seq = res.Seq
+				call.o.Seq, call.src = res.Seq, res.Source
 				live = append(live, call)
 			}
 		}
