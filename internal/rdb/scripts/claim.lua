@@ -161,9 +161,16 @@ end
 -- weighted source whose turn goes on); or 'paused', 'parked' or 'drained':
 -- the source leaves the ring (its state is written here, the ring is the
 -- caller's).
+local no_settings = {}
+
 local function static_visit(s, state, seqs, ARGV, d, m)
-  local ns, subp, holdp, settings = ARGV[d + 1], ARGV[d + 2], ARGV[d + 3], ARGV[d + 6]
-  local fifo = ns .. subp .. s
+  local holdp, settings = ARGV[d + 3], ARGV[d + 6]
+  local pre = m.pre
+  if not pre then
+    pre = ARGV[d + 1] .. ARGV[d + 2]
+    m.pre = pre
+  end
+  local fifo = pre .. s
   local payload = redis.call('LPOP', fifo)
   if not payload then
     -- drained: off the ring at once; a job that comes back to its FIFO
@@ -171,7 +178,7 @@ local function static_visit(s, state, seqs, ARGV, d, m)
     redis.call('HDEL', state, 'm:' .. s, 't:' .. s)
     return 'drained'
   end
-  local c = {}
+  local c = no_settings
   if m.settings then
     c = redis.call('HMGET', settings, s .. ':weight', s .. ':limit', s .. ':paused')
   end
@@ -502,11 +509,18 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
         end
       end
     else
-      local d = ao + tonumber(string.sub(flag, 2))
+      local memo = slot and slot.memo
+      local d = memo and memo.flags and memo.flags[flag]
+      if not d then
+        d = ao + tonumber(string.sub(flag, 2))
+        if memo and memo.flags then
+          memo.flags[flag] = d
+        end
+      end
       if ARGV[d] == 's' then
-        payload, list, holders = ring_static(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, slot and slot.memo)
+        payload, list, holders = ring_static(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, memo)
       else
-        payload, list, holders = ring_unit(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, slot and slot.memo)
+        payload, list, holders = ring_unit(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, memo)
       end
       if payload then
         local q = ARGV[d + 4]

@@ -116,7 +116,7 @@ if redis.call('EXISTS', KEYS[1], KEYS[4]) > 0 then
     counters = redis.call('EXISTS', KEYS[4]) == 1
   end
 end
-local out, memo = {}, {rings = {}, units = {}, n = m}
+local out, memo = {}, {rings = {}, units = {}, n = m, flags = {}}
 -- one slot table for every claim (claim() keeps no reference to it)
 local slot = {nk = nkc, counters = counters, memo = memo}
 -- claims from plain queues only (no serial source, no ring) whose slot's
