@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -52,8 +53,9 @@ type PassStats struct {
 	// batches of dead units went back to committed.
 	Finished   int
 	HandedBack int
-	// Adopted jobs were found in the released server's static FIFOs and
-	// went back to unassigned.
+	// Adopted jobs were found in the released server's static FIFOs or in
+	// a Resque queue named like a mass list (queue:static:queue:<pool>,
+	// queue:committed:<batch id>) and went back to unassigned.
 	Adopted int
 	// Deferred unique jobs released with a delay were due and went to
 	// unassigned.
@@ -192,27 +194,44 @@ func (a *Allocator) deferred(ctx context.Context, st *PassStats) error {
 // It also adopts the Resque queue named like a static pool's jobs
 // (queue:static:queue:<pool>): a tool that knows only Resque's layout puts a
 // static job back there, resque-web's retry of its failed entry for one,
-// and no worker serves that queue.
+// and no worker serves that queue. So are batch jobs put back in the
+// Resque queue of their batch's list (queue:committed:<batch id>, any queue
+// of the queues set named committed:...): like `resque-go failed retry`,
+// they go through routing again, as static jobs of their source and name
+// (the batch may be long finished); a payload without them is recorded in
+// failed with the reason, as any unroutable static payload.
 func (a *Allocator) adopt(ctx context.Context, st *PassStats) error {
 	k := a.cfg.Client.Keys()
+	type from struct {
+		list string
+		move func(context.Context, string, string) (bool, error)
+	}
+	var froms []from
 	for _, sp := range a.cfg.Config.StaticPools {
-		for _, from := range []struct {
-			list string
-			move func(context.Context, string, string) (bool, error)
-		}{
-			{k.StaticQueue(sp.Name), a.cfg.Client.MoveOne},
-			{k.Queue(protocol.StaticQueueName(sp.Name)), a.cfg.Client.MoveOneFromHead},
-		} {
-			for ctx.Err() == nil {
-				moved, err := from.move(ctx, from.list, k.Unassigned())
-				if err != nil {
-					return err
-				}
-				if !moved {
-					break
-				}
-				st.Adopted++
+		froms = append(froms, from{k.StaticQueue(sp.Name), a.cfg.Client.MoveOne},
+			from{k.Queue(protocol.StaticQueueName(sp.Name)), a.cfg.Client.MoveOneFromHead})
+	}
+	queues, err := a.cfg.Client.KnownQueues(ctx)
+	if err != nil {
+		return err
+	}
+	for _, q := range queues {
+		// the name stays in queues: Ruby adds it before it pushes, so a
+		// removal here could hide a job pushed just after it
+		if strings.HasPrefix(q, protocol.CommittedPrefix) {
+			froms = append(froms, from{k.Queue(q), a.cfg.Client.MoveOneFromHead})
+		}
+	}
+	for _, f := range froms {
+		for ctx.Err() == nil {
+			moved, err := f.move(ctx, f.list, k.Unassigned())
+			if err != nil {
+				return err
 			}
+			if !moved {
+				break
+			}
+			st.Adopted++
 		}
 	}
 	return nil
