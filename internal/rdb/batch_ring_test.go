@@ -33,8 +33,8 @@ func TestBatchRotatesStaticRingAsSingleCalls(t *testing.T) {
 		slots, settings := c.slots, c.settings
 		t.Run(fmt.Sprintf("slots=%d/settings=%v", slots, settings), func(t *testing.T) {
 			t.Parallel()
-			single := staticRingFixture(t, true, slots, settings)
-			batched := staticRingFixture(t, false, slots, settings)
+			single := staticRingFixture(t, true, slots, settings, false)
+			batched := staticRingFixture(t, false, slots, settings, false)
 			if single.dump != batched.dump {
 				t.Errorf("Redis after single calls:\n%s\nafter one batch:\n%s", single.dump, batched.dump)
 			}
@@ -79,15 +79,52 @@ func fillStaticRing(c *Client, do func(string, ...any), pool string, sources []s
 	}
 }
 
-func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool) batchResult {
+// The claims of a batch from a static ring (claim_static) write what a
+// job asks for as single claims do: a resque-v3 status, a php-resque
+// status, a unique state, the record of a payload that is not a JSON
+// object, and the attempts counter looked for while one exists.
+func TestBatchStaticClaimsMarkJobsAsSingleCalls(t *testing.T) {
+	t.Parallel()
+	single := staticRingFixture(t, true, 4, false, true)
+	batched := staticRingFixture(t, false, 4, false, true)
+	if single.dump != batched.dump {
+		t.Errorf("Redis after single calls:\n%s\nafter one batch:\n%s", single.dump, batched.dump)
+	}
+	for i := range single.answers {
+		if single.answers[i] != batched.answers[i] {
+			t.Errorf("slot %d: single %s, batched %s", i, single.answers[i], batched.answers[i])
+		}
+	}
+	if !strings.Contains(batched.dump, "unique:us:state string running") {
+		t.Errorf("the batch did not claim the unique job:\n%s", batched.dump)
+	}
+}
+
+// staticRingFixture runs slots claims, then finishes them with their next
+// claims, one at a time (unbatched) or in one batch. marks: one source
+// whose jobs after the first slots' ask the claim for more than the record.
+func staticRingFixture(t *testing.T, unbatched bool, slots int, settings, marks bool) batchResult {
 	ctx := context.Background()
 	c, ns, do := ringTestClient(t, unbatched)
 	k := c.Keys()
 	const pool = "general"
-	fillStaticRing(c, do, pool, []string{"a", "b", "c", "d", "e", "f", "g", "h"},
-		map[string]int{"a": 10, "b": 5, "c": 1, "d": 3, "e": 4, "f": 2, "g": 0, "h": 7})
+	if marks {
+		fillStaticRing(c, do, pool, []string{"s"}, map[string]int{"s": slots})
+		for _, p := range []string{`{"class":"J","sourceId":"s","name":"n","args":[],"id":"j1","isMonitored":true}`,
+			`{"class":"J","sourceId":"s","name":"n","args":[],"unique":{"uid":"us"}}`,
+			`{"class":"J","sourceId":"s","name":"n","args":[],"id":"p1"}`, `[1,"x"]`} {
+			do("RPUSH", k.StaticSourceQueue(pool, "s"), p)
+		}
+		do("SET", k.JobStatus("p1"), `{"status":1,"updated":1}`)
+		do("ZADD", k.AttemptsIndex(), 1, k.Attempts("x"))
+	} else {
+		fillStaticRing(c, do, pool, []string{"a", "b", "c", "d", "e", "f", "g", "h"},
+			map[string]int{"a": 10, "b": 5, "c": 1, "d": 3, "e": 4, "f": 2, "g": 0, "h": 7})
+	}
 	if settings {
 		do("HSET", k.MassSettings(), "a:weight", "3", "h:weight", "2", "d:paused", "1", "e:limit", "5")
+		// some attempts counter exists: the claims look for the jobs'
+		do("ZADD", k.AttemptsIndex(), 1, k.Attempts("x"))
 	}
 	now := time.Unix(1_800_000_000, 0)
 	src := protocol.StaticPoolSource(pool)
@@ -108,7 +145,7 @@ func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool) b
 	}
 	var out batchResult
 	answer := func(ferr error, res ClaimResult, err error) string {
-		return fmt.Sprintf("finish=%v claim=%s source=%s seq=%s empty=%v err=%v", ferr, res.Payload, res.Source.List, res.Seq, res.Empty, err)
+		return fmt.Sprintf("finish=%v claim=%s source=%s seq=%s attempts=%d empty=%v err=%v", ferr, res.Payload, res.Source.List, res.Seq, res.Attempts, res.Empty, err)
 	}
 	outcome := func(s slot) Outcome { return Outcome{Seq: s.res.Seq, Kind: OutcomeOK, Class: "J", Now: now} }
 	var batch []*batchCall

@@ -161,8 +161,6 @@ end
 -- weighted source whose turn goes on); or 'paused', 'parked' or 'drained':
 -- the source leaves the ring (its state is written here, the ring is the
 -- caller's).
-local no_settings = {}
-
 local function static_visit(s, state, seqs, ARGV, d, m)
   local holdp, settings = ARGV[d + 3], ARGV[d + 6]
   local pre = m.pre
@@ -178,10 +176,11 @@ local function static_visit(s, state, seqs, ARGV, d, m)
     redis.call('HDEL', state, 'm:' .. s, 't:' .. s)
     return 'drained'
   end
-  local c = no_settings
-  if m.settings then
-    c = redis.call('HMGET', settings, s .. ':weight', s .. ':limit', s .. ':paused')
+  if not m.settings then
+    -- no source has settings: weight 1, no limit, not paused
+    return 'serve', payload, nil, false
   end
+  local c = redis.call('HMGET', settings, s .. ':weight', s .. ':limit', s .. ':paused')
   local lim = tonumber(c[2])
   if c[3] == '1' then
     redis.call('LPUSH', fifo, payload)

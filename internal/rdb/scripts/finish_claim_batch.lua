@@ -69,6 +69,46 @@ local function claim_plain(KEYS, ARGV, n, wkey, seq, counters, out, o)
   return false
 end
 
+-- claim_static is claim() for a slot whose one source is a static pool's
+-- ring (claim.lua's ring_static, the batch's rotation in memory) and whose
+-- sequence is known: the same record, marks, holders and attempts in
+-- fewer steps, its result written into out at o (true), or false when the
+-- ring had no job.
+local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, o)
+  local payload, list, holders = ring_static(KEYS[5], KEYS[6], KEYS[3], ARGV, d, memo)
+  if not payload then
+    return false
+  end
+  local object = string.byte(payload, 1) == 123 and string.byte(payload, -1) == 125
+  local embed = payload
+  if not object then
+    embed = cjson.encode(payload)
+  end
+  local q = ARGV[d + 4]
+  if q == '' then
+    q = cjson.encode(list)
+  end
+  redis.call('SET', wkey, '{"queue":' .. q .. ARGV[6] .. embed .. ',"source":' .. cjson.encode(list) .. '}')
+  if holders then
+    -- as claim(): the cap's slot; stale entries cleared now and then
+    if redis.call('HSET', holders, wid, seq) == 1 and seq % 64 == 0 and redis.call('HLEN', holders) > 64 then
+      ring_held(holders, KEYS[3])
+    end
+  end
+  if object then
+    local u, dd = string.find(payload, '"unique"', 1, true), string.find(payload, '"id"', 1, true)
+    if u or dd then
+      job_marks(payload, u, dd, ARGV, 0, 1)
+    end
+  end
+  local attempts = '0'
+  if counters then
+    attempts = job_attempts(payload, object, ARGV, 0)
+  end
+  out[o + 2], out[o + 3], out[o + 4], out[o + 5], out[o + 6] = 1, payload, seq, attempts, list
+  return true
+end
+
 local m = tonumber(ARGV[#ARGV])
 local nkc, nac = tonumber(ARGV[#ARGV - 2]), tonumber(ARGV[#ARGV - 1])
 local sizes = #ARGV - 3 - 2 * m
@@ -128,6 +168,14 @@ for i = 1, n do
     plain = false
   end
 end
+-- and claims from one static pool's ring, claim_static (d: its description)
+local static_d = nil
+if n == 1 and string.sub(ARGV[8], 1, 1) == 'r' then
+  static_d = tonumber(string.sub(ARGV[8], 2))
+  if ARGV[static_d] ~= 's' then
+    static_d = nil
+  end
+end
 for j = 1, m do
   local o = 6 * (j - 1)
   local c = -1
@@ -138,6 +186,8 @@ for j = 1, m do
     end
     if plain and seq then
       c = claim_plain(KEYS, ARGV, n, KEYS[kos[j] + 1], seq, counters, out, o)
+    elseif static_d and seq then
+      c = claim_static(KEYS, ARGV, static_d, KEYS[kos[j] + 1], ARGV[aos[j] + 1], seq, counters, memo, out, o)
     else
       slot.wkey, slot.wid, slot.token = KEYS[kos[j] + 1], ARGV[aos[j] + 1], tokens[j]
       c = claim(KEYS, ARGV, seq, 0, 0, slot) or false
