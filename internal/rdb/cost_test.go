@@ -89,6 +89,17 @@ func (e *costEnv) fill(b *testing.B, n int) {
 	}
 }
 
+// zeroCallgrind zeroes the counters of a Redis run under callgrind
+// (COST_CALLGRIND=1), so they count the drain alone.
+func zeroCallgrind(b *testing.B) {
+	if os.Getenv("COST_CALLGRIND") == "" {
+		return
+	}
+	if out, err := exec.Command("callgrind_control", "-z").CombinedOutput(); err != nil {
+		b.Fatalf("callgrind_control: %v %s", err, out)
+	}
+}
+
 // fillStatic queues n no-op jobs in a static pool (p) as the allocator
 // does: each source's FIFO, and the ring of the sources.
 func (e *costEnv) fillStatic(b *testing.B, n, sources int) {
@@ -151,6 +162,7 @@ func costPipeline(b *testing.B, m int) {
 	e := newCostEnv(b)
 	e.fill(b, b.N)
 	u0, c0, x0 := e.cost(b)
+	zeroCallgrind(b)
 	b.ResetTimer()
 	// as the minimal loop: a job's writes (SET worker, the counters, DEL
 	// worker) go with the next pop
@@ -216,6 +228,7 @@ func costLua(b *testing.B, m int) {
 	e := newCostEnv(b)
 	e.fill(b, b.N)
 	u0, c0, x0 := e.cost(b)
+	zeroCallgrind(b)
 	b.ResetTimer()
 	held := make([]bool, m)
 	for done := 0; done < b.N; {
@@ -287,12 +300,7 @@ func costBatch(b *testing.B, m, sources int) {
 		e.c.finishClaimBatch = redis.NewScript(-1, src)
 	}
 	u0, c0, x0 := e.cost(b)
-	if os.Getenv("COST_CALLGRIND") != "" {
-		// Redis runs under callgrind (COST_REDIS): count the drain alone
-		if out, err := exec.Command("callgrind_control", "-z").CombinedOutput(); err != nil {
-			b.Fatalf("callgrind_control: %v %s", err, out)
-		}
-	}
+	zeroCallgrind(b)
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		for _, call := range calls {
