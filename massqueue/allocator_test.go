@@ -341,70 +341,45 @@ func TestAllocatorAdoptsReleasedServerFIFOs(t *testing.T) {
 	}
 }
 
-// A static job put back in the Resque queue its worker record names
-// (queue:static:queue:<pool>), as resque-web's retry of its failed entry
-// does (RPUSH), is adopted too: routed again, oldest first, instead of
-// waiting in a queue no worker serves.
-func TestAllocatorAdoptsResqueQueueOfStaticJobs(t *testing.T) {
+// A mass job put back in the Resque queue its worker record names, as
+// resque-web's retry of its failed entry does (SADD queues, RPUSH), is
+// adopted instead of waiting in a queue no worker serves: a static job's
+// (queue:static:queue:<pool>) and a batch job's (queue:committed:<batch
+// id>), routed again as a static job of its source and name, as `resque-go
+// failed retry` routes it, even though its batch is gone. A payload that
+// cannot be routed is recorded in failed with the reason.
+func TestAllocatorAdoptsResqueQueuesOfMassJobs(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	clk := newClock()
-	a := e.allocator(mustConfig(t, testConfig), clk)
-	var want []string
-	for i := range 3 {
-		p := fmt.Sprintf(`{"class":"Job","sourceId":"s1","name":"import","args":{"n":%d},"id":"r%d","queue_time":1600000000.5}`, i, i)
-		e.do("RPUSH", e.ns+":queue:static:queue:general", p)
-		want = append(want, p)
-	}
-	if st := e.pass(a); st.Adopted != 3 {
-		t.Fatalf("adopted %d, want 3 (%+v)", st.Adopted, st)
-	}
-	clk.Add(time.Second)
-	e.pass(a)
-	if n := e.int("LLEN", e.ns+":queue:static:queue:general"); n != 0 {
-		t.Errorf("the Resque queue still holds %d jobs", n)
-	}
-	got := e.strs("LRANGE", e.ns+":static:queue:general:s1", 0, -1)
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("general/s1 = %q, want the adopted jobs oldest first %q", got, want)
-	}
-}
-
-// A batch job put back in the Resque queue its worker record names
-// (queue:committed:<batch id>), as resque-web's retry of its failed entry
-// does (SADD queues, RPUSH), is adopted: routed again as a static job of
-// its source and name, as `resque-go failed retry` routes it, even though
-// its batch is gone. A payload that cannot be routed is recorded in failed.
-func TestAllocatorAdoptsResqueQueueOfBatchJobs(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	clk := newClock()
-	a := e.allocator(mustConfig(t, testConfig), clk)
-	var want []string
-	for i := range 3 {
-		p := fmt.Sprintf(`{"class":"Job","sourceId":"s1","name":"import","args":{"n":%d},"id":"b%d","queue_time":1600000000.5}`, i, i)
-		e.do("SADD", e.ns+":queues", "committed:s1:import:abc")
-		e.do("RPUSH", e.ns+":queue:committed:s1:import:abc", p)
-		want = append(want, p)
-	}
-	e.do("SADD", e.ns+":queues", "committed:s2:import:def")
-	e.do("RPUSH", e.ns+":queue:committed:s2:import:def", `{"class":"Job","args":[1]}`)
-	if st := e.pass(a); st.Adopted != 4 {
-		t.Fatalf("adopted %d, want 4 (%+v)", st.Adopted, st)
-	}
-	clk.Add(time.Second)
-	e.pass(a)
-	for _, q := range []string{"committed:s1:import:abc", "committed:s2:import:def"} {
-		if n := e.int("LLEN", e.ns+":queue:"+q); n != 0 {
-			t.Errorf("queue %s still holds %d jobs", q, n)
-		}
-	}
-	got := e.strs("LRANGE", e.ns+":static:queue:general:s1", 0, -1)
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("general/s1 = %q, want the adopted jobs oldest first %q", got, want)
-	}
-	failed := e.strs("LRANGE", e.ns+":failed", 0, -1)
-	if len(failed) != 1 || !strings.Contains(failed[0], `"payload":{"class":"Job","args":[1]}`) || !strings.Contains(failed[0], "missing sourceId") {
-		t.Errorf("failed = %q, want the unroutable payload recorded once, with the reason", failed)
+	for _, q := range []string{"static:queue:general", "committed:s1:import:abc"} {
+		t.Run(q, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			clk := newClock()
+			a := e.allocator(mustConfig(t, testConfig), clk)
+			var want []string
+			for i := range 3 {
+				p := fmt.Sprintf(`{"class":"Job","sourceId":"s1","name":"import","args":{"n":%d},"id":"r%d","queue_time":1600000000.5}`, i, i)
+				e.do("SADD", e.ns+":queues", q)
+				e.do("RPUSH", e.ns+":queue:"+q, p)
+				want = append(want, p)
+			}
+			e.do("RPUSH", e.ns+":queue:"+q, `{"class":"Job","args":[1]}`)
+			if st := e.pass(a); st.Adopted != 4 {
+				t.Fatalf("adopted %d, want 4 (%+v)", st.Adopted, st)
+			}
+			clk.Add(time.Second)
+			e.pass(a)
+			if n := e.int("LLEN", e.ns+":queue:"+q); n != 0 {
+				t.Errorf("the Resque queue still holds %d jobs", n)
+			}
+			got := e.strs("LRANGE", e.ns+":static:queue:general:s1", 0, -1)
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("general/s1 = %q, want the adopted jobs oldest first %q", got, want)
+			}
+			failed := e.strs("LRANGE", e.ns+":failed", 0, -1)
+			if len(failed) != 1 || !strings.Contains(failed[0], `"payload":{"class":"Job","args":[1]}`) || !strings.Contains(failed[0], "missing sourceId") {
+				t.Errorf("failed = %q, want the unroutable payload recorded once, with the reason", failed)
+			}
+		})
 	}
 }
