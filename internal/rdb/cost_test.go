@@ -278,6 +278,9 @@ func costBatch(b *testing.B, m, sources int) {
 	now := time.Now()
 	for j := range calls {
 		a := ClaimArgs{WorkerID: "h:" + strconv.Itoa(j) + ":q", Host: "h", Sources: []protocol.Source{src}, Now: now}
+		if _, err := e.c.Register(ctx, a.WorkerID, now, 5*time.Second, true); err != nil {
+			b.Fatal(err)
+		}
 		res, err := e.c.Claim(ctx, a)
 		if err != nil || res.Payload == nil {
 			b.Fatal(err, "no job")

@@ -485,7 +485,7 @@ func New(opt Options) (*Client, error) {
 			scriptBody("finish.lua", "finish")+scriptBody("claim.lua", "claim")+scriptSource("finish_claim_batch.lua")),
 		requeue:     loadScriptWith("requeue.lua", 7, "static_wake.lua"),
 		refreshLock: loadScript("refresh_lock.lua", 1),
-		register:    loadScriptWith("register.lua", 4, "iso8601.lua"),
+		register:    loadScriptWith("register.lua", 5, "iso8601.lua"),
 		heartbeat:   loadScriptWith("heartbeat.lua", -1, "iso8601.lua"),
 		unregister:  loadScript("unregister.lua", 8),
 		prune:       loadScriptWith("prune.lua", 16, "static_wake.lua"),

@@ -24,7 +24,7 @@ func (c *Client) Register(ctx context.Context, workerID string, started time.Tim
 	}
 	secs := strconv.FormatFloat(interval.Seconds(), 'f', -1, 64)
 	hb, err := redis.String(c.eval(ctx, c.register,
-		k.Workers(), k.WorkerStarted(workerID), k.Heartbeats(), k.WorkerIntervals(),
+		k.Workers(), k.WorkerStarted(workerID), k.Heartbeats(), k.WorkerIntervals(), k.ClaimSeqs(),
 		workerID, protocol.FormatStarted(started), secs, flag))
 	if err != nil {
 		return "", fmt.Errorf("rdb: register %q: %w", workerID, err)

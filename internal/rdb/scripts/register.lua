@@ -5,6 +5,7 @@
 -- KEYS[2] worker:<id>:started
 -- KEYS[3] workers:heartbeat
 -- KEYS[4] resque-go heartbeat-interval hash
+-- KEYS[5] resque-go claim-sequence hash
 -- ARGV[1] worker id
 -- ARGV[2] started time (Ruby Time#to_s form)
 -- ARGV[3] heartbeat interval in seconds
@@ -22,4 +23,9 @@ else
 end
 redis.call('HSET', KEYS[3], ARGV[1], hb)
 redis.call('HSET', KEYS[4], ARGV[1], ARGV[3])
+-- One field whose value is longer than Redis's hash-max-listpack-value (64
+-- bytes) keeps the claim-sequence hash a real hash table: in the compact
+-- encoding every claim's and finish's HINCRBY scans the fields, a cost that
+-- grows with the workers (up to 128, 5,800 Redis instructions a job at 32).
+redis.call('HSETNX', KEYS[5], '~', 'a value longer than 64 bytes: this hash stays a hash table, O(1) per worker')
 return hb
