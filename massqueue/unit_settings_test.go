@@ -3,6 +3,7 @@ package massqueue_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
@@ -109,5 +110,64 @@ func TestUnitConcurrentDrainKeepsLimit(t *testing.T) {
 	l.check(t, want)
 	if m := l.most["capped"]; m > 1 {
 		t.Errorf("the capped source had %d jobs running at once, limit 1", m)
+	}
+}
+
+// A weighted source's batch that ends in the middle of its turn leaves no
+// count behind in its unit's turns hash once the allocator finishes it, nor
+// does a dead unit's when its batches are handed back.
+func TestUnitTurnsClearedWithBatches(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	if err := massqueue.SetWeight(ctx, e.c, "w3", 3); err != nil {
+		t.Fatal(err)
+	}
+	clk := newClock()
+	a := e.allocator(mustConfig(t, testConfig), clk)
+	e.beat("imports", "n1-0")
+	e.releasedBatch("w3", "import", 2)
+	if st := e.pass(a); st.Batches[rdb.BatchAssigned] != 1 {
+		t.Fatalf("allocation: %+v", st)
+	}
+	turns := e.ns + ":resque-go:unit_turns:imports:n1-0"
+	w := e.worker(1, protocol.UnitSource("imports", "n1-0"))
+	for i := 0; i < 2; i++ {
+		res, ok := w.claim()
+		if !ok {
+			t.Fatal("no job")
+		}
+		w.finish(res, rdb.OutcomeOK)
+	}
+	if n := e.int("HLEN", turns); n != 1 {
+		t.Fatalf("turns after 2 of 3 claims: %d fields, want 1", n)
+	}
+	clk.Add(100 * time.Millisecond) // the next sweep
+	if st := e.pass(a); st.Finished != 1 {
+		t.Fatalf("the done batch was not finished: %+v", st)
+	}
+	if n := e.int("EXISTS", turns); n != 0 {
+		t.Errorf("the unit's turns outlive its finished batch: %v", e.strs("HGETALL", turns))
+	}
+
+	// a dead unit's turns go with it
+	e.releasedBatch("w3", "import", 5)
+	if st := e.pass(a); st.Batches[rdb.BatchAssigned] != 1 {
+		t.Fatalf("allocation: %+v", st)
+	}
+	res, ok := w.claim()
+	if !ok {
+		t.Fatal("no job")
+	}
+	w.finish(res, rdb.OutcomeOK)
+	if n := e.int("HLEN", turns); n != 1 {
+		t.Fatalf("turns after a claim: %d fields, want 1", n)
+	}
+	clk.Add(time.Hour) // n1-0 beats no more: dead
+	if st := e.pass(a); st.HandedBack != 1 {
+		t.Fatalf("the dead unit's batch was not handed back: %+v", st)
+	}
+	if n := e.int("EXISTS", turns); n != 0 {
+		t.Errorf("the dead unit's turns outlive it: %v", e.strs("HGETALL", turns))
 	}
 }

@@ -18,8 +18,8 @@ var (
 	massAllocStaticScript = loadScriptWith("mass_alloc_static.lua", 5, "mass_route.lua")
 	massAllocBatchScript  = loadScriptWith("mass_alloc_batch.lua", 4, "mass_route.lua")
 	massUnitBeatScript    = loadScript("mass_unit_beat.lua", 2)
-	massUnitSweepScript   = loadScriptWith("mass_unit_sweep.lua", 6, "mass_route.lua")
-	massHandbackScript    = loadScriptWith("mass_unit_handback.lua", 7, "mass_route.lua")
+	massUnitSweepScript   = loadScriptWith("mass_unit_sweep.lua", 7, "mass_route.lua")
+	massHandbackScript    = loadScriptWith("mass_unit_handback.lua", 8, "mass_route.lua")
 	massDeferredScript    = loadScript("mass_deferred_promote.lua", 2)
 	massReallocateScript  = loadScript("mass_reallocate.lua", 4)
 	massFailBadScript     = loadScript("mass_fail_bad.lua", 2)
@@ -158,7 +158,8 @@ func (c *Client) PoolUnits(ctx context.Context, pool string) ([]UnitLoad, error)
 func (c *Client) SweepUnit(ctx context.Context, pool, unit string) ([]string, error) {
 	k := c.keys
 	v, err := redis.Strings(c.eval(ctx, massUnitSweepScript, k.UnitQueues(pool, unit), k.PoolUnitQueues(pool), k.PoolSources(pool),
-		k.CommittedList(), k.ClaimSeqs(), k.BatchPaused(pool), protocol.UnitQueuesMember(pool, unit), unit, k.Prefix(), k.BacklogPrefix(pool)))
+		k.CommittedList(), k.ClaimSeqs(), k.BatchPaused(pool), k.UnitTurns(pool, unit),
+		protocol.UnitQueuesMember(pool, unit), unit, k.Prefix(), k.BacklogPrefix(pool)))
 	if err != nil {
 		return nil, fmt.Errorf("rdb: sweep unit %s/%s: %w", pool, unit, err)
 	}
@@ -179,7 +180,7 @@ type Handback struct {
 func (c *Client) HandBack(ctx context.Context, pool, unit string, deadBefore time.Time) (Handback, error) {
 	k := c.keys
 	v, err := redis.Values(c.eval(ctx, massHandbackScript, k.UnitQueues(pool, unit), k.PoolUnitQueues(pool), k.PoolSources(pool),
-		k.CommittedList(), k.ClaimSeqs(), k.UnitHeartbeats(pool), k.BatchPaused(pool),
+		k.CommittedList(), k.ClaimSeqs(), k.UnitHeartbeats(pool), k.BatchPaused(pool), k.UnitTurns(pool, unit),
 		protocol.UnitQueuesMember(pool, unit), unit, k.Prefix(), k.BacklogPrefix(pool), deadBefore.UnixMilli()))
 	if err != nil || len(v) == 0 {
 		return Handback{}, fmt.Errorf("rdb: hand back unit %s/%s: %w", pool, unit, errOr(err, "empty reply"))

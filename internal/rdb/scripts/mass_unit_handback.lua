@@ -8,6 +8,7 @@
 -- KEYS[5] resque-go claim-sequence hash
 -- KEYS[6] pool:<pool>:heartbeats
 -- KEYS[7] batch:paused:<pool> (source -> parked batch id)
+-- KEYS[8] resque-go:unit_turns:<pool>:<unit> (batch id -> claims in a row)
 -- ARGV[1] the unit's member, pool:<pool>:<unit>:queues (no namespace)
 -- ARGV[2] unit id
 -- ARGV[3] "<ns>:"
@@ -25,7 +26,7 @@
 -- is treated the same way, and leaves the parked hash when it leaves the
 -- unit: an allocator parks it again on a live unit while the source is
 -- paused (mass_alloc_batch.lua). When no batch is left the
--- unit leaves the pool (its list, load entry and heartbeat).
+-- unit leaves the pool (its list, load entry, heartbeat and turns).
 --
 -- Returns {"alive"} or {"gone"|"held", handed back, finished, still held}.
 local beat = redis.call('ZSCORE', KEYS[6], ARGV[2])
@@ -40,6 +41,7 @@ for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
   else
     redis.call('LREM', KEYS[1], 0, id)
     redis.call('DEL', holders)
+    redis.call('HDEL', KEYS[8], id)
     local source = string.match(id, '^([^:]+):')
     local holds = source and redis.call('HGET', KEYS[3], source) == ARGV[2]
     if holds then
@@ -87,7 +89,7 @@ if kept > 0 then
   redis.call('ZADD', KEYS[2], 'XX', kept, ARGV[1])
   return {'held', back, done, kept}
 end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[8])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[6], ARGV[2])
 return {'gone', back, done, kept}

@@ -7,6 +7,7 @@
 -- KEYS[4] committed
 -- KEYS[5] resque-go claim-sequence hash
 -- KEYS[6] batch:paused:<pool> (source -> parked batch id)
+-- KEYS[7] resque-go:unit_turns:<pool>:<unit> (batch id -> claims in a row)
 -- ARGV[1] the unit's member, pool:<pool>:<unit>:queues (no namespace)
 -- ARGV[2] unit id
 -- ARGV[3] "<ns>:"
@@ -31,6 +32,7 @@ for _, id in ipairs(ids) do
   if redis.call('EXISTS', ARGV[3] .. 'committed:' .. id) == 0 and mass_held(holders, KEYS[5]) == 0 then
     redis.call('LREM', KEYS[1], 0, id)
     redis.call('DEL', holders)
+    redis.call('HDEL', KEYS[7], id)
     local source = string.match(id, '^([^:]+):')
     if source and redis.call('HGET', KEYS[3], source) == ARGV[2] then
       redis.call('HDEL', KEYS[3], source)
