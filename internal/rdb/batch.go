@@ -50,10 +50,13 @@ type batchCall struct {
 
 // plainSuccess reports whether the call's finish is a success with nothing
 // but the counters to write, which the batch script takes in short form.
-func (call *batchCall) plainSuccess() bool {
-	o := call.o
+func (call *batchCall) plainSuccess() bool { return plainSuccess(call.o, call.src) }
+
+// plainSuccess reports whether o, the end of a job from src, is a success
+// with nothing but the counters and the record to write.
+func plainSuccess(o Outcome, src protocol.Source) bool {
 	return (o.Kind == "" || o.Kind == OutcomeOK) && o.Status == "" && o.AttemptsDigest == "" &&
-		(o.Token == "" || !call.src.Serial) && o.UniqueID == ""
+		(o.Token == "" || !src.Serial) && o.UniqueID == ""
 }
 
 type finishBatcher struct {
@@ -178,8 +181,7 @@ func (b *finishBatcher) send(batch []*batchCall) {
 	ctx := context.Background()
 	if len(batch) == 1 {
 		call := batch[0]
-		fk, fa := c.finishKeysArgs(call.workerID, call.host, call.src, call.o)
-		call.reply, call.err = c.evalHot(ctx, c.finishClaim, finishClaimArgs(fk, fa, call.ck, call.ca)...)
+		call.reply, call.err = c.finishClaimOne(ctx, call.workerID, call.host, call.src, call.o, call.ck, call.ca)
 		return
 	}
 	first := batch[0]
@@ -244,6 +246,27 @@ func unflatten(r []any) any {
 		claim = append(claim, v)
 	}
 	return []any{r[0], claim}
+}
+
+// finishClaimOne runs finish_claim.lua for one slot: a plain success in
+// short form (4 keys, 4 arguments), any other end in finish.lua's. It
+// returns the reply as {finish result, claim result}.
+func (c *Client) finishClaimOne(ctx context.Context, workerID, host string, src protocol.Source, o Outcome, ck, ca []any) (any, error) {
+	var fk, fa []any
+	if plainSuccess(o, src) {
+		fk = []any{c.keys.Worker(workerID), c.keys.StatProcessedWorker(workerID), c.keys.StatProcessed(), c.keys.Failed()}
+		fa = []any{workerID, o.Seq, o.Class, src.Queue}
+	} else {
+		fk, fa = c.finishKeysArgs(workerID, host, src, o)
+	}
+	v, err := redis.Values(c.evalHot(ctx, c.finishClaim, finishClaimArgs(fk, fa, ck, ca)...))
+	if err != nil {
+		return nil, err
+	}
+	if len(v) != batchStride {
+		return nil, fmt.Errorf("rdb: finish and claim: reply has %d elements", len(v))
+	}
+	return unflatten(v), nil
 }
 
 // finishClaimArgs lays out finish_claim.lua's keys and arguments.

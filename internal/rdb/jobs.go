@@ -398,8 +398,7 @@ func (c *Client) FinishAndClaim(ctx context.Context, workerID, host string, src 
 		c.batch.do(call)
 		raw, err = call.reply, call.err
 	} else {
-		fk, fa := c.finishKeysArgs(workerID, host, src, o)
-		raw, err = c.evalHot(ctx, c.finishClaim, finishClaimArgs(fk, fa, ck, ca)...)
+		raw, err = c.finishClaimOne(ctx, workerID, host, src, o, ck, ca)
 	}
 	return parseFinishClaim(workerID, a, raw, err)
 }

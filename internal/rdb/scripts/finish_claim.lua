@@ -17,12 +17,57 @@
 -- has just moved on: the claim takes that sequence instead of reading the
 -- record and moving the sequence again.
 --
--- Returns {finish result, claim result}.
+-- A plain success (no status, attempts counter, serial lock or unique state
+-- to write) comes in short form, as in finish_claim_batch.lua: 4 keys
+-- (worker:<id>, stat:processed:<id>, stat:processed, failed) and 4
+-- arguments (worker id, claim sequence, class, queue) instead of finish.lua's
+-- 8 to 20 and 21. A claim from plain queues only, with the sequence known,
+-- takes claim_plain.
+--
+-- Returns six values, flat (Redis probes seven special fields of every
+-- table it turns into a reply): the finish result, then the claim result
+-- laid flat: -1 (paused), nil (no job) or its first element, then its other
+-- elements (nil for those it lacks).
 local nk, na = tonumber(ARGV[#ARGV - 1]), tonumber(ARGV[#ARGV])
-local done = finish(KEYS, ARGV)
-local seq = nil
-if done > 0 then
+local done, seq = 0, nil
+if nk == 4 then
+  done, seq = finish_head(KEYS[nk + 3], KEYS[1], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+  if done > 0 then
+    redis.call('INCR', KEYS[3])
+    redis.call('INCR', KEYS[2])
+  end
+else
+  done = finish(KEYS, ARGV)
+end
+if done > 0 and not seq then
   seq = tonumber(ARGV[2]) + 1
 end
--- claim returns nil when every queue is empty: false keeps the table two long
-return {done, claim(KEYS, ARGV, seq, nk, na) or false}
+local out = {done, false, false, false, false, false}
+local n = (#KEYS - nk - 4) / 2
+local plain = seq ~= nil
+for i = 1, n do
+  if ARGV[na + 5 + 2 * n + i] ~= '' then
+    plain = false
+  end
+end
+if plain then
+  -- usually neither the pause key nor any attempts counter exists
+  local counters = false
+  if redis.call('EXISTS', KEYS[nk + 1], KEYS[nk + 4]) > 0 then
+    local pause = redis.call('GET', KEYS[nk + 1])
+    if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
+      out[2] = -1
+      return out
+    end
+    counters = redis.call('EXISTS', KEYS[nk + 4]) == 1
+  end
+  claim_plain(KEYS, ARGV, nk, na, n, KEYS[nk + 2], seq, counters, out, 0)
+  return out
+end
+local c = claim(KEYS, ARGV, seq, nk, na) or false
+if type(c) == 'table' then
+  out[2], out[3], out[4], out[5], out[6] = c[1], c[2], c[3], c[4] or false, c[5] or false
+else
+  out[2] = c
+end
+return out

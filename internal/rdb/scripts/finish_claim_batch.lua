@@ -40,35 +40,6 @@
 -- Returns six values per slot, one after the other: the finish result, then
 -- the claim result of finish_claim.lua laid flat: -1 (paused), nil (no job)
 -- or its first element, then its other elements (nil for those it lacks).
--- claim_plain is claim() for a slot whose sources are all plain queues and
--- whose sequence is known (its finish moved it): the same pop, record,
--- marks and attempts in fewer steps, its result written into out at o
--- (true), or false when no queue had a job.
-local function claim_plain(KEYS, ARGV, n, wkey, seq, counters, out, o)
-  for i = 1, n do
-    local payload = redis.call('LPOP', KEYS[4 + i])
-    if payload then
-      local object = string.byte(payload, 1) == 123 and string.byte(payload, -1) == 125
-      if object then
-        redis.call('SET', wkey, ARGV[5 + i] .. payload .. ARGV[5 + n + i])
-        local u, d = string.find(payload, '"unique"', 1, true), string.find(payload, '"id"', 1, true)
-        if u or d then
-          job_marks(payload, u, d, ARGV, 0, n)
-        end
-      else
-        redis.call('SET', wkey, ARGV[5 + i] .. cjson.encode(payload) .. ARGV[5 + n + i])
-      end
-      local attempts = '0'
-      if counters then
-        attempts = job_attempts(payload, object, ARGV, 0)
-      end
-      out[o + 2], out[o + 3], out[o + 4], out[o + 5], out[o + 6] = i, payload, seq, attempts, false
-      return true
-    end
-  end
-  return false
-end
-
 -- claim_static is claim() for a slot whose one source is a static pool's
 -- ring (claim.lua's ring_static, the batch's rotation in memory) and whose
 -- sequence is known: the same record, marks, holders and attempts in
@@ -185,7 +156,7 @@ for j = 1, m do
       seq = seqs[j] or tonumber(ARGV[aos[j] + 2]) + 1
     end
     if plain and seq then
-      c = claim_plain(KEYS, ARGV, n, KEYS[kos[j] + 1], seq, counters, out, o)
+      c = claim_plain(KEYS, ARGV, 0, 0, n, KEYS[kos[j] + 1], seq, counters, out, o)
     elseif static_d and seq then
       c = claim_static(KEYS, ARGV, static_d, KEYS[kos[j] + 1], ARGV[aos[j] + 1], seq, counters, memo, out, o)
     else
