@@ -89,6 +89,13 @@ func (m *massServices) apply(cfg *massqueue.Config) error {
 		}
 	}
 	m.units = now
+	// the units beat before the allocator's first pass: else its first
+	// batches could all go to whichever unit beat first (or wait for one)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if err := m.beat.Beat(ctx); err != nil {
+		m.log.Warn().Err(err).Msg("mass unit heartbeat failed")
+	}
+	cancel()
 	alloc.Start(context.Background())
 	m.alloc = alloc
 	return nil
