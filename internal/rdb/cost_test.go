@@ -213,15 +213,10 @@ for j = 1, m do
 end
 return out`
 
-func batchSource() string {
-	return scriptSource("unique_release.lua") + "\n" + scriptSource("static_wake.lua") + "\n" +
-		scriptBody("finish.lua", "finish") + scriptBody("claim.lua", "claim") + scriptSource("finish_claim_batch.lua")
-}
-
 func costLua(b *testing.B, m int) {
 	script := costLuaScript
 	if os.Getenv("COST_LUA_DEFS") != "" {
-		src := batchSource()
+		src := finishClaimSource("finish_claim_batch.lua")
 		src = src[:strings.Index(src, "local m = tonumber(ARGV[#ARGV])")]
 		script = redis.NewScript(-1, src+"\nlocal memo = {rings = {}, units = {}}\n"+costLuaBody)
 	}
@@ -292,7 +287,7 @@ func costBatch(b *testing.B, m, sources int) {
 	}
 	bt := &finishBatcher{c: e.c}
 	if ed := os.Getenv("COST_EDIT"); ed != "" {
-		src := batchSource()
+		src := finishClaimSource("finish_claim_batch.lua")
 		for _, r := range strings.Split(ed, ";;") {
 			o, n, _ := strings.Cut(r, "=>")
 			if !strings.Contains(src, o) {
