@@ -185,32 +185,41 @@ func (b *finishBatcher) send(batch []*batchCall) {
 		return
 	}
 	first := batch[0]
+	serial := false
+	for i := 0; i < first.sources; i++ {
+		if first.ca[5+2*first.sources+i] == "1" {
+			serial = true
+		}
+	}
 	fks, fas := make([][]any, len(batch)), make([][]any, len(batch))
+	kinds := make([]byte, len(batch))
 	nk, na := len(first.ck)+2, len(first.ca)
 	for i, call := range batch {
 		if call.plainSuccess() {
-			fks[i] = []any{c.keys.Worker(call.workerID), c.keys.StatProcessedWorker(call.workerID)}
-			fas[i] = []any{call.workerID, call.o.Seq, call.o.Class, call.src.Queue}
+			kinds[i] = 's'
+			fas[i] = []any{call.workerID, call.o.Seq}
+			if serial {
+				fas[i] = append(fas[i], call.ca[5+3*call.sources])
+			}
 		} else {
+			kinds[i] = 'f'
 			fks[i], fas[i] = c.finishKeysArgs(call.workerID, call.host, call.src, call.o)
+			fas[i] = append(append([]any{len(fks[i]), len(fas[i])}, fas[i]...), call.ca[5+3*call.sources])
 		}
 		nk += len(fks[i])
-		na += len(fas[i]) + 1 + 2
+		na += len(fas[i])
 	}
-	args := make([]any, 0, 1+nk+na+3)
+	args := make([]any, 0, 1+nk+na+4)
 	args = append(args, nk)
 	args = append(append(args, first.ck...), c.keys.StatProcessed(), c.keys.Failed())
 	for _, fk := range fks {
 		args = append(args, fk...)
 	}
 	args = append(args, first.ca...)
-	for i, call := range batch {
-		args = append(append(args, fas[i]...), call.ca[5+3*call.sources])
-	}
 	for i := range batch {
-		args = append(args, len(fks[i]), len(fas[i]))
+		args = append(args, fas[i]...)
 	}
-	args = append(args, len(first.ck), len(first.ca), len(batch))
+	args = append(args, string(kinds), len(first.ck), len(first.ca), len(batch))
 	replies, err := redis.Values(c.evalHot(ctx, c.finishClaimBatch, args...))
 	if err == nil && len(replies) != batchStride*len(batch) {
 		err = fmt.Errorf("rdb: finish and claim batch: %d replies for %d slots", len(replies), len(batch))
@@ -220,7 +229,13 @@ func (b *finishBatcher) send(batch []*batchCall) {
 			call.err = err
 			continue
 		}
-		call.reply = unflatten(replies[batchStride*i : batchStride*(i+1)])
+		r := replies[batchStride*i : batchStride*(i+1)]
+		if kinds[i] == 's' && isShortRefused(r[0]) {
+			// rare: sent again alone, in full form
+			call.reply, call.err = c.finishClaimOne(ctx, call.workerID, call.host, call.src, call.o, call.ck, call.ca)
+			continue
+		}
+		call.reply = unflatten(r)
 	}
 }
 
@@ -249,24 +264,39 @@ func unflatten(r []any) any {
 }
 
 // finishClaimOne runs finish_claim.lua for one slot: a plain success in
-// short form (4 keys, 4 arguments), any other end in finish.lua's. It
-// returns the reply as {finish result, claim result}.
+// short form (1 key, 1 argument), any other end in finish.lua's, as is a
+// short form the script sent back (4: another runtime removed the slot's
+// record while the job ran, and only the full form has what cleaning up
+// after it needs). It returns the reply as {finish result, claim result}.
 func (c *Client) finishClaimOne(ctx context.Context, workerID, host string, src protocol.Source, o Outcome, ck, ca []any) (any, error) {
-	var fk, fa []any
-	if plainSuccess(o, src) {
-		fk = []any{c.keys.Worker(workerID), c.keys.StatProcessedWorker(workerID), c.keys.StatProcessed(), c.keys.Failed()}
-		fa = []any{workerID, o.Seq, o.Class, src.Queue}
-	} else {
-		fk, fa = c.finishKeysArgs(workerID, host, src, o)
+	short := plainSuccess(o, src)
+	for {
+		var fk, fa []any
+		if short {
+			fk, fa = []any{c.keys.StatProcessed()}, []any{o.Seq}
+		} else {
+			fk, fa = c.finishKeysArgs(workerID, host, src, o)
+		}
+		v, err := redis.Values(c.evalHot(ctx, c.finishClaim, finishClaimArgs(fk, fa, ck, ca)...))
+		if err != nil {
+			return nil, err
+		}
+		if len(v) != batchStride {
+			return nil, fmt.Errorf("rdb: finish and claim: reply has %d elements", len(v))
+		}
+		if short && isShortRefused(v[0]) {
+			short = false
+			continue
+		}
+		return unflatten(v), nil
 	}
-	v, err := redis.Values(c.evalHot(ctx, c.finishClaim, finishClaimArgs(fk, fa, ck, ca)...))
-	if err != nil {
-		return nil, err
-	}
-	if len(v) != batchStride {
-		return nil, fmt.Errorf("rdb: finish and claim: reply has %d elements", len(v))
-	}
-	return unflatten(v), nil
+}
+
+// isShortRefused reports whether a finish result is 4: a short form that
+// found the slot's record removed, wrote nothing and wants the full form.
+func isShortRefused(v any) bool {
+	n, ok := v.(int64)
+	return ok && n == 4
 }
 
 // finishClaimArgs lays out finish_claim.lua's keys and arguments.

@@ -206,9 +206,15 @@ func batchFixture(t *testing.T, mode string, now time.Time, paused, plainOnly bo
 		}
 		slots[6].before = func(t *testing.T, c *Client) { do("SET", k.SerialLock("s"), slots[6].args.Token) }
 	}
-	// another runtime's prune removed the record while the job ran
+	// another runtime's prune removed the record while the job ran and
+	// recorded the job as a false DirtyExit (a short form is sent back and
+	// sent again in full form, which removes the entry)
 	slots[7].outcome = ok
-	slots[7].before = func(t *testing.T, c *Client) { do("DEL", k.Worker(slots[7].id)) }
+	slots[7].before = func(t *testing.T, c *Client) {
+		do("DEL", k.Worker(slots[7].id))
+		do("RPUSH", k.Failed(), `{"failed_at":"x","payload":{"class":"Job","args":[]},"exception":"Resque::DirtyExit",`+
+			`"error":"Job still being processed","backtrace":[],"worker":"`+slots[7].id+`","queue":"q"}`)
+	}
 	// a stale claim: the finish is not applied, the held job is resumed
 	slots[8].outcome = func(res ClaimResult) Outcome { return Outcome{Seq: "999", Kind: OutcomeOK, Class: "Job", Now: now} }
 

@@ -109,7 +109,10 @@ end
 -- claim is not ours any more, nothing written) and clears its record
 -- worker:<id> (wkey), cleaning up after another runtime's prune (see
 -- Returns above): 1, 2 or 3. seqs is the claim-sequence hash, failed the
--- failed list; class and queue are the job's.
+-- failed list; class and queue are the job's. A short form's finish (no
+-- class: finish_claim.lua, finish_claim_batch.lua) that finds the record
+-- removed moves the sequence back and returns 4, nothing written: the
+-- caller sends it again in full form, which cleans up as above.
 local function finish_head(seqs, wkey, failed, wid, seq, class, queue)
   local moved = redis.call('HINCRBY', seqs, wid, '1')
   if moved ~= tonumber(seq) + 1 then
@@ -122,6 +125,10 @@ local function finish_head(seqs, wkey, failed, wid, seq, class, queue)
   end
   if redis.call('DEL', wkey) == 1 then
     return 1, moved
+  end
+  if not class then
+    redis.call('HINCRBY', seqs, wid, '-1')
+    return 4
   end
   -- Removed by another runtime's prune: Ruby recorded the job it read
   -- there as DirtyExit ("Job still being processed"). Remove that entry

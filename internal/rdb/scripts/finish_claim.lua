@@ -18,11 +18,15 @@
 -- record and moving the sequence again.
 --
 -- A plain success (no status, attempts counter, serial lock or unique state
--- to write) comes in short form, as in finish_claim_batch.lua: 4 keys
--- (worker:<id>, stat:processed:<id>, stat:processed, failed) and 4
--- arguments (worker id, claim sequence, class, queue) instead of finish.lua's
--- 8 to 20 and 21. A claim from plain queues only, with the sequence known,
--- takes claim_plain.
+-- to write) comes in short form: 1 key (stat:processed) and 1 argument (the
+-- claim sequence) instead of finish.lua's 8 to 20 and 21; the slot's
+-- worker:<id> and worker id are the claim's, and stat:processed:<id> is
+-- built here (each string sent costs Redis about as much as a command's
+-- overhead in a script). When another runtime removed the record while the
+-- job ran, the short form writes nothing, claims nothing and returns 4: the
+-- caller sends it again in full form, which has the job's class and queue
+-- to clean up with (finish.lua's finish_head). A claim from plain queues
+-- only, with the sequence known, takes claim_plain.
 --
 -- Returns six values, flat (Redis probes seven special fields of every
 -- table it turns into a reply): the finish result, then the claim result
@@ -30,11 +34,15 @@
 -- elements (nil for those it lacks).
 local nk, na = tonumber(ARGV[#ARGV - 1]), tonumber(ARGV[#ARGV])
 local done, seq = 0, nil
-if nk == 4 then
-  done, seq = finish_head(KEYS[nk + 3], KEYS[1], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+if nk == 1 then
+  local wid = ARGV[na + 4]
+  done, seq = finish_head(KEYS[nk + 3], KEYS[nk + 2], nil, wid, ARGV[1])
+  if done == 4 then
+    return {4, false, false, false, false, false}
+  end
   if done > 0 then
-    redis.call('INCR', KEYS[3])
-    redis.call('INCR', KEYS[2])
+    redis.call('INCR', KEYS[1])
+    redis.call('INCR', KEYS[1] .. ':' .. wid)
   end
 else
   done = finish(KEYS, ARGV)

@@ -8,21 +8,22 @@
 --                    (its worker:<id> is not used: each slot's is below)
 -- KEYS[nkc+1]        stat:processed
 -- KEYS[nkc+2]        failed
--- KEYS[nkc+3..]      each slot's finish keys, one after the other: finish.lua's
---                    (the first is the slot's worker:<id>), or for a plain
---                    success (no status, attempts counter, serial lock or
---                    unique state to write) just worker:<id> and
---                    stat:processed:<id>
+-- KEYS[nkc+3..]      the finish keys of each slot in full form, one slot
+--                    after the other: finish.lua's (the first is the slot's
+--                    worker:<id>)
 -- ARGV[1..nac]       claim.lua's arguments for the first slot (its worker
 --                    id and lock token are not used)
--- ARGV[nac+1..]      each slot's finish arguments, each followed by the
---                    slot's lock token: finish.lua's (the first is the
---                    slot's worker id), or for a plain success the worker
---                    id, the claim sequence, the job's class and its queue
--- ARGV[#ARGV-2-2m+1..#ARGV-3]
---                    per slot: how many keys and how many arguments (not
---                    counting the token) its finish has; 2 keys mean a
---                    plain success (finish.lua has at least 8)
+-- ARGV[nac+1..]      each slot's finish, one after the other:
+--                    - short form, for a plain success (no status, attempts
+--                      counter, serial lock or unique state to write): the
+--                      worker id and the claim sequence, then the slot's
+--                      lock token only when a source is serial (a plain
+--                      success writes nothing else: its worker:<id> and
+--                      stat:processed:<id> are built here)
+--                    - full form: how many keys and how many arguments
+--                      finish.lua has, its arguments (the first is the
+--                      slot's worker id), then the slot's lock token
+-- ARGV[#ARGV-3]      the slots' forms, one byte each: "s" short, "f" full
 -- ARGV[#ARGV-2]      nkc
 -- ARGV[#ARGV-1]      nac
 -- ARGV[#ARGV]        m, the number of slots
@@ -33,9 +34,13 @@
 -- What all slots share is done once: stat:processed (one INCRBY), the
 -- pause key and the attempts index (one EXISTS for both, usually); for a static
 -- pool's ring, the parked list, whether any source has settings, and the
--- ring's rotation (ring_static, ring_flush). A plain success
--- sends 6 strings instead of finish.lua's 27: each costs Redis about as
--- much as a command's overhead in a script.
+-- ring's rotation (ring_static, ring_flush). A plain success sends 2
+-- strings instead of finish.lua's 29: each costs Redis about as much as a
+-- command's overhead in a script (measured: 8% of the whole call at 8
+-- slots). Its class and queue are needed only when another runtime removed
+-- the slot's record while the job ran (finish_head): that finish returns 4,
+-- writes nothing and claims nothing, and the caller sends that slot again in
+-- full form.
 --
 -- Returns six values per slot, one after the other: the finish result, then
 -- the claim result of finish_claim.lua laid flat: -1 (paused), nil (no job)
@@ -82,32 +87,48 @@ end
 
 local m = tonumber(ARGV[#ARGV])
 local nkc, nac = tonumber(ARGV[#ARGV - 2]), tonumber(ARGV[#ARGV - 1])
-local sizes = #ARGV - 3 - 2 * m
+local kinds = ARGV[#ARGV - 3]
 local ko, ao = nkc + 2, nac
-local done, kos, aos, tokens, seqs = {}, {}, {}, {}, {}
+local done, aos, tokens, seqs, wkeys, wids = {}, {}, {}, {}, {}, {}
 local processed = 0
-for j = 1, m do
-  -- sizes are compared as strings where they can be: tonumber costs a
-  -- strtod, dearer than the comparison by far
-  local nk, na = 2, 4
-  if ARGV[sizes + 2 * j - 1] ~= '2' then
-    nk, na = tonumber(ARGV[sizes + 2 * j - 1]), tonumber(ARGV[sizes + 2 * j])
+local n = (nkc - 4) / 2
+-- a short form carries a lock token only when a source is serial
+local serial = false
+for i = 1, n do
+  if ARGV[5 + 2 * n + i] == '1' then
+    serial = true
   end
-  kos[j], aos[j], tokens[j] = ko, ao, ARGV[ao + na + 1]
-  if nk == 2 then
-    -- a plain success; finish_head also returns the sequence it moved to,
-    -- which the slot's claim takes
-    done[j], seqs[j] = finish_head(KEYS[3], KEYS[ko + 1], KEYS[nkc + 2], ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 3], ARGV[ao + 4])
-    if done[j] > 0 then
-      redis.call('INCR', KEYS[ko + 2])
+end
+-- the short form's keys: "<ns>:worker:" from the first slot's claim key
+-- and worker id, "<ns>:stat:processed:" from stat:processed
+local wp = string.sub(KEYS[2], 1, #KEYS[2] - #ARGV[4])
+local pp = KEYS[nkc + 1] .. ':'
+for j = 1, m do
+  if string.byte(kinds, j) == 115 then
+    local wid = ARGV[ao + 1]
+    local wkey = wp .. wid
+    wkeys[j], wids[j] = wkey, wid
+    done[j], seqs[j] = finish_head(KEYS[3], wkey, KEYS[nkc + 2], wid, ARGV[ao + 2])
+    if done[j] == 1 then
+      redis.call('INCR', pp .. wid)
+    end
+    if serial then
+      tokens[j] = ARGV[ao + 3]
+      ao = ao + 3
+    else
+      ao = ao + 2
     end
   else
+    local nk, na = tonumber(ARGV[ao + 1]), tonumber(ARGV[ao + 2])
+    ao = ao + 2
+    aos[j], tokens[j] = ao, ARGV[ao + na + 1]
+    wkeys[j], wids[j] = KEYS[ko + 1], ARGV[ao + 1]
     done[j] = finish(KEYS, ARGV, ko, ao, true)
+    ko, ao = ko + nk, ao + na + 1
   end
-  if done[j] > 0 then
+  if done[j] > 0 and done[j] < 4 then
     processed = processed + 1
   end
-  ko, ao = ko + nk, ao + na + 1
 end
 if processed == m then
   -- m as sent: a Lua number would be formatted with a printf
@@ -132,7 +153,6 @@ local out, memo = {}, {rings = {}, units = {}, n = m, flags = {}}
 local slot = {nk = nkc, counters = counters, memo = memo}
 -- claims from plain queues only (no serial source, no ring) whose slot's
 -- finish gave the sequence take the short way, claim_plain
-local n = (nkc - 4) / 2
 local plain = true
 for i = 1, n do
   if ARGV[5 + 2 * n + i] ~= '' then
@@ -150,17 +170,19 @@ end
 for j = 1, m do
   local o = 6 * (j - 1)
   local c = -1
-  if not paused then
+  if done[j] == 4 then
+    c = false
+  elseif not paused then
     local seq = nil
     if done[j] > 0 then
       seq = seqs[j] or tonumber(ARGV[aos[j] + 2]) + 1
     end
     if plain and seq then
-      c = claim_plain(KEYS, ARGV, 0, 0, n, KEYS[kos[j] + 1], seq, counters, out, o)
+      c = claim_plain(KEYS, ARGV, 0, 0, n, wkeys[j], seq, counters, out, o)
     elseif static_d and seq then
-      c = claim_static(KEYS, ARGV, static_d, KEYS[kos[j] + 1], ARGV[aos[j] + 1], seq, counters, memo, out, o)
+      c = claim_static(KEYS, ARGV, static_d, wkeys[j], wids[j], seq, counters, memo, out, o)
     else
-      slot.wkey, slot.wid, slot.token = KEYS[kos[j] + 1], ARGV[aos[j] + 1], tokens[j]
+      slot.wkey, slot.wid, slot.token = wkeys[j], wids[j], tokens[j]
       c = claim(KEYS, ARGV, seq, 0, 0, slot) or false
     end
   end
