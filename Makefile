@@ -34,9 +34,11 @@ demo:
 	$(GO) run . demo
 
 ## build: a static binary (no cgo: libc is not mapped, about 1.4 MB less
-## RSS per process, and the binary runs on any Linux of its architecture)
+## RSS per process, and the binary runs on any Linux of its architecture),
+## without urfave/cli's man-page and markdown writers, which resque-go does
+## not use (0.4 MB less binary, 0.5 MB less RSS per process)
 build:
-	CGO_ENABLED=0 $(GO) build -o bin/resque-go .
+	CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs -o bin/resque-go .
 
 ## bench: the Go benchmarks (throughput, idle pickup, claim/finish), then
 ## `resque-go bench`: Redis CPU, commands and round trips per job against a

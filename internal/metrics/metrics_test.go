@@ -91,7 +91,11 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, p := range []string{`{"class":"Ok","args":[],"queue_time":1700000000.5}`, `{"class":"Ok","args":[]}`, `{"class":"Bad","args":[]}`} {
+	// a class name with every character the exposition must escape (no
+	// handler: the job fails as ResqueGo::NoHandler)
+	const weird = "We\"ird\\\nName"
+	for _, p := range []string{`{"class":"Ok","args":[],"queue_time":1700000000.5}`, `{"class":"Ok","args":[]}`, `{"class":"Bad","args":[]}`,
+		`{"class":"We\"ird\\\nName","args":[]}`} {
 		if err := c.Enqueue(ctx, "q", []byte(p)); err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +107,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for finished.Load() < 4 && time.Now().Before(deadline) {
+	for finished.Load() < 5 && time.Now().Before(deadline) {
 		<-time.After(10 * time.Millisecond) // bounded poll
 	}
 	w.Pause()
@@ -122,11 +126,24 @@ func TestMetricsEndpoint(t *testing.T) {
 		{"resque_job_queue_wait_seconds", map[string]string{"queue": "q"}, 1},
 		{"resque_queue_length", map[string]string{"queue": "idle"}, 1},
 		{"resque_queue_length", map[string]string{"queue": "q"}, 0},
+		{"resque_jobs_total", map[string]string{"queue": "q", "class": weird, "outcome": "fail"}, 1},
+		{"resque_job_duration_seconds", map[string]string{"queue": "q", "class": weird}, 1},
 		{"resque_worker_slots", nil, 1},
 		{"resque_redis_up", nil, 1},
 	} {
 		if got, ok := value(fams, tc.name, tc.labels); !ok || got != tc.want {
 			t.Errorf("%s%v = %v (present %v), want %v", tc.name, tc.labels, got, ok, tc.want)
+		}
+	}
+	// the histograms have Prometheus's buckets (le), the last +Inf
+	if f := fams["resque_job_duration_seconds"]; f == nil || len(f.Metric) == 0 || len(f.Metric[0].Histogram.Bucket) < 10 ||
+		f.Metric[0].Histogram.Bucket[0].GetUpperBound() != 0.001 {
+		t.Errorf("resque_job_duration_seconds buckets: %v", f)
+	}
+	// the process's own metrics
+	for _, name := range []string{"process_resident_memory_bytes", "go_goroutines"} {
+		if got, ok := value(fams, name, nil); !ok || got <= 0 {
+			t.Errorf("%s = %v (present %v)", name, got, ok)
 		}
 	}
 	health := func() int {
@@ -144,5 +161,49 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	if got, _ := value(scrape(t, m.Handler()), "resque_redis_up", nil); got != 0 {
 		t.Errorf("resque_redis_up with Redis down = %v", got)
+	}
+}
+
+// The pool manager's and the scheduler's /metrics parse as Prometheus text
+// and carry what their funcs return at scrape time.
+func TestPoolAndSchedulerMetrics(t *testing.T) {
+	srv, err := redistest.Start(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	c, err := rdb.New(rdb.Options{URL: srv.URL(), Namespace: redistest.Namespace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p := metrics.NewPool(c, func() []metrics.PoolChild {
+		return []metrics.PoolChild{{State: "running", Restarts: 2}, {State: "running"}, {State: "crash\"loop", Restarts: 5}}
+	})
+	s := metrics.NewScheduler(c, func() metrics.SchedulerCounts {
+		return metrics.SchedulerCounts{Promoted: 7, PlansFired: 3, SchedulesFired: 4, DueBuckets: 2, Master: true}
+	})
+	pf, sf := scrape(t, p.Handler()), scrape(t, s.Handler())
+	for _, tc := range []struct {
+		fams   map[string]*dto.MetricFamily
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{pf, "resque_pool_children", map[string]string{"state": "running"}, 2},
+		{pf, "resque_pool_children", map[string]string{"state": "crash\"loop"}, 1},
+		{pf, "resque_pool_child_restarts", nil, 7},
+		{sf, "resque_delayed_promoted_total", nil, 7},
+		{sf, "resque_plan_fires_total", nil, 3},
+		{sf, "resque_schedule_fires_total", nil, 4},
+		{sf, "resque_delayed_due_buckets", nil, 2},
+		{sf, "resque_scheduler_master", nil, 1},
+	} {
+		if got, ok := value(tc.fams, tc.name, tc.labels); !ok || got != tc.want {
+			t.Errorf("%s%v = %v (present %v), want %v", tc.name, tc.labels, got, ok, tc.want)
+		}
+	}
+	if f := sf["resque_delayed_promoted_total"]; f == nil || f.GetType() != dto.MetricType_COUNTER {
+		t.Errorf("resque_delayed_promoted_total is not a counter: %v", f)
 	}
 }

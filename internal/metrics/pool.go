@@ -1,11 +1,12 @@
 package metrics
 
 import (
+	"fmt"
+	"io"
 	"net/http"
+	"sort"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	vm "github.com/VictoriaMetrics/metrics"
 
 	"github.com/resque-go/resque-go/internal/rdb"
 )
@@ -24,50 +25,42 @@ type PoolChild struct {
 type PoolServer struct {
 	client *rdb.Client
 	status func() []PoolChild
-	reg    *prometheus.Registry
+	set    *vm.Set
 	httpServer
 }
 
-// NewPool builds the manager's collectors; status returns the children
+// NewPool builds the manager's metrics; status returns the children
 // as they are at scrape time.
 func NewPool(client *rdb.Client, status func() []PoolChild) *PoolServer {
-	p := &PoolServer{client: client, status: status, reg: prometheus.NewRegistry()}
-	p.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), poolCollector{p})
+	p := &PoolServer{client: client, status: status, set: vm.NewSet()}
+	p.set.RegisterMetricsWriter(p.write)
 	return p
 }
 
-var (
-	childrenDesc = prometheus.NewDesc("resque_pool_children", "Child worker processes of this pool by state (running, backoff, crashloop, stopping ...).", []string{"state"}, nil)
-	restartsDesc = prometheus.NewDesc("resque_pool_child_restarts", "Restarts of the current child slots, summed.", nil, nil)
-)
-
-type poolCollector struct{ p *PoolServer }
-
-func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- childrenDesc
-	ch <- restartsDesc
-}
-
-func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
+// write writes the children by state and their restarts.
+func (p *PoolServer) write(w io.Writer) {
 	byState := map[string]int{}
 	restarts := 0
-	for _, child := range c.p.status() {
+	for _, child := range p.status() {
 		byState[child.State]++
 		restarts += child.Restarts
 	}
-	for state, n := range byState {
-		ch <- prometheus.MustNewConstMetric(childrenDesc, prometheus.GaugeValue, float64(n), state)
+	states := make([]string, 0, len(byState))
+	for state := range byState {
+		states = append(states, state)
 	}
-	ch <- prometheus.MustNewConstMetric(restartsDesc, prometheus.GaugeValue, float64(restarts))
+	sort.Strings(states)
+	for i, state := range states {
+		if i == 0 {
+			vm.WriteMetadataIfNeeded(w, "resque_pool_children", "gauge")
+		}
+		fmt.Fprintf(w, "resque_pool_children{state=\"%s\"} %d\n", labelValue(state), byState[state])
+	}
+	vm.WriteGaugeUint64(w, "resque_pool_child_restarts", uint64(restarts))
 }
 
 // Handler serves /metrics and /healthz.
-func (p *PoolServer) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", healthz(p.client))
-	return mux
-}
+func (p *PoolServer) Handler() http.Handler { return handler(p.set, p.client) }
 
 // Serve listens on addr in the background and returns the bound address.
 func (p *PoolServer) Serve(addr string) (string, error) { return p.httpServer.serve(addr, p.Handler()) }

@@ -1,11 +1,10 @@
 package metrics
 
 import (
+	"io"
 	"net/http"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	vm "github.com/VictoriaMetrics/metrics"
 
 	"github.com/resque-go/resque-go/internal/rdb"
 )
@@ -23,53 +22,33 @@ type SchedulerCounts struct {
 type SchedulerServer struct {
 	client *rdb.Client
 	counts func() SchedulerCounts
-	reg    *prometheus.Registry
+	set    *vm.Set
 	httpServer
 }
 
-// NewScheduler builds the scheduler's collectors.
+// NewScheduler builds the scheduler's metrics.
 func NewScheduler(client *rdb.Client, counts func() SchedulerCounts) *SchedulerServer {
-	s := &SchedulerServer{client: client, counts: counts, reg: prometheus.NewRegistry()}
-	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), schedulerCollector{s})
+	s := &SchedulerServer{client: client, counts: counts, set: vm.NewSet()}
+	s.set.RegisterMetricsWriter(s.write)
 	return s
 }
 
-var (
-	promotedDesc       = prometheus.NewDesc("resque_delayed_promoted_total", "Delayed items this process promoted to their queues (or recorded in failed).", nil, nil)
-	plansFiredDesc     = prometheus.NewDesc("resque_plan_fires_total", "Plan slots this process fired (jobs pushed).", nil, nil)
-	schedulesFiredDesc = prometheus.NewDesc("resque_schedule_fires_total", "Recurring schedule slots this process enqueued as master.", nil, nil)
-	dueDesc            = prometheus.NewDesc("resque_delayed_due_buckets", "Delayed buckets due and not yet promoted, at the latest look.", nil, nil)
-	masterDesc         = prometheus.NewDesc("resque_scheduler_master", "1 while this process holds resque-scheduler's master lock.", nil, nil)
-)
-
-type schedulerCollector struct{ s *SchedulerServer }
-
-func (c schedulerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{promotedDesc, plansFiredDesc, schedulesFiredDesc, dueDesc, masterDesc} {
-		ch <- d
-	}
-}
-
-func (c schedulerCollector) Collect(ch chan<- prometheus.Metric) {
-	n := c.s.counts()
-	master := 0.0
+// write writes the counts as they are at scrape time.
+func (s *SchedulerServer) write(w io.Writer) {
+	n := s.counts()
+	master := uint64(0)
 	if n.Master {
 		master = 1
 	}
-	ch <- prometheus.MustNewConstMetric(promotedDesc, prometheus.CounterValue, float64(n.Promoted))
-	ch <- prometheus.MustNewConstMetric(plansFiredDesc, prometheus.CounterValue, float64(n.PlansFired))
-	ch <- prometheus.MustNewConstMetric(schedulesFiredDesc, prometheus.CounterValue, float64(n.SchedulesFired))
-	ch <- prometheus.MustNewConstMetric(dueDesc, prometheus.GaugeValue, float64(n.DueBuckets))
-	ch <- prometheus.MustNewConstMetric(masterDesc, prometheus.GaugeValue, master)
+	vm.WriteCounterUint64(w, "resque_delayed_promoted_total", uint64(n.Promoted))
+	vm.WriteCounterUint64(w, "resque_plan_fires_total", uint64(n.PlansFired))
+	vm.WriteCounterUint64(w, "resque_schedule_fires_total", uint64(n.SchedulesFired))
+	vm.WriteGaugeUint64(w, "resque_delayed_due_buckets", uint64(n.DueBuckets))
+	vm.WriteGaugeUint64(w, "resque_scheduler_master", master)
 }
 
 // Handler serves /metrics and /healthz.
-func (s *SchedulerServer) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", healthz(s.client))
-	return mux
-}
+func (s *SchedulerServer) Handler() http.Handler { return handler(s.set, s.client) }
 
 // Serve listens on addr in the background and returns the bound address.
 func (s *SchedulerServer) Serve(addr string) (string, error) {
