@@ -163,6 +163,11 @@ func (k Keys) JobStatusPrefix() string { return k.key("job", "") }
 // latest claim: a finish acts only on the claim it was given.
 func (k Keys) ClaimSeqs() string { return k.key("resque-go", "claim_seq") }
 
+// HotFunctions records the function libraries of resque-go's per-job
+// scripts (library name -> Unix time of its last FUNCTION LOAD), so that
+// libraries of old versions can be deleted.
+func (k Keys) HotFunctions() string { return k.key("resque-go", "functions") }
+
 // Attempts counts the failed attempts of a job that is being retried, by
 // AttemptsDigest. The count lives outside the payload
 // because resque-scheduler, resque-web's "Queue now" and Ruby's

@@ -37,9 +37,10 @@ import (
 // point the benchmark at it with COST_REDIS=redis://127.0.0.1:PORT; the
 // difference of two runs' totals (say 10000x and 20000x) over the jobs
 // between them is Redis's instructions per job. COST_EDIT="old=>new;;..."
-// replaces text in finish_claim_batch.lua's source first, to measure what a
-// part of it costs (and COST_LUA_DEFS=1 puts the batch script's function
-// definitions in front of the lua floor).
+// replaces text in finish_claim_batch.lua's own part first, to measure what
+// a part of it costs (and COST_LUA_DEFS=1 puts the batch script's function
+// definitions in front of the lua floor). COST_EVAL=1 runs the scripts as
+// EVALSHA instead of functions (hot.go), as on Redis 6.2.
 func BenchmarkScriptCost(b *testing.B) {
 	for _, m := range []int{1, 8, 32} {
 		b.Run(fmt.Sprintf("pipeline/m=%d", m), func(b *testing.B) { costPipeline(b, m) })
@@ -216,7 +217,7 @@ return out`
 func costLua(b *testing.B, m int) {
 	script := costLuaScript
 	if os.Getenv("COST_LUA_DEFS") != "" {
-		src := finishClaimSource("finish_claim_batch.lua")
+		src := newHotScripts(false, nil).finishClaimBatch.src
 		src = src[:strings.Index(src, "local m = tonumber(ARGV[#ARGV])")]
 		script = redis.NewScript(-1, src+"\nlocal memo = {rings = {}, units = {}}\n"+costLuaBody)
 	}
@@ -286,16 +287,20 @@ func costBatch(b *testing.B, m, sources int) {
 		claims[calls[j]] = a
 	}
 	bt := &finishBatcher{c: e.c}
-	if ed := os.Getenv("COST_EDIT"); ed != "" {
-		src := finishClaimSource("finish_claim_batch.lua")
-		for _, r := range strings.Split(ed, ";;") {
-			o, n, _ := strings.Cut(r, "=>")
-			if !strings.Contains(src, o) {
-				b.Fatalf("no %q", o)
+	if ed, eval := os.Getenv("COST_EDIT"), os.Getenv("COST_EVAL") != ""; ed != "" || eval {
+		e.c.hotScripts = newHotScripts(!eval, func(name, src string) string {
+			if name != "finish_claim_batch.lua" || ed == "" {
+				return src
 			}
-			src = strings.ReplaceAll(src, o, n)
-		}
-		e.c.finishClaimBatch = redis.NewScript(-1, src)
+			for _, r := range strings.Split(ed, ";;") {
+				o, n, _ := strings.Cut(r, "=>")
+				if !strings.Contains(src, o) {
+					b.Fatalf("no %q", o)
+				}
+				src = strings.ReplaceAll(src, o, n)
+			}
+			return src
+		})
 	}
 	u0, c0, x0 := e.cost(b)
 	zeroCallgrind(b)

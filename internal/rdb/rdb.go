@@ -59,14 +59,6 @@ func scriptBody(name, fn string) string {
 	return strings.TrimSuffix(src, last)
 }
 
-// finishClaimSource is the source of a finish-and-claim script (name):
-// after the fragments finish.lua uses, the bodies of finish.lua and
-// claim.lua (their local functions), then name's own body.
-func finishClaimSource(name string) string {
-	return scriptSource("unique_release.lua") + "\n" + scriptSource("static_wake.lua") + "\n" +
-		scriptBody("finish.lua", "finish") + scriptBody("claim.lua", "claim") + scriptSource(name)
-}
-
 // Options configures a Client. Zero values mean the documented defaults.
 type Options struct {
 	// URL is redis://[[user]:password@]host[:port][/db], rediss://... (TLS),
@@ -114,10 +106,11 @@ type Client struct {
 
 	batch *finishBatcher // nil when Options.Unbatched
 
-	claim, finish, finishClaim, finishClaimBatch, requeue, register, unregister, prune, heartbeat, refreshLock *redis.Script
-	delayed                                                                                                    delayedScripts
-	failed                                                                                                     failedScripts
-	schedules                                                                                                  scheduleScripts
+	hotScripts                                                   // claim, finish, finishClaim, finishClaimBatch: hot.go
+	requeue, register, unregister, prune, heartbeat, refreshLock *redis.Script
+	delayed                                                      delayedScripts
+	failed                                                       failedScripts
+	schedules                                                    scheduleScripts
 }
 
 // ErrNotOwned is returned when a slot's worker:<id> record is gone: the job
@@ -480,21 +473,18 @@ func New(opt Options) (*Client, error) {
 		pool.DialContext, pool.TestOnBorrow, closer = d.dial, d.testOnBorrow, d.close
 	}
 	c := &Client{
-		pool:             pool,
-		closer:           closer,
-		keys:             newKeys(opt),
-		timeout:          opt.ReadTimeout,
-		addr:             ep.redacted,
-		claim:            loadScript("claim.lua", -1),
-		finish:           loadScriptWith("finish.lua", -1, "unique_release.lua", "static_wake.lua"),
-		finishClaim:      redis.NewScript(-1, finishClaimSource("finish_claim.lua")),
-		finishClaimBatch: redis.NewScript(-1, finishClaimSource("finish_claim_batch.lua")),
-		requeue:          loadScriptWith("requeue.lua", 7, "static_wake.lua"),
-		refreshLock:      loadScript("refresh_lock.lua", 1),
-		register:         loadScriptWith("register.lua", 5, "iso8601.lua"),
-		heartbeat:        loadScriptWith("heartbeat.lua", -1, "iso8601.lua"),
-		unregister:       loadScript("unregister.lua", 8),
-		prune:            loadScriptWith("prune.lua", 16, "static_wake.lua"),
+		pool:        pool,
+		closer:      closer,
+		keys:        newKeys(opt),
+		timeout:     opt.ReadTimeout,
+		addr:        ep.redacted,
+		hotScripts:  newHotScripts(true, nil),
+		requeue:     loadScriptWith("requeue.lua", 7, "static_wake.lua"),
+		refreshLock: loadScript("refresh_lock.lua", 1),
+		register:    loadScriptWith("register.lua", 5, "iso8601.lua"),
+		heartbeat:   loadScriptWith("heartbeat.lua", -1, "iso8601.lua"),
+		unregister:  loadScript("unregister.lua", 8),
+		prune:       loadScriptWith("prune.lua", 16, "static_wake.lua"),
 	}
 	if !opt.Unbatched {
 		c.batch = &finishBatcher{c: c}
@@ -546,13 +536,13 @@ func (c *Client) eval(ctx context.Context, s *redis.Script, keysAndArgs ...any) 
 // watch ctx for cancellation (that costs a goroutine per call in redigo);
 // the connection's read and write timeouts bound it instead. Callers pass
 // contexts that are not cancelled mid-call.
-func (c *Client) evalHot(ctx context.Context, s *redis.Script, keysAndArgs ...any) (any, error) {
+func (c *Client) evalHot(ctx context.Context, s *hotScript, keysAndArgs ...any) (any, error) {
 	conn, err := c.pool.GetContext(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	return s.Do(conn, keysAndArgs...)
+	return s.run(c, conn, keysAndArgs)
 }
 
 // Ping checks the server answers.

@@ -1,0 +1,200 @@
+package rdb
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// The per-job scripts (claim, finish, finish-and-claim, the batch) share
+// one body of local functions, some 900 lines. Run as EVALSHA, a script
+// defines every one of those functions again on each call: Redis spends
+// about 11,600 instructions a call on it, 10% of a one-slot job (callgrind,
+// BenchmarkScriptCost). On Redis 7.0 and later they are also loaded as one
+// function library, whose functions are defined once, at FUNCTION LOAD, and
+// called with FCALL. The library's name carries a digest of its code, so
+// processes of different resque-go versions each call their own.
+//
+// A server without functions (Redis 6.2), a user whose ACL forbids them, or
+// a proxy that does not know FCALL: the scripts run as before (EVALSHA),
+// for the rest of the client's life. A library gone from the server (a
+// restart without persistence, FUNCTION FLUSH, a failover to a server that
+// never had it) is loaded again on the first call that misses it.
+//
+// Libraries accumulate as versions change (about 60 KB each). Each load is
+// recorded in the hash resque-go:functions (library -> Unix time of its
+// last load), and a process that loads its library deletes the resque_go_
+// libraries recorded as last loaded more than hotLibMaxAge ago: a process
+// still calling one of them loads it again on its next call (its load time
+// then starts over).
+
+// hotLibMaxAge is how long a library recorded in resque-go:functions stays
+// after its last load, once a newer one is loaded.
+const hotLibMaxAge = 7 * 24 * time.Hour
+
+// hotLib is the per-job scripts as a function library.
+type hotLib struct {
+	name, code string
+	eval       atomic.Bool // no functions on this server: EVALSHA only
+	mu         sync.Mutex  // one FUNCTION LOAD at a time
+}
+
+// hotScript is one per-job script: its EVALSHA form, and the function of
+// lib that runs the same body (lib nil: EVALSHA only).
+type hotScript struct {
+	s   *redis.Script
+	src string // s's source
+	fn  string
+	lib *hotLib
+}
+
+// hotScripts are the four per-job scripts.
+type hotScripts struct {
+	claim, finish, finishClaim, finishClaimBatch *hotScript
+}
+
+// newHotScripts builds the per-job scripts and their library. edit, when
+// not nil, rewrites each script's own part before use (the cost
+// benchmark's ablations); functions false leaves the library out.
+func newHotScripts(functions bool, edit func(name, src string) string) hotScripts {
+	own := func(name string) string {
+		src := scriptSource(name)
+		if edit != nil {
+			src = edit(name, src)
+		}
+		return src
+	}
+	shared := scriptSource("unique_release.lua") + "\n" + scriptSource("static_wake.lua") + "\n" +
+		scriptBody("finish.lua", "finish") + scriptBody("claim.lua", "claim")
+	bodies := []struct{ name, body string }{
+		{"claim", "return claim(KEYS, ARGV)"},
+		{"finish", "return finish(KEYS, ARGV)"},
+		{"finish_claim", own("finish_claim.lua")},
+		{"finish_claim_batch", own("finish_claim_batch.lua")},
+	}
+	var lib *hotLib
+	if functions {
+		var code strings.Builder
+		code.WriteString(shared)
+		for _, b := range bodies {
+			code.WriteString("\nredis.register_function('@FN@" + b.name + "', function(KEYS, ARGV)\n" + b.body + "\nend)\n")
+		}
+		sum := sha1.Sum([]byte(code.String()))
+		name := "resque_go_" + hex.EncodeToString(sum[:6])
+		lib = &hotLib{name: name, code: "#!lua name=" + name + "\n" + strings.ReplaceAll(code.String(), "@FN@", name+"_")}
+	}
+	script := func(i int, src string) *hotScript {
+		h := &hotScript{s: redis.NewScript(-1, src), src: src, lib: lib}
+		if lib != nil {
+			h.fn = lib.name + "_" + bodies[i].name
+		}
+		return h
+	}
+	return hotScripts{
+		claim:            script(0, scriptSource("claim.lua")),
+		finish:           script(1, scriptSource("unique_release.lua")+"\n"+scriptSource("static_wake.lua")+"\n"+scriptSource("finish.lua")),
+		finishClaim:      script(2, shared+bodies[2].body),
+		finishClaimBatch: script(3, shared+bodies[3].body),
+	}
+}
+
+// run runs h on conn: FCALL where the server has functions, else EVALSHA
+// (EVAL when the script is not cached). keysAndArgs starts with the key
+// count, as for EVALSHA.
+func (h *hotScript) run(c *Client, conn redis.Conn, keysAndArgs []any) (any, error) {
+	lib := h.lib
+	if lib == nil || lib.eval.Load() {
+		return h.s.Do(conn, keysAndArgs...)
+	}
+	args := make([]any, 0, 1+len(keysAndArgs))
+	args = append(append(args, h.fn), keysAndArgs...)
+	v, err := conn.Do("FCALL", args...)
+	if err == nil || !isNoFunction(err) {
+		return v, err
+	}
+	if isFunctionMissing(err) {
+		lerr := lib.load(c, conn)
+		if lerr == nil {
+			return conn.Do("FCALL", args...)
+		}
+		if !isNoFunction(lerr) {
+			var re redis.Error
+			if !errors.As(lerr, &re) {
+				return nil, lerr // the connection failed: the caller retries
+			}
+			// the server refused the load for now (OOM, LOADING...):
+			// this call runs as a script
+			return h.s.Do(conn, keysAndArgs...)
+		}
+	}
+	// no functions on this server, or not for this user
+	lib.eval.Store(true)
+	return h.s.Do(conn, keysAndArgs...)
+}
+
+// isFunctionMissing reports whether err says the called function is not
+// on the server.
+func isFunctionMissing(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && strings.HasPrefix(string(re), "ERR Function not found")
+}
+
+// isNoFunction reports whether err is a reply FCALL or FUNCTION LOAD
+// gives, before running anything, where functions cannot be used (an
+// unknown command, an ACL that forbids the command) or the called one is
+// missing. A NOPERM about keys, or one raised inside the function (whose
+// writes until then stay), is not: running the script again would repeat
+// them.
+func isNoFunction(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	msg := string(re)
+	switch {
+	case strings.HasPrefix(msg, "ERR Function not found"), strings.HasPrefix(msg, "ERR unknown command"),
+		strings.HasPrefix(msg, "ERR unknown subcommand"):
+		return true
+	case strings.HasPrefix(msg, "NOPERM"):
+		low := strings.ToLower(msg)
+		return strings.Contains(low, "command") && (strings.Contains(low, "'fcall'") || strings.Contains(low, "'function|"))
+	}
+	return false
+}
+
+// load puts the library on the server (a library of that name already
+// there is the same code), records the load, and deletes libraries
+// recorded as last loaded long ago.
+func (lib *hotLib) load(c *Client, conn redis.Conn) error {
+	lib.mu.Lock()
+	defer lib.mu.Unlock()
+	_, err := conn.Do("FUNCTION", "LOAD", lib.code)
+	var re redis.Error
+	if err != nil && !(errors.As(err, &re) && strings.Contains(string(re), "already exists")) {
+		return err
+	}
+	now := time.Now()
+	key := c.keys.HotFunctions()
+	if _, err := conn.Do("HSET", key, lib.name, now.Unix()); err != nil {
+		return nil // loaded; the record is only for the clean-up
+	}
+	loaded, err := redis.Int64Map(conn.Do("HGETALL", key))
+	if err != nil {
+		return nil
+	}
+	for name, at := range loaded {
+		if name == lib.name || !strings.HasPrefix(name, "resque_go_") || now.Sub(time.Unix(at, 0)) < hotLibMaxAge {
+			continue
+		}
+		// gone already, or never loaded here: either way not worth an error
+		_, _ = conn.Do("FUNCTION", "DELETE", name)
+		_, _ = conn.Do("HDEL", key, name)
+	}
+	return nil
+}
