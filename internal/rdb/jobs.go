@@ -65,69 +65,135 @@ func (r ClaimResult) StatName() string {
 	return r.Queue
 }
 
-// claimKeysArgs lays out claim.lua's keys and arguments.
+// claimKeysArgs lays out claim.lua's keys and arguments. What does not
+// change from job to job (the keys, each source's parts, the time's
+// formats within a second) is built once and kept (claimConsts,
+// claimSource, claimTimeAt): laying them out anew for every job took a
+// quarter of a busy process's CPU.
 func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
 	srcs := a.sources()
 	n := len(srcs)
+	k := c.claimConsts()
 	keys = make([]any, 0, 4+2*n)
-	keys = append(keys, c.keys.PauseAll(), c.keys.Worker(a.WorkerID), c.keys.ClaimSeqs(), c.keys.AttemptsIndex())
-	for _, s := range srcs {
-		keys = append(keys, c.keys.SourceKey(s))
+	keys = append(keys, k.pause, c.keys.Worker(a.WorkerID), k.seqs, k.attemptsIndex)
+	parts := make([]*claimSourceParts, n)
+	for i, s := range srcs {
+		parts[i] = c.claimSource(s)
+		keys = append(keys, parts[i].key)
 	}
-	for _, s := range srcs {
-		switch {
-		case s.Serial && s.Ring == "":
-			keys = append(keys, c.keys.SerialLock(s.Queue))
-		case s.Ring == protocol.RingStatic:
-			keys = append(keys, c.keys.StaticState(s.Pool))
-		case s.Ring == protocol.RingUnit:
-			keys = append(keys, c.keys.UnitTurns(s.Pool, s.Unit))
-		default:
-			keys = append(keys, c.keys.SourceKey(s)) // unused by the script
-		}
+	for _, p := range parts {
+		keys = append(keys, p.key2)
 	}
-	args = make([]any, 0, 8+3*n)
-	runAt := protocol.FormatRunAt(a.Now)
-	args = append(args, runAt, strconv.FormatInt(a.Now.Unix(), 10), c.keys.JobStatusPrefix(), a.WorkerID,
-		c.keys.AttemptsPrefix())
-	for _, s := range srcs {
-		if s.Ring != "" {
-			args = append(args, ringRecordHead(runAt))
+	t := c.claimTimeAt(a.Now)
+	args = make([]any, 0, 8+3*n+ringArgs)
+	args = append(args, t.runAt, t.now, k.statusPrefix, a.WorkerID, k.attemptsPrefix)
+	for _, p := range parts {
+		if p.ring != nil {
+			args = append(args, t.ringHeadV)
 		} else {
-			args = append(args, protocol.RecordHead(s, runAt))
+			args = append(args, `{"queue":`+p.queueJSON+t.ringHead)
 		}
 	}
-	for _, s := range srcs {
-		if s.Ring != "" {
-			args = append(args, "")
-		} else {
-			args = append(args, protocol.RecordSourceSuffix(s)+"}")
-		}
+	for _, p := range parts {
+		args = append(args, p.tail)
 	}
 	rings := 0
-	for _, s := range srcs {
-		switch {
-		case s.Ring != "":
+	for _, p := range parts {
+		if p.ring != nil {
 			// the ring's description follows the fixed arguments
 			args = append(args, "r"+strconv.Itoa(9+3*n+ringArgs*rings))
 			rings++
-		case s.Serial:
-			args = append(args, "1")
-		default:
-			args = append(args, "")
+		} else {
+			args = append(args, p.flag)
 		}
 	}
 	ttl := a.LockTTL
 	if ttl <= 0 {
 		ttl = DefaultLockTTL
 	}
-	args = append(args, a.Token, ttl.Milliseconds(), c.keys.UniquePrefix())
-	for _, s := range srcs {
-		if s.Ring != "" {
-			args = append(args, c.ringArgs(s)...)
-		}
+	args = append(args, a.Token, ttl.Milliseconds(), k.uniquePrefix)
+	for _, p := range parts {
+		args = append(args, p.ring...)
 	}
 	return keys, args
+}
+
+// claimKeys are the keys and prefixes every claim sends (as any: a string
+// put in an interface is copied to the heap each time).
+type claimKeys struct {
+	pause, seqs, attemptsIndex, statusPrefix, attemptsPrefix, uniquePrefix any
+}
+
+func (c *Client) claimConsts() *claimKeys {
+	if k := c.claimK.Load(); k != nil {
+		return k
+	}
+	k := &claimKeys{pause: c.keys.PauseAll(), seqs: c.keys.ClaimSeqs(), attemptsIndex: c.keys.AttemptsIndex(),
+		statusPrefix: c.keys.JobStatusPrefix(), attemptsPrefix: c.keys.AttemptsPrefix(), uniquePrefix: c.keys.UniquePrefix()}
+	c.claimK.Store(k)
+	return k
+}
+
+// claimSourceParts is what a claim sends for one source, but for the time.
+type claimSourceParts struct {
+	key, key2 any    // the source's list (or ring) and its second key
+	queueJSON string // the record's queue, as JSON (not for a ring)
+	tail      any    // the record's end ("" for a ring)
+	flag      any    // "1" serial, "" plain (a ring's is built per call)
+	ring      []any  // a ring's description; nil for a list
+}
+
+// claimSource returns s's parts, built on the first claim from s.
+func (c *Client) claimSource(s protocol.Source) *claimSourceParts {
+	if p, ok := c.claimSrcs.Load(s); ok {
+		return p.(*claimSourceParts)
+	}
+	p := &claimSourceParts{key: c.keys.SourceKey(s), tail: "", flag: ""}
+	switch {
+	case s.Serial && s.Ring == "":
+		p.key2 = c.keys.SerialLock(s.Queue)
+	case s.Ring == protocol.RingStatic:
+		p.key2 = c.keys.StaticState(s.Pool)
+	case s.Ring == protocol.RingUnit:
+		p.key2 = c.keys.UnitTurns(s.Pool, s.Unit)
+	default:
+		p.key2 = p.key // unused by the script
+	}
+	if s.Ring != "" {
+		p.ring = c.ringArgs(s)
+	} else {
+		p.queueJSON = string(protocol.MarshalString(s.Queue))
+		p.tail = protocol.RecordSourceSuffix(s) + "}"
+		if s.Serial {
+			p.flag = "1"
+		}
+	}
+	// sources are few (a process's queues, its pool, its unit); a worker
+	// following a glob adds the queues it finds, and no more
+	c.claimSrcs.Store(s, p)
+	return p
+}
+
+// claimTime is what a claim sends of its time, which changes once a
+// second (run_at has second precision).
+type claimTime struct {
+	unix       int64
+	runAt, now any
+	ringHead   string
+	ringHeadV  any // ringHead, boxed once
+}
+
+// claimTimeAt returns t's formats, formatted once a second.
+func (c *Client) claimTimeAt(t time.Time) *claimTime {
+	u := t.Unix()
+	if ct := c.claimT.Load(); ct != nil && ct.unix == u {
+		return ct
+	}
+	runAt := protocol.FormatRunAt(t)
+	head := ringRecordHead(runAt)
+	ct := &claimTime{unix: u, runAt: runAt, now: strconv.FormatInt(u, 10), ringHead: head, ringHeadV: head}
+	c.claimT.Store(ct)
+	return ct
 }
 
 // ringArgs is how many arguments describe a ring to claim.lua.

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -105,6 +106,11 @@ type Client struct {
 	closer  func() // releases what the pool's dialer holds (the Sentinel pools)
 
 	batch *finishBatcher // nil when Options.Unbatched
+
+	// what claims send that does not change from job to job (jobs.go)
+	claimK    atomic.Pointer[claimKeys]
+	claimT    atomic.Pointer[claimTime]
+	claimSrcs sync.Map // protocol.Source -> *claimSourceParts
 
 	hotScripts                                                   // claim, finish, finishClaim, finishClaimBatch: hot.go
 	requeue, register, unregister, prune, heartbeat, refreshLock *redis.Script
