@@ -29,12 +29,16 @@ func TestBatchRotatesStaticRingAsSingleCalls(t *testing.T) {
 	for _, c := range []struct {
 		slots    int
 		settings bool
-	}{{3, true}, {5, true}, {12, true}, {30, true}, {5, false}, {30, false}} {
-		slots, settings := c.slots, c.settings
-		t.Run(fmt.Sprintf("slots=%d/settings=%v", slots, settings), func(t *testing.T) {
+		ring     string
+	}{{3, true, "mixed"}, {5, true, "mixed"}, {12, true, "mixed"}, {30, true, "mixed"}, {5, false, "mixed"}, {30, false, "mixed"},
+		// two sources with work for every claim: an even batch leaves the
+		// ring as it was (ring_flush writes nothing), an odd one rotates it
+		{4, false, "pair"}, {3, false, "pair"}, {8, true, "pair"}, {1, false, "pair"}, {6, false, "one"}} {
+		slots, settings, ring := c.slots, c.settings, c.ring
+		t.Run(fmt.Sprintf("slots=%d/settings=%v/ring=%s", slots, settings, ring), func(t *testing.T) {
 			t.Parallel()
-			single := staticRingFixture(t, true, slots, settings, false)
-			batched := staticRingFixture(t, false, slots, settings, false)
+			single := staticRingFixture(t, true, slots, settings, ring)
+			batched := staticRingFixture(t, false, slots, settings, ring)
 			if single.dump != batched.dump {
 				t.Errorf("Redis after single calls:\n%s\nafter one batch:\n%s", single.dump, batched.dump)
 			}
@@ -85,8 +89,8 @@ func fillStaticRing(c *Client, do func(string, ...any), pool string, sources []s
 // object, and the attempts counter looked for while one exists.
 func TestBatchStaticClaimsMarkJobsAsSingleCalls(t *testing.T) {
 	t.Parallel()
-	single := staticRingFixture(t, true, 4, false, true)
-	batched := staticRingFixture(t, false, 4, false, true)
+	single := staticRingFixture(t, true, 4, false, "marks")
+	batched := staticRingFixture(t, false, 4, false, "marks")
 	if single.dump != batched.dump {
 		t.Errorf("Redis after single calls:\n%s\nafter one batch:\n%s", single.dump, batched.dump)
 	}
@@ -101,14 +105,21 @@ func TestBatchStaticClaimsMarkJobsAsSingleCalls(t *testing.T) {
 }
 
 // staticRingFixture runs slots claims, then finishes them with their next
-// claims, one at a time (unbatched) or in one batch. marks: one source
-// whose jobs after the first slots' ask the claim for more than the record.
-func staticRingFixture(t *testing.T, unbatched bool, slots int, settings, marks bool) batchResult {
+// claims, one at a time (unbatched) or in one batch. ring: "marks", one
+// source whose jobs after the first slots' ask the claim for more than the
+// record; "pair", two sources with work for every claim; "one", one such
+// source; "mixed", eight sources, some of them drained by the claims.
+func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool, ring string) batchResult {
 	ctx := context.Background()
 	c, ns, do := ringTestClient(t, unbatched)
 	k := c.Keys()
 	const pool = "general"
-	if marks {
+	switch ring {
+	case "pair":
+		fillStaticRing(c, do, pool, []string{"a", "b"}, map[string]int{"a": 3 * slots, "b": 3 * slots})
+	case "one":
+		fillStaticRing(c, do, pool, []string{"a"}, map[string]int{"a": 3 * slots})
+	case "marks":
 		fillStaticRing(c, do, pool, []string{"s"}, map[string]int{"s": slots})
 		for _, p := range []string{`{"class":"J","sourceId":"s","name":"n","args":[],"id":"j1","isMonitored":true}`,
 			`{"class":"J","sourceId":"s","name":"n","args":[],"unique":{"uid":"us"}}`,
@@ -117,7 +128,7 @@ func staticRingFixture(t *testing.T, unbatched bool, slots int, settings, marks 
 		}
 		do("SET", k.JobStatus("p1"), `{"status":1,"updated":1}`)
 		do("ZADD", k.AttemptsIndex(), 1, k.Attempts("x"))
-	} else {
+	default:
 		fillStaticRing(c, do, pool, []string{"a", "b", "c", "d", "e", "f", "g", "h"},
 			map[string]int{"a": 10, "b": 5, "c": 1, "d": 3, "e": 4, "f": 2, "g": 0, "h": 7})
 	}

@@ -222,7 +222,9 @@ end
 -- exactly as they would over the ring, and ring_flush writes the result
 -- back (the sources reached are trimmed from the head, the served ones
 -- pushed to the tail, in order): three commands for the batch instead of
--- one per claim. Until ring_flush the ring in Redis still holds every
+-- one per claim, and none for the ring when the claims leave it as it was
+-- (a ring of one source, or claims that went round it a whole number of
+-- times). Until ring_flush the ring in Redis still holds every
 -- source: a script stopped by an error loses none of them.
 local function ring_static(ring, state, seqs, ARGV, d, memo)
   local subp, parked, settings = ARGV[d + 2], ARGV[d + 5], ARGV[d + 6]
@@ -297,6 +299,10 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
         end
       end
       if got then
+        if m.fetched == 0 and m.rempty then
+          -- the whole ring, read at once: ring_flush compares with it
+          m.orig = got
+        end
         m.F, m.fi, m.fetched = got, 1, m.fetched + #got
       elseif #m.T > 0 then
         -- every source was reached once: the served ones take turns again
@@ -337,14 +343,37 @@ local function ring_flush(memo)
     else
       reached = m.fetched - (#m.F - m.fi + 1)
     end
-    if reached > 0 then
-      redis.call('LTRIM', ring, reached, -1)
-    end
     for _, s in ipairs(m.T) do
       push[#push + 1] = s
     end
-    if #push > 0 then
-      redis.call('RPUSH', ring, unpack(push))
+    -- the ring after the trim and the push is its rest past the sources
+    -- reached, then push; when the whole ring was read at once and that is
+    -- the ring as it was (one source, or claims that went round it a whole
+    -- number of times, none leaving it), nothing is written
+    local o, same = m.orig, false
+    if o and #m.P == 0 and #o - reached + #push == #o then
+      same = true
+      local rest = #o - reached
+      for i = 1, #o do
+        local v
+        if i <= rest then
+          v = o[reached + i]
+        else
+          v = push[i - rest]
+        end
+        if v ~= o[i] then
+          same = false
+          break
+        end
+      end
+    end
+    if not same then
+      if reached > 0 then
+        redis.call('LTRIM', ring, reached, -1)
+      end
+      if #push > 0 then
+        redis.call('RPUSH', ring, unpack(push))
+      end
     end
     if #m.P > 0 then
       redis.call('RPUSH', m.parked, unpack(m.P))

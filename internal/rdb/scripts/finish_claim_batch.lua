@@ -60,11 +60,12 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
   if not object then
     embed = cjson.encode(payload)
   end
+  local lj = cjson.encode(list)
   local q = ARGV[d + 4]
   if q == '' then
-    q = cjson.encode(list)
+    q = lj
   end
-  redis.call('SET', wkey, '{"queue":' .. q .. ARGV[6] .. embed .. ',"source":' .. cjson.encode(list) .. '}')
+  redis.call('SET', wkey, '{"queue":' .. q .. ARGV[6] .. embed .. ',"source":' .. lj .. '}')
   if holders then
     -- as claim(): the cap's slot; stale entries cleared now and then
     if redis.call('HSET', holders, wid, seq) == 1 and seq % 64 == 0 and redis.call('HLEN', holders) > 64 then
