@@ -269,7 +269,8 @@ func unflatten(r []any) any {
 // record while the job ran, and only the full form has what cleaning up
 // after it needs). It returns the reply as {finish result, claim result}.
 func (c *Client) finishClaimOne(ctx context.Context, workerID, host string, src protocol.Source, o Outcome, ck, ca []any) (any, error) {
-	short := plainSuccess(o, src)
+	// the short form finishes the claim's own worker:<id>
+	short := plainSuccess(o, src) && len(ca) > 3 && ca[3] == any(workerID)
 	for {
 		var fk, fa []any
 		if short {
