@@ -37,8 +37,9 @@ import (
 // point the benchmark at it with COST_REDIS=redis://127.0.0.1:PORT; the
 // difference of two runs' totals (say 10000x and 20000x) over the jobs
 // between them is Redis's instructions per job. COST_EDIT="old=>new;;..."
-// replaces text in finish_claim_batch.lua's own part first, to measure what
-// a part of it costs (and COST_LUA_DEFS=1 puts the batch script's function
+// replaces text in finish_claim_batch.lua's own part and in the functions
+// it shares with the other per-job scripts first, to measure what a part
+// of them costs (and COST_LUA_DEFS=1 puts the batch script's function
 // definitions in front of the lua floor). COST_EVAL=1 runs the scripts as
 // EVALSHA instead of functions (hot.go), as on Redis 6.2.
 func BenchmarkScriptCost(b *testing.B) {
@@ -288,19 +289,25 @@ func costBatch(b *testing.B, m, sources int) {
 	}
 	bt := &finishBatcher{c: e.c}
 	if ed, eval := os.Getenv("COST_EDIT"), os.Getenv("COST_EVAL") != ""; ed != "" || eval {
+		found := map[string]bool{}
 		e.c.hotScripts = newHotScripts(!eval, func(name, src string) string {
-			if name != "finish_claim_batch.lua" || ed == "" {
+			if (name != "finish_claim_batch.lua" && name != "shared") || ed == "" {
 				return src
 			}
 			for _, r := range strings.Split(ed, ";;") {
 				o, n, _ := strings.Cut(r, "=>")
-				if !strings.Contains(src, o) {
-					b.Fatalf("no %q", o)
+				if strings.Contains(src, o) {
+					found[o] = true
+					src = strings.ReplaceAll(src, o, n)
 				}
-				src = strings.ReplaceAll(src, o, n)
 			}
 			return src
 		})
+		for _, r := range strings.Split(ed, ";;") {
+			if o, _, _ := strings.Cut(r, "=>"); ed != "" && !found[o] {
+				b.Fatalf("no %q in the batch script or the shared functions", o)
+			}
+		}
 	}
 	u0, c0, x0 := e.cost(b)
 	zeroCallgrind(b)

@@ -60,8 +60,9 @@ type hotScripts struct {
 }
 
 // newHotScripts builds the per-job scripts and their library. edit, when
-// not nil, rewrites each script's own part before use (the cost
-// benchmark's ablations); functions false leaves the library out.
+// not nil, rewrites each script's own part and the shared functions
+// ("shared") before use (the cost benchmark's ablations); functions false
+// leaves the library out.
 func newHotScripts(functions bool, edit func(name, src string) string) hotScripts {
 	own := func(name string) string {
 		src := scriptSource(name)
@@ -72,6 +73,9 @@ func newHotScripts(functions bool, edit func(name, src string) string) hotScript
 	}
 	shared := scriptSource("unique_release.lua") + "\n" + scriptSource("static_wake.lua") + "\n" +
 		scriptBody("finish.lua", "finish") + scriptBody("claim.lua", "claim")
+	if edit != nil {
+		shared = edit("shared", shared)
+	}
 	bodies := []struct{ name, body string }{
 		{"claim", "return claim(KEYS, ARGV)"},
 		{"finish", "return finish(KEYS, ARGV)"},
