@@ -125,7 +125,13 @@ func (h *hotScript) run(c *Client, conn redis.Conn, keysAndArgs []any) (any, err
 	if isFunctionMissing(err) {
 		lerr := lib.load(c, conn)
 		if lerr == nil {
-			return conn.Do("FCALL", args...)
+			v, err = conn.Do("FCALL", args...)
+			if err == nil || !isNoFunction(err) {
+				return v, err
+			}
+			// gone again at once (a FUNCTION FLUSH in between): this call
+			// runs as a script
+			return h.s.Do(conn, keysAndArgs...)
 		}
 		if !isNoFunction(lerr) {
 			var re redis.Error
