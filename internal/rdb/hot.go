@@ -71,8 +71,10 @@ func newHotScripts(functions bool, edit func(name, src string) string) hotScript
 		}
 		return src
 	}
-	shared := scriptSource("unique_release.lua") + "\n" + scriptSource("static_wake.lua") + "\n" +
-		scriptBody("finish.lua", "finish") + scriptBody("claim.lua", "claim")
+	// the fragments finish.lua uses, then the bodies of finish.lua and
+	// claim.lua (their local functions)
+	fragments := scriptSource("unique_release.lua") + "\n" + scriptSource("static_wake.lua") + "\n"
+	shared := fragments + scriptBody("finish.lua", "finish") + scriptBody("claim.lua", "claim")
 	if edit != nil {
 		shared = edit("shared", shared)
 	}
@@ -102,7 +104,7 @@ func newHotScripts(functions bool, edit func(name, src string) string) hotScript
 	}
 	return hotScripts{
 		claim:            script(0, scriptSource("claim.lua")),
-		finish:           script(1, scriptSource("unique_release.lua")+"\n"+scriptSource("static_wake.lua")+"\n"+scriptSource("finish.lua")),
+		finish:           script(1, fragments+scriptSource("finish.lua")),
 		finishClaim:      script(2, shared+bodies[2].body),
 		finishClaimBatch: script(3, shared+bodies[3].body),
 	}

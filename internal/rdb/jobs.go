@@ -73,7 +73,7 @@ func (r ClaimResult) StatName() string {
 func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
 	srcs := a.sources()
 	n := len(srcs)
-	k := c.claimConsts()
+	k := c.claimK
 	keys = make([]any, 0, 4+2*n)
 	keys = append(keys, k.pause, c.keys.Worker(a.WorkerID), k.seqs, k.attemptsIndex)
 	parts := make([]*claimSourceParts, n)
@@ -124,14 +124,10 @@ type claimKeys struct {
 	pause, seqs, attemptsIndex, statusPrefix, attemptsPrefix, uniquePrefix any
 }
 
-func (c *Client) claimConsts() *claimKeys {
-	if k := c.claimK.Load(); k != nil {
-		return k
-	}
-	k := &claimKeys{pause: c.keys.PauseAll(), seqs: c.keys.ClaimSeqs(), attemptsIndex: c.keys.AttemptsIndex(),
-		statusPrefix: c.keys.JobStatusPrefix(), attemptsPrefix: c.keys.AttemptsPrefix(), uniquePrefix: c.keys.UniquePrefix()}
-	c.claimK.Store(k)
-	return k
+// newClaimKeys builds a client's claimKeys (New keeps them).
+func newClaimKeys(k protocol.Keys) *claimKeys {
+	return &claimKeys{pause: k.PauseAll(), seqs: k.ClaimSeqs(), attemptsIndex: k.AttemptsIndex(),
+		statusPrefix: k.JobStatusPrefix(), attemptsPrefix: k.AttemptsPrefix(), uniquePrefix: k.UniquePrefix()}
 }
 
 // claimSourceParts is what a claim sends for one source, but for the time.

@@ -108,7 +108,7 @@ type Client struct {
 	batch *finishBatcher // nil when Options.Unbatched
 
 	// what claims send that does not change from job to job (jobs.go)
-	claimK    atomic.Pointer[claimKeys]
+	claimK    *claimKeys
 	claimT    atomic.Pointer[claimTime]
 	claimSrcs sync.Map // protocol.Source -> *claimSourceParts
 
@@ -492,6 +492,7 @@ func New(opt Options) (*Client, error) {
 		unregister:  loadScript("unregister.lua", 8),
 		prune:       loadScriptWith("prune.lua", 16, "static_wake.lua"),
 	}
+	c.claimK = newClaimKeys(c.keys)
 	if !opt.Unbatched {
 		c.batch = &finishBatcher{c: c}
 	}
