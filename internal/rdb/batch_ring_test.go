@@ -33,7 +33,10 @@ func TestBatchRotatesStaticRingAsSingleCalls(t *testing.T) {
 	}{{3, true, "mixed"}, {5, true, "mixed"}, {12, true, "mixed"}, {30, true, "mixed"}, {5, false, "mixed"}, {30, false, "mixed"},
 		// two sources with work for every claim: an even batch leaves the
 		// ring as it was (ring_flush writes nothing), an odd one rotates it
-		{4, false, "pair"}, {3, false, "pair"}, {8, true, "pair"}, {1, false, "pair"}, {6, false, "one"}} {
+		{4, false, "pair"}, {3, false, "pair"}, {8, true, "pair"}, {1, false, "pair"}, {6, false, "one"},
+		// one source (claim_static's short way, the names built once): weighted
+		// (a keeps the head), and one that runs dry half-way through the batch
+		{6, true, "one"}, {6, false, "short"}, {6, true, "short"}} {
 		slots, settings, ring := c.slots, c.settings, c.ring
 		t.Run(fmt.Sprintf("slots=%d/settings=%v/ring=%s", slots, settings, ring), func(t *testing.T) {
 			t.Parallel()
@@ -108,7 +111,8 @@ func TestBatchStaticClaimsMarkJobsAsSingleCalls(t *testing.T) {
 // claims, one at a time (unbatched) or in one batch. ring: "marks", one
 // source whose jobs after the first slots' ask the claim for more than the
 // record; "pair", two sources with work for every claim; "one", one such
-// source; "mixed", eight sources, some of them drained by the claims.
+// source; "short", one source with work for two claims after the first
+// ones; "mixed", eight sources, some of them drained by the claims.
 func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool, ring string) batchResult {
 	ctx := context.Background()
 	c, ns, do := ringTestClient(t, unbatched)
@@ -119,6 +123,8 @@ func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool, r
 		fillStaticRing(c, do, pool, []string{"a", "b"}, map[string]int{"a": 3 * slots, "b": 3 * slots})
 	case "one":
 		fillStaticRing(c, do, pool, []string{"a"}, map[string]int{"a": 3 * slots})
+	case "short":
+		fillStaticRing(c, do, pool, []string{"a"}, map[string]int{"a": slots + 2})
 	case "marks":
 		fillStaticRing(c, do, pool, []string{"s"}, map[string]int{"s": slots})
 		for _, p := range []string{`{"class":"J","sourceId":"s","name":"n","args":[],"id":"j1","isMonitored":true}`,

@@ -152,23 +152,17 @@ local function ring_held(holders, seqs)
   return n
 end
 
--- static_visit serves source s of a static pool, just taken from the
--- ring's head (see the header): its FIFO is popped before its settings are
--- read, so a source whose FIFO is empty costs no settings read; a paused or
--- capped source gets its job back at the head of its FIFO. It returns
--- 'serve', the payload, the holders hash to record the claim in (nil for a
--- source without a limit) and whether the source keeps the ring's head (a
--- weighted source whose turn goes on); or 'paused', 'parked' or 'drained':
--- the source leaves the ring (its state is written here, the ring is the
--- caller's).
-local function static_visit(s, state, seqs, ARGV, d, m)
+-- static_visit serves source s of a static pool (its FIFO's key: fifo),
+-- just taken from the ring's head (see the header): its FIFO is popped
+-- before its settings are read, so a source whose FIFO is empty costs no
+-- settings read; a paused or capped source gets its job back at the head
+-- of its FIFO. It returns 'serve', the payload, the holders hash to record
+-- the claim in (nil for a source without a limit) and whether the source
+-- keeps the ring's head (a weighted source whose turn goes on); or
+-- 'paused', 'parked' or 'drained': the source leaves the ring (its state
+-- is written here, the ring is the caller's).
+local function static_visit(s, fifo, state, seqs, ARGV, d, m)
   local holdp, settings = ARGV[d + 3], ARGV[d + 6]
-  local pre = m.pre
-  if not pre then
-    pre = ARGV[d + 1] .. ARGV[d + 2]
-    m.pre = pre
-  end
-  local fifo = pre .. s
   local payload = redis.call('LPOP', fifo)
   if not payload then
     -- drained: off the ring at once; a job that comes back to its FIFO
@@ -225,7 +219,12 @@ end
 -- one per claim, and none for the ring when the claims leave it as it was
 -- (a ring of one source, or claims that went round it a whole number of
 -- times). Until ring_flush the ring in Redis still holds every
--- source: a script stopped by an error loses none of them.
+-- source: a script stopped by an error loses none of them. A ring of one
+-- source (m.single) takes a shorter way: a turn over it leaves it as it
+-- was, so its claims change nothing of the ring's state in memory, and its
+-- names (FIFO, list, the list as JSON and, in claim_static, the record's
+-- head and tail) are built once for the batch; ring_static then also
+-- returns the list as JSON and m.
 local function ring_static(ring, state, seqs, ARGV, d, memo)
   local subp, parked, settings = ARGV[d + 2], ARGV[d + 5], ARGV[d + 6]
   -- one EXISTS says whether any source has settings or is parked: usually
@@ -236,7 +235,7 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
     m = memo.rings[ring]
     if not m then
       m = {settings = redis.call('EXISTS', settings, parked) > 0, F = {}, fi = 1, T = {}, P = {}, parked = parked,
-        n = memo.n, fetched = 0, rempty = false, cycled = false}
+        n = memo.n, ns = memo.ns, fetched = 0, rempty = false, cycled = false, pre = ARGV[d + 1] .. ARGV[d + 2]}
       memo.rings[ring] = m
       if m.settings then
         p = redis.call('LMOVE', parked, parked, 'LEFT', 'RIGHT')
@@ -268,7 +267,7 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
       if not s then
         return nil
       end
-      local r, payload, holders, keep = static_visit(s, state, seqs, ARGV, d, m)
+      local r, payload, holders, keep = static_visit(s, ARGV[d + 1] .. ARGV[d + 2] .. s, state, seqs, ARGV, d, m)
       if r == 'serve' then
         if keep then
           redis.call('LMOVE', ring, ring, 'RIGHT', 'LEFT')
@@ -289,9 +288,16 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
     if m.fi > #m.F then
       local got = nil
       if not m.rempty then
-        got = redis.call('LRANGE', ring, m.fetched, m.fetched + m.n - 1)
+        local want = m.n
+        if m.fetched == 0 and m.ns then
+          -- the first read takes one source more (indexes 0 to n, as
+          -- strings: no number formatted)
+          got, want = redis.call('LRANGE', ring, '0', m.ns), m.n + 1
+        else
+          got = redis.call('LRANGE', ring, m.fetched, m.fetched + m.n - 1)
+        end
         -- nothing else changes the ring while the batch's claims run
-        if #got < m.n then
+        if #got < want then
           m.rempty = true
         end
         if #got == 0 then
@@ -302,6 +308,7 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
         if m.fetched == 0 and m.rempty then
           -- the whole ring, read at once: ring_flush compares with it
           m.orig = got
+          m.single = #got == 1
         end
         m.F, m.fi, m.fetched = got, 1, m.fetched + #got
       elseif #m.T > 0 then
@@ -311,9 +318,26 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
         return nil
       end
     end
-    local s = m.F[m.fi]
-    local r, payload, holders, keep = static_visit(s, state, seqs, ARGV, d, m)
+    local s, single = m.F[m.fi], m.single
+    local fifo
+    if single then
+      -- a ring of one source: the batch's claims build its names once
+      fifo = m.lfifo
+      if not fifo then
+        fifo = m.pre .. s
+        m.lfifo, m.llist = fifo, subp .. s
+        m.llj = cjson.encode(m.llist)
+      end
+    else
+      fifo = m.pre .. s
+    end
+    local r, payload, holders, keep = static_visit(s, fifo, state, seqs, ARGV, d, m)
     if r == 'serve' then
+      if single then
+        -- a turn over a ring of one source leaves it as it was: the state
+        -- stays as read (its one source not reached yet)
+        return payload, m.llist, holders, m.llj, m
+      end
       if not keep then
         m.fi = m.fi + 1
         m.T[#m.T + 1] = s
@@ -524,7 +548,7 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
   end
   for i = 1, n do
     local flag = ARGV[ao + 5 + 2 * n + i]
-    local payload, list, holders = nil, nil, nil
+    local payload, list, holders, lj = nil, nil, nil, nil
     local head, tail = ARGV[ao + 5 + i], ARGV[ao + 5 + n + i]
     if flag == '' then
       payload = redis.call('LPOP', KEYS[ko + 4 + i])
@@ -546,16 +570,17 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
         end
       end
       if ARGV[d] == 's' then
-        payload, list, holders = ring_static(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, memo)
+        payload, list, holders, lj = ring_static(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, memo)
       else
         payload, list, holders = ring_unit(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, memo)
       end
       if payload then
+        lj = lj or cjson.encode(list)
         local q = ARGV[d + 4]
         if q == '' then
-          q = cjson.encode(list)
+          q = lj
         end
-        head, tail = '{"queue":' .. q .. head, ',"source":' .. cjson.encode(list) .. '}'
+        head, tail = '{"queue":' .. q .. head, ',"source":' .. lj .. '}'
       end
     end
     if payload then

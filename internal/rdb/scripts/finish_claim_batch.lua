@@ -51,7 +51,7 @@
 -- fewer steps, its result written into out at o (true), or false when the
 -- ring had no job.
 local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, o)
-  local payload, list, holders = ring_static(KEYS[5], KEYS[6], KEYS[3], ARGV, d, memo)
+  local payload, list, holders, lj, m = ring_static(KEYS[5], KEYS[6], KEYS[3], ARGV, d, memo)
   if not payload then
     return false
   end
@@ -60,12 +60,24 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
   if not object then
     embed = cjson.encode(payload)
   end
-  local lj = cjson.encode(list)
-  local q = ARGV[d + 4]
-  if q == '' then
-    q = lj
+  if m then
+    -- a ring of one source: the record's head and tail are built once
+    if not m.head then
+      local q = ARGV[d + 4]
+      if q == '' then
+        q = lj
+      end
+      m.head, m.tail = '{"queue":' .. q .. ARGV[6], ',"source":' .. lj .. '}'
+    end
+    redis.call('SET', wkey, m.head .. embed .. m.tail)
+  else
+    lj = cjson.encode(list)
+    local q = ARGV[d + 4]
+    if q == '' then
+      q = lj
+    end
+    redis.call('SET', wkey, '{"queue":' .. q .. ARGV[6] .. embed .. ',"source":' .. lj .. '}')
   end
-  redis.call('SET', wkey, '{"queue":' .. q .. ARGV[6] .. embed .. ',"source":' .. lj .. '}')
   if holders then
     -- as claim(): the cap's slot; stale entries cleared now and then
     if redis.call('HSET', holders, wid, seq) == 1 and seq % 64 == 0 and redis.call('HLEN', holders) > 64 then
@@ -149,7 +161,9 @@ if redis.call('EXISTS', KEYS[1], KEYS[4]) > 0 then
     counters = redis.call('EXISTS', KEYS[4]) == 1
   end
 end
-local out, memo = {}, {rings = {}, units = {}, n = m, flags = {}}
+-- ns: m as sent, the first read of a ring's head (a number argument to
+-- redis.call is formatted with a printf)
+local out, memo = {}, {rings = {}, units = {}, n = m, ns = ARGV[#ARGV], flags = {}}
 -- one slot table for every claim (claim() keeps no reference to it)
 local slot = {nk = nkc, counters = counters, memo = memo}
 -- claims from plain queues only (no serial source, no ring) whose slot's
