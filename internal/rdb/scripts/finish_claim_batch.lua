@@ -51,9 +51,27 @@
 -- fewer steps, its result written into out at o (true), or false when the
 -- ring had no job.
 local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, o)
-  local payload, list, holders, lj, m = ring_static(KEYS[5], KEYS[6], KEYS[3], ARGV, d, memo)
+  -- a ring of one source without settings (memo.fast, the ring's state in
+  -- memory): a turn over it is a pop from its FIFO, which ring_static would
+  -- do through two more calls; when the FIFO is empty, ring_static takes
+  -- the source off the ring
+  local m, payload, list, holders, lj = memo.fast, nil, nil, nil, nil
+  if m then
+    payload = redis.call('LPOP', m.lfifo)
+    if payload then
+      list, lj = m.llist, m.llj
+    else
+      memo.fast = nil
+    end
+  end
   if not payload then
-    return false
+    payload, list, holders, lj, m = ring_static(KEYS[5], KEYS[6], KEYS[3], ARGV, d, memo)
+    if not payload then
+      return false
+    end
+    if m and not m.settings then
+      memo.fast = m
+    end
   end
   local object = string.byte(payload, 1) == 123 and string.byte(payload, -1) == 125
   local embed = payload
