@@ -103,9 +103,10 @@ func benchDrain(b *testing.B, sources int) {
 	b.ReportMetric(float64(usec-usec0)/float64(b.N), "redis-µs/job")
 }
 
-// commandStats sums the calls and microseconds of every command Redis ran
-// (commands inside scripts included; EVALSHA itself excluded, its time
-// includes theirs).
+// commandStats sums the calls of every command Redis ran (commands inside
+// scripts included, the script calls themselves not) and the microseconds
+// of the script calls (EVALSHA, or FCALL on Redis 7: their time includes
+// their commands').
 func (e *env) commandStats() (calls, usec int64) {
 	info := e.str("INFO", "commandstats")
 	for _, line := range strings.Split(info, "\n") {
@@ -124,7 +125,7 @@ func (e *env) commandStats() (calls, usec int64) {
 				u = n
 			}
 		}
-		if name == "cmdstat_evalsha" || name == "cmdstat_eval" {
+		if name == "cmdstat_evalsha" || name == "cmdstat_eval" || name == "cmdstat_fcall" {
 			usec += u
 			continue
 		}

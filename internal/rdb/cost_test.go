@@ -139,7 +139,7 @@ func (e *costEnv) cost(b *testing.B) (usec float64, cmds int64, exec float64) {
 			u, _, _ := strings.Cut(strings.TrimPrefix(rest, "usec="), ",")
 			n, _ := strconv.ParseInt(c, 10, 64)
 			t, _ := strconv.ParseFloat(u, 64)
-			if name == "cmdstat_evalsha" || name == "cmdstat_eval" {
+			if name == "cmdstat_evalsha" || name == "cmdstat_eval" || name == "cmdstat_fcall" {
 				scripts += t
 				continue
 			}

@@ -108,7 +108,7 @@ func execMicros(b *testing.B, e *env) float64 {
 			if u, ok := strings.CutPrefix(f, "usec="); ok {
 				n, _ := strconv.ParseFloat(u, 64)
 				all += n
-				if name == "cmdstat_evalsha" || name == "cmdstat_eval" {
+				if name == "cmdstat_evalsha" || name == "cmdstat_eval" || name == "cmdstat_fcall" {
 					scripts += n
 				}
 			}
