@@ -1,6 +1,7 @@
 package rdb
 
 import (
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -80,4 +81,59 @@ func TestClaimKeysArgsKeptParts(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A slot's ClaimCache gives the layout claimKeysArgs builds without it, the
+// same lists while nothing changes, and a new layout when the second, the
+// queues, the sources, the worker id or the token change.
+func TestClaimCacheReusesOnlyWhileArgumentsHold(t *testing.T) {
+	c, err := New(Options{URL: "redis://127.0.0.1:1", Namespace: "ns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var cc ClaimCache
+	now := time.Date(2027, 1, 15, 8, 0, 0, 0, time.UTC)
+	base := ClaimArgs{WorkerID: "h:1:q", Host: "h", Queues: []string{"a", "b"}, Now: now}
+	check := func(name string, a ClaimArgs, reused bool) {
+		t.Helper()
+		a.Cache = &cc
+		before := cc.keys
+		keys, args := c.claimKeysArgs(a)
+		a.Cache = nil
+		wantKeys, wantArgs := c.claimKeysArgs(a)
+		if !slices.Equal(keys, wantKeys) || !slices.Equal(args, wantArgs) {
+			t.Errorf("%s: cached layout %v %v, want %v %v", name, keys, args, wantKeys, wantArgs)
+		}
+		if got := before != nil && &before[0] == &keys[0]; got != reused {
+			t.Errorf("%s: reused %v, want %v", name, got, reused)
+		}
+		if got, want := a.sources(), protocol.QueueSources(a.Queues); a.Sources == nil && !slices.Equal(got, want) {
+			t.Errorf("%s: sources %v, want %v", name, got, want)
+		}
+	}
+	check("first", base, false)
+	check("same", base, true)
+	later := base
+	later.Now = now.Add(900 * time.Millisecond)
+	check("same second", later, true)
+	later.Now = now.Add(time.Second)
+	check("next second", later, false)
+	queues := later
+	queues.Queues = []string{"a", "c"}
+	check("other queues", queues, false)
+	queues.Queues = []string{"a", "c"} // another slice, the same names
+	check("same queues", queues, true)
+	id := queues
+	id.WorkerID = "h:2:q"
+	check("other worker id", id, false)
+	serial := id
+	serial.Queues, serial.Sources = nil, []protocol.Source{{Queue: "a", Serial: true}}
+	serial.Token = "t1"
+	check("sources", serial, false)
+	check("same sources", serial, true)
+	serial.Token = "t2"
+	check("other token", serial, false)
+	serial.Sources = []protocol.Source{{Queue: "a"}}
+	check("source no longer serial", serial, false)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/resque-go/resque-go/internal/protocol"
 )
 
 // Counters gathers counter increments in memory and writes them with one
@@ -15,6 +17,25 @@ import (
 type Counters struct {
 	mu sync.Mutex
 	m  map[string]int64
+	qs map[queueStat]int64 // AddQueueStat's, keyed without building the key
+}
+
+// queueStat names a queuestat:<host>:<stat>:<queue> counter.
+type queueStat struct{ host, stat, queue string }
+
+// AddQueueStat adds n to the pending increment of the per-host queue
+// statistic queuestat:<host>:<stat>:<queue>. Its key is built when it is
+// written, not with every job.
+func (c *Counters) AddQueueStat(host, stat, queue string, n int64) {
+	if n == 0 {
+		return
+	}
+	c.mu.Lock()
+	if c.qs == nil {
+		c.qs = make(map[queueStat]int64)
+	}
+	c.qs[queueStat{host, stat, queue}] += n
+	c.mu.Unlock()
 }
 
 // Add adds n to key's pending increment.
@@ -34,15 +55,22 @@ func (c *Counters) Add(key string, n int64) {
 func (c *Counters) Pending() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.m)
+	return len(c.m) + len(c.qs)
 }
 
-// take empties the pending increments and returns them.
-func (c *Counters) take() map[string]int64 {
+// take empties the pending increments and returns them by key (k builds
+// the queue statistics' keys).
+func (c *Counters) take(k protocol.Keys) map[string]int64 {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	m := c.m
-	c.m = nil
+	m, qs := c.m, c.qs
+	c.m, c.qs = nil, nil
+	c.mu.Unlock()
+	if len(qs) > 0 && m == nil {
+		m = make(map[string]int64, len(qs))
+	}
+	for q, n := range qs {
+		m[k.QueueStat(q.host, q.stat, q.queue)] += n
+	}
 	return m
 }
 
@@ -58,7 +86,7 @@ func (c *Counters) putBack(m map[string]int64) {
 // the next flush (an increment whose INCRBY ran before the connection broke
 // may then be counted twice; counters are statistics, jobs are not).
 func (c *Client) FlushCounters(ctx context.Context, cs *Counters) error {
-	m := cs.take()
+	m := cs.take(c.keys)
 	if len(m) == 0 {
 		return nil
 	}

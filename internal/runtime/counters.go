@@ -16,11 +16,10 @@ const counterFlush = 250 * time.Millisecond
 // batched: written once per counterFlush for all slots, in one round trip,
 // instead of costing Redis commands with every job.
 func (w *Worker) countClaim(res rdb.ClaimResult, p *protocol.Payload, now time.Time) {
-	k := w.client.Keys()
-	w.counters.Add(k.QueueStat(w.cfg.Hostname, protocol.QueueStatDequeued, res.StatName()), 1)
+	w.counters.AddQueueStat(w.cfg.Hostname, protocol.QueueStatDequeued, res.StatName(), 1)
 	if p != nil && p.HasQueueTime {
 		waited := int64(float64(now.UnixNano())/1e6 - p.QueueTime*1000)
-		w.counters.Add(k.QueueStat(w.cfg.Hostname, protocol.QueueStatQueueTime, res.StatName()), max(waited, 0))
+		w.counters.AddQueueStat(w.cfg.Hostname, protocol.QueueStatQueueTime, res.StatName(), max(waited, 0))
 	}
 }
 
@@ -28,10 +27,9 @@ func (w *Worker) countClaim(res rdb.ClaimResult, p *protocol.Payload, now time.T
 // the processed counter of its queue (batched like countClaim; Ruby's
 // stat:processed counters are written with the job's end).
 func (w *Worker) countFinish(queue string, kind rdb.OutcomeKind, took time.Duration) {
-	k := w.client.Keys()
-	w.counters.Add(k.QueueStat(w.cfg.Hostname, protocol.QueueStatProcessingTime, queue), max(took.Milliseconds(), 0))
+	w.counters.AddQueueStat(w.cfg.Hostname, protocol.QueueStatProcessingTime, queue, max(took.Milliseconds(), 0))
 	if kind == rdb.OutcomeOK || kind == rdb.OutcomeReschedule || kind == rdb.OutcomeDiscard {
-		w.counters.Add(k.QueueStat(w.cfg.Hostname, protocol.QueueStatProcessed, queue), 1)
+		w.counters.AddQueueStat(w.cfg.Hostname, protocol.QueueStatProcessed, queue, 1)
 	}
 }
 

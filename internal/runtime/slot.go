@@ -27,6 +27,8 @@ type slot struct {
 	id    string
 	token string // its serial-lock token (32 hex)
 
+	claims rdb.ClaimCache // its claims' keys and arguments, kept between claims
+
 	mu      sync.Mutex
 	cur     *rdb.ClaimResult
 	cancel  context.CancelCauseFunc
@@ -42,10 +44,12 @@ func (s *slot) loop(ctx context.Context) {
 	// job is always run (or requeued), even when the loop is stopping.
 	var next *rdb.ClaimResult
 	for ctx.Err() == nil || next != nil && next.Payload != nil {
-		var res rdb.ClaimResult
+		// res is the claim to act on: the one that rode on the last finish,
+		// or a new one (only that one is allocated here)
+		var res *rdb.ClaimResult
 		var queues []string
 		if next != nil {
-			res, next = *next, nil
+			res, next = next, nil
 		} else {
 			if w.paused.Load() {
 				select {
@@ -65,8 +69,7 @@ func (s *slot) loop(ctx context.Context) {
 				service.Sleep(ctx, w.cfg.QueueRefresh)
 				continue
 			}
-			var paused bool
-			res, paused, err = s.claim(queues)
+			claimed, paused, err := s.claim(queues)
 			if paused {
 				continue
 			}
@@ -77,6 +80,7 @@ func (s *slot) loop(ctx context.Context) {
 				continue
 			}
 			b.reset()
+			res = &claimed
 		}
 		switch {
 		case res.Paused:
@@ -185,12 +189,13 @@ const safetyClaim = 30 * time.Second
 
 // run executes a claimed job and records its end. It returns the next
 // job's claim when the end was recorded together with it (nil otherwise).
-func (s *slot) run(res rdb.ClaimResult) *rdb.ClaimResult {
+func (s *slot) run(cur *rdb.ClaimResult) *rdb.ClaimResult {
 	w := s.w
+	res := *cur
 	start := time.Now()
-	log := w.log.With().Str("worker_id", s.id).Str("queue", res.Queue).Logger()
+	log := &jobLog{s: s, queue: res.Queue}
 	if res.Resumed {
-		log.Warn().Msg("resuming a job this worker id already held")
+		log.get().Warn().Msg("resuming a job this worker id already held")
 	}
 	p, decodeErr := protocol.DecodePayload(res.Payload)
 	if _, _, uerr := protocol.ParseUnique(res.Payload); decodeErr == nil && uerr != nil {
@@ -215,12 +220,14 @@ func (s *slot) run(res rdb.ClaimResult) *rdb.ClaimResult {
 		exc, msg, _ := worker.Describe(herr)
 		return s.settle(res, p, &result{fail: s.failure(res, exc, msg, []string{}), prior: prior}, time.Since(start), log)
 	}
-	log.Debug().Str("class", p.Class).Str("job_id", p.ID).Int("attempt", job.Attempt).Msg("job started")
+	if w.debugOn {
+		log.get().Debug().Str("class", p.Class).Str("job_id", p.ID).Int("attempt", job.Attempt).Msg("job started")
+	}
 	if w.cfg.Fork != nil {
 		h = worker.ForkHandler(*w.cfg.Fork)
 	}
 	stopLock := s.keepLock(res)
-	err, cause := s.invoke(h, job, res)
+	err, cause := s.invoke(h, job, cur)
 	stopLock()
 	if err != nil && errors.Is(cause, errShutdown) {
 		if _, isResched := asReschedule(err); !isResched {
@@ -302,7 +309,7 @@ func (s *slot) failedAttempts(p *protocol.Payload, res rdb.ClaimResult, fetch bo
 
 // invoke runs the handler with the job's context and turns a panic into an
 // error. It returns the handler's error and the context's cancel cause.
-func (s *slot) invoke(h worker.HandlerFunc, job *worker.Job, res rdb.ClaimResult) (err error, cause error) {
+func (s *slot) invoke(h worker.HandlerFunc, job *worker.Job, res *rdb.ClaimResult) (err error, cause error) {
 	w := s.w
 	ctx, cancel := context.WithCancelCause(w.jobsCtx)
 	defer cancel(nil)
@@ -312,7 +319,7 @@ func (s *slot) invoke(h worker.HandlerFunc, job *worker.Job, res rdb.ClaimResult
 		defer stop()
 	}
 	s.mu.Lock()
-	s.cur, s.cancel, s.settled, s.class, s.since = &res, cancel, false, job.Class, time.Now()
+	s.cur, s.cancel, s.settled, s.class, s.since = res, cancel, false, job.Class, time.Now()
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -330,9 +337,26 @@ func (s *slot) failure(res rdb.ClaimResult, exc, msg string, bt []string) *proto
 	}
 }
 
+// jobLog is a job's logger (the slot's worker id and the job's queue),
+// built on first use: a success at the default level logs nothing, and
+// building it for every job was a tenth of a busy worker's allocations.
+type jobLog struct {
+	s     *slot
+	queue string
+	l     *zerolog.Logger
+}
+
+func (j *jobLog) get() *zerolog.Logger {
+	if j.l == nil {
+		l := j.s.w.log.With().Str("worker_id", j.s.id).Str("queue", j.queue).Logger()
+		j.l = &l
+	}
+	return j.l
+}
+
 // settle writes a job's end (retrying while Redis is unreachable) and
 // reports it.
-func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took time.Duration, log zerolog.Logger) *rdb.ClaimResult {
+func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took time.Duration, log *jobLog) *rdb.ClaimResult {
 	w := s.w
 	if s.isSettled() {
 		return nil
@@ -386,7 +410,7 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 				o.DueAt, o.Push = dueAt(now, r.delay), item
 				r.fail.RetriedBy = protocol.DelayedMember(o.DueAt)
 			} else { // not an object: cannot happen for a payload that decoded
-				log.Warn().Err(err).Msg("retry cannot wait in the delayed queue; requeued at once")
+				log.get().Warn().Err(err).Msg("retry cannot wait in the delayed queue; requeued at once")
 			}
 		}
 		o.Entry = r.fail.Encode()
@@ -400,7 +424,7 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 			if item, err := protocol.DelayedItem(res.Payload, res.Queue); err == nil {
 				o.DueAt, o.Push = dueAt(now, r.delay), item
 			} else {
-				log.Warn().Err(err).Msg("reschedule cannot wait in the delayed queue; requeued at once")
+				log.get().Warn().Err(err).Msg("reschedule cannot wait in the delayed queue; requeued at once")
 			}
 		}
 	}
@@ -418,24 +442,26 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 	})
 	switch {
 	case errors.Is(err, rdb.ErrRecordRemoved):
-		log.Warn().Str("class", p.Class).Bool("dirty_exit_removed", errors.Is(err, rdb.ErrDirtyExitRemoved)).
+		log.get().Warn().Str("class", p.Class).Bool("dirty_exit_removed", errors.Is(err, rdb.ErrDirtyExitRemoved)).
 			Msg("another runtime unregistered this worker id while its job ran; the real outcome is recorded and the id registered again")
 		s.reregister()
 	case errors.Is(err, rdb.ErrNotOwned) && inDoubt:
 		// an earlier attempt ran before its reply was lost: the end is recorded
 	case errors.Is(err, rdb.ErrNotOwned):
-		log.Warn().Str("class", p.Class).Msg("job was recovered by another worker while it ran; its result is not recorded")
+		log.get().Warn().Str("class", p.Class).Msg("job was recovered by another worker while it ran; its result is not recorded")
 		return next
 	case err != nil:
-		log.Error().Err(err).Str("class", p.Class).Msg("could not record the job's end; it will be recovered and run again")
+		log.get().Error().Err(err).Str("class", p.Class).Msg("could not record the job's end; it will be recovered and run again")
 		return nil
 	}
 	w.countFinish(res.StatName(), o.Kind, took)
 	// A success is a debug line: at the default level a busy worker would
 	// spend a fifth of its time writing one line per job.
-	ev := log.Debug()
+	var ev *zerolog.Event // nil: every method does nothing
 	if o.Kind == rdb.OutcomeFail || o.Kind == rdb.OutcomeRetry {
-		ev = log.Warn().Str("exception", r.fail.Exception).Str("error", r.fail.Error)
+		ev = log.get().Warn().Str("exception", r.fail.Exception).Str("error", r.fail.Error)
+	} else if w.debugOn {
+		ev = log.get().Debug()
 	}
 	if o.Kind == rdb.OutcomeDiscard {
 		ev = ev.Str("reason", r.discard)
@@ -517,6 +543,9 @@ func (s *slot) keepLock(res rdb.ClaimResult) func() {
 	if !res.Source.Serial {
 		return func() {}
 	}
+	// the goroutine keeps the queue's name alone (a res it captured would
+	// be allocated for every job, serial or not)
+	queue := res.Source.Queue
 	w := s.w
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -531,10 +560,10 @@ func (s *slot) keepLock(res rdb.ClaimResult) func() {
 			case <-t.C:
 			}
 			callCtx, cancelCall := context.WithTimeout(ctx, w.cfg.LockTTL/3)
-			held, err := w.client.RefreshLock(callCtx, res.Source.Queue, s.token, w.cfg.LockTTL)
+			held, err := w.client.RefreshLock(callCtx, queue, s.token, w.cfg.LockTTL)
 			cancelCall()
 			if err == nil && !held {
-				w.log.Warn().Str("worker_id", s.id).Str("queue", res.Source.Queue).Msg("serial lock lost while the job runs (it expired: the job outlived the lock's time to live without a refresh)")
+				w.log.Warn().Str("worker_id", s.id).Str("queue", queue).Msg("serial lock lost while the job runs (it expired: the job outlived the lock's time to live without a refresh)")
 			}
 		}
 	}()
@@ -544,7 +573,7 @@ func (s *slot) keepLock(res rdb.ClaimResult) func() {
 // claimArgs claims from queues in order, serial ones under their lock.
 func (s *slot) claimArgs(queues []string) rdb.ClaimArgs {
 	w := s.w
-	a := rdb.ClaimArgs{WorkerID: s.id, Host: w.cfg.Hostname, Queues: queues, Now: w.cfg.Now()}
+	a := rdb.ClaimArgs{WorkerID: s.id, Host: w.cfg.Hostname, Queues: queues, Now: w.cfg.Now(), Cache: &s.claims}
 	if len(w.cfg.Sources) > 0 {
 		a.Queues, a.Sources = nil, w.cfg.Sources
 		return a
@@ -582,7 +611,7 @@ func (s *slot) interrupted(res rdb.ClaimResult, cause error) {
 	if w.cfg.DirtyExitOnTerm {
 		p, _ := protocol.DecodePayload(res.Payload)
 		fail := s.failure(res, protocol.ExcDirtyExit, "job interrupted by worker shutdown: "+cause.Error(), []string{})
-		s.settle(res, p, &result{kind: rdb.OutcomeFail, fail: fail}, 0, w.log.With().Str("worker_id", s.id).Logger())
+		s.settle(res, p, &result{kind: rdb.OutcomeFail, fail: fail}, 0, &jobLog{s: s, queue: res.Queue})
 		return
 	}
 	err := w.retryRedis(context.Background(), "requeue", func(ctx context.Context) error {
