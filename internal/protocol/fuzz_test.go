@@ -58,6 +58,27 @@ func FuzzDecodePayload(f *testing.F) {
 		if !bytes.Equal(in, orig) {
 			t.Fatalf("DecodePayload modified its input")
 		}
+		// the fields are what encoding/json makes of a valid object
+		var ref map[string]json.RawMessage
+		if trimmed := bytes.TrimSpace(in); utf8.Valid(in) && len(trimmed) > 0 && trimmed[0] == '{' &&
+			json.Unmarshal(trimmed, &ref) == nil {
+			if len(p.Fields) != len(ref) {
+				t.Fatalf("fields %q, want %q", p.Fields, ref)
+			}
+			for k, v := range ref {
+				if got, ok := p.Fields[k]; !ok || !bytes.Equal(got, v) {
+					t.Fatalf("field %q = %q, want %q", k, got, v)
+				}
+			}
+			var cls string
+			if json.Unmarshal(ref["class"], &cls) != nil || cls == "" {
+				if err == nil {
+					t.Fatalf("no error for class %q", ref["class"])
+				}
+			} else if p.Class != cls {
+				t.Fatalf("class %q (error %v), want %q", p.Class, err, cls)
+			}
+		}
 		if err != nil {
 			if !errors.Is(err, protocol.ErrBadPayload) {
 				t.Fatalf("error %v does not wrap ErrBadPayload", err)

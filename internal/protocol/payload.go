@@ -61,14 +61,17 @@ func DecodePayload(raw []byte) (*Payload, error) {
 		// its producer meant, so it is not run.
 		return p, fmt.Errorf("%w: payload is not valid UTF-8 (bad byte 0x%02x at offset %d): %s", ErrBadPayload, raw[at], at, excerpt(raw))
 	}
-	if err := json.Unmarshal(trimmed, &p.Fields); err != nil {
+	if !json.Valid(trimmed) {
+		err := json.Unmarshal(trimmed, &p.Fields) // its words for what is wrong
 		return p, fmt.Errorf("%w: payload is not valid JSON (%v): %s", ErrBadPayload, err, excerpt(raw))
 	}
+	p.Fields = splitObject(trimmed)
 	cls, ok := p.Fields["class"]
 	if !ok {
 		return p, fmt.Errorf("%w: payload has no \"class\" field: %s", ErrBadPayload, excerpt(raw))
 	}
-	if err := json.Unmarshal(cls, &p.Class); err != nil || p.Class == "" {
+	if p.Class = optString(cls); p.Class == "" || cls[0] != '"' {
+		p.Class = ""
 		return p, fmt.Errorf("%w: payload \"class\" is not a non-empty string: %s", ErrBadPayload, excerpt(raw))
 	}
 	if a, ok := p.Fields["args"]; ok && !bytes.Equal(a, []byte("null")) {
@@ -128,6 +131,10 @@ func (p *Payload) RubyShaped() bool {
 func optString(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
+	}
+	if n := len(raw); n >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		// no escape: the string is its bytes (raw is valid JSON)
+		return string(raw[1 : n-1])
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
@@ -320,4 +327,87 @@ func parseUnixSeconds(raw json.RawMessage) (float64, bool) {
 		return 0, false
 	}
 	return f, true
+}
+
+// splitObject returns the top-level fields of b, a JSON object that
+// json.Valid accepted, by name, as json.Unmarshal into a
+// map[string]json.RawMessage does (the last of two fields with one name
+// wins) without its reflection: a payload is decoded for every job. The
+// values are slices of one copy of b, each capped at its end, so a caller
+// that writes into one or appends to it changes neither the others nor b.
+func splitObject(b []byte) map[string]json.RawMessage {
+	b = bytes.Clone(b)
+	m := make(map[string]json.RawMessage, 4)
+	i := skipJSONSpace(b, 1)
+	for i < len(b) && b[i] == '"' {
+		end, escaped := scanJSONString(b, i)
+		var key string
+		if escaped {
+			_ = json.Unmarshal(b[i:end], &key) // valid: it decodes
+		} else {
+			key = string(b[i+1 : end-1])
+		}
+		i = skipJSONSpace(b, end)
+		i = skipJSONSpace(b, i+1) // past ':'
+		vend := scanJSONValue(b, i)
+		m[key] = json.RawMessage(b[i:vend:vend])
+		i = skipJSONSpace(b, vend)
+		if i < len(b) && b[i] == ',' {
+			i = skipJSONSpace(b, i+1)
+		}
+	}
+	return m
+}
+
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// scanJSONString returns the index just past the string that starts at
+// b[i] (a quote) and whether it holds an escape.
+func scanJSONString(b []byte, i int) (end int, escaped bool) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j + 1, escaped
+		}
+	}
+	return len(b), escaped
+}
+
+// scanJSONValue returns the index just past the value that starts at b[i].
+func scanJSONValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		end, _ := scanJSONString(b, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); {
+			switch b[j] {
+			case '"':
+				j, _ = scanJSONString(b, j)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+			j++
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	return j
 }
