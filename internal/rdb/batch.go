@@ -271,19 +271,31 @@ func unflatten(r []any) any {
 func (c *Client) finishClaimOne(ctx context.Context, workerID, host string, src protocol.Source, o Outcome, ck, ca []any) (any, error) {
 	// the short form finishes the claim's own worker:<id>
 	short := plainSuccess(o, src) && len(ca) > 3 && ca[3] == any(workerID)
+	compact := short && !c.noCompact && plainQueueClaim(ck, ca)
 	for {
-		var fk, fa []any
-		if short {
-			fk, fa = []any{c.keys.StatProcessed()}, []any{o.Seq}
+		var args []any
+		if compact {
+			args = compactFinishClaimArgs(c.claimK.statProcessed, o.Seq, ck, ca)
 		} else {
-			fk, fa = c.finishKeysArgs(workerID, host, src, o)
+			var fk, fa []any
+			if short {
+				fk, fa = []any{c.claimK.statProcessed}, []any{o.Seq}
+			} else {
+				fk, fa = c.finishKeysArgs(workerID, host, src, o)
+			}
+			args = finishClaimArgs(fk, fa, ck, ca)
 		}
-		v, err := redis.Values(c.evalHot(ctx, c.finishClaim, finishClaimArgs(fk, fa, ck, ca)...))
+		v, err := redis.Values(c.evalHot(ctx, c.finishClaim, args...))
 		if err != nil {
 			return nil, err
 		}
 		if len(v) != batchStride {
 			return nil, fmt.Errorf("rdb: finish and claim: reply has %d elements", len(v))
+		}
+		if compact && isCompactRefused(v[0]) {
+			// not a plain finish after all: nothing was written
+			compact = false
+			continue
 		}
 		if short && isShortRefused(v[0]) {
 			short = false
@@ -291,6 +303,44 @@ func (c *Client) finishClaimOne(ctx context.Context, workerID, host string, src 
 		}
 		return unflatten(v), nil
 	}
+}
+
+// plainQueueClaim reports whether a claim's sources are all plain queues
+// (no serial source, no ring): finish_claim.lua's compact form can carry it.
+func plainQueueClaim(ck, ca []any) bool {
+	n := (len(ck) - 4) / 2
+	if len(ca) != 8+3*n {
+		return false // rings' descriptions follow
+	}
+	for _, f := range ca[5+2*n : 5+3*n] {
+		if f != any("") {
+			return false
+		}
+	}
+	return true
+}
+
+// compactFinishClaimArgs lays out finish_claim.lua's compact form (see its
+// header) from a plain success's sequence and a plain-queue claim's keys
+// and arguments (claimKeysArgs): what the claim does not read is left out.
+func compactFinishClaimArgs(statProcessed any, seq string, ck, ca []any) []any {
+	n := (len(ck) - 4) / 2
+	args := make([]any, 0, 1+5+n+7+2*n)
+	args = append(args, 5+n, statProcessed)
+	args = append(args, ck[:4+n]...)                // pause, worker, sequences, attempts index, queues
+	args = append(args, seq)                        // the claim sequence
+	args = append(args, ca[1:5+2*n]...)             // now, status prefix, worker id, attempts prefix, heads, tails
+	return append(args, ca[7+3*n], compactFormMark) // unique prefix
+}
+
+// compactFormMark ends finish_claim.lua's compact form.
+const compactFormMark = "c"
+
+// isCompactRefused reports whether finish_claim.lua refused a compact form
+// (5: the finish was not a plain one; nothing was written).
+func isCompactRefused(v any) bool {
+	n, ok := v.(int64)
+	return ok && n == 5
 }
 
 // isShortRefused reports whether a finish result is 4: a short form that

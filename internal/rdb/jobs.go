@@ -189,12 +189,14 @@ func (c *Client) buildClaimKeysArgs(a ClaimArgs) (keys, args []any) {
 // put in an interface is copied to the heap each time).
 type claimKeys struct {
 	pause, seqs, attemptsIndex, statusPrefix, attemptsPrefix, uniquePrefix any
+	statProcessed                                                          any // finish_claim.lua's short and compact forms
 }
 
 // newClaimKeys builds a client's claimKeys (New keeps them).
 func newClaimKeys(k protocol.Keys) *claimKeys {
 	return &claimKeys{pause: k.PauseAll(), seqs: k.ClaimSeqs(), attemptsIndex: k.AttemptsIndex(),
-		statusPrefix: k.JobStatusPrefix(), attemptsPrefix: k.AttemptsPrefix(), uniquePrefix: k.UniquePrefix()}
+		statusPrefix: k.JobStatusPrefix(), attemptsPrefix: k.AttemptsPrefix(), uniquePrefix: k.UniquePrefix(),
+		statProcessed: k.StatProcessed()}
 }
 
 // claimSourceParts is what a claim sends for one source, but for the time.

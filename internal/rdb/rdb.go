@@ -106,6 +106,9 @@ type Client struct {
 	closer  func() // releases what the pool's dialer holds (the Sentinel pools)
 
 	batch *finishBatcher // nil when Options.Unbatched
+	// noCompact: a lone finish-and-claim never takes finish_claim.lua's
+	// compact form (tests compare the two)
+	noCompact bool
 
 	// what claims send that does not change from job to job (jobs.go)
 	claimK    *claimKeys

@@ -464,8 +464,9 @@ end
 -- job_marks writes what a claimed job's payload asks for (u and d say
 -- whether it mentions "unique" and "id"): a unique job's state becomes
 -- running; a job with a status key gets its status set to running (see the
--- header). ao and n place claim.lua's arguments.
-local function job_marks(payload, u, d, ARGV, ao, n)
+-- header). claim.lua's arguments start after ao (now at ao + 2, the status
+-- key prefix at ao + 3); ui is the index of the unique key prefix.
+local function job_marks(payload, u, d, ARGV, ao, ui)
   local decoded = nil
   if u then
     local ok, dec = pcall(cjson.decode, payload)
@@ -478,7 +479,7 @@ local function job_marks(payload, u, d, ARGV, ao, n)
         uid = string.match(payload, '"uid"%s*:%s*(-?[%d%.eE+-]+)')
       end
       if type(uid) == 'string' and uid ~= '' then
-        redis.call('SET', ARGV[ao + 8 + 3 * n] .. uid .. ':state', 'running')
+        redis.call('SET', ARGV[ui] .. uid .. ':state', 'running')
       end
     end
   end
@@ -603,7 +604,7 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
       if object then
         local u, d = string.find(payload, '"unique"', 1, true), string.find(payload, '"id"', 1, true)
         if u or d then
-          job_marks(payload, u, d, ARGV, ao, n)
+          job_marks(payload, u, d, ARGV, ao, ao + 8 + 3 * n)
         end
       end
       local attempts, counters = '0', nil
@@ -628,10 +629,12 @@ end
 -- whose sequence is known (its finish moved it), used by finish_claim.lua
 -- and finish_claim_batch.lua: the same pop, record, marks and attempts in
 -- fewer steps. Its keys and arguments start after the first ko and ao;
--- counters says whether the attempts index is not empty. It writes the
--- claim's result into out at o (flat: source index, payload, sequence,
--- attempts, false) and returns true, or false when no queue had a job.
-local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o)
+-- counters says whether the attempts index is not empty; ui, when given,
+-- is the index of the unique key prefix (finish_claim.lua's compact form
+-- has no flags, token or lock time before it). It writes the claim's
+-- result into out at o (flat: source index, payload, sequence, attempts,
+-- false) and returns true, or false when no queue had a job.
+local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, ui)
   for i = 1, n do
     local payload = redis.call('LPOP', KEYS[ko + 4 + i])
     if payload then
@@ -640,7 +643,7 @@ local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o)
         redis.call('SET', wkey, ARGV[ao + 5 + i] .. payload .. ARGV[ao + 5 + n + i])
         local u, d = string.find(payload, '"unique"', 1, true), string.find(payload, '"id"', 1, true)
         if u or d then
-          job_marks(payload, u, d, ARGV, ao, n)
+          job_marks(payload, u, d, ARGV, ao, ui or ao + 8 + 3 * n)
         end
       else
         redis.call('SET', wkey, ARGV[ao + 5 + i] .. cjson.encode(payload) .. ARGV[ao + 5 + n + i])

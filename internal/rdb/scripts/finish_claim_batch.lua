@@ -105,7 +105,7 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
   if object then
     local u, dd = string.find(payload, '"unique"', 1, true), string.find(payload, '"id"', 1, true)
     if u or dd then
-      job_marks(payload, u, dd, ARGV, 0, 1)
+      job_marks(payload, u, dd, ARGV, 0, 11)
     end
   end
   local attempts = '0'
