@@ -165,16 +165,14 @@ func (c *Config) setDefaults() error {
 
 // Worker runs Concurrency slots over one queue list in one process.
 type Worker struct {
-	cfg Config
-	log zerolog.Logger
-	// debugOn: the logger writes debug lines (a job's start and success)
-	debugOn bool
-	client  *rdb.Client
-	spec    protocol.QueueSpec
-	queues  *queueList
-	notify  *notifier
-	serial  map[string]bool // Config.Serial
-	slots   []*slot
+	cfg    Config
+	log    zerolog.Logger
+	client *rdb.Client
+	spec   protocol.QueueSpec
+	queues *queueList
+	notify *notifier
+	serial map[string]bool // Config.Serial
+	slots  []*slot
 
 	recovery       *recovery.Service // the slots' heartbeat, the pruning of dead workers
 	title, flusher service.Runner
@@ -216,7 +214,6 @@ func New(cfg Config) (*Worker, error) {
 		slotsDone: make(chan struct{}),
 		done:      make(chan struct{}),
 	}
-	w.debugOn = w.log.GetLevel() <= zerolog.DebugLevel && zerolog.GlobalLevel() <= zerolog.DebugLevel
 	if len(cfg.Serial) > 0 {
 		w.serial = map[string]bool{}
 		for _, q := range cfg.Serial {
@@ -459,3 +456,9 @@ func (w *Worker) Slots() (busy, total int) {
 
 // Queues returns the queue list as currently expanded (globs resolved).
 func (w *Worker) Queues(ctx context.Context) ([]string, error) { return w.queues.current(ctx) }
+
+// debugOn reports whether the worker's logger writes debug lines (a job's
+// start and success), read at each use: zerolog's global level may change.
+func (w *Worker) debugOn() bool {
+	return w.log.GetLevel() <= zerolog.DebugLevel && zerolog.GlobalLevel() <= zerolog.DebugLevel
+}

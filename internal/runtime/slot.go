@@ -220,7 +220,7 @@ func (s *slot) run(cur *rdb.ClaimResult) *rdb.ClaimResult {
 		exc, msg, _ := worker.Describe(herr)
 		return s.settle(res, p, &result{fail: s.failure(res, exc, msg, []string{}), prior: prior}, time.Since(start), log)
 	}
-	if w.debugOn {
+	if w.debugOn() {
 		log.get().Debug().Str("class", p.Class).Str("job_id", p.ID).Int("attempt", job.Attempt).Msg("job started")
 	}
 	if w.cfg.Fork != nil {
@@ -460,7 +460,7 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 	var ev *zerolog.Event // nil: every method does nothing
 	if o.Kind == rdb.OutcomeFail || o.Kind == rdb.OutcomeRetry {
 		ev = log.get().Warn().Str("exception", r.fail.Exception).Str("error", r.fail.Error)
-	} else if w.debugOn {
+	} else if w.debugOn() {
 		ev = log.get().Debug()
 	}
 	if o.Kind == rdb.OutcomeDiscard {
