@@ -293,12 +293,12 @@ func (c *Client) finishClaimOne(ctx context.Context, workerID, host string, src 
 			return nil, fmt.Errorf("rdb: finish and claim: reply has %d elements", len(v))
 		}
 		if compact && isCompactRefused(v[0]) {
-			// not a plain finish after all: nothing was written
+			// the sequence moved: nothing was written
 			compact = false
 			continue
 		}
 		if short && isShortRefused(v[0]) {
-			short = false
+			short, compact = false, false
 			continue
 		}
 		return unflatten(v), nil
@@ -337,7 +337,9 @@ func compactFinishClaimArgs(statProcessed any, seq string, ck, ca []any) []any {
 const compactFormMark = "c"
 
 // isCompactRefused reports whether finish_claim.lua refused a compact form
-// (5: the finish was not a plain one; nothing was written).
+// because the claim sequence had moved (5: nothing was written; the short
+// form records that and claims). A removed record is 4, as for the short
+// form.
 func isCompactRefused(v any) bool {
 	n, ok := v.(int64)
 	return ok && n == 5
