@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -82,7 +83,7 @@ type Config struct {
 // ErrConfig is wrapped by every config error.
 var ErrConfig = errors.New("massqueue: bad config")
 
-var nodeIDRE = regexp.MustCompile(`^\w+$`)
+var nodeIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\w+$`) })
 
 // LoadConfig reads a config file (see Section); hostname is the default
 // node id.
@@ -137,7 +138,7 @@ func (s Section) Config(hostname string) (*Config, error) {
 	if cfg.NodeID == "" {
 		cfg.NodeID = NodeIDFromHost(hostname)
 	}
-	if !nodeIDRE.MatchString(cfg.NodeID) {
+	if !nodeIDRE().MatchString(cfg.NodeID) {
 		return bad("node_id %q must be letters, digits and _ only", cfg.NodeID)
 	}
 	for name, p := range s.Pools.Static {

@@ -116,17 +116,17 @@ func reason(line string) string {
 }
 
 var (
-	ansiEscape = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
+	ansiEscape = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`) })
 	// urlPassword matches the password of a URL (redis://:pw@host).
-	urlPassword = regexp.MustCompile(`(://[^:/@\s]*:)[^@/\s]+@`)
+	urlPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(://[^:/@\s]*:)[^@/\s]+@`) })
 )
 
 // cleanLine makes a stderr line fit for a log field and the status record:
 // no colours (console logs have them), no URL password, valid UTF-8, at
 // most tailLineMax bytes.
 func cleanLine(s string) string {
-	s = ansiEscape.ReplaceAllString(s, "")
-	s = urlPassword.ReplaceAllString(s, "${1}xxx@")
+	s = ansiEscape().ReplaceAllString(s, "")
+	s = urlPassword().ReplaceAllString(s, "${1}xxx@")
 	s = strings.TrimSpace(strings.ToValidUTF8(s, "?"))
 	if len(s) > tailLineMax {
 		cut := tailLineMax

@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -92,7 +93,7 @@ func (e Entry) MatchesEnv(env string) bool {
 	if env == "" {
 		return false
 	}
-	for _, name := range envSplit.Split(e.Env, -1) {
+	for _, name := range envSplit().Split(e.Env, -1) {
 		if name == env {
 			return true
 		}
@@ -100,7 +101,7 @@ func (e Entry) MatchesEnv(env string) bool {
 	return false
 }
 
-var envSplit = regexp.MustCompile(`[\s,]+`)
+var envSplit = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\s,]+`) })
 
 // Payload is the job resque-scheduler pushes for the entry:
 // {"class":...,"args":[...]}, byte for byte.

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -16,7 +17,7 @@ import (
 var secondsParser = cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
 
 // offsetZone matches a UTC offset given as a cron expression's zone.
-var offsetZone = regexp.MustCompile(`^([+-])(\d\d):?(\d\d)$`)
+var offsetZone = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([+-])(\d\d):?(\d\d)$`) })
 
 // nexter yields a cron's slots: the first one strictly after t.
 type nexter interface {
@@ -111,7 +112,7 @@ func parseCron(s string) (*timing, error) {
 // time zone (an IANA name, UTC, or an offset such as +09:00) rather than
 // a cron field, and loads it.
 func cronZone(tok string) (*time.Location, bool, error) {
-	if m := offsetZone.FindStringSubmatch(tok); m != nil {
+	if m := offsetZone().FindStringSubmatch(tok); m != nil {
 		h, _ := strconv.Atoi(m[2])
 		min, _ := strconv.Atoi(m[3])
 		off := (h*60 + min) * 60

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -94,7 +95,7 @@ func exitCode(err error) int {
 }
 
 // urlInText finds Redis URLs in messages.
-var urlInText = regexp.MustCompile(`rediss?(\+sentinel)?://[^\s"']*`)
+var urlInText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`rediss?(\+sentinel)?://[^\s"']*`) })
 
 // errorLine is the one line printed for err: a connection failure is said
 // without the call chain that met it, Redis URLs never show a password.
@@ -104,7 +105,7 @@ func errorLine(err error) string {
 	if errors.As(err, &ce) {
 		msg = ce.Error()
 	}
-	msg = urlInText.ReplaceAllStringFunc(msg, rdb.RedactURL)
+	msg = urlInText().ReplaceAllStringFunc(msg, rdb.RedactURL)
 	return strings.Join(strings.Fields(msg), " ")
 }
 

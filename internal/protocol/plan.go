@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -59,13 +60,15 @@ type Period struct {
 	Years, Months, Days, Hours, Minutes, Seconds int
 }
 
-var periodRE = regexp.MustCompile(`^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$`)
+var periodRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$`)
+})
 
 // ParsePeriod reads an ISO 8601 duration: the long form resque-v3 writes
 // (P0Y0M0DT0H5M0S) or any short one DateInterval accepts (P1M, PT5M, P1D,
 // P2W, P1DT12H). A period of zero length is an error.
 func ParsePeriod(s string) (Period, error) {
-	m := periodRE.FindStringSubmatch(s)
+	m := periodRE().FindStringSubmatch(s)
 	if m == nil || s == "P" || strings.HasSuffix(s, "T") {
 		return Period{}, fmt.Errorf("period %q: want ISO 8601 P[nY][nM][nW][nD][T[nH][nM][nS]], e.g. P1M, PT5M, P1D or P0Y0M0DT0H5M0S", s)
 	}

@@ -15,7 +15,7 @@ import (
 // delayedScripts are loaded on first use.
 type delayedScripts struct {
 	once         sync.Once
-	delay, lease *redis.Script
+	delay, lease *script
 }
 
 func (c *Client) delayedScripts() *delayedScripts {

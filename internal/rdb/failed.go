@@ -13,7 +13,7 @@ import (
 // failedScripts are loaded on first use.
 type failedScripts struct {
 	once          sync.Once
-	retry, remove *redis.Script
+	retry, remove *script
 }
 
 func (c *Client) failedScripts() *failedScripts {

@@ -14,7 +14,7 @@ import (
 // scheduleScripts are loaded on first use.
 type scheduleScripts struct {
 	once         sync.Once
-	master, fire *redis.Script
+	master, fire *script
 }
 
 func (c *Client) scheduleScripts() *scheduleScripts {
