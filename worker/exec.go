@@ -72,14 +72,21 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 		opt.ResultDir = os.TempDir()
 	}
 	script := execGuard(command)
-	sweep := &resultSweeper{dir: opt.ResultDir}
+	results := &resultDir{parent: opt.ResultDir}
+	sweep := &resultSweeper{dir: opt.ResultDir, own: results}
 	return func(ctx context.Context, job *Job) error {
-		if !inForkChild(ctx) {
+		child := inForkChild(ctx)
+		if !child {
 			sweep.maybe()
 		}
 		tail := &tailBuffer{max: 16 << 10}
 		cmd := exec.Command("/bin/sh", "-c", script)
-		cmd.Stdin = bytes.NewReader(job.Payload)
+		if stdin := filledPipe(job.Payload); stdin != nil {
+			defer stdin.Close()
+			cmd.Stdin = stdin
+		} else {
+			cmd.Stdin = bytes.NewReader(job.Payload)
+		}
 		cmd.Stdout = opt.Stdout
 		cmd.Stderr = io.MultiWriter(opt.Stderr, tail)
 		// SIGTERM, not SIGKILL: the guard traps it and kills the whole group.
@@ -97,24 +104,44 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 		if job.ID != "" {
 			vars = append(vars, "RESQUE_JOB_ID="+job.ID)
 		}
-		resultFile, ferr := createResultFile(opt.ResultDir)
+		// The reply's file: named in the handler's directory, or (a fork
+		// child, which runs one job) created and locked on its own.
+		var resultPath string
+		var resultFile *os.File
+		var ferr error
+		if child {
+			if resultFile, ferr = createResultFile(opt.ResultDir); ferr == nil {
+				defer removeResultFile(resultFile)
+				resultPath = resultFile.Name()
+			}
+		} else {
+			resultPath, ferr = results.name()
+		}
 		if ferr == nil {
-			defer removeResultFile(resultFile)
-			vars = append(vars, "RESQUE_RESULT="+resultFile.Name())
+			vars = append(vars, "RESQUE_RESULT="+resultPath)
 		}
 		cmd.Env = jobEnv(vars...)
 		if err := cmd.Start(); err != nil {
+			if ferr == nil && !child {
+				results.done(resultPath)
+			}
 			return &Error{Exception: "ResqueGo::ExecFailed", Message: fmt.Sprintf("cannot start %q: %v", command, err), Backtrace: []string{}}
 		}
 		err := waitGroup(ctx, cmd, opt.KillGrace)
+		var reply []byte
+		if ferr == nil {
+			if child {
+				reply, _ = os.ReadFile(resultPath)
+			} else {
+				reply = results.done(resultPath)
+			}
+		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("command stopped (%v): %w", err, context.Cause(ctx))
 		}
 		lines := tail.lines(opt.TailLines)
-		if ferr == nil {
-			if ctl := readExecResult(resultFile.Name(), err, lines); ctl != nil {
-				return ctl
-			}
+		if ctl := execReply(reply, lines); ctl != nil {
+			return ctl
 		}
 		switch exitCode(err) {
 		case 0:
@@ -193,6 +220,29 @@ exit "$r"`
 // guardTraps are the signals the guard catches.
 const guardTraps = "HUP INT QUIT TERM USR1 USR2 ALRM"
 
+// filledPipe returns the read end of a pipe that already holds payload and
+// whose write end is closed, so the command's stdin needs no goroutine to
+// copy it; nil when the payload may not fit a pipe without blocking (a pipe
+// holds at least one page) or the pipe cannot be made.
+func filledPipe(payload []byte) *os.File {
+	if len(payload) > 4096 {
+		return nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil
+	}
+	_, err = w.Write(payload)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		r.Close()
+		return nil
+	}
+	return r
+}
+
 // jobEnv is the environment of a job process: the worker's own, less the
 // variables that carry resque-go's secrets and the job variables an outer
 // environment may hold, plus vars.
@@ -237,11 +287,10 @@ type execResult struct {
 	Discard         bool     `json:"discard"`
 }
 
-// readExecResult honours a JSON reply the command left in its result file;
+// execReply honours a JSON reply b the command left in its result file;
 // nil means there was none and the exit status decides.
-func readExecResult(path string, waitErr error, lines []string) error {
-	b, err := os.ReadFile(path)
-	if err != nil || len(bytes.TrimSpace(b)) == 0 {
+func execReply(b []byte, lines []string) error {
+	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
 	var r execResult

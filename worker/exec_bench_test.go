@@ -3,10 +3,9 @@ package worker_test
 import (
 	"context"
 	"io"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/resque-go/resque-go/internal/cputime"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -24,7 +23,7 @@ func BenchmarkExecOverhead(b *testing.B) {
 			job := &worker.Job{Queue: "bench", Class: "Ok", ID: "0123456789abcdef", Args: []byte(`[1,"two"]`),
 				Payload: []byte(`{"class":"Ok","args":[1,"two"],"id":"0123456789abcdef"}`), WorkerID: "bench:1:bench"}
 			ctx := context.Background()
-			self0, children0 := cpuTimes(b)
+			cpu := cputime.Start(b)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if err := h(ctx, job); err != nil {
@@ -32,28 +31,7 @@ func BenchmarkExecOverhead(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			self1, children1 := cpuTimes(b)
-			b.ReportMetric(float64((self1-self0).Microseconds())/float64(b.N), "worker-cpu-µs/op")
-			b.ReportMetric(float64((children1-children0).Microseconds())/float64(b.N), "job-cpu-µs/op")
+			cpu.Report("job-cpu-µs/op")
 		})
 	}
-}
-
-// cpuTimes is the user+system CPU time of this process and of its waited-for
-// children so far.
-func cpuTimes(b *testing.B) (self, children time.Duration) {
-	b.Helper()
-	var ru syscall.Rusage
-	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
-		if err := syscall.Getrusage(who, &ru); err != nil {
-			b.Fatal(err)
-		}
-		d := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		if who == syscall.RUSAGE_SELF {
-			self = d
-		} else {
-			children = d
-		}
-	}
-	return self, children
 }

@@ -139,51 +139,100 @@ func TestExecEnvHidesSecrets(t *testing.T) {
 	}
 }
 
-// $RESQUE_RESULT files: the job's own is removed after the job; those of
-// dead workers (unlocked, not new) are swept, those in use are not.
+// $RESQUE_RESULT files: each job's is named in the handler's own directory
+// and removed after the job; the files and directories of dead workers
+// (unlocked, not new) are swept, those in use are not.
 func TestExecResultFilesDoNotPileUp(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	old := time.Now().Add(-2 * time.Minute)
-	mk := func(name string, mtime time.Time) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
+	age := func(p string, mtime time.Time) string {
 		if err := os.Chtimes(p, mtime, mtime); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
+	mk := func(name string, mtime time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return age(p, mtime)
+	}
+	mkdir := func(name string, mtime time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.Mkdir(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "7.json"), []byte(`{"discard": true}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return age(p, mtime)
+	}
+	lock := func(p string) {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+			t.Fatal(err)
+		}
+	}
 	dead := mk("resque-go-result-111.json", old)
 	young := mk("resque-go-result-222.json", time.Now())
 	inUse := mk("resque-go-result-333.json", old)
 	other := mk("unrelated.json", old)
-	f, err := os.Open(inUse)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
-		t.Fatal(err)
-	}
+	deadDir := mkdir("resque-go-results-111", old)
+	youngDir := mkdir("resque-go-results-222", time.Now())
+	inUseDir := mkdir("resque-go-results-333", old)
+	otherDir := mkdir("unrelated", old)
+	lock(inUse)
+	lock(inUseDir)
 	seen := filepath.Join(t.TempDir(), "seen")
 	h := worker.ExecHandler(fmt.Sprintf(`echo "$RESQUE_RESULT" > %q; echo '{"discard": true}' > "$RESQUE_RESULT"`, seen), worker.ExecOptions{ResultDir: dir})
 	job := &worker.Job{Queue: "q", Class: "C", Payload: []byte(`{"class":"C"}`), WorkerID: "testhost:1:q"}
-	for i := 0; i < 3; i++ {
+	names := map[string]bool{}
+	var ownDir string
+	for i := 0; i < 4; i++ {
 		var discard *worker.DiscardError
 		if err := h(context.Background(), job); !errors.As(err, &discard) {
-			t.Fatalf("the result file was not honoured: %v", err)
+			t.Fatalf("job %d: the result file was not honoured: %v", i, err)
 		}
 		own := strings.TrimSpace(readFile(t, seen))
-		if filepath.Dir(own) != dir {
-			t.Errorf("result file %s is not in ResultDir", own)
+		if names[own] {
+			t.Errorf("job %d was given %s again", i, own)
+		}
+		names[own] = true
+		ownDir = filepath.Dir(own)
+		if filepath.Dir(ownDir) != dir || !strings.HasPrefix(filepath.Base(ownDir), "resque-go-results-") {
+			t.Errorf("result file %s is not in a resque-go-results- directory of ResultDir", own)
 		}
 		if _, err := os.Stat(own); !os.IsNotExist(err) {
 			t.Errorf("the job's result file is still there: %v", err)
 		}
+		if i == 1 {
+			// A tmp cleaner removed the handler's directory: the next job
+			// gets a new one and its reply still counts.
+			if err := os.RemoveAll(ownDir); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	for p, want := range map[string]bool{dead: false, young: true, inUse: true, other: true} {
+	if _, err := os.Stat(ownDir); err != nil {
+		t.Errorf("the handler's directory is gone while it runs: %v", err)
+	}
+	if err := os.Chtimes(ownDir, old, old); err != nil {
+		t.Fatal(err)
+	}
+	// A second handler (another worker on the host) sweeps at its first
+	// job; the first one's directory is locked while its process lives.
+	h2 := worker.ExecHandler(":", worker.ExecOptions{ResultDir: dir})
+	if err := h2(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{dead: false, young: true, inUse: true, other: true,
+		deadDir: false, youngDir: true, inUseDir: true, otherDir: true, ownDir: true} {
 		if _, err := os.Stat(p); (err == nil) != want {
 			t.Errorf("%s: exists=%v, want %v", filepath.Base(p), err == nil, want)
 		}
