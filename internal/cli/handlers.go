@@ -59,7 +59,7 @@ func forkConfig(cfg node.Config) (*worker.ForkConfig, error) {
 	if cfg.HTTPToken != "" {
 		env = append(env, "RESQUE_HTTP_TOKEN="+cfg.HTTPToken)
 	}
-	return &worker.ForkConfig{Command: argv, Env: env}, nil
+	return &worker.ForkConfig{Command: argv, Env: env, Prestart: true}, nil
 }
 
 // runJobCommand is the child side of fork mode.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/resque-go/resque-go/internal/cputime"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/runtime"
@@ -213,46 +214,60 @@ func BenchmarkIdlePickup(b *testing.B) {
 	b.ReportMetric(float64(worst.Microseconds()), "µs-max")
 }
 
-// BenchmarkForkOverhead compares a no-op job run in-process with the same
-// job run in a child process per job (fork mode; the child is this test
-// binary re-executed), one slot each.
+// BenchmarkForkOverhead compares a job run in-process with the same job
+// run in a child process per job (fork mode; the child is this test binary
+// re-executed), started with its job or ahead of it (Prestart, as resque-go
+// work --fork does), one slot each; for a no-op job and one that sleeps 5 ms.
+// Besides the time per job it reports the CPU the worker and its children
+// spent per job.
 //
 //	go test -run '^$' -bench ForkOverhead -benchtime 300x ./internal/runtime
 func BenchmarkForkOverhead(b *testing.B) {
-	for _, fork := range []bool{false, true} {
-		b.Run(fmt.Sprintf("fork=%v", fork), func(b *testing.B) {
-			e := newEnv(b)
-			ctx := context.Background()
-			var done atomic.Int64
-			all := make(chan struct{})
-			n := int64(b.N)
-			e.reg.Register("Ok", func(ctx context.Context, j *worker.Job) error { return nil })
-			for i := 0; i < b.N; i++ {
-				if err := e.client.Enqueue(ctx, "bench", []byte(`{"class":"Ok","args":[]}`)); err != nil {
+	for _, class := range []string{"Noop", "Sleep5ms"} {
+		for _, mode := range []string{"in-process", "fork", "fork-prestart"} {
+			b.Run(fmt.Sprintf("job=%s/mode=%s", class, mode), func(b *testing.B) {
+				e := newEnv(b)
+				ctx := context.Background()
+				var done atomic.Int64
+				all := make(chan struct{})
+				n := int64(b.N)
+				e.reg = forkClasses()
+				for i := 0; i < b.N; i++ {
+					if err := e.client.Enqueue(ctx, "bench", []byte(`{"class":"`+class+`","args":[]}`)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				var failed atomic.Int64
+				cfg := runtime.Config{Client: e.client, Registry: e.reg, Queues: "bench", Hostname: "bench",
+					OnFinish: func(f runtime.Finished) {
+						if f.Outcome != "ok" {
+							failed.Add(1)
+						}
+						if done.Add(1) == n {
+							close(all)
+						}
+					}}
+				if mode != "in-process" {
+					cfg.Fork = &worker.ForkConfig{Command: []string{os.Args[0]}, Env: []string{childEnv + "=1"}, Prestart: mode == "fork-prestart"}
+				}
+				w, err := runtime.New(cfg)
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-			cfg := runtime.Config{Client: e.client, Registry: e.reg, Queues: "bench", Hostname: "bench",
-				OnFinish: func(runtime.Finished) {
-					if done.Add(1) == n {
-						close(all)
-					}
-				}}
-			if fork {
-				cfg.Fork = &worker.ForkConfig{Command: []string{os.Args[0]}, Env: []string{childEnv + "=1"}}
-			}
-			w, err := runtime.New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			if err := w.Start(ctx); err != nil {
-				b.Fatal(err)
-			}
-			<-all
-			b.StopTimer()
-			w.Stop()
-		})
+				cpu := cputime.Start(b)
+				b.ResetTimer()
+				if err := w.Start(ctx); err != nil {
+					b.Fatal(err)
+				}
+				<-all
+				b.StopTimer()
+				w.Stop()
+				if failed.Load() != 0 {
+					b.Fatalf("%d of %d jobs failed", failed.Load(), n)
+				}
+				cpu.Report("child-cpu-µs/op")
+			})
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"strings"
@@ -37,6 +38,9 @@ func forkClasses() *worker.Registry {
 		select {}
 	})
 	reg.Register("Panics", func(ctx context.Context, j *worker.Job) error { panic("child panic") })
+	// for BenchmarkForkOverhead
+	reg.Register("Noop", func(ctx context.Context, j *worker.Job) error { return nil })
+	reg.Register("Sleep5ms", func(ctx context.Context, j *worker.Job) error { time.Sleep(5 * time.Millisecond); return nil })
 	return reg
 }
 
@@ -47,9 +51,19 @@ func childMain() int {
 }
 
 // Fork mode: each job runs in a child process; its outcome, errors and
-// retry requests come back; a child killed by a signal is a DirtyExit.
+// retry requests come back; a child killed by a signal is a DirtyExit. The
+// same with processes started ahead of their jobs (Prestart).
 func TestForkMode(t *testing.T) {
 	t.Parallel()
+	for _, prestart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prestart=%v", prestart), func(t *testing.T) {
+			t.Parallel()
+			testForkMode(t, prestart)
+		})
+	}
+}
+
+func testForkMode(t *testing.T, prestart bool) {
 	e := newEnv(t)
 	for _, c := range forkClasses().Classes() {
 		e.reg.Register(c, func(ctx context.Context, j *worker.Job) error {
@@ -63,7 +77,7 @@ func TestForkMode(t *testing.T) {
 	e.start(runtime.Config{Queues: "q", Concurrency: 2, OnFinish: rec.add, Now: func() time.Time { return fixed },
 		Retry:      worker.RetryPolicy{MaxAttempts: 2},
 		ClassRetry: map[string]worker.RetryPolicy{"Fails": {MaxAttempts: 1}, "Suicide": {MaxAttempts: 1}, "Panics": {MaxAttempts: 1}},
-		Fork:       &worker.ForkConfig{Command: []string{os.Args[0]}, Env: []string{childEnv + "=1"}}})
+		Fork:       &worker.ForkConfig{Command: []string{os.Args[0]}, Env: []string{childEnv + "=1"}, Prestart: prestart}})
 	done := rec.waitN(t, 5)
 	got := map[string]runtime.Finished{}
 	for _, f := range done {

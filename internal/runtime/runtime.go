@@ -173,6 +173,10 @@ type Worker struct {
 	notify *notifier
 	serial map[string]bool // Config.Serial
 	slots  []*slot
+	// fork runs the jobs in child processes when Config.Fork is set;
+	// forkJob is its handler.
+	fork    *worker.ForkPool
+	forkJob worker.HandlerFunc
 
 	recovery       *recovery.Service // the slots' heartbeat, the pruning of dead workers
 	title, flusher service.Runner
@@ -229,6 +233,10 @@ func New(cfg Config) (*Worker, error) {
 		w.queues = &queueList{spec: protocol.QueueSpec{}, static: names}
 	}
 	w.notify = newNotifier(cfg.Client, w.log)
+	if cfg.Fork != nil {
+		w.fork = worker.NewForkPool(*cfg.Fork)
+		w.forkJob = w.fork.Handler()
+	}
 	for i := 1; i <= cfg.Concurrency; i++ {
 		id := protocol.WorkerID{Host: cfg.Hostname, PID: cfg.PID, Queues: spec.String()}
 		if cfg.Concurrency > 1 {
@@ -387,6 +395,9 @@ func (w *Worker) cleanup() {
 		w.title.Stop()
 		w.flusher.Stop()
 		w.notify.stopAll()
+		if w.fork != nil {
+			w.fork.Close()
+		}
 		if w.started.Load() {
 			w.flushCounters(context.Background())
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

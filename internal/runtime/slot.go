@@ -223,8 +223,8 @@ func (s *slot) run(cur *rdb.ClaimResult) *rdb.ClaimResult {
 	if w.debugOn() {
 		log.get().Debug().Str("class", p.Class).Str("job_id", p.ID).Int("attempt", job.Attempt).Msg("job started")
 	}
-	if w.cfg.Fork != nil {
-		h = worker.ForkHandler(*w.cfg.Fork)
+	if w.fork != nil {
+		h = w.forkJob
 	}
 	stopLock := s.keepLock(res)
 	err, cause := s.invoke(h, job, cur)
