@@ -189,21 +189,7 @@ func (p *ForkPool) start(queue, id string) (*forkChild, error) {
 		cmd.Env = append(cmd.Env, "RESQUE_QUEUE="+queue)
 	}
 	c := &forkChild{cmd: cmd, stdin: inW, result: resR, exited: make(chan struct{})}
-	started := make(chan error, 1)
-	go func() {
-		// As in ExecHandler: Pdeathsig follows the starting thread, so
-		// this goroutine keeps it until the child is gone.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		c.err = cmd.Wait()
-		close(c.exited)
-	}()
-	err = <-started
+	err = startFromSpawner(cmd)
 	inR.Close()
 	resW.Close()
 	if err != nil {
@@ -211,7 +197,44 @@ func (p *ForkPool) start(queue, id string) (*forkChild, error) {
 		resR.Close()
 		return nil, err
 	}
+	go func() {
+		c.err = cmd.Wait()
+		close(c.exited)
+	}()
 	return c, nil
+}
+
+// spawner starts every job process of fork mode from one OS thread that
+// lives as long as the process. The kernel sends a child its Pdeathsig
+// when the thread that started it ends, not the process (go.dev/issue/27505;
+// Go ends a thread when a goroutine locked to it exits), so a child started
+// from a thread of its own would have to keep that thread locked until it
+// exits: a thread per running child, and a locked goroutine's wake-ups
+// cost the worker CPU. One thread that never ends serves them all.
+var spawner struct {
+	once sync.Once
+	reqs chan spawnRequest
+}
+
+type spawnRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// startFromSpawner starts cmd from the spawner's thread.
+func startFromSpawner(cmd *exec.Cmd) error {
+	spawner.once.Do(func() {
+		spawner.reqs = make(chan spawnRequest)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the goroutine never returns
+			for r := range spawner.reqs {
+				r.done <- r.cmd.Start()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	spawner.reqs <- spawnRequest{cmd: cmd, done: done}
+	return <-done
 }
 
 // retire stops a process that never got a job.
