@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/cputime"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/massqueue"
@@ -68,6 +69,10 @@ func benchDrain(b *testing.B, sources int) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
+	self0, _, err := cputime.Now()
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ResetTimer()
 	start := time.Now()
 	for s := 0; s < slots; s++ {
@@ -94,6 +99,10 @@ func benchDrain(b *testing.B, sources int) {
 	wg.Wait()
 	el := time.Since(start)
 	b.StopTimer()
+	self1, _, err := cputime.Now()
+	if err != nil {
+		b.Fatal(err)
+	}
 	if done != b.N {
 		b.Fatalf("drained %d of %d", done, b.N)
 	}
@@ -101,6 +110,7 @@ func benchDrain(b *testing.B, sources int) {
 	calls, usec := e.commandStats()
 	b.ReportMetric(float64(calls-calls0)/float64(b.N), "cmds/job")
 	b.ReportMetric(float64(usec-usec0)/float64(b.N), "redis-µs/job")
+	b.ReportMetric(float64((self1-self0).Microseconds())/float64(b.N), "client-cpu-µs/job")
 }
 
 // commandStats sums the calls of every command Redis ran (commands inside
