@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,15 +16,12 @@ import (
 // testChildEnv makes this test binary a fork-mode child (TestMain).
 const testChildEnv = "RESQUE_GO_TEST_WORKER_CHILD"
 
-var processStart = time.Now()
-
 func TestMain(m *testing.M) {
 	if os.Getenv(testChildEnv) == "1" {
 		reg := NewRegistry()
-		// Age reports how long its process had lived when the job came,
-		// and what it was told of the job.
-		reg.Register("Age", func(ctx context.Context, j *Job) error {
-			return Discard(fmt.Sprintf("%d %s %s %s %s", time.Since(processStart).Milliseconds(), j.Queue, j.WorkerID,
+		// Who reports its process's pid and what it was told of the job.
+		reg.Register("Who", func(ctx context.Context, j *Job) error {
+			return Discard(fmt.Sprintf("%d %s %s %s %s", os.Getpid(), j.Queue, j.WorkerID,
 				os.Getenv("RESQUE_QUEUE"), os.Getenv("RESQUE_WORKER")))
 		})
 		os.Exit(RunChild(context.Background(), reg, os.Getenv("RESQUE_QUEUE"), os.Getenv("RESQUE_WORKER"), os.Stdin, os.NewFile(3, "result")))
@@ -31,71 +29,78 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// runAge runs an Age job through h and returns its process's age at the
-// job and what the job saw ("queue worker $RESQUE_QUEUE $RESQUE_WORKER").
-func runAge(t *testing.T, h HandlerFunc, queue, worker string) (time.Duration, string) {
+// runWho runs a Who job through h and returns the pid of its process and
+// what the job saw ("queue worker $RESQUE_QUEUE $RESQUE_WORKER").
+func runWho(t *testing.T, h HandlerFunc, queue, worker string) (int, string) {
 	t.Helper()
-	err := h(context.Background(), &Job{Queue: queue, Class: "Age", Payload: []byte(`{"class":"Age","args":[]}`), WorkerID: worker})
+	err := h(context.Background(), &Job{Queue: queue, Class: "Who", Payload: []byte(`{"class":"Who","args":[]}`), WorkerID: worker})
 	var d *DiscardError
 	if !errors.As(err, &d) {
 		t.Fatalf("the child answered %v", err)
 	}
-	ms, seen, _ := strings.Cut(d.Reason, " ")
-	n, _ := strconv.Atoi(ms)
-	return time.Duration(n) * time.Millisecond, seen
+	pid, seen, _ := strings.Cut(d.Reason, " ")
+	n, _ := strconv.Atoi(pid)
+	return n, seen
 }
 
 func gone(pid int) bool { return syscall.Kill(pid, 0) == syscall.ESRCH }
 
-// With Prestart, a job finds its slot's process started ahead (it has lived
-// since before the job) and learns its queue from the header; each slot
-// has its own; Close stops the waiting ones. Without, each job's process
-// starts with the job.
+// readyPID waits until worker id has a process started ahead and returns
+// its pid.
+func readyPID(t *testing.T, p *ForkPool, id string) int {
+	t.Helper()
+	pid := 0
+	waitFor(t, "a process started ahead for "+id, func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if c := p.ready[id]; c != nil {
+			pid = c.cmd.Process.Pid
+		}
+		return pid != 0
+	})
+	return pid
+}
+
+// With Prestart, a job runs in the process its slot started ahead and
+// learns its queue from the header; each slot has its own; Close stops the
+// waiting ones. Without, no process is started ahead.
 func TestForkPoolStartsAhead(t *testing.T) {
 	cfg := ForkConfig{Command: []string{os.Args[0]}, Env: []string{testChildEnv + "=1"}}
-	// A process started ahead has lived about wait when its job comes;
-	// one started with its job, a few ms (some 100 under the race
-	// detector): half of wait tells them apart.
-	const wait = time.Second
-	const ahead = wait / 2
-	plain := ForkHandler(cfg)
-	runAge(t, plain, "q1", "host:1:q1")
-	time.Sleep(wait)
-	if age, seen := runAge(t, plain, "q2", "host:1:q1"); age >= ahead || seen != "q2 host:1:q1 q2 host:1:q1" {
-		t.Errorf("without Prestart: age %v, saw %q", age, seen)
+	plain := NewForkPool(cfg)
+	h := plain.Handler()
+	for _, q := range []string{"q1", "q2"} {
+		if _, seen := runWho(t, h, q, "host:1:q1"); seen != q+" host:1:q1 "+q+" host:1:q1" {
+			t.Errorf("without Prestart: saw %q", seen)
+		}
+	}
+	if len(plain.ready) != 0 {
+		t.Errorf("without Prestart %d processes were started ahead", len(plain.ready))
 	}
 
 	cfg.Prestart = true
 	p := NewForkPool(cfg)
-	h := p.Handler()
-	if age, seen := runAge(t, h, "q1", "host:1:q1"); age >= ahead || seen != "q1 host:1:q1 q1 host:1:q1" {
-		t.Errorf("first job: age %v, saw %q", age, seen)
+	h = p.Handler()
+	first, seen := runWho(t, h, "q1", "host:1:q1")
+	if seen != "q1 host:1:q1 q1 host:1:q1" {
+		t.Errorf("first job saw %q", seen)
 	}
-	time.Sleep(wait)
-	if age, seen := runAge(t, h, "q2", "host:1:q1"); age < ahead || seen != "q2 host:1:q1 q2 host:1:q1" {
-		t.Errorf("second job: age %v (want a process started ahead), saw %q", age, seen)
+	ahead := readyPID(t, p, "host:1:q1")
+	if ahead == first {
+		t.Fatalf("the process started ahead is the first job's (%d)", first)
 	}
-	if age, seen := runAge(t, h, "q1", "host:1:q1-2"); age >= ahead || seen != "q1 host:1:q1-2 q1 host:1:q1-2" {
-		t.Errorf("another slot's first job: age %v, saw %q", age, seen)
+	if pid, seen := runWho(t, h, "q2", "host:1:q1"); pid != ahead || seen != "q2 host:1:q1 q2 host:1:q1" {
+		t.Errorf("second job: ran in %d, want %d (started ahead); saw %q", pid, ahead, seen)
 	}
-	var pids []int
-	waitFor(t, "a process ready for each slot", func() bool {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		pids = pids[:0]
-		for _, c := range p.ready {
-			if c != nil {
-				pids = append(pids, c.cmd.Process.Pid)
-			}
-		}
-		return len(pids) == 2
-	})
+	if _, seen := runWho(t, h, "q1", "host:1:q1-2"); seen != "q1 host:1:q1-2 q1 host:1:q1-2" {
+		t.Errorf("another slot's first job saw %q", seen)
+	}
+	pids := []int{readyPID(t, p, "host:1:q1"), readyPID(t, p, "host:1:q1-2")}
 	p.Close()
 	for _, pid := range pids {
 		waitFor(t, fmt.Sprintf("process %d stopped by Close", pid), func() bool { return gone(pid) })
 	}
-	if age, _ := runAge(t, h, "q1", "host:1:q1"); age >= ahead {
-		t.Errorf("a job after Close got a process started ahead (age %v)", age)
+	if pid, _ := runWho(t, h, "q1", "host:1:q1"); slices.Contains(pids, pid) {
+		t.Errorf("a job after Close ran in a process started ahead (%d)", pid)
 	}
 	p.mu.Lock()
 	n := len(p.ready)
@@ -129,13 +134,13 @@ func TestForkPoolIdleAndDeadProcesses(t *testing.T) {
 	waitFor(t, "the idle process stopped", func() bool { return ready() == nil && gone(pid) })
 
 	forkIdle = time.Minute
-	runAge(t, h, "q", "host:1:q")
+	runWho(t, h, "q", "host:1:q")
 	waitFor(t, "a process started ahead", func() bool { c = ready(); return c != nil })
 	if err := c.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	<-c.exited
-	if _, seen := runAge(t, h, "q", "host:1:q"); seen != "q host:1:q q host:1:q" {
+	if _, seen := runWho(t, h, "q", "host:1:q"); seen != "q host:1:q q host:1:q" {
 		t.Errorf("after the ready process died the job saw %q", seen)
 	}
 }
