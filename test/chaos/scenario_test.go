@@ -226,7 +226,8 @@ func (s *scenario) write(name, text string, mode os.FileMode) {
 }
 
 // poolConfig is the pool file: 3 worker processes of 4 slots over the
-// plain queues, 2 of 2 slots over the serial queue, a scheduler child
+// plain queues, 2 of 2 slots over the serial queue that run each job in a
+// child process (--fork, children started ahead), a scheduler child
 // (left out of the drain pool), and the mass queues: a static pool and a
 // batch pool of two units (see massPools), every source mapped to them.
 func (s *scenario) poolConfig(scheduler bool) string {
@@ -244,6 +245,7 @@ workers:
     concurrency: 4
   - queues: serial
     serial: true
+    fork: true
     processes: 2
     concurrency: 2
 node_id: %s
