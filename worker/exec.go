@@ -28,8 +28,9 @@ type ExecOptions struct {
 	KillGrace time.Duration
 	// TailLines is how many stderr lines a failure keeps; default 20.
 	TailLines int
-	// ResultDir is where the $RESQUE_RESULT files are created; default
-	// os.TempDir(). Files that killed workers left there are removed at the
+	// ResultDir is where the handler makes its directory of
+	// $RESQUE_RESULT files (resque-go-results-*; see resultDir); default
+	// os.TempDir(). What killed workers left there is removed at the
 	// handler's first job and hourly after (see sweepResults).
 	ResultDir string
 }

@@ -32,7 +32,8 @@ type ForkConfig struct {
 	KillGrace time.Duration
 	// Prestart lets a ForkPool start each job's process before its job
 	// comes. Only for a Command that runs RunChild (which then reads the
-	// job's queue and worker id from a first line of its stdin).
+	// job's queue from a first line of its stdin; the worker id is in its
+	// environment from the start, as RESQUE_WORKER).
 	Prestart bool
 }
 
