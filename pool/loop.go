@@ -243,7 +243,7 @@ func (l *loop) spawn(sl *slot, now time.Time) {
 	cmd.ExtraFiles = []*os.File{r}
 	stderr := newTail(s.p.Stderr)
 	cmd.Stdout, cmd.Stderr = s.p.Stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = childProcAttr()
 	// A job's grandchild may hold copied output pipes after the child died.
 	cmd.WaitDelay = 2 * time.Second
 	if sl.lastExit != "" {
