@@ -39,15 +39,17 @@ const (
 	ScenarioSlots64 = "1x64"    // one worker process, 64 slots
 	ScenarioProcs   = "procs"   // Config.Procs worker processes x 16 slots
 	ScenarioExec    = "exec"    // one worker process x 16 slots, each job a command (Config.ExecCommand)
+	ScenarioFork    = "fork"    // the same with --fork: each job's command run by a child process
 	ScenarioIdle    = "idle"    // one idle worker process per configuration
 	ScenarioLatency = "latency" // pickup latency of an idle in-process worker
 )
 
-// DefaultScenarios run when Config.Scenarios is empty; "all" adds exec.
+// DefaultScenarios run when Config.Scenarios is empty; "all" adds exec and
+// fork.
 var DefaultScenarios = []string{ScenarioLoop, ScenarioSlots1, ScenarioSlots16, ScenarioSlots64, ScenarioProcs, ScenarioIdle, ScenarioLatency}
 
 // AllScenarios is every scenario, in the order they run.
-var AllScenarios = []string{ScenarioLoop, ScenarioSlots1, ScenarioSlots16, ScenarioSlots64, ScenarioProcs, ScenarioExec, ScenarioIdle, ScenarioLatency}
+var AllScenarios = []string{ScenarioLoop, ScenarioSlots1, ScenarioSlots16, ScenarioSlots64, ScenarioProcs, ScenarioExec, ScenarioFork, ScenarioIdle, ScenarioLatency}
 
 // ErrUsage is wrapped by errors about the configuration.
 var ErrUsage = errors.New("bench: bad configuration")
@@ -87,8 +89,8 @@ type Config struct {
 	Runs int
 	// Procs is the process count of the procs scenario; default 4.
 	Procs int
-	// ExecJobs is the exec scenario's job count (default 2000), and
-	// ExecCommand the command each job runs (default "true").
+	// ExecJobs is the job count of the exec and fork scenarios (default
+	// 2000), and ExecCommand the command each job runs (default "true").
 	ExecJobs    int
 	ExecCommand string
 	// Idle is how long the idle scenario watches each idle worker; default
@@ -284,6 +286,7 @@ type scenario struct {
 	slots       int // per process (connections for the loop)
 	jobs        int
 	exec        string
+	fork        bool
 }
 
 func (b *bencher) scenario(name string) scenario {
@@ -303,6 +306,9 @@ func (b *bencher) scenario(name string) scenario {
 	case ScenarioExec:
 		return scenario{name: name, description: fmt.Sprintf("resque-go, 1 process x %d slots, --exec '%s=%s'", slotsPerProc, NoopClass, cfg.ExecCommand),
 			procs: 1, slots: slotsPerProc, jobs: cfg.ExecJobs, exec: NoopClass + "=" + cfg.ExecCommand}
+	case ScenarioFork:
+		return scenario{name: name, description: fmt.Sprintf("resque-go, 1 process x %d slots, --fork --exec '%s=%s'", slotsPerProc, NoopClass, cfg.ExecCommand),
+			procs: 1, slots: slotsPerProc, jobs: cfg.ExecJobs, exec: NoopClass + "=" + cfg.ExecCommand, fork: true}
 	}
 	panic("bench: unknown scenario " + name) // ParseScenarios let it through
 }

@@ -64,7 +64,7 @@ func TestRunReportsEveryScenario(t *testing.T) {
 			t.Errorf("%s: no per-command figures", th.Scenario)
 		}
 	}
-	if want := []string{"loop", "1x1", "1x16", "1x64", "2x16", "exec"}; !slices.Equal(names, want) {
+	if want := []string{"loop", "1x1", "1x16", "1x64", "2x16", "exec", "fork"}; !slices.Equal(names, want) {
 		t.Errorf("throughput scenarios %v, want %v", names, want)
 	}
 	// The loop is exactly five commands per job (LPOP SET INCR INCR DEL);

@@ -34,6 +34,7 @@ type childSpec struct {
 	queues       string
 	namespace    string
 	exec         string // "Class=command" for --exec, or ""
+	fork         bool   // --fork
 }
 
 // startChildren starts spec.procs worker processes. The Redis URL travels
@@ -47,6 +48,9 @@ func (b *bencher) startChildren(spec childSpec) ([]*child, error) {
 			"--concurrency", strconv.Itoa(spec.slots), "--log-level", "warn", "--log-format", "json")
 		if spec.exec != "" {
 			argv = append(argv, "--exec", spec.exec)
+		}
+		if spec.fork {
+			argv = append(argv, "--fork")
 		}
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Env = append(append(os.Environ(), b.cfg.WorkerEnv...), "REDIS_URL="+b.url)

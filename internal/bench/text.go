@@ -22,7 +22,7 @@ const (
 func (r *Report) checks() []Check {
 	var out []Check
 	for _, t := range r.Throughput {
-		if t.Scenario == ScenarioLoop || t.Scenario == ScenarioExec || t.VsLoop == nil {
+		if t.Scenario == ScenarioLoop || t.Scenario == ScenarioExec || t.Scenario == ScenarioFork || t.VsLoop == nil {
 			continue
 		}
 		out = append(out, Check{
@@ -32,7 +32,7 @@ func (r *Report) checks() []Check {
 		})
 	}
 	for _, t := range r.Throughput {
-		if t.Processes > 0 && t.Slots == 16 && t.Scenario != ScenarioExec {
+		if t.Processes > 0 && t.Slots == 16 && t.Scenario != ScenarioExec && t.Scenario != ScenarioFork {
 			out = append(out, Check{
 				Target:   fmt.Sprintf("16 slots in <= %d MB RSS (%s, peak under load)", targetRSS16Slots, t.Scenario),
 				Measured: fmt.Sprintf("%.1f MB", t.Median.PeakRSSMB), Value: t.Median.PeakRSSMB, Limit: targetRSS16Slots,

@@ -64,7 +64,7 @@ func (b *bencher) throughputRun(ctx context.Context, sc scenario) (run Throughpu
 	}
 	var children []*child
 	if sc.procs > 0 {
-		if children, err = b.startChildren(childSpec{procs: sc.procs, slots: sc.slots, queues: benchQueue, namespace: ns, exec: sc.exec}); err != nil {
+		if children, err = b.startChildren(childSpec{procs: sc.procs, slots: sc.slots, queues: benchQueue, namespace: ns, exec: sc.exec, fork: sc.fork}); err != nil {
 			return run, err
 		}
 		defer func() {

@@ -29,7 +29,8 @@ func benchCommand() *ucli.Command {
 			"(1x1, 1x16, 1x64 and --procs x 16 slots). It also watches idle workers and measures pickup\n" +
 			"latency, and prints each figure's median over --runs (min-max below).\n" +
 			"Scenarios: " + strings.Join(bench.AllScenarios, ", ") + " (exec, the per-job process\n" +
-			"overhead of --exec handlers, runs only with --exec or --scenarios exec or all).\n\n" +
+			"overhead of --exec handlers, runs only with --exec or --scenarios exec or all; fork, the same\n" +
+			"with --fork, only with --scenarios fork or all).\n\n" +
 			"A --redis server must serve nothing else while the bench runs: Redis's statistics are\n" +
 			"server-wide. redis-server must be on PATH otherwise.",
 		Flags: []ucli.Flag{
@@ -39,7 +40,7 @@ func benchCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "scenarios", Usage: "comma-separated subset: " + strings.Join(bench.AllScenarios, ",") + " or all", Value: strings.Join(bench.DefaultScenarios, ",")},
 			&ucli.IntFlag{Name: "procs", Usage: "worker processes (16 slots each) of the procs scenario", Value: 4},
 			&ucli.StringFlag{Name: "exec", Usage: "also run the exec scenario: each job runs this command ('true', or 'Noop=true' as work takes it)"},
-			&ucli.IntFlag{Name: "exec-jobs", Usage: "jobs per run of the exec scenario", Value: 2000},
+			&ucli.IntFlag{Name: "exec-jobs", Usage: "jobs per run of the exec and fork scenarios", Value: 2000},
 			&ucli.StringFlag{Name: "idle", Usage: "how long each idle worker is watched (seconds or a duration); shorter than 30s misses periodic work", Value: "30s"},
 			&ucli.StringFlag{Name: "settle", Usage: "how long workers get after registering before a measurement starts", Value: "1s"},
 			&ucli.IntFlag{Name: "latency-jobs", Usage: "jobs of the pickup latency scenario", Value: 2000},
