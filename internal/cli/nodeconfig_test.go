@@ -49,9 +49,11 @@ func TestChildEnvDropsWorkSettings(t *testing.T) {
 func pipeFD(t *testing.T, text string) int {
 	t.Helper()
 	var p [2]int
-	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+	if err := syscall.Pipe(p[:]); err != nil {
 		t.Fatal(err)
 	}
+	syscall.CloseOnExec(p[0])
+	syscall.CloseOnExec(p[1])
 	if _, err := syscall.Write(p[1], []byte(text)); err != nil {
 		t.Fatal(err)
 	}
