@@ -17,7 +17,7 @@ import (
 
 func workCommand(reg *worker.Registry) *ucli.Command {
 	flags := append(append(redisFlags(), handlerFlags()...),
-		&ucli.BoolFlag{Name: "fork", Usage: "run every job in a child process (this binary re-executed), isolating crashes and leaks", EnvVars: []string{"RESQUE_FORK"}},
+		&ucli.BoolFlag{Name: "fork", Usage: "run every job in a fresh child process (this binary re-executed; each slot starts its next one ahead), isolating crashes and leaks", EnvVars: []string{"RESQUE_FORK"}},
 		&ucli.StringFlag{Name: "queues", Aliases: []string{"q"}, Usage: "queues in priority order: high,low; * and globs expand against the queues set; !pattern excludes", EnvVars: []string{"QUEUE"}},
 		&ucli.StringFlag{Name: "mass", Usage: "instead of --queues, work a mass-queue pool: static:POOL (its sources round-robin) or unit:POOL:UNIT (a batch pool's unit); resque-go pool sets it from a mass config", EnvVars: []string{"RESQUE_MASS"}},
 		&ucli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "job slots in this process, each with its own worker id", Value: 1, EnvVars: []string{"COUNT"}},
