@@ -145,12 +145,19 @@ func TestForkPoolIdleAndDeadProcesses(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds or 20 s pass.
+// waitFor polls cond on a ticker until it holds or 20 s pass (the
+// external test package's eventually, for this internal one).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
+	deadline := time.NewTimer(20 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
 			t.Fatalf("timed out waiting for %s", what)
+		case <-tick.C:
 		}
 	}
 }
