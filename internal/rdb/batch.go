@@ -270,7 +270,7 @@ func unflatten(r []any) any {
 // after it needs). It returns the reply as {finish result, claim result}.
 func (c *Client) finishClaimOne(ctx context.Context, workerID, host string, src protocol.Source, o Outcome, ck, ca []any) (any, error) {
 	// the short form finishes the claim's own worker:<id>
-	short := plainSuccess(o, src) && len(ca) > 3 && ca[3] == any(workerID)
+	short := !c.noShort && plainSuccess(o, src) && len(ca) > 3 && ca[3] == any(workerID)
 	compact := short && !c.noCompact && plainQueueClaim(ck, ca)
 	for {
 		var args []any

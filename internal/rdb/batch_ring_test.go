@@ -36,7 +36,11 @@ func TestBatchRotatesStaticRingAsSingleCalls(t *testing.T) {
 		{4, false, "pair"}, {3, false, "pair"}, {8, true, "pair"}, {1, false, "pair"}, {6, false, "one"},
 		// one source (claim_static's short way, the names built once): weighted
 		// (a keeps the head), and one that runs dry half-way through the batch
-		{6, true, "one"}, {6, false, "short"}, {6, true, "short"}} {
+		{6, true, "one"}, {6, false, "short"}, {6, true, "short"},
+		// another runtime removed the last slot's record while its job ran
+		// (a false DirtyExit): its claim finds a job in the FIFO, finds it
+		// dry, or turns a ring of several sources
+		{6, false, "one+removed"}, {6, false, "short+removed"}, {12, true, "mixed+removed"}} {
 		slots, settings, ring := c.slots, c.settings, c.ring
 		t.Run(fmt.Sprintf("slots=%d/settings=%v/ring=%s", slots, settings, ring), func(t *testing.T) {
 			t.Parallel()
@@ -112,10 +116,14 @@ func TestBatchStaticClaimsMarkJobsAsSingleCalls(t *testing.T) {
 // source whose jobs after the first slots' ask the claim for more than the
 // record; "pair", two sources with work for every claim; "one", one such
 // source; "short", one source with work for two claims after the first
-// ones; "mixed", eight sources, some of them drained by the claims.
+// ones; "mixed", eight sources, some of them drained by the claims. A
+// ring ending in "+removed": the last slot's record is removed by another
+// runtime's prune while its job runs (last: the batch sends that slot
+// again after the others, a single call at once).
 func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool, ring string) batchResult {
 	ctx := context.Background()
 	c, ns, do := ringTestClient(t, unbatched)
+	ring, removed := strings.CutSuffix(ring, "+removed")
 	k := c.Keys()
 	const pool = "general"
 	switch ring {
@@ -159,6 +167,12 @@ func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool, r
 			t.Fatal(err)
 		}
 		ss[i].res = res
+	}
+	if removed {
+		id := ss[slots-1].id
+		do("DEL", k.Worker(id))
+		do("RPUSH", k.Failed(), `{"failed_at":"x","payload":{"class":"J","args":[]},"exception":"Resque::DirtyExit",`+
+			`"error":"Job still being processed","backtrace":[],"worker":"`+id+`","queue":"static"}`)
 	}
 	var out batchResult
 	answer := func(ferr error, res ClaimResult, err error) string {

@@ -372,3 +372,78 @@ func TestConcurrentFinishAndClaimShareScriptCalls(t *testing.T) {
 	}
 	t.Logf("%d finish-and-claim calls in %d script calls", calls, scripts)
 }
+
+// A batch of plain successes on a plain queue leaves each slot's record for
+// its claim to replace or remove (claim_plain's keep): Redis and the
+// answers must end as after single calls in full form, which remove each
+// record before claiming, when the queue holds a job for every slot, runs
+// out half-way or is empty, and when another runtime removed the last
+// slot's record while its job ran (its claim then finds a job, or none).
+func TestBatchPlainKeepsRecordsAsFullForm(t *testing.T) {
+	t.Parallel()
+	for _, left := range []int{0, 2, 5} {
+		for _, removed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("left=%d/removed=%v", left, removed), func(t *testing.T) {
+				t.Parallel()
+				full := plainBatchFixture(t, false, left, removed)
+				batched := plainBatchFixture(t, true, left, removed)
+				if full.dump != batched.dump {
+					t.Errorf("Redis after single calls in full form:\n%s\nafter one batch:\n%s", full.dump, batched.dump)
+				}
+				if fmt.Sprint(full.answers) != fmt.Sprint(batched.answers) {
+					t.Errorf("answers: full %q, batched %q", full.answers, batched.answers)
+				}
+			})
+		}
+	}
+}
+
+func plainBatchFixture(t *testing.T, batched bool, left int, removed bool) batchResult {
+	ctx := context.Background()
+	c, ns, do := ringTestClient(t, !batched)
+	c.noCompact, c.noShort = true, true
+	k := c.Keys()
+	const slots = 4
+	for i := 0; i < slots+left; i++ {
+		do("RPUSH", k.Queue("q"), fmt.Sprintf(`{"class":"J","args":[%d]}`, i))
+	}
+	now := time.Unix(1_800_000_000, 0)
+	src := protocol.QueueSource("q")
+	args := make([]ClaimArgs, slots)
+	outcomes := make([]Outcome, slots)
+	for i := range args {
+		args[i] = ClaimArgs{WorkerID: fmt.Sprintf("h:%d:q", i), Host: "h", Sources: []protocol.Source{src}, Now: now}
+		res, err := c.Claim(ctx, args[i])
+		if err != nil || res.Payload == nil {
+			t.Fatalf("claim %d: %+v %v", i, res, err)
+		}
+		outcomes[i] = Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "J", Now: now}
+	}
+	if removed {
+		id := args[slots-1].WorkerID
+		do("DEL", k.Worker(id))
+		do("RPUSH", k.Failed(), `{"failed_at":"x","payload":{"class":"J","args":[]},"exception":"Resque::DirtyExit",`+
+			`"error":"Job still being processed","backtrace":[],"worker":"`+id+`","queue":"q"}`)
+	}
+	var out batchResult
+	answer := func(ferr error, res ClaimResult, err error) string {
+		return fmt.Sprintf("finish=%v claim=%s seq=%s empty=%v err=%v", ferr, res.Payload, res.Seq, res.Empty, err)
+	}
+	if !batched {
+		for i, a := range args {
+			out.answers = append(out.answers, answer(c.FinishAndClaim(ctx, a.WorkerID, "h", src, outcomes[i], a)))
+		}
+	} else {
+		batch := make([]*batchCall, slots)
+		for i, a := range args {
+			ck, ca := c.claimKeysArgs(a)
+			batch[i] = &batchCall{workerID: a.WorkerID, host: "h", src: src, o: outcomes[i], ck: ck, ca: ca, sources: 1, done: make(chan struct{})}
+		}
+		c.batch.send(batch)
+		for i, a := range args {
+			out.answers = append(out.answers, answer(parseFinishClaim(a.WorkerID, a, batch[i].reply, batch[i].err)))
+		}
+	}
+	out.dump = dumpNamespace(t, c, ns)
+	return out
+}

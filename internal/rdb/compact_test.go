@@ -11,36 +11,38 @@ import (
 
 // A lone slot's plain success with a claim from plain queues takes
 // finish_claim.lua's compact form; every case must leave Redis and the
-// answers exactly as the short form does: payloads that ask for a status,
+// answers exactly as the short form does, and both as the full form (which
+// removes the record before the claim; the others leave it for the claim
+// to replace or remove): payloads that ask for a status,
 // a unique state or an attempts counter, a payload that is not an object,
 // a paused worker, empty queues, a second queue, and the finishes that are
 // not plain after all (the record removed by another runtime, with the
-// false DirtyExit it recorded; the sequence moved by a recovery), which
-// the compact form refuses and the short form deals with.
+// false DirtyExit it recorded, while jobs wait, none does or the worker is
+// paused; the sequence moved by a recovery), which the compact form
+// refuses and the short form deals with.
 func TestCompactFinishClaimAsShortForm(t *testing.T) {
 	t.Parallel()
-	for _, c := range []string{"plain", "marks", "garbage", "counters", "paused", "empty", "second queue", "removed", "stale"} {
+	for _, c := range []string{"plain", "marks", "garbage", "counters", "paused", "empty", "second queue", "removed", "removed empty", "removed paused", "stale"} {
 		t.Run(c, func(t *testing.T) {
 			t.Parallel()
-			compact := compactFixture(t, c, false)
-			short := compactFixture(t, c, true)
-			if compact.dump != short.dump {
-				t.Errorf("Redis after the compact form:\n%s\nafter the short form:\n%s", compact.dump, short.dump)
-			}
-			for i := range short.answers {
-				if i >= len(compact.answers) || compact.answers[i] != short.answers[i] {
-					t.Errorf("answers: compact %q, short %q", compact.answers, short.answers)
-					break
+			full := compactFixture(t, c, "full")
+			for _, form := range []string{"compact", "short"} {
+				got := compactFixture(t, c, form)
+				if got.dump != full.dump {
+					t.Errorf("Redis after the %s form:\n%s\nafter the full form:\n%s", form, got.dump, full.dump)
+				}
+				if fmt.Sprint(got.answers) != fmt.Sprint(full.answers) {
+					t.Errorf("answers: %s %q, full %q", form, got.answers, full.answers)
 				}
 			}
 		})
 	}
 }
 
-func compactFixture(t *testing.T, scenario string, noCompact bool) batchResult {
+func compactFixture(t *testing.T, scenario, form string) batchResult {
 	ctx := context.Background()
 	c, ns, do := ringTestClient(t, true)
-	c.noCompact = noCompact
+	c.noCompact, c.noShort = form != "compact", form == "full"
 	k := c.Keys()
 	now := time.Unix(1_800_000_000, 0)
 	id := "h:1:q"
@@ -60,7 +62,7 @@ func compactFixture(t *testing.T, scenario string, noCompact bool) batchResult {
 			t.Fatal(err)
 		}
 		do("SET", k.Attempts(protocol.AttemptsDigest(p)), "2")
-	case "empty":
+	case "empty", "removed empty":
 		payloads = payloads[:1]
 	case "second queue":
 		queues = []string{"q", "r"}
@@ -75,10 +77,11 @@ func compactFixture(t *testing.T, scenario string, noCompact bool) batchResult {
 	if err != nil || res.Payload == nil {
 		t.Fatalf("claim: %v %v", res, err)
 	}
-	switch scenario {
-	case "paused":
+	if scenario == "paused" || scenario == "removed paused" {
 		do("SET", k.PauseAll(), "true")
-	case "removed":
+	}
+	switch scenario {
+	case "removed", "removed empty", "removed paused":
 		do("DEL", k.Worker(id))
 		do("RPUSH", k.Failed(), fmt.Sprintf(`{"failed_at":"x","payload":{"class":"J","args":[1]},"exception":"Resque::DirtyExit","error":"x","backtrace":[],"worker":%q,"queue":"q"}`, id))
 	case "stale":

@@ -126,8 +126,8 @@ type Client struct {
 
 	batch *finishBatcher // nil when Options.Unbatched
 	// noCompact: a lone finish-and-claim never takes finish_claim.lua's
-	// compact form (tests compare the two)
-	noCompact bool
+	// compact form; noShort: nor its short form (tests compare the forms)
+	noCompact, noShort bool
 
 	// what claims send that does not change from job to job (jobs.go)
 	claimK    *claimKeys

@@ -631,22 +631,37 @@ end
 -- fewer steps. Its keys and arguments start after the first ko and ao;
 -- counters says whether the attempts index is not empty; ui, when given,
 -- is the index of the unique key prefix (finish_claim.lua's compact form
--- has no flags, token or lock time before it). It writes the claim's
--- result into out at o (flat: source index, payload, sequence, attempts,
--- false) and returns true, or false when no queue had a job.
-local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, ui)
+-- has no flags, token or lock time before it). keep says that the finish
+-- left the slot's record in place (finish_move): the claim replaces it only
+-- if it is still there, or removes it when no queue has a job; when it is
+-- gone (another runtime's prune), the job popped goes back to the head of
+-- its queue, nothing is written and the answer is 'gone'. It writes the
+-- claim's result into out at o (flat: source index, payload, sequence,
+-- attempts, false) and returns true, or false when no queue had a job.
+local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, ui, keep)
   for i = 1, n do
     local payload = redis.call('LPOP', KEYS[ko + 4 + i])
     if payload then
       local object = string.byte(payload, 1) == 123 and string.byte(payload, -1) == 125
+      local record
       if object then
-        redis.call('SET', wkey, ARGV[ao + 5 + i] .. payload .. ARGV[ao + 5 + n + i])
+        record = ARGV[ao + 5 + i] .. payload .. ARGV[ao + 5 + n + i]
+      else
+        record = ARGV[ao + 5 + i] .. cjson.encode(payload) .. ARGV[ao + 5 + n + i]
+      end
+      if keep then
+        if not redis.call('SET', wkey, record, 'XX') then
+          redis.call('LPUSH', KEYS[ko + 4 + i], payload)
+          return 'gone'
+        end
+      else
+        redis.call('SET', wkey, record)
+      end
+      if object then
         local u, d = string.find(payload, '"unique"', 1, true), string.find(payload, '"id"', 1, true)
         if u or d then
           job_marks(payload, u, d, ARGV, ao, ui or ao + 8 + 3 * n)
         end
-      else
-        redis.call('SET', wkey, ARGV[ao + 5 + i] .. cjson.encode(payload) .. ARGV[ao + 5 + n + i])
       end
       local attempts = '0'
       if counters then
@@ -655,6 +670,9 @@ local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, u
       out[o + 2], out[o + 3], out[o + 4], out[o + 5], out[o + 6] = i, payload, seq, attempts, false
       return true
     end
+  end
+  if keep and redis.call('DEL', wkey) == 0 then
+    return 'gone'
   end
   return false
 end

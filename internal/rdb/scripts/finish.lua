@@ -113,22 +113,50 @@ end
 -- class: finish_claim.lua, finish_claim_batch.lua) that finds the record
 -- removed moves the sequence back and returns 4, nothing written: the
 -- caller sends it again in full form, which cleans up as above.
-local function finish_head(seqs, wkey, failed, wid, seq, class, queue)
+-- finish_move moves the slot's claim sequence on from seq and returns the
+-- new one, or nil, nothing written, when seq is not the slot's claim any
+-- more (the finish was applied before its reply was lost, or a recovery
+-- took the claim). A short form's finish whose claim goes the short way
+-- (claim_plain, claim_static) moves only the sequence and leaves the record
+-- in place: the claim replaces it (SET ... XX), or removes it when it
+-- finds no job, one command instead of two; when the record is gone (another
+-- runtime's prune), that claim undoes what it did and the finish moves the
+-- sequence back (finish_back) and returns 4, as finish_head does.
+-- finish_unmove takes back a move that was not from seq.
+local function finish_unmove(seqs, wid, moved)
+  if moved == 1 then
+    redis.call('HDEL', seqs, wid)
+  else
+    redis.call('HINCRBY', seqs, wid, '-1')
+  end
+end
+
+local function finish_move(seqs, wid, seq)
   local moved = redis.call('HINCRBY', seqs, wid, '1')
   if moved ~= tonumber(seq) + 1 then
-    if moved == 1 then
-      redis.call('HDEL', seqs, wid)
-    else
-      redis.call('HINCRBY', seqs, wid, '-1')
-    end
+    finish_unmove(seqs, wid, moved)
+    return nil
+  end
+  return moved
+end
+
+-- finish_back moves a slot's sequence back after finish_move: its record
+-- was found removed, so the finish writes nothing and returns 4.
+local function finish_back(seqs, wid)
+  redis.call('HINCRBY', seqs, wid, '-1')
+  return 4
+end
+
+local function finish_head(seqs, wkey, failed, wid, seq, class, queue)
+  local moved = finish_move(seqs, wid, seq)
+  if not moved then
     return 0
   end
   if redis.call('DEL', wkey) == 1 then
     return 1, moved
   end
   if not class then
-    redis.call('HINCRBY', seqs, wid, '-1')
-    return 4
+    return finish_back(seqs, wid)
   end
   -- Removed by another runtime's prune: Ruby recorded the job it read
   -- there as DirtyExit ("Job still being processed"). Remove that entry

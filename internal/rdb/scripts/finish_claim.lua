@@ -13,9 +13,13 @@
 -- what it looks at); claim is given where its own start. Nothing is copied:
 -- splitting the lists into new tables cost Redis microseconds a job.
 --
--- When the finish was recorded, the slot's record is gone and its sequence
--- has just moved on: the claim takes that sequence instead of reading the
--- record and moving the sequence again.
+-- When the finish was recorded, the slot's sequence has just moved on: the
+-- claim takes that sequence instead of reading the record and moving the
+-- sequence again. The full form's finish removes the slot's record; the
+-- short and compact forms leave it for claim_plain to replace (SET ... XX)
+-- or remove (no job, or paused), one command instead of two, and count the
+-- job only then: a record found gone undoes the pop and the sequence's
+-- move (finish_move, finish_back) and answers 4, as below.
 --
 -- A plain success (no status, attempts counter, serial lock or unique state
 -- to write) comes in short form: 1 key (stat:processed) and 1 argument (the
@@ -50,43 +54,68 @@ if ARGV[#ARGV] == 'c' then
   -- compact form: a plain success and a claim from plain queues, without
   -- the arguments such a claim does not read
   local n = #KEYS - 5
-  local done, seq = finish_head(KEYS[4], KEYS[3], nil, ARGV[4], ARGV[1])
-  if done == 0 then
+  -- finish_move inline (the call cost 870 instructions a job)
+  local seq = redis.call('HINCRBY', KEYS[4], ARGV[4], '1')
+  if seq ~= tonumber(ARGV[1]) + 1 then
+    finish_unmove(KEYS[4], ARGV[4], seq)
     -- the sequence moved (a recovery): nothing was written; the caller
     -- sends the short form, which records that and still claims
     return {5, false, false, false, false, false}
-  elseif done == 4 then
+  end
+  local out = {1, false, false, false, false, false}
+  -- as the short form's claim below, inline: a function shared by both
+  -- cost a lone slot 1% more Redis instructions a job
+  local counters, c = false, nil
+  if redis.call('EXISTS', KEYS[2], KEYS[5]) > 0 then
+    local pause = redis.call('GET', KEYS[2])
+    if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
+      out[2], c = -1, true
+      if redis.call('DEL', KEYS[3]) == 0 then
+        c = 'gone'
+      end
+    else
+      counters = redis.call('EXISTS', KEYS[5]) == 1
+    end
+  end
+  if c == nil then
+    -- the finish left the record for the claim to replace or remove
+    c = claim_plain(KEYS, ARGV, 1, 0, n, KEYS[3], seq, counters, out, 0, 6 + 2 * n, true)
+  end
+  if c == 'gone' then
     -- the record was removed by another runtime: as the short form
+    finish_back(KEYS[4], ARGV[4])
     return {4, false, false, false, false, false}
   end
   redis.call('INCR', KEYS[1])
   redis.call('INCR', KEYS[1] .. ':' .. ARGV[4])
-  local out = {1, false, false, false, false, false}
-  -- as the short form's claim below, inline: a function shared by both
-  -- cost a lone slot 1% more Redis instructions a job
-  local counters = false
-  if redis.call('EXISTS', KEYS[2], KEYS[5]) > 0 then
-    local pause = redis.call('GET', KEYS[2])
-    if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
-      out[2] = -1
-      return out
-    end
-    counters = redis.call('EXISTS', KEYS[5]) == 1
-  end
-  claim_plain(KEYS, ARGV, 1, 0, n, KEYS[3], seq, counters, out, 0, 6 + 2 * n)
   return out
 end
 local nk, na = tonumber(ARGV[#ARGV - 1]), tonumber(ARGV[#ARGV])
-local done, seq = 0, nil
+local n = (#KEYS - nk - 4) / 2
+local plain = true
+for i = 1, n do
+  if ARGV[na + 5 + 2 * n + i] ~= '' then
+    plain = false
+  end
+end
+local done, seq, keep = 0, nil, false
 if nk == 1 then
   local wid = ARGV[na + 4]
-  done, seq = finish_head(KEYS[nk + 3], KEYS[nk + 2], nil, wid, ARGV[1])
-  if done == 4 then
-    return {4, false, false, false, false, false}
-  end
-  if done > 0 then
-    redis.call('INCR', KEYS[1])
-    redis.call('INCR', KEYS[1] .. ':' .. wid)
+  if plain then
+    -- the record stays for claim_plain to replace or remove
+    seq = finish_move(KEYS[nk + 3], wid, ARGV[1])
+    if seq then
+      done, keep = 1, true
+    end
+  else
+    done, seq = finish_head(KEYS[nk + 3], KEYS[nk + 2], nil, wid, ARGV[1])
+    if done == 4 then
+      return {4, false, false, false, false, false}
+    end
+    if done > 0 then
+      redis.call('INCR', KEYS[1])
+      redis.call('INCR', KEYS[1] .. ':' .. wid)
+    end
   end
 else
   done = finish(KEYS, ARGV)
@@ -95,25 +124,34 @@ if done > 0 and not seq then
   seq = tonumber(ARGV[2]) + 1
 end
 local out = {done, false, false, false, false, false}
-local n = (#KEYS - nk - 4) / 2
-local plain = seq ~= nil
-for i = 1, n do
-  if ARGV[na + 5 + 2 * n + i] ~= '' then
-    plain = false
-  end
-end
-if plain then
+if plain and seq then
   -- usually neither the pause key nor any attempts counter exists
-  local counters = false
+  local counters, c = false, nil
   if redis.call('EXISTS', KEYS[nk + 1], KEYS[nk + 4]) > 0 then
     local pause = redis.call('GET', KEYS[nk + 1])
     if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
       out[2] = -1
-      return out
+      c = true
+      if keep and redis.call('DEL', KEYS[nk + 2]) == 0 then
+        c = 'gone'
+      end
+    else
+      counters = redis.call('EXISTS', KEYS[nk + 4]) == 1
     end
-    counters = redis.call('EXISTS', KEYS[nk + 4]) == 1
   end
-  claim_plain(KEYS, ARGV, nk, na, n, KEYS[nk + 2], seq, counters, out, 0)
+  if c == nil then
+    c = claim_plain(KEYS, ARGV, nk, na, n, KEYS[nk + 2], seq, counters, out, 0, nil, keep)
+  end
+  if keep then
+    local wid = ARGV[na + 4]
+    if c == 'gone' then
+      -- the record was removed by another runtime while the job ran
+      finish_back(KEYS[nk + 3], wid)
+      return {4, false, false, false, false, false}
+    end
+    redis.call('INCR', KEYS[1])
+    redis.call('INCR', KEYS[1] .. ':' .. wid)
+  end
   return out
 end
 local c = claim(KEYS, ARGV, seq, nk, na) or false
