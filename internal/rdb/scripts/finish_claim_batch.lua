@@ -140,7 +140,7 @@ local m = tonumber(ARGV[#ARGV])
 local nkc, nac = tonumber(ARGV[#ARGV - 2]), tonumber(ARGV[#ARGV - 1])
 local kinds = ARGV[#ARGV - 3]
 local ko, ao = nkc + 2, nac
-local done, aos, tokens, seqs, wkeys, wids = {}, {}, {}, {}, {}, {}
+local done, aos, tokens, seqs, wkeys, wids = sized(m), {}, {}, sized(m), sized(m), sized(m)
 local processed = 0
 local n = (nkc - 4) / 2
 -- a short form carries a lock token only when a source is serial
@@ -227,7 +227,7 @@ if redis.call('EXISTS', KEYS[1], KEYS[4]) > 0 then
 end
 -- ns: m as sent, the first read of a ring's head (a number argument to
 -- redis.call is formatted with a printf)
-local out, memo = {}, {rings = {}, units = {}, n = m, ns = ARGV[#ARGV], flags = {}}
+local out, memo = sized(6 * m), {rings = {}, units = {}, n = m, ns = ARGV[#ARGV], flags = {}}
 -- one slot table for every claim (claim() keeps no reference to it)
 local slot = {nk = nkc, counters = counters, memo = memo}
 for j = 1, m do
