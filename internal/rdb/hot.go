@@ -71,18 +71,21 @@ func newHotScripts(functions bool, edit func(name, src string) string) hotScript
 		}
 		return src
 	}
+	// the globals the per-job paths call as upvalues (hot_globals.lua),
 	// the fragments finish.lua uses, then the bodies of finish.lua and
 	// claim.lua (their local functions)
 	fragments := scriptSource("unique_release.lua") + "\n" + scriptSource("static_wake.lua") + "\n"
-	shared := fragments + scriptBody("finish.lua", "finish") + scriptBody("claim.lua", "claim")
+	prologue := scriptSource("hot_globals.lua") + "\n"
+	shared := prologue + fragments + scriptBody("finish.lua", "finish") + scriptBody("claim.lua", "claim")
 	if edit != nil {
 		shared = edit("shared", shared)
 	}
+	// every call starts by setting those upvalues
 	bodies := []struct{ name, body string }{
-		{"claim", "return claim(KEYS, ARGV)"},
-		{"finish", "return finish(KEYS, ARGV)"},
-		{"finish_claim", own("finish_claim.lua")},
-		{"finish_claim_batch", own("finish_claim_batch.lua")},
+		{"claim", "hot_globals()\nreturn claim(KEYS, ARGV)"},
+		{"finish", "hot_globals()\nreturn finish(KEYS, ARGV)"},
+		{"finish_claim", "hot_globals()\n" + own("finish_claim.lua")},
+		{"finish_claim_batch", "hot_globals()\n" + own("finish_claim_batch.lua")},
 	}
 	var lib *hotLib
 	if functions {
@@ -103,8 +106,9 @@ func newHotScripts(functions bool, edit func(name, src string) string) hotScript
 		return h
 	}
 	return hotScripts{
-		claim:            script(0, scriptSource("claim.lua")),
-		finish:           script(1, fragments+scriptSource("finish.lua")),
+		// alone (EVALSHA), claim and finish carry only what they use
+		claim:            script(0, prologue+scriptBody("claim.lua", "claim")+bodies[0].body),
+		finish:           script(1, prologue+fragments+scriptBody("finish.lua", "finish")+bodies[1].body),
 		finishClaim:      script(2, shared+bodies[2].body),
 		finishClaimBatch: script(3, shared+bodies[3].body),
 	}

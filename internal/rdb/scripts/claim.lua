@@ -141,12 +141,12 @@
 -- worker) and removes the others. mass_route.lua's mass_held is the same.
 local function ring_held(holders, seqs)
   local n = 0
-  local h = redis.call('HGETALL', holders)
+  local h = rcall('HGETALL', holders)
   for j = 1, #h, 2 do
-    if redis.call('HGET', seqs, h[j]) == h[j + 1] then
+    if rcall('HGET', seqs, h[j]) == h[j + 1] then
       n = n + 1
     else
-      redis.call('HDEL', holders, h[j])
+      rcall('HDEL', holders, h[j])
     end
   end
   return n
@@ -163,38 +163,38 @@ end
 -- is written here, the ring is the caller's).
 local function static_visit(s, fifo, state, seqs, ARGV, d, m)
   local holdp, settings = ARGV[d + 3], ARGV[d + 6]
-  local payload = redis.call('LPOP', fifo)
+  local payload = rcall('LPOP', fifo)
   if not payload then
     -- drained: off the ring at once; a job that comes back to its FIFO
     -- (a retry, a requeue, a recovery) puts it back (static_wake.lua)
-    redis.call('HDEL', state, 'm:' .. s, 't:' .. s)
+    rcall('HDEL', state, 'm:' .. s, 't:' .. s)
     return 'drained'
   end
   if not m.settings then
     -- no source has settings: weight 1, no limit, not paused
     return 'serve', payload, nil, false
   end
-  local c = redis.call('HMGET', settings, s .. ':weight', s .. ':limit', s .. ':paused')
-  local lim = tonumber(c[2])
+  local c = rcall('HMGET', settings, s .. ':weight', s .. ':limit', s .. ':paused')
+  local lim = tonum(c[2])
   if c[3] == '1' then
-    redis.call('LPUSH', fifo, payload)
-    redis.call('HDEL', state, 'm:' .. s, 't:' .. s)
+    rcall('LPUSH', fifo, payload)
+    rcall('HDEL', state, 'm:' .. s, 't:' .. s)
     return 'paused'
   end
   if lim and lim > 0 and ring_held(holdp .. s, seqs) >= lim then
-    redis.call('LPUSH', fifo, payload)
-    redis.call('HSET', state, 'm:' .. s, 'p')
-    redis.call('HDEL', state, 't:' .. s)
+    rcall('LPUSH', fifo, payload)
+    rcall('HSET', state, 'm:' .. s, 'p')
+    rcall('HDEL', state, 't:' .. s)
     return 'parked'
   end
   local keep = false
-  local w = tonumber(c[1]) or 1
+  local w = tonum(c[1]) or 1
   if w > 1 then
     -- a weighted source keeps the head until its turn is over
-    if redis.call('HINCRBY', state, 't:' .. s, 1) < w then
+    if rcall('HINCRBY', state, 't:' .. s, 1) < w then
       keep = true
     else
-      redis.call('HDEL', state, 't:' .. s)
+      rcall('HDEL', state, 't:' .. s)
     end
   end
   -- only a capped source's claims are counted (holders)
@@ -234,49 +234,49 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
   if memo then
     m = memo.rings[ring]
     if not m then
-      m = {settings = redis.call('EXISTS', settings, parked) > 0, F = {}, fi = 1, T = {}, P = {}, parked = parked,
+      m = {settings = rcall('EXISTS', settings, parked) > 0, F = {}, fi = 1, T = {}, P = {}, parked = parked,
         n = memo.n, ns = memo.ns, fetched = 0, rempty = false, cycled = false, pre = ARGV[d + 1] .. ARGV[d + 2]}
       memo.rings[ring] = m
       if m.settings then
-        p = redis.call('LMOVE', parked, parked, 'LEFT', 'RIGHT')
+        p = rcall('LMOVE', parked, parked, 'LEFT', 'RIGHT')
       end
     end
   else
-    local any = redis.call('EXISTS', settings, parked) > 0
+    local any = rcall('EXISTS', settings, parked) > 0
     if any then
-      p = redis.call('LMOVE', parked, parked, 'LEFT', 'RIGHT')
+      p = rcall('LMOVE', parked, parked, 'LEFT', 'RIGHT')
     end
     m = {settings = any}
   end
   if p then
-    local c = redis.call('HMGET', settings, p .. ':limit', p .. ':paused')
-    local lim = tonumber(c[1])
+    local c = rcall('HMGET', settings, p .. ':limit', p .. ':paused')
+    local lim = tonum(c[1])
     if c[2] == '1' then
-      redis.call('RPOP', parked)
-      redis.call('HDEL', state, 'm:' .. p)
+      rcall('RPOP', parked)
+      rcall('HDEL', state, 'm:' .. p)
     elseif not lim or lim <= 0 or ring_held(ARGV[d + 3] .. p, seqs) < lim then
-      redis.call('LMOVE', parked, ring, 'RIGHT', 'RIGHT')
-      redis.call('HSET', state, 'm:' .. p, 'r')
+      rcall('LMOVE', parked, ring, 'RIGHT', 'RIGHT')
+      rcall('HSET', state, 'm:' .. p, 'r')
     end
   end
   -- every visit that serves nothing takes the source off the ring (drained,
   -- paused or parked), so the loop ends with a job or an empty ring
   if not memo then
     while true do
-      local s = redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
+      local s = rcall('LMOVE', ring, ring, 'LEFT', 'RIGHT')
       if not s then
         return nil
       end
       local r, payload, holders, keep = static_visit(s, ARGV[d + 1] .. ARGV[d + 2] .. s, state, seqs, ARGV, d, m)
       if r == 'serve' then
         if keep then
-          redis.call('LMOVE', ring, ring, 'RIGHT', 'LEFT')
+          rcall('LMOVE', ring, ring, 'RIGHT', 'LEFT')
         end
         return payload, subp .. s, holders
       elseif r == 'parked' then
-        redis.call('LMOVE', ring, parked, 'RIGHT', 'RIGHT')
+        rcall('LMOVE', ring, parked, 'RIGHT', 'RIGHT')
       else
-        redis.call('RPOP', ring)
+        rcall('RPOP', ring)
       end
     end
   end
@@ -292,9 +292,9 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
         if m.fetched == 0 and m.ns then
           -- the first read takes one source more (indexes 0 to n, as
           -- strings: no number formatted)
-          got, want = redis.call('LRANGE', ring, '0', m.ns), m.n + 1
+          got, want = rcall('LRANGE', ring, '0', m.ns), m.n + 1
         else
-          got = redis.call('LRANGE', ring, m.fetched, m.fetched + m.n - 1)
+          got = rcall('LRANGE', ring, m.fetched, m.fetched + m.n - 1)
         end
         -- nothing else changes the ring while the batch's claims run
         if #got < want then
@@ -393,14 +393,14 @@ local function ring_flush(memo)
     end
     if not same then
       if reached > 0 then
-        redis.call('LTRIM', ring, reached, -1)
+        rcall('LTRIM', ring, reached, -1)
       end
       if #push > 0 then
-        redis.call('RPUSH', ring, unpack(push))
+        rcall('RPUSH', ring, unpack(push))
       end
     end
     if #m.P > 0 then
-      redis.call('RPUSH', m.parked, unpack(m.P))
+      rcall('RPUSH', m.parked, unpack(m.P))
     end
   end
 end
@@ -419,13 +419,13 @@ local function ring_unit(ring, state, seqs, ARGV, d, memo)
     any = memo.units[ring]
   end
   if any == nil then
-    any = settings ~= '' and redis.call('EXISTS', settings) == 1
+    any = settings ~= '' and rcall('EXISTS', settings) == 1
     if memo then
       memo.units[ring] = any
     end
   end
-  for _ = 1, redis.call('LLEN', ring) do
-    local b = redis.call('LMOVE', ring, ring, 'RIGHT', 'LEFT')
+  for _ = 1, rcall('LLEN', ring) do
+    local b = rcall('LMOVE', ring, ring, 'RIGHT', 'LEFT')
     if not b then
       return nil
     end
@@ -433,29 +433,29 @@ local function ring_unit(ring, state, seqs, ARGV, d, memo)
     if any then
       local src = string.match(b, '^([^:]+):')
       if src then
-        local c = redis.call('HMGET', settings, src .. ':weight', src .. ':limit')
-        w = tonumber(c[1]) or 1
-        local lim = tonumber(c[2])
+        local c = rcall('HMGET', settings, src .. ':weight', src .. ':limit')
+        w = tonum(c[1]) or 1
+        local lim = tonum(c[2])
         capped = lim and lim > 0 and ring_held(holdp .. b, seqs) >= lim
       end
     end
     local payload = nil
     if not capped then
-      payload = redis.call('RPOP', ns .. subp .. b)
+      payload = rcall('RPOP', ns .. subp .. b)
     end
     if payload then
       if w > 1 then
-        if redis.call('HINCRBY', state, b, 1) < w then
+        if rcall('HINCRBY', state, b, 1) < w then
           -- back to the tail: the next claim takes this batch again
-          redis.call('LMOVE', ring, ring, 'LEFT', 'RIGHT')
+          rcall('LMOVE', ring, ring, 'LEFT', 'RIGHT')
         else
-          redis.call('HDEL', state, b)
+          rcall('HDEL', state, b)
         end
       end
       return payload, subp .. b, holdp .. b
     end
     if w > 1 then
-      redis.call('HDEL', state, b)
+      rcall('HDEL', state, b)
     end
   end
   return nil
@@ -479,7 +479,7 @@ local function job_marks(payload, u, d, ARGV, ao, ui)
         uid = string.match(payload, '"uid"%s*:%s*(-?[%d%.eE+-]+)')
       end
       if type(uid) == 'string' and uid ~= '' then
-        redis.call('SET', ARGV[ui] .. uid .. ':state', 'running')
+        rcall('SET', ARGV[ui] .. uid .. ':state', 'running')
       end
     end
   end
@@ -493,16 +493,16 @@ local function job_marks(payload, u, d, ARGV, ao, ui)
       local skey = ARGV[ao + 3] .. tostring(id) .. ':status'
       if decoded['isMonitored'] == true then
         -- resque-v3 string statuses
-        redis.call('SET', skey, '{"status":"running","updated":' .. ARGV[ao + 2] .. '}', 'EX', 86400)
+        rcall('SET', skey, '{"status":"running","updated":' .. ARGV[ao + 2] .. '}', 'EX', 86400)
       else
         -- php-resque integer statuses, only when the producer asked for tracking
-        local cur = redis.call('GET', skey)
+        local cur = rcall('GET', skey)
         if cur then
           local sok, st = pcall(cjson.decode, cur)
           if sok and type(st) == 'table' and type(st['status']) == 'number' then
             st['status'] = 2
-            st['updated'] = tonumber(ARGV[ao + 2])
-            redis.call('SET', skey, cjson.encode(st), 'KEEPTTL')
+            st['updated'] = tonum(ARGV[ao + 2])
+            rcall('SET', skey, cjson.encode(st), 'KEEPTTL')
           end
         end
       end
@@ -514,9 +514,9 @@ end
 -- exists (see Attempts in the header): its value, "0", or "" when not
 -- looked for.
 local function job_attempts(payload, object, ARGV, ao)
-  if object and string.find(payload, '^{"class":"[^"]*","args":') then
+  if object and sfind(payload, '^{"class":"[^"]*","args":') then
     -- compact Ruby form: the counter is keyed by the payload's bytes
-    return redis.call('GET', ARGV[ao + 5] .. redis.sha1hex(payload)) or '0'
+    return rcall('GET', ARGV[ao + 5] .. redis.sha1hex(payload)) or '0'
   end
   return '' -- not looked for: the worker reads it if it needs it
 end
@@ -527,17 +527,17 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
   if slot then
     nk, wkey, wid = slot.nk, slot.wkey, slot.wid
   else
-    local pause = redis.call('GET', KEYS[ko + 1])
+    local pause = rcall('GET', KEYS[ko + 1])
     if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
       return -1
     end
   end
   if not seq then
-    local held = redis.call('GET', wkey)
+    local held = rcall('GET', wkey)
     if held then
-      local cur = redis.call('HGET', KEYS[ko + 3], wid)
+      local cur = rcall('HGET', KEYS[ko + 3], wid)
       if not cur then
-        cur = redis.call('HINCRBY', KEYS[ko + 3], wid, '1')
+        cur = rcall('HINCRBY', KEYS[ko + 3], wid, '1')
       end
       return {0, held, cur}
     end
@@ -552,20 +552,20 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
     local payload, list, holders, lj = nil, nil, nil, nil
     local head, tail = ARGV[ao + 5 + i], ARGV[ao + 5 + n + i]
     if flag == '' then
-      payload = redis.call('LPOP', KEYS[ko + 4 + i])
+      payload = rcall('LPOP', KEYS[ko + 4 + i])
     elseif flag == '1' then
-      local holder = redis.call('GET', KEYS[ko + 4 + n + i])
+      local holder = rcall('GET', KEYS[ko + 4 + n + i])
       if not holder or holder == token then
-        payload = redis.call('LPOP', KEYS[ko + 4 + i])
+        payload = rcall('LPOP', KEYS[ko + 4 + i])
         if payload then
-          redis.call('SET', KEYS[ko + 4 + n + i], token, 'PX', ARGV[ao + 7 + 3 * n])
+          rcall('SET', KEYS[ko + 4 + n + i], token, 'PX', ARGV[ao + 7 + 3 * n])
         end
       end
     else
       local memo = slot and slot.memo
       local d = memo and memo.flags and memo.flags[flag]
       if not d then
-        d = ao + tonumber(string.sub(flag, 2))
+        d = ao + tonum(string.sub(flag, 2))
         if memo and memo.flags then
           memo.flags[flag] = d
         end
@@ -585,24 +585,24 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
       end
     end
     if payload then
-      local object = string.byte(payload, 1) == 123 and string.byte(payload, -1) == 125
+      local object = sbyte(payload, 1) == 123 and sbyte(payload, -1) == 125
       local embed = payload
       if not object then
         embed = cjson.encode(payload)
       end
-      redis.call('SET', wkey, head .. embed .. tail)
+      rcall('SET', wkey, head .. embed .. tail)
       if not seq then
-        seq = redis.call('HINCRBY', KEYS[ko + 3], wid, '1')
+        seq = rcall('HINCRBY', KEYS[ko + 3], wid, '1')
       end
       if holders then
         -- the cap's slot, freed when the sequence moves on; stale entries
         -- of a busy source are cleared now and then
-        if redis.call('HSET', holders, wid, seq) == 1 and tonumber(seq) % 64 == 0 and redis.call('HLEN', holders) > 64 then
+        if rcall('HSET', holders, wid, seq) == 1 and tonum(seq) % 64 == 0 and rcall('HLEN', holders) > 64 then
           ring_held(holders, KEYS[ko + 3])
         end
       end
       if object then
-        local u, d = string.find(payload, '"unique"', 1, true), string.find(payload, '"id"', 1, true)
+        local u, d = sfind(payload, '"unique"', 1, true), sfind(payload, '"id"', 1, true)
         if u or d then
           job_marks(payload, u, d, ARGV, ao, ao + 8 + 3 * n)
         end
@@ -611,7 +611,7 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
       if slot then
         counters = slot.counters
       else
-        counters = redis.call('EXISTS', KEYS[ko + 4]) == 1
+        counters = rcall('EXISTS', KEYS[ko + 4]) == 1
       end
       if counters then
         attempts = job_attempts(payload, object, ARGV, ao)
@@ -640,9 +640,9 @@ end
 -- attempts, false) and returns true, or false when no queue had a job.
 local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, ui, keep)
   for i = 1, n do
-    local payload = redis.call('LPOP', KEYS[ko + 4 + i])
+    local payload = rcall('LPOP', KEYS[ko + 4 + i])
     if payload then
-      local object = string.byte(payload, 1) == 123 and string.byte(payload, -1) == 125
+      local object = sbyte(payload, 1) == 123 and sbyte(payload, -1) == 125
       local record
       if object then
         record = ARGV[ao + 5 + i] .. payload .. ARGV[ao + 5 + n + i]
@@ -650,15 +650,15 @@ local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, u
         record = ARGV[ao + 5 + i] .. cjson.encode(payload) .. ARGV[ao + 5 + n + i]
       end
       if keep then
-        if not redis.call('SET', wkey, record, 'XX') then
-          redis.call('LPUSH', KEYS[ko + 4 + i], payload)
+        if not rcall('SET', wkey, record, 'XX') then
+          rcall('LPUSH', KEYS[ko + 4 + i], payload)
           return 'gone'
         end
       else
-        redis.call('SET', wkey, record)
+        rcall('SET', wkey, record)
       end
       if object then
-        local u, d = string.find(payload, '"unique"', 1, true), string.find(payload, '"id"', 1, true)
+        local u, d = sfind(payload, '"unique"', 1, true), sfind(payload, '"id"', 1, true)
         if u or d then
           job_marks(payload, u, d, ARGV, ao, ui or ao + 8 + 3 * n)
         end
@@ -671,7 +671,7 @@ local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, u
       return true
     end
   end
-  if keep and redis.call('DEL', wkey) == 0 then
+  if keep and rcall('DEL', wkey) == 0 then
     return 'gone'
   end
   return false

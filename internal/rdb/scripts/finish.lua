@@ -87,21 +87,21 @@
 -- alone; KEYS[n] and ARGV[n] above are relative to them), and batched
 -- leaves stat:processed to the caller (one INCRBY for the whole batch).
 local function finish_unique(skey, dkey, outcome, ARGV, ao, failed)
-  local state = redis.call('GET', skey)
+  local state = rcall('GET', skey)
   if not state or string.sub(state, 1, 7) ~= 'running' then
     return
   end
   if outcome == 'ok' then
-    local deferred = redis.call('GET', dkey)
-    redis.call('DEL', skey, dkey)
+    local deferred = rcall('GET', dkey)
+    rcall('DEL', skey, dkey)
     if deferred then
       release_deferred(skey, deferred, ARGV[ao + 18], ARGV[ao + 5], failed, ARGV[ao + 19], ARGV[ao + 1], ARGV[ao + 8])
     end
   elseif outcome == 'retry' or outcome == 'reschedule' then
-    redis.call('DEL', dkey)
-    redis.call('SET', skey, 'queued')
+    rcall('DEL', dkey)
+    rcall('SET', skey, 'queued')
   else
-    redis.call('DEL', skey, dkey)
+    rcall('DEL', skey, dkey)
   end
 end
 
@@ -136,15 +136,15 @@ end
 
 local function finish_unmove(seqs, wid, moved)
   if moved == 1 then
-    redis.call('HDEL', seqs, wid)
+    rcall('HDEL', seqs, wid)
   else
-    redis.call('HINCRBY', seqs, wid, '-1')
+    rcall('HINCRBY', seqs, wid, '-1')
   end
 end
 
 local function finish_move(seqs, wid, seq)
-  local moved = redis.call('HINCRBY', seqs, wid, '1')
-  if moved ~= tonumber(seq) + 1 then
+  local moved = rcall('HINCRBY', seqs, wid, '1')
+  if moved ~= tonum(seq) + 1 then
     finish_unmove(seqs, wid, moved)
     return nil
   end
@@ -154,7 +154,7 @@ end
 -- finish_back moves a slot's sequence back after finish_move: its record
 -- was found removed, so the finish writes nothing and returns 4.
 local function finish_back(seqs, wid)
-  redis.call('HINCRBY', seqs, wid, '-1')
+  rcall('HINCRBY', seqs, wid, '-1')
   return 4
 end
 
@@ -163,7 +163,7 @@ local function finish_head(seqs, wkey, failed, wid, seq, class, queue)
   if not moved then
     return 0
   end
-  if redis.call('DEL', wkey) == 1 then
+  if rcall('DEL', wkey) == 1 then
     return 1, moved
   end
   if not class then
@@ -173,14 +173,14 @@ local function finish_head(seqs, wkey, failed, wid, seq, class, queue)
   -- there as DirtyExit ("Job still being processed"). Remove that entry
   -- (the newest one for this worker id, job class and queue); the caller
   -- records the real outcome.
-  local first = math.max(0, redis.call('LLEN', failed) - 100)
-  local entries = redis.call('LRANGE', failed, first, -1)
+  local first = math.max(0, rcall('LLEN', failed) - 100)
+  local entries = rcall('LRANGE', failed, first, -1)
   for i = #entries, 1, -1 do
     local ok, e = pcall(cjson.decode, entries[i])
     if ok and type(e) == 'table' and e['worker'] == wid and e['queue'] == queue
         and (e['exception'] == 'Resque::DirtyExit' or e['exception'] == 'Resque::PruneDeadWorkerDirtyExit')
         and type(e['payload']) == 'table' and e['payload']['class'] == class then
-      redis.call('LREM', failed, -1, entries[i])
+      rcall('LREM', failed, -1, entries[i])
       return 2
     end
   end
@@ -195,57 +195,57 @@ local function finish(KEYS, ARGV, ko, ao, batched)
   end
   local outcome = ARGV[ao + 3]
   if not batched then
-    redis.call('INCR', KEYS[ko + 3])
+    rcall('INCR', KEYS[ko + 3])
   end
-  redis.call('INCR', KEYS[ko + 4])
+  rcall('INCR', KEYS[ko + 4])
   if outcome == 'fail' then
-    redis.call('RPUSH', KEYS[ko + 6], ARGV[ao + 6])
-    redis.call('INCR', KEYS[ko + 9])
-    redis.call('INCR', KEYS[ko + 10])
-    redis.call('INCR', KEYS[ko + 11])
+    rcall('RPUSH', KEYS[ko + 6], ARGV[ao + 6])
+    rcall('INCR', KEYS[ko + 9])
+    rcall('INCR', KEYS[ko + 10])
+    rcall('INCR', KEYS[ko + 11])
   elseif outcome == 'retry' then
-    redis.call('RPUSH', KEYS[ko + 12], ARGV[ao + 6])
-    redis.call('INCR', KEYS[ko + 13])
-    redis.call('INCR', KEYS[ko + 14])
+    rcall('RPUSH', KEYS[ko + 12], ARGV[ao + 6])
+    rcall('INCR', KEYS[ko + 13])
+    rcall('INCR', KEYS[ko + 14])
   end
   if ARGV[ao + 9] == '0' then
-    redis.call('DEL', KEYS[ko + 7])
-    redis.call('ZREM', KEYS[ko + 8], KEYS[ko + 7])
+    rcall('DEL', KEYS[ko + 7])
+    rcall('ZREM', KEYS[ko + 8], KEYS[ko + 7])
   elseif ARGV[ao + 9] ~= '' then
-    redis.call('SET', KEYS[ko + 7], ARGV[ao + 9], 'EX', ARGV[ao + 10])
+    rcall('SET', KEYS[ko + 7], ARGV[ao + 9], 'EX', ARGV[ao + 10])
     -- the index tells idle claims whether any counter exists at all
-    redis.call('ZADD', KEYS[ko + 8], tonumber(ARGV[ao + 5]) + tonumber(ARGV[ao + 10]), KEYS[ko + 7])
+    rcall('ZADD', KEYS[ko + 8], tonum(ARGV[ao + 5]) + tonum(ARGV[ao + 10]), KEYS[ko + 7])
   end
   if outcome == 'retry' or outcome == 'reschedule' then
-    local due = tonumber(ARGV[ao + 12])
+    local due = tonum(ARGV[ao + 12])
     if due > 0 then
-      redis.call('RPUSH', KEYS[ko + 17], ARGV[ao + 11])
-      redis.call('SADD', KEYS[ko + 18], ARGV[ao + 14])
-      redis.call('ZADD', KEYS[ko + 19], due, due)
+      rcall('RPUSH', KEYS[ko + 17], ARGV[ao + 11])
+      rcall('SADD', KEYS[ko + 18], ARGV[ao + 14])
+      rcall('ZADD', KEYS[ko + 19], due, due)
     else
-      redis.call('RPUSH', KEYS[ko + 15], ARGV[ao + 11])
+      rcall('RPUSH', KEYS[ko + 15], ARGV[ao + 11])
       local qk = 'queue:' .. ARGV[ao + 8]
       if string.sub(KEYS[ko + 15], -#qk) == qk then
         -- a Resque queue (not a mass pool's list or a batch) joins queues
-        redis.call('SADD', KEYS[ko + 16], ARGV[ao + 8])
+        rcall('SADD', KEYS[ko + 16], ARGV[ao + 8])
       end
-      local ri = tonumber(ARGV[ao + 20])
+      local ri = tonum(ARGV[ao + 20])
       if ri and ri > 0 then
         static_wake(KEYS[ko + ri], KEYS[ko + ri + 1], ARGV[ao + 21])
       end
     end
     if ARGV[ao + 13] == '1' then
-      redis.call('SET', KEYS[ko + 20], '{"status":"waiting","updated":' .. ARGV[ao + 5] .. '}', 'EX', 86400)
+      rcall('SET', KEYS[ko + 20], '{"status":"waiting","updated":' .. ARGV[ao + 5] .. '}', 'EX', 86400)
     end
   end
   if ARGV[ao + 15] ~= '' then
     -- release the serial lock, if this slot still holds it
-    local lock = KEYS[ko + tonumber(ARGV[ao + 16])]
-    if redis.call('GET', lock) == ARGV[ao + 15] then
-      redis.call('DEL', lock)
+    local lock = KEYS[ko + tonum(ARGV[ao + 16])]
+    if rcall('GET', lock) == ARGV[ao + 15] then
+      rcall('DEL', lock)
     end
   end
-  local ui = tonumber(ARGV[ao + 17])
+  local ui = tonum(ARGV[ao + 17])
   if ui and ui > 0 then
     finish_unique(KEYS[ko + ui], KEYS[ko + ui + 1], outcome, ARGV, ao, KEYS[ko + 6])
   end
@@ -254,19 +254,19 @@ local function finish(KEYS, ARGV, ko, ao, batched)
     kind, value = string.match(ARGV[ao + 4], '^(%w+):(.+)$')
   end
   if kind == 'v3' then
-    redis.call('SET', KEYS[ko + 5], '{"status":"' .. value .. '","updated":' .. ARGV[ao + 5] .. '}', 'EX', 86400)
+    rcall('SET', KEYS[ko + 5], '{"status":"' .. value .. '","updated":' .. ARGV[ao + 5] .. '}', 'EX', 86400)
   elseif kind == 'php' then
-    local cur = redis.call('GET', KEYS[ko + 5])
+    local cur = rcall('GET', KEYS[ko + 5])
     if cur then
       local ok, st = pcall(cjson.decode, cur)
       if ok and type(st) == 'table' and type(st['status']) == 'number' then
-        st['status'] = tonumber(value)
-        st['updated'] = tonumber(ARGV[ao + 5])
+        st['status'] = tonum(value)
+        st['updated'] = tonum(ARGV[ao + 5])
         if value == '3' or value == '4' then
           -- php-resque expires a finished job's status after a day
-          redis.call('SET', KEYS[ko + 5], cjson.encode(st), 'EX', 86400)
+          rcall('SET', KEYS[ko + 5], cjson.encode(st), 'EX', 86400)
         else
-          redis.call('SET', KEYS[ko + 5], cjson.encode(st), 'KEEPTTL')
+          rcall('SET', KEYS[ko + 5], cjson.encode(st), 'KEEPTTL')
         end
       end
     end

@@ -55,8 +55,8 @@ if ARGV[#ARGV] == 'c' then
   -- the arguments such a claim does not read
   local n = #KEYS - 5
   -- finish_move inline (the call cost 870 instructions a job)
-  local seq = redis.call('HINCRBY', KEYS[4], ARGV[4], '1')
-  if seq ~= tonumber(ARGV[1]) + 1 then
+  local seq = rcall('HINCRBY', KEYS[4], ARGV[4], '1')
+  if seq ~= tonum(ARGV[1]) + 1 then
     finish_unmove(KEYS[4], ARGV[4], seq)
     -- the sequence moved (a recovery): nothing was written; the caller
     -- sends the short form, which records that and still claims
@@ -66,15 +66,15 @@ if ARGV[#ARGV] == 'c' then
   -- as the short form's claim below, inline: a function shared by both
   -- cost a lone slot 1% more Redis instructions a job
   local counters, c = false, nil
-  if redis.call('EXISTS', KEYS[2], KEYS[5]) > 0 then
-    local pause = redis.call('GET', KEYS[2])
+  if rcall('EXISTS', KEYS[2], KEYS[5]) > 0 then
+    local pause = rcall('GET', KEYS[2])
     if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
       out[2], c = -1, true
-      if redis.call('DEL', KEYS[3]) == 0 then
+      if rcall('DEL', KEYS[3]) == 0 then
         c = 'gone'
       end
     else
-      counters = redis.call('EXISTS', KEYS[5]) == 1
+      counters = rcall('EXISTS', KEYS[5]) == 1
     end
   end
   if c == nil then
@@ -86,11 +86,11 @@ if ARGV[#ARGV] == 'c' then
     finish_back(KEYS[4], ARGV[4])
     return {4, false, false, false, false, false}
   end
-  redis.call('INCR', KEYS[1])
-  redis.call('INCR', KEYS[1] .. ':' .. ARGV[4])
+  rcall('INCR', KEYS[1])
+  rcall('INCR', KEYS[1] .. ':' .. ARGV[4])
   return out
 end
-local nk, na = tonumber(ARGV[#ARGV - 1]), tonumber(ARGV[#ARGV])
+local nk, na = tonum(ARGV[#ARGV - 1]), tonum(ARGV[#ARGV])
 local n = (#KEYS - nk - 4) / 2
 local plain = true
 for i = 1, n do
@@ -113,30 +113,30 @@ if nk == 1 then
       return {4, false, false, false, false, false}
     end
     if done > 0 then
-      redis.call('INCR', KEYS[1])
-      redis.call('INCR', KEYS[1] .. ':' .. wid)
+      rcall('INCR', KEYS[1])
+      rcall('INCR', KEYS[1] .. ':' .. wid)
     end
   end
 else
   done = finish(KEYS, ARGV)
 end
 if done > 0 and not seq then
-  seq = tonumber(ARGV[2]) + 1
+  seq = tonum(ARGV[2]) + 1
 end
 local out = {done, false, false, false, false, false}
 if plain and seq then
   -- usually neither the pause key nor any attempts counter exists
   local counters, c = false, nil
-  if redis.call('EXISTS', KEYS[nk + 1], KEYS[nk + 4]) > 0 then
-    local pause = redis.call('GET', KEYS[nk + 1])
+  if rcall('EXISTS', KEYS[nk + 1], KEYS[nk + 4]) > 0 then
+    local pause = rcall('GET', KEYS[nk + 1])
     if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
       out[2] = -1
       c = true
-      if keep and redis.call('DEL', KEYS[nk + 2]) == 0 then
+      if keep and rcall('DEL', KEYS[nk + 2]) == 0 then
         c = 'gone'
       end
     else
-      counters = redis.call('EXISTS', KEYS[nk + 4]) == 1
+      counters = rcall('EXISTS', KEYS[nk + 4]) == 1
     end
   end
   if c == nil then
@@ -149,8 +149,8 @@ if plain and seq then
       finish_back(KEYS[nk + 3], wid)
       return {4, false, false, false, false, false}
     end
-    redis.call('INCR', KEYS[1])
-    redis.call('INCR', KEYS[1] .. ':' .. wid)
+    rcall('INCR', KEYS[1])
+    rcall('INCR', KEYS[1] .. ':' .. wid)
   end
   return out
 end

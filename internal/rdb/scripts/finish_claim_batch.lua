@@ -61,7 +61,7 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
   -- the source off the ring
   local m, payload, list, holders, lj = memo.fast, nil, nil, nil, nil
   if m then
-    payload = redis.call('LPOP', m.lfifo)
+    payload = rcall('LPOP', m.lfifo)
     if payload then
       list, lj = m.llist, m.llj
     else
@@ -73,7 +73,7 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
     -- before the ring turns: a turn is not undone as a pop is
     if keep then
       keep = false
-      if redis.call('DEL', wkey) == 0 then
+      if rcall('DEL', wkey) == 0 then
         return 'gone'
       end
     end
@@ -85,7 +85,7 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
       memo.fast = m
     end
   end
-  local object = string.byte(payload, 1) == 123 and string.byte(payload, -1) == 125
+  local object = sbyte(payload, 1) == 123 and sbyte(payload, -1) == 125
   local embed = payload
   if not object then
     embed = cjson.encode(payload)
@@ -101,12 +101,12 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
     end
     if keep then
       -- popped from the FIFO: a pop is undone by pushing the job back
-      if not redis.call('SET', wkey, m.head .. embed .. m.tail, 'XX') then
-        redis.call('LPUSH', m.lfifo, payload)
+      if not rcall('SET', wkey, m.head .. embed .. m.tail, 'XX') then
+        rcall('LPUSH', m.lfifo, payload)
         return 'gone'
       end
     else
-      redis.call('SET', wkey, m.head .. embed .. m.tail)
+      rcall('SET', wkey, m.head .. embed .. m.tail)
     end
   else
     lj = cjson.encode(list)
@@ -114,16 +114,16 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
     if q == '' then
       q = lj
     end
-    redis.call('SET', wkey, '{"queue":' .. q .. ARGV[6] .. embed .. ',"source":' .. lj .. '}')
+    rcall('SET', wkey, '{"queue":' .. q .. ARGV[6] .. embed .. ',"source":' .. lj .. '}')
   end
   if holders then
     -- as claim(): the cap's slot; stale entries cleared now and then
-    if redis.call('HSET', holders, wid, seq) == 1 and seq % 64 == 0 and redis.call('HLEN', holders) > 64 then
+    if rcall('HSET', holders, wid, seq) == 1 and seq % 64 == 0 and rcall('HLEN', holders) > 64 then
       ring_held(holders, KEYS[3])
     end
   end
   if object then
-    local u, dd = string.find(payload, '"unique"', 1, true), string.find(payload, '"id"', 1, true)
+    local u, dd = sfind(payload, '"unique"', 1, true), sfind(payload, '"id"', 1, true)
     if u or dd then
       job_marks(payload, u, dd, ARGV, 0, 11)
     end
@@ -136,8 +136,8 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
   return true
 end
 
-local m = tonumber(ARGV[#ARGV])
-local nkc, nac = tonumber(ARGV[#ARGV - 2]), tonumber(ARGV[#ARGV - 1])
+local m = tonum(ARGV[#ARGV])
+local nkc, nac = tonum(ARGV[#ARGV - 2]), tonum(ARGV[#ARGV - 1])
 local kinds = ARGV[#ARGV - 3]
 local ko, ao = nkc + 2, nac
 local done, aos, tokens, seqs, wkeys, wids = sized(m), {}, {}, sized(m), sized(m), sized(m)
@@ -160,7 +160,7 @@ end
 -- and claims from one static pool's ring, claim_static (d: its description)
 local static_d = nil
 if n == 1 and string.sub(ARGV[8], 1, 1) == 'r' then
-  static_d = tonumber(string.sub(ARGV[8], 2))
+  static_d = tonum(string.sub(ARGV[8], 2))
   if ARGV[static_d] ~= 's' then
     static_d = nil
   end
@@ -173,7 +173,7 @@ local pp = KEYS[nkc + 1] .. ':'
 -- way (claim_plain, claim_static) to replace or remove
 local keep = plain or static_d ~= nil
 for j = 1, m do
-  if string.byte(kinds, j) == 115 then
+  if sbyte(kinds, j) == 115 then
     local wid = ARGV[ao + 1]
     local wkey = wp .. wid
     wkeys[j], wids[j] = wkey, wid
@@ -181,8 +181,8 @@ for j = 1, m do
       -- the record stays for the short way's claim to replace or remove
       -- (finish_move); the counters wait for its answer
       -- (finish_move inline: the call cost 870 instructions a job)
-      local moved = redis.call('HINCRBY', KEYS[3], wid, '1')
-      if moved == tonumber(ARGV[ao + 2]) + 1 then
+      local moved = rcall('HINCRBY', KEYS[3], wid, '1')
+      if moved == tonum(ARGV[ao + 2]) + 1 then
         done[j], seqs[j] = 1, moved
       else
         finish_unmove(KEYS[3], wid, moved)
@@ -191,7 +191,7 @@ for j = 1, m do
     else
       done[j], seqs[j] = finish_head(KEYS[3], wkey, KEYS[nkc + 2], wid, ARGV[ao + 2])
       if done[j] == 1 then
-        redis.call('INCR', pp .. wid)
+        rcall('INCR', pp .. wid)
         processed = processed + 1
       end
     end
@@ -202,7 +202,7 @@ for j = 1, m do
       ao = ao + 2
     end
   else
-    local nk, na = tonumber(ARGV[ao + 1]), tonumber(ARGV[ao + 2])
+    local nk, na = tonum(ARGV[ao + 1]), tonum(ARGV[ao + 2])
     ao = ao + 2
     aos[j], tokens[j] = ao, ARGV[ao + na + 1]
     wkeys[j], wids[j] = KEYS[ko + 1], ARGV[ao + 1]
@@ -216,13 +216,13 @@ end
 -- usually neither the pause key nor any attempts counter exists: one
 -- EXISTS says so
 local paused, counters = false, false
-if redis.call('EXISTS', KEYS[1], KEYS[4]) > 0 then
-  local pause = redis.call('GET', KEYS[1])
+if rcall('EXISTS', KEYS[1], KEYS[4]) > 0 then
+  local pause = rcall('GET', KEYS[1])
   if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
     paused = true
   end
   if not paused then
-    counters = redis.call('EXISTS', KEYS[4]) == 1
+    counters = rcall('EXISTS', KEYS[4]) == 1
   end
 end
 -- ns: m as sent, the first read of a ring's head (a number argument to
@@ -239,13 +239,13 @@ for j = 1, m do
   if done[j] == 4 then
     c = false
   elseif paused then
-    if kept and redis.call('DEL', wkeys[j]) == 0 then
+    if kept and rcall('DEL', wkeys[j]) == 0 then
       c = 'gone'
     end
   else
     local seq = nil
     if done[j] > 0 then
-      seq = seqs[j] or tonumber(ARGV[aos[j] + 2]) + 1
+      seq = seqs[j] or tonum(ARGV[aos[j] + 2]) + 1
     end
     if plain and seq then
       c = claim_plain(KEYS, ARGV, 0, 0, n, wkeys[j], seq, counters, out, o, nil, kept)
@@ -263,7 +263,7 @@ for j = 1, m do
       done[j] = finish_back(KEYS[3], wids[j])
       c = false
     else
-      redis.call('INCR', pp .. wids[j])
+      rcall('INCR', pp .. wids[j])
       processed = processed + 1
     end
   end
@@ -280,9 +280,9 @@ for j = 1, m do
 end
 if processed == m then
   -- m as sent: a Lua number would be formatted with a printf
-  redis.call('INCRBY', KEYS[nkc + 1], ARGV[#ARGV])
+  rcall('INCRBY', KEYS[nkc + 1], ARGV[#ARGV])
 elseif processed > 0 then
-  redis.call('INCRBY', KEYS[nkc + 1], processed)
+  rcall('INCRBY', KEYS[nkc + 1], processed)
 end
 ring_flush(memo)
 return out

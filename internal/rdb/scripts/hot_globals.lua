@@ -1,0 +1,14 @@
+-- hot_globals.lua: the front of the per-job scripts and of their function
+-- library (hot.go). In a function a global is looked up in the function's
+-- own empty globals table first, then, through its metatable, in the real
+-- one: two hash lookups, and a field of a global (redis.call, string.find)
+-- a third. The per-job paths (claim.lua, finish.lua, finish_claim.lua,
+-- finish_claim_batch.lua) call these through upvalues instead, set once at
+-- the start of every call by hot_globals(): a library cannot keep them when
+-- it is loaded, since Redis shows its code only redis.register_function and
+-- redis.log then.
+local rcall, sfind, sbyte, tonum
+
+local function hot_globals()
+  rcall, sfind, sbyte, tonum = redis.call, string.find, string.byte, tonumber
+end
