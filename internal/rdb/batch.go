@@ -326,7 +326,7 @@ func plainQueueClaim(ck, ca []any) bool {
 func compactFinishClaimArgs(statProcessed any, seq string, ck, ca []any) []any {
 	n := (len(ck) - 4) / 2
 	args := make([]any, 0, 1+5+n+7+2*n)
-	args = append(args, 5+n, statProcessed)
+	args = append(args, 0, statProcessed)           // keys as arguments (see the script)
 	args = append(args, ck[:4+n]...)                // pause, worker, sequences, attempts index, queues
 	args = append(args, seq)                        // the claim sequence
 	args = append(args, ca[1:5+2*n]...)             // now, status prefix, worker id, attempts prefix, heads, tails
