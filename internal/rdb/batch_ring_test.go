@@ -54,6 +54,9 @@ func TestBatchRotatesStaticRingAsSingleCalls(t *testing.T) {
 					t.Errorf("slot %d: single %s, batched %s", i, single.answers[i], batched.answers[i])
 				}
 			}
+			if strings.HasSuffix(ring, "+removed") && strings.Contains(batched.dump, "DirtyExit") {
+				t.Errorf("the false DirtyExit entry is still there:\n%s", batched.dump)
+			}
 		})
 	}
 }
@@ -118,7 +121,8 @@ func TestBatchStaticClaimsMarkJobsAsSingleCalls(t *testing.T) {
 // source; "short", one source with work for two claims after the first
 // ones; "mixed", eight sources, some of them drained by the claims. A
 // ring ending in "+removed": the last slot's record is removed by another
-// runtime's prune while its job runs (last: the batch sends that slot
+// runtime's prune while its job runs, which records it as a false
+// DirtyExit under the record's queue (last: the batch sends that slot
 // again after the others, a single call at once).
 func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool, ring string) batchResult {
 	ctx := context.Background()
@@ -171,8 +175,7 @@ func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool, r
 	if removed {
 		id := ss[slots-1].id
 		do("DEL", k.Worker(id))
-		do("RPUSH", k.Failed(), `{"failed_at":"x","payload":{"class":"J","args":[]},"exception":"Resque::DirtyExit",`+
-			`"error":"Job still being processed","backtrace":[],"worker":"`+id+`","queue":"static"}`)
+		do("RPUSH", k.Failed(), falseDirtyExit(id, "static:queue:"+pool, "J"))
 	}
 	var out batchResult
 	answer := func(ferr error, res ClaimResult, err error) string {

@@ -212,8 +212,7 @@ func batchFixture(t *testing.T, mode string, now time.Time, paused, plainOnly bo
 	slots[7].outcome = ok
 	slots[7].before = func(t *testing.T, c *Client) {
 		do("DEL", k.Worker(slots[7].id))
-		do("RPUSH", k.Failed(), `{"failed_at":"x","payload":{"class":"Job","args":[]},"exception":"Resque::DirtyExit",`+
-			`"error":"Job still being processed","backtrace":[],"worker":"`+slots[7].id+`","queue":"q"}`)
+		do("RPUSH", k.Failed(), falseDirtyExit(slots[7].id, "q", "Job"))
 	}
 	// a stale claim: the finish is not applied, the held job is resumed
 	slots[8].outcome = func(res ClaimResult) Outcome { return Outcome{Seq: "999", Kind: OutcomeOK, Class: "Job", Now: now} }
@@ -393,6 +392,9 @@ func TestBatchPlainKeepsRecordsAsFullForm(t *testing.T) {
 				if fmt.Sprint(full.answers) != fmt.Sprint(batched.answers) {
 					t.Errorf("answers: full %q, batched %q", full.answers, batched.answers)
 				}
+				if removed && strings.Contains(batched.dump, "DirtyExit") {
+					t.Errorf("the false DirtyExit entry is still there:\n%s", batched.dump)
+				}
 			})
 		}
 	}
@@ -422,8 +424,7 @@ func plainBatchFixture(t *testing.T, batched bool, left int, removed bool) batch
 	if removed {
 		id := args[slots-1].WorkerID
 		do("DEL", k.Worker(id))
-		do("RPUSH", k.Failed(), `{"failed_at":"x","payload":{"class":"J","args":[]},"exception":"Resque::DirtyExit",`+
-			`"error":"Job still being processed","backtrace":[],"worker":"`+id+`","queue":"q"}`)
+		do("RPUSH", k.Failed(), falseDirtyExit(id, "q", "J"))
 	}
 	var out batchResult
 	answer := func(ferr error, res ClaimResult, err error) string {
@@ -446,4 +447,12 @@ func plainBatchFixture(t *testing.T, batched bool, left int, removed bool) batch
 	}
 	out.dump = dumpNamespace(t, c, ns)
 	return out
+}
+
+// falseDirtyExit is the failed entry Ruby's prune writes for the job it
+// found in worker id's record (queue, class) when it removes the record of
+// a worker it takes for dead.
+func falseDirtyExit(id, queue, class string) string {
+	return fmt.Sprintf(`{"failed_at":"x","payload":{"class":%q,"args":[]},"exception":"Resque::DirtyExit",`+
+		`"error":"Job still being processed","backtrace":[],"worker":%q,"queue":%q}`, class, id, queue)
 }
