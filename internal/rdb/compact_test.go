@@ -3,6 +3,7 @@ package rdb
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +27,9 @@ func TestCompactFinishClaimAsShortForm(t *testing.T) {
 		t.Run(c, func(t *testing.T) {
 			t.Parallel()
 			full := compactFixture(t, c, "full")
+			if strings.HasPrefix(c, "removed") && strings.Contains(full.dump, "DirtyExit") {
+				t.Errorf("the false DirtyExit entry is still there:\n%s", full.dump)
+			}
 			for _, form := range []string{"compact", "short"} {
 				got := compactFixture(t, c, form)
 				if got.dump != full.dump {
@@ -83,7 +87,7 @@ func compactFixture(t *testing.T, scenario, form string) batchResult {
 	switch scenario {
 	case "removed", "removed empty", "removed paused":
 		do("DEL", k.Worker(id))
-		do("RPUSH", k.Failed(), fmt.Sprintf(`{"failed_at":"x","payload":{"class":"J","args":[1]},"exception":"Resque::DirtyExit","error":"x","backtrace":[],"worker":%q,"queue":"q"}`, id))
+		do("RPUSH", k.Failed(), falseDirtyExit(id, "q", "J"))
 	case "stale":
 		do("HINCRBY", k.ClaimSeqs(), id, 1)
 	}
