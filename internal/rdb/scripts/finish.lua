@@ -105,14 +105,27 @@ local function finish_unique(skey, dkey, outcome, ARGV, ao, failed)
   end
 end
 
--- finish_head moves the slot's claim sequence on (only from seq: 0 when the
--- claim is not ours any more, nothing written) and clears its record
--- worker:<id> (wkey), cleaning up after another runtime's prune (see
--- Returns above): 1, 2 or 3. seqs is the claim-sequence hash, failed the
--- failed list; class and queue are the job's. A short form's finish (no
--- class: finish_claim.lua, finish_claim_batch.lua) that finds the record
--- removed moves the sequence back and returns 4, nothing written: the
--- caller sends it again in full form, which cleans up as above.
+-- sized returns an empty table with room for n values in its array part
+-- (n nils laid out by the constructor): a table filled one value at a time
+-- is rehashed at every power of two, which cost the batch script 2,500
+-- Redis instructions a job at 8 slots (its reply and per-slot tables).
+-- n stays far below what unpack can lay out (8,000): a batch has at most
+-- 32 slots (batchMax in batch.go), 6 reply values each.
+local NONE = {}
+local function sized(n)
+  return {unpack(NONE, 1, n)}
+end
+
+-- finish_unmove takes back a move of the slot's claim sequence that was
+-- not from the claim being finished (moved is where it went).
+local function finish_unmove(seqs, wid, moved)
+  if moved == 1 then
+    rcall('HDEL', seqs, wid)
+  else
+    rcall('HINCRBY', seqs, wid, '-1')
+  end
+end
+
 -- finish_move moves the slot's claim sequence on from seq and returns the
 -- new one, or nil, nothing written, when seq is not the slot's claim any
 -- more (the finish was applied before its reply was lost, or a recovery
@@ -122,26 +135,6 @@ end
 -- finds no job, one command instead of two; when the record is gone (another
 -- runtime's prune), that claim undoes what it did and the finish moves the
 -- sequence back (finish_back) and returns 4, as finish_head does.
--- finish_unmove takes back a move that was not from seq.
--- sized returns an empty table with room for n values in its array part
--- (n nils laid out by the constructor): a table filled one value at a time
--- is rehashed at every power of two, which cost the batch script 2,800
--- Redis instructions a job at 8 slots (its reply and per-slot tables).
--- n stays far below what unpack can lay out (8,000): a batch has at most
--- 32 slots (batchMax in batch.go), 6 reply values each.
-local NONE = {}
-local function sized(n)
-  return {unpack(NONE, 1, n)}
-end
-
-local function finish_unmove(seqs, wid, moved)
-  if moved == 1 then
-    rcall('HDEL', seqs, wid)
-  else
-    rcall('HINCRBY', seqs, wid, '-1')
-  end
-end
-
 local function finish_move(seqs, wid, seq)
   local moved = rcall('HINCRBY', seqs, wid, '1')
   if moved ~= tonum(seq) + 1 then
@@ -158,6 +151,14 @@ local function finish_back(seqs, wid)
   return 4
 end
 
+-- finish_head moves the slot's claim sequence on (only from seq: 0 when the
+-- claim is not ours any more, nothing written) and clears its record
+-- worker:<id> (wkey), cleaning up after another runtime's prune (see
+-- Returns above): 1, 2 or 3. seqs is the claim-sequence hash, failed the
+-- failed list; class and queue are the job's. A short form's finish (no
+-- class: finish_claim.lua, finish_claim_batch.lua) that finds the record
+-- removed moves the sequence back and returns 4, nothing written: the
+-- caller sends it again in full form, which cleans up as above.
 local function finish_head(seqs, wkey, failed, wid, seq, class, queue)
   local moved = finish_move(seqs, wid, seq)
   if not moved then
