@@ -253,3 +253,76 @@ func TestBatchErrorKeepsStaticRing(t *testing.T) {
 		t.Errorf("ring after the failed batch: %q, want a, b and c", ring)
 	}
 }
+
+// A batch whose claims empty the FIFOs of every source they served takes
+// those sources off the ring at once (one EXISTS over the FIFOs, one HDEL
+// of their state), as the next visit to each would have: the ring and the
+// state hash still agree (a source is on the ring exactly when its field
+// m:<source> is there, which is how the allocators know to put it back).
+// When one of those FIFOs still holds a job, the ring keeps them all, as
+// before.
+func TestBatchTakesDrainedSourcesOffRing(t *testing.T) {
+	t.Parallel()
+	for _, left := range []bool{false, true} {
+		t.Run(fmt.Sprintf("jobs_left=%v", left), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			c, _, do := ringTestClient(t, false)
+			k := c.Keys()
+			const pool = "general"
+			jobs := map[string]int{"a": 1, "b": 1, "c": 1, "d": 1, "e": 1, "f": 1}
+			if left {
+				jobs["d"] = 2
+			}
+			fillStaticRing(c, do, pool, []string{"a", "b", "c", "d", "e", "f"}, jobs)
+			now := time.Unix(1_800_000_000, 0)
+			src := protocol.StaticPoolSource(pool)
+			var batch []*batchCall
+			var args []ClaimArgs
+			for i := 0; i < 2; i++ {
+				a := ClaimArgs{WorkerID: fmt.Sprintf("h:%d:static", i), Host: "h", Sources: []protocol.Source{src}, Now: now}
+				res, err := c.Claim(ctx, a) // alone: a and b, which go to the ring's tail
+				if err != nil || res.Payload == nil {
+					t.Fatalf("claim %d: %+v %v", i, res, err)
+				}
+				ck, ca := c.claimKeysArgs(a)
+				batch = append(batch, &batchCall{workerID: a.WorkerID, host: "h", src: res.Source, ck: ck, ca: ca, sources: 1,
+					o: Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "J", Now: now}, done: make(chan struct{})})
+				args = append(args, a)
+			}
+			c.batch.send(batch) // the batch's claims: c and d
+			var got []string
+			for i, call := range batch {
+				ferr, res, err := parseFinishClaim(call.workerID, args[i], call.reply, call.err)
+				if ferr != nil || err != nil || res.Payload == nil {
+					t.Fatalf("slot %d: %v %+v %v", i, ferr, res, err)
+				}
+				got = append(got, res.Source.List)
+			}
+			if want := []string{"static:queue:general:c", "static:queue:general:d"}; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("claimed from %v, want %v", got, want)
+			}
+			ring, err := redis.Strings(c.do(ctx, "LRANGE", k.StaticRing(pool), 0, -1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			state, err := redis.StringMap(c.do(ctx, "HGETALL", k.StaticState(pool)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "[e f a b]"
+			if left {
+				want = "[e f a b c d]"
+			}
+			if fmt.Sprint(ring) != want {
+				t.Errorf("ring %v, want %s", ring, want)
+			}
+			for _, s := range []string{"a", "b", "c", "d", "e", "f"} {
+				on := strings.Contains(" "+strings.Join(ring, " ")+" ", " "+s+" ")
+				if _, ok := state["m:"+s]; ok != on {
+					t.Errorf("source %s: on the ring %v, in the state %v (%v)", s, on, ok, state)
+				}
+			}
+		})
+	}
+}

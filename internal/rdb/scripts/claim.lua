@@ -234,8 +234,9 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
   if memo then
     m = memo.rings[ring]
     if not m then
-      m = {settings = rcall('EXISTS', settings, parked) > 0, F = {}, fi = 1, T = {}, P = {}, parked = parked,
-        n = memo.n, ns = memo.ns, fetched = 0, rempty = false, cycled = false, pre = ARGV[d + 1] .. ARGV[d + 2]}
+      m = {settings = rcall('EXISTS', settings, parked) > 0, F = {}, fi = 1, T = {}, TF = {}, P = {}, parked = parked,
+        n = memo.n, ns = memo.ns, fetched = 0, rempty = false, cycled = false, pre = ARGV[d + 1] .. ARGV[d + 2],
+        state = state}
       memo.rings[ring] = m
       if m.settings then
         p = rcall('LMOVE', parked, parked, 'LEFT', 'RIGHT')
@@ -313,7 +314,7 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
         m.F, m.fi, m.fetched = got, 1, m.fetched + #got
       elseif #m.T > 0 then
         -- every source was reached once: the served ones take turns again
-        m.F, m.fi, m.T, m.cycled = m.T, 1, {}, true
+        m.F, m.fi, m.T, m.TF, m.cycled = m.T, 1, {}, {}, true
       else
         return nil
       end
@@ -341,6 +342,7 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
       if not keep then
         m.fi = m.fi + 1
         m.T[#m.T + 1] = s
+        m.TF[#m.TF + 1] = fifo
       end
       return payload, subp .. s, holders
     end
@@ -367,7 +369,21 @@ local function ring_flush(memo)
     else
       reached = m.fetched - (#m.F - m.fi + 1)
     end
-    for _, s in ipairs(m.T) do
+    -- served sources whose FIFOs the batch emptied leave the ring now, as
+    -- their next visit would (static_visit's drained): one EXISTS over
+    -- their FIFOs says whether any job is left, and when none is, one HDEL
+    -- takes them all off, two commands a job less for sources of one job;
+    -- when some are left, an empty one is found at its next visit
+    local T = m.T
+    if #T > 0 and rcall('EXISTS', unpack(m.TF)) == 0 then
+      local f = {}
+      for i, s in ipairs(T) do
+        f[2 * i - 1], f[2 * i] = 'm:' .. s, 't:' .. s
+      end
+      rcall('HDEL', m.state, unpack(f))
+      T = {}
+    end
+    for _, s in ipairs(T) do
       push[#push + 1] = s
     end
     -- the ring after the trim and the push is its rest past the sources
