@@ -26,6 +26,7 @@ import (
 // To count Redis's instructions, run redis-server under valgrind
 // --tool=callgrind, point the benchmark at it (COST_REDIS=redis://...) and
 // set COST_CALLGRIND=1: the counters are zeroed when the drain starts.
+// DRAIN_CMDS=1 prints each command's calls per job (INFO commandstats).
 func BenchmarkDrain(b *testing.B) {
 	b.Run("plain", func(b *testing.B) { benchDrain(b, 0) })
 	for _, n := range []int{1, 100, 10000} {
@@ -60,6 +61,7 @@ func benchDrain(b *testing.B, sources int) {
 	}
 	const slots = 16
 	calls0, usec0 := e.commandStats()
+	per0 := e.commandCalls()
 	if os.Getenv("COST_CALLGRIND") != "" {
 		// Redis runs under callgrind (COST_REDIS): count the drain alone
 		if out, err := exec.Command("callgrind_control", "-z").CombinedOutput(); err != nil {
@@ -108,9 +110,31 @@ func benchDrain(b *testing.B, sources int) {
 	}
 	b.ReportMetric(float64(b.N)/el.Seconds(), "jobs/s")
 	calls, usec := e.commandStats()
+	if os.Getenv("DRAIN_CMDS") != "" && b.N > 1 {
+		for name, n := range e.commandCalls() {
+			if d := n - per0[name]; d > 0 {
+				fmt.Printf("%s/%s: %.3f calls/job\n", b.Name(), name, float64(d)/float64(b.N))
+			}
+		}
+	}
 	b.ReportMetric(float64(calls-calls0)/float64(b.N), "cmds/job")
 	b.ReportMetric(float64(usec-usec0)/float64(b.N), "redis-µs/job")
 	b.ReportMetric(float64((self1-self0).Microseconds())/float64(b.N), "client-cpu-µs/job")
+}
+
+// commandCalls is each command's calls (INFO commandstats).
+func (e *env) commandCalls() map[string]int64 {
+	out := map[string]int64{}
+	for _, line := range strings.Split(e.str("INFO", "commandstats"), "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
+		n, _ := strconv.ParseInt(calls, 10, 64)
+		out[strings.TrimPrefix(name, "cmdstat_")] = n
+	}
+	return out
 }
 
 // commandStats sums the calls of every command Redis ran (commands inside

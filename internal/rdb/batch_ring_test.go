@@ -40,7 +40,11 @@ func TestBatchRotatesStaticRingAsSingleCalls(t *testing.T) {
 		// another runtime removed the last slot's record while its job ran
 		// (a false DirtyExit): its claim finds a job in the FIFO, finds it
 		// dry, or turns a ring of several sources
-		{6, false, "one+removed"}, {6, false, "short+removed"}, {12, true, "mixed+removed"}} {
+		{6, false, "one+removed"}, {6, false, "short+removed"}, {12, true, "mixed+removed"},
+		// without settings the claim turns the ring in memory first and
+		// undoes the turn when the record is gone: before the claims go
+		// round the ring, after, and on a ring of two
+		{5, false, "mixed+removed"}, {12, false, "mixed+removed"}, {3, false, "pair+removed"}} {
 		slots, settings, ring := c.slots, c.settings, c.ring
 		t.Run(fmt.Sprintf("slots=%d/settings=%v/ring=%s", slots, settings, ring), func(t *testing.T) {
 			t.Parallel()

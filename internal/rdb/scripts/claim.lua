@@ -225,22 +225,39 @@ end
 -- names (FIFO, list, the list as JSON and, in claim_static, the record's
 -- head and tail) are built once for the batch; ring_static then also
 -- returns the list as JSON and m.
+local function ring_memo(ring, state, ARGV, d, memo)
+  local m = memo.rings[ring]
+  if not m then
+    -- one EXISTS says whether any source has settings or is parked:
+    -- usually neither, and then no source's settings are read and no
+    -- parked source is looked at (ring_static's first visit does that)
+    local parked = ARGV[d + 5]
+    m = {settings = rcall('EXISTS', ARGV[d + 6], parked) > 0, F = {}, fi = 1, T = {}, TF = {}, P = {}, parked = parked,
+      n = memo.n, ns = memo.ns, fetched = 0, rempty = false, cycled = false, pre = ARGV[d + 1] .. ARGV[d + 2],
+      state = state, pdone = false}
+    memo.rings[ring] = m
+  end
+  return m
+end
+
+-- ring_unserve undoes the last claim ring_static served from a ring in
+-- memory m whose sources have no settings (a served source then only
+-- moved from the ring's head to T, and its FIFO was popped): the payload
+-- goes back to the head of the FIFO and the source back to the head.
+local function ring_unserve(m, payload)
+  local t = #m.T
+  rcall('LPUSH', m.TF[t], payload)
+  m.T[t], m.TF[t], m.fi = nil, nil, m.fi - 1
+end
+
 local function ring_static(ring, state, seqs, ARGV, d, memo)
   local subp, parked, settings = ARGV[d + 2], ARGV[d + 5], ARGV[d + 6]
-  -- one EXISTS says whether any source has settings or is parked: usually
-  -- neither, and then no source's settings are read and no parked source
-  -- is looked at
   local m, p = nil, nil
   if memo then
-    m = memo.rings[ring]
-    if not m then
-      m = {settings = rcall('EXISTS', settings, parked) > 0, F = {}, fi = 1, T = {}, TF = {}, P = {}, parked = parked,
-        n = memo.n, ns = memo.ns, fetched = 0, rempty = false, cycled = false, pre = ARGV[d + 1] .. ARGV[d + 2],
-        state = state}
-      memo.rings[ring] = m
-      if m.settings then
-        p = rcall('LMOVE', parked, parked, 'LEFT', 'RIGHT')
-      end
+    m = ring_memo(ring, state, ARGV, d, memo)
+    if m.settings and not m.pdone then
+      m.pdone = true
+      p = rcall('LMOVE', parked, parked, 'LEFT', 'RIGHT')
     end
   else
     local any = rcall('EXISTS', settings, parked) > 0

@@ -68,17 +68,29 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
       memo.fast = nil
     end
   end
+  local rm = nil
   if not payload then
-    -- the finish's record, left in place (claim_plain's keep), is removed
-    -- before the ring turns: a turn is not undone as a pop is
     if keep then
-      keep = false
-      if rcall('DEL', wkey) == 0 then
-        return 'gone'
+      -- the finish's record, left in place (claim_plain's keep), is
+      -- replaced only if it is still there (SET XX), and a turn over a ring
+      -- whose sources have no settings is undone when it is not
+      -- (ring_unserve); with settings a turn may write more (a weighted
+      -- turn, a cap's holders, the parked list), so the record is removed
+      -- before the ring turns, as the full form does
+      rm = ring_memo(KEYS[5], KEYS[6], ARGV, d, memo)
+      if rm.settings then
+        keep = false
+        if rcall('DEL', wkey) == 0 then
+          return 'gone'
+        end
       end
     end
     payload, list, holders, lj, m = ring_static(KEYS[5], KEYS[6], KEYS[3], ARGV, d, memo)
     if not payload then
+      -- no job: the record kept goes, as claim_plain's
+      if keep and rcall('DEL', wkey) == 0 then
+        return 'gone'
+      end
       return false
     end
     if m and not m.settings then
@@ -114,7 +126,15 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
     if q == '' then
       q = lj
     end
-    rcall('SET', wkey, '{"queue":' .. q .. ARGV[6] .. embed .. ',"source":' .. lj .. '}')
+    local record = '{"queue":' .. q .. ARGV[6] .. embed .. ',"source":' .. lj .. '}'
+    if keep then
+      if not rcall('SET', wkey, record, 'XX') then
+        ring_unserve(rm, payload)
+        return 'gone'
+      end
+    else
+      rcall('SET', wkey, record)
+    end
   end
   if holders then
     -- as claim(): the cap's slot; stale entries cleared now and then
