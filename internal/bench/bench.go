@@ -33,15 +33,24 @@ const (
 
 // Scenario names, as --scenarios takes them.
 const (
-	ScenarioLoop    = "loop"    // the reference loop, 16 connections
-	ScenarioSlots1  = "1x1"     // one worker process, 1 slot
-	ScenarioSlots16 = "1x16"    // one worker process, 16 slots
-	ScenarioSlots64 = "1x64"    // one worker process, 64 slots
-	ScenarioProcs   = "procs"   // Config.Procs worker processes x 16 slots
-	ScenarioExec    = "exec"    // one worker process x 16 slots, each job a command (Config.ExecCommand)
-	ScenarioFork    = "fork"    // the same with --fork: each job's command run by a child process
-	ScenarioIdle    = "idle"    // one idle worker process per configuration
-	ScenarioLatency = "latency" // pickup latency of an idle in-process worker
+	ScenarioLoop    = "loop"  // the reference loop, 16 connections
+	ScenarioSlots1  = "1x1"   // one worker process, 1 slot
+	ScenarioSlots16 = "1x16"  // one worker process, 16 slots
+	ScenarioSlots64 = "1x64"  // one worker process, 64 slots
+	ScenarioProcs   = "procs" // Config.Procs worker processes x 16 slots
+	ScenarioExec    = "exec"  // one worker process x 16 slots, each job a command (Config.ExecCommand)
+	ScenarioFork    = "fork"  // the same with --fork: each job's command run by a child process
+	// ScenarioStatic drains a mass queue's static pool of one source with one
+	// worker process x 16 slots (`work --mass static:POOL`),
+	// ScenarioStaticProcs with Config.Procs such processes, and
+	// ScenarioStaticSources one of StaticSources sources (the jobs dealt
+	// round-robin): what a static pool costs against the same workers on a
+	// plain queue (1x16, procs), and what many sources cost against one.
+	ScenarioStatic        = "static"
+	ScenarioStaticProcs   = "static-procs"
+	ScenarioStaticSources = "static-sources"
+	ScenarioIdle          = "idle"    // one idle worker process per configuration
+	ScenarioLatency       = "latency" // pickup latency of an idle in-process worker
 )
 
 // DefaultScenarios run when Config.Scenarios is empty; "all" adds exec and
@@ -49,7 +58,14 @@ const (
 var DefaultScenarios = []string{ScenarioLoop, ScenarioSlots1, ScenarioSlots16, ScenarioSlots64, ScenarioProcs, ScenarioIdle, ScenarioLatency}
 
 // AllScenarios is every scenario, in the order they run.
-var AllScenarios = []string{ScenarioLoop, ScenarioSlots1, ScenarioSlots16, ScenarioSlots64, ScenarioProcs, ScenarioExec, ScenarioFork, ScenarioIdle, ScenarioLatency}
+var AllScenarios = []string{ScenarioLoop, ScenarioSlots1, ScenarioSlots16, ScenarioSlots64, ScenarioProcs, ScenarioStatic, ScenarioStaticProcs,
+	ScenarioStaticSources, ScenarioExec, ScenarioFork, ScenarioIdle, ScenarioLatency}
+
+// StaticSources is the number of sources of ScenarioStaticSources.
+const StaticSources = 10000
+
+// staticPool is the static pool the static scenarios drain.
+const staticPool = "bench"
 
 // ErrUsage is wrapped by errors about the configuration.
 var ErrUsage = errors.New("bench: bad configuration")
@@ -287,6 +303,7 @@ type scenario struct {
 	jobs        int
 	exec        string
 	fork        bool
+	sources     int // a static pool of this many sources instead of a queue; 0: the queue
 }
 
 func (b *bencher) scenario(name string) scenario {
@@ -303,6 +320,16 @@ func (b *bencher) scenario(name string) scenario {
 	case ScenarioProcs:
 		return scenario{name: fmt.Sprintf("%dx%d", cfg.Procs, slotsPerProc), description: fmt.Sprintf("resque-go, %d processes x %d slots", cfg.Procs, slotsPerProc),
 			procs: cfg.Procs, slots: slotsPerProc, jobs: cfg.Jobs}
+	case ScenarioStatic:
+		return scenario{name: name, description: fmt.Sprintf("resque-go, 1 process x %d slots, a static pool of 1 source", slotsPerProc),
+			procs: 1, slots: slotsPerProc, jobs: cfg.Jobs, sources: 1}
+	case ScenarioStaticProcs:
+		return scenario{name: fmt.Sprintf("%dx%d-static", cfg.Procs, slotsPerProc),
+			description: fmt.Sprintf("resque-go, %d processes x %d slots, a static pool of 1 source", cfg.Procs, slotsPerProc),
+			procs:       cfg.Procs, slots: slotsPerProc, jobs: cfg.Jobs, sources: 1}
+	case ScenarioStaticSources:
+		return scenario{name: name, description: fmt.Sprintf("resque-go, 1 process x %d slots, a static pool of %d sources", slotsPerProc, StaticSources),
+			procs: 1, slots: slotsPerProc, jobs: cfg.Jobs, sources: StaticSources}
 	case ScenarioExec:
 		return scenario{name: name, description: fmt.Sprintf("resque-go, 1 process x %d slots, --exec '%s=%s'", slotsPerProc, NoopClass, cfg.ExecCommand),
 			procs: 1, slots: slotsPerProc, jobs: cfg.ExecJobs, exec: NoopClass + "=" + cfg.ExecCommand}

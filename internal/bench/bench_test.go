@@ -64,8 +64,25 @@ func TestRunReportsEveryScenario(t *testing.T) {
 			t.Errorf("%s: no per-command figures", th.Scenario)
 		}
 	}
-	if want := []string{"loop", "1x1", "1x16", "1x64", "2x16", "exec", "fork"}; !slices.Equal(names, want) {
+	if want := []string{"loop", "1x1", "1x16", "1x64", "2x16", "static", "2x16-static", "static-sources", "exec", "fork"}; !slices.Equal(names, want) {
 		t.Errorf("throughput scenarios %v, want %v", names, want)
+	}
+	// the static scenarios claimed from the pool's ring (an LRANGE of its
+	// head per batch), and issue 11's bounds are checked for each pair
+	for _, th := range rep.Throughput {
+		if strings.Contains(th.Scenario, "static") && th.PerCommand["lrange"].Calls == 0 {
+			t.Errorf("%s: no LRANGE of the ring: %v", th.Scenario, th.PerCommand)
+		}
+	}
+	var mass []string
+	for _, c := range rep.Checks {
+		if strings.Contains(c.Target, " vs ") {
+			mass = append(mass, c.Target)
+		}
+	}
+	if len(mass) != 3 || !strings.Contains(mass[0], "(static vs 1x16)") || !strings.Contains(mass[1], "(2x16-static vs 2x16)") ||
+		!strings.Contains(mass[2], "(static-sources vs static)") {
+		t.Errorf("issue 11's checks: %q", mass)
 	}
 	// The loop is exactly five commands per job (LPOP SET INCR INCR DEL);
 	// each of its 16 connections pops once more to find the queue empty.
@@ -96,7 +113,7 @@ func TestRunReportsEveryScenario(t *testing.T) {
 	if err := rep.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"THROUGHPUT", "REDIS COMMANDS PER JOB", "IDLE", "PICKUP LATENCY", "TARGETS", "DEFINITIONS", "\nloop ", "\n1x16 ", "\n2x16 "} {
+	for _, want := range []string{"THROUGHPUT", "REDIS COMMANDS PER JOB", "IDLE", "PICKUP LATENCY", "TARGETS", "DEFINITIONS", "\nloop ", "\n1x16 ", "\n2x16 ", "\nstatic ", "\nstatic-sources "} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}

@@ -35,7 +35,13 @@ type childSpec struct {
 	namespace    string
 	exec         string // "Class=command" for --exec, or ""
 	fork         bool   // --fork
+	mass         string // --mass static:POOL instead of --queues, or ""
 }
+
+// staticPoll is the static scenarios' poll interval: a worker of a mass
+// pool polls its ring (1 s by default) instead of a blocking wait, so the
+// window would otherwise start with up to a second of idle slots.
+const staticPoll = "10ms"
 
 // startChildren starts spec.procs worker processes. The Redis URL travels
 // in the environment (REDIS_URL), not on the command line, where ps would
@@ -44,8 +50,12 @@ func (b *bencher) startChildren(spec childSpec) ([]*child, error) {
 	var out []*child
 	for range spec.procs {
 		argv := append(append([]string{}, b.cfg.WorkerCommand...),
-			"--namespace", spec.namespace, "--queues", spec.queues,
-			"--concurrency", strconv.Itoa(spec.slots), "--log-level", "warn", "--log-format", "json")
+			"--namespace", spec.namespace, "--concurrency", strconv.Itoa(spec.slots), "--log-level", "warn", "--log-format", "json")
+		if spec.mass != "" {
+			argv = append(argv, "--mass", spec.mass, "--interval", staticPoll)
+		} else {
+			argv = append(argv, "--queues", spec.queues)
+		}
 		if spec.exec != "" {
 			argv = append(argv, "--exec", spec.exec)
 		}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -56,15 +57,34 @@ func (b *bencher) throughputRun(ctx context.Context, sc scenario) (run Throughpu
 		}
 	}()
 	queueKey, staging := keys.Queue(benchQueue), keys.Queue(benchQueue+"-staging")
-	if _, err := b.mon.do("SADD", keys.Queues(), benchQueue); err != nil {
-		return run, err
+	spec := childSpec{procs: sc.procs, slots: sc.slots, queues: benchQueue, namespace: ns, exec: sc.exec, fork: sc.fork}
+	begin := func() error {
+		if _, err := b.mon.do("RENAME", staging, queueKey); err != nil {
+			return fmt.Errorf("rename: %w", err)
+		}
+		return nil
 	}
-	if err := b.prefill(staging, sc.jobs); err != nil {
-		return run, err
+	if sc.sources > 0 {
+		// a static pool: the sources' FIFOs are filled first, and the
+		// window starts when one script puts every source on the ring
+		// (the workers poll it meanwhile)
+		sources := min(sc.sources, sc.jobs) // each with a job
+		if err := b.prefillSources(keys, sc.jobs, sources); err != nil {
+			return run, err
+		}
+		queueKey, spec.mass = keys.StaticRing(staticPool), "static:"+staticPool
+		begin = func() error { return b.ringUp(keys, sources) }
+	} else {
+		if _, err := b.mon.do("SADD", keys.Queues(), benchQueue); err != nil {
+			return run, err
+		}
+		if err := b.prefill(staging, sc.jobs); err != nil {
+			return run, err
+		}
 	}
 	var children []*child
 	if sc.procs > 0 {
-		if children, err = b.startChildren(childSpec{procs: sc.procs, slots: sc.slots, queues: benchQueue, namespace: ns, exec: sc.exec, fork: sc.fork}); err != nil {
+		if children, err = b.startChildren(spec); err != nil {
 			return run, err
 		}
 		defer func() {
@@ -85,8 +105,8 @@ func (b *bencher) throughputRun(ctx context.Context, sc scenario) (run Throughpu
 	if err != nil {
 		return run, err
 	}
-	if _, err := b.mon.do("RENAME", staging, queueKey); err != nil {
-		return run, fmt.Errorf("rename: %w", err)
+	if err := begin(); err != nil {
+		return run, err
 	}
 	loopDone := make(chan error, 1)
 	if sc.procs == 0 {
@@ -199,4 +219,48 @@ func selfCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// staticSource names source i of the static scenarios.
+func staticSource(i int) string { return "s" + strconv.Itoa(i) }
+
+// prefillSources deals jobs no-op jobs round-robin into the FIFOs of
+// sources sources of the static pool (none of them on its ring yet).
+func (b *bencher) prefillSources(keys protocol.Keys, jobs, sources int) error {
+	for i := range sources {
+		n := jobs / sources
+		if i < jobs%sources {
+			n++
+		}
+		if err := b.prefill(keys.StaticSourceQueue(staticPool, staticSource(i)), n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ringUpScript puts sources s0..s<ARGV[1]-1> on a static pool's ring
+// (KEYS[1]) and marks them on it in its state hash (KEYS[2]), as the
+// allocator does, in chunks (unpack's limit).
+const ringUpScript = `
+local n = tonumber(ARGV[1])
+for first = 0, n - 1, 1000 do
+  local names, marks = {}, {}
+  for i = first, math.min(first + 999, n - 1) do
+    names[#names + 1] = 's' .. i
+    marks[#marks + 1] = 'm:s' .. i
+    marks[#marks + 1] = 'r'
+  end
+  redis.call('RPUSH', KEYS[1], unpack(names))
+  redis.call('HSET', KEYS[2], unpack(marks))
+end
+return n`
+
+// ringUp starts a static scenario's window: one script puts every source
+// on the ring.
+func (b *bencher) ringUp(keys protocol.Keys, sources int) error {
+	if _, err := b.mon.do("EVAL", ringUpScript, "2", keys.StaticRing(staticPool), keys.StaticState(staticPool), strconv.Itoa(sources)); err != nil {
+		return fmt.Errorf("put the sources on the ring: %w", err)
+	}
+	return nil
 }

@@ -30,7 +30,9 @@ func benchCommand() *ucli.Command {
 			"latency, and prints each figure's median over --runs (min-max below).\n" +
 			"Scenarios: " + strings.Join(bench.AllScenarios, ", ") + " (exec, the per-job process\n" +
 			"overhead of --exec handlers, runs only with --exec or --scenarios exec or all; fork, the same\n" +
-			"with --fork, only with --scenarios fork or all).\n\n" +
+			"with --fork, only with --scenarios fork or all; static, static-procs and static-sources, the\n" +
+			"same workers on a mass queue's static pool of 1 source (1x16, --procs x 16) and of 10,000\n" +
+			"sources (1x16), only when named or with all).\n\n" +
 			"A --redis server must serve nothing else while the bench runs: Redis's statistics are\n" +
 			"server-wide. redis-server must be on PATH otherwise.",
 		Flags: []ucli.Flag{
