@@ -239,27 +239,30 @@ func (b *bencher) prefillSources(keys protocol.Keys, jobs, sources int) error {
 	return nil
 }
 
-// ringUpScript puts sources s0..s<ARGV[1]-1> on a static pool's ring
+// ringUpScript puts the sources named in ARGV on a static pool's ring
 // (KEYS[1]) and marks them on it in its state hash (KEYS[2]), as the
 // allocator does, in chunks (unpack's limit).
 const ringUpScript = `
-local n = tonumber(ARGV[1])
-for first = 0, n - 1, 1000 do
+for first = 1, #ARGV, 1000 do
   local names, marks = {}, {}
-  for i = first, math.min(first + 999, n - 1) do
-    names[#names + 1] = 's' .. i
-    marks[#marks + 1] = 'm:s' .. i
+  for i = first, math.min(first + 999, #ARGV) do
+    names[#names + 1] = ARGV[i]
+    marks[#marks + 1] = 'm:' .. ARGV[i]
     marks[#marks + 1] = 'r'
   end
   redis.call('RPUSH', KEYS[1], unpack(names))
   redis.call('HSET', KEYS[2], unpack(marks))
 end
-return n`
+return #ARGV`
 
 // ringUp starts a static scenario's window: one script puts every source
 // on the ring.
 func (b *bencher) ringUp(keys protocol.Keys, sources int) error {
-	if _, err := b.mon.do("EVAL", ringUpScript, "2", keys.StaticRing(staticPool), keys.StaticState(staticPool), strconv.Itoa(sources)); err != nil {
+	args := []string{ringUpScript, "2", keys.StaticRing(staticPool), keys.StaticState(staticPool)}
+	for i := range sources {
+		args = append(args, staticSource(i))
+	}
+	if _, err := b.mon.do("EVAL", args...); err != nil {
 		return fmt.Errorf("put the sources on the ring: %w", err)
 	}
 	return nil
