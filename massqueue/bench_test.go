@@ -122,17 +122,36 @@ func benchDrain(b *testing.B, sources int) {
 	b.ReportMetric(float64((self1-self0).Microseconds())/float64(b.N), "client-cpu-µs/job")
 }
 
-// commandCalls is each command's calls (INFO commandstats).
-func (e *env) commandCalls() map[string]int64 {
-	out := map[string]int64{}
+// commandTable is each command's calls and microseconds (INFO
+// commandstats), by name without its cmdstat_ prefix.
+func (e *env) commandTable() map[string][2]int64 {
+	out := map[string][2]int64{}
 	for _, line := range strings.Split(e.str("INFO", "commandstats"), "\n") {
 		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
 		if !ok || !strings.HasPrefix(name, "cmdstat_") {
 			continue
 		}
-		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
-		n, _ := strconv.ParseInt(calls, 10, 64)
-		out[strings.TrimPrefix(name, "cmdstat_")] = n
+		var cu [2]int64
+		for _, f := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(f, "=")
+			n, _ := strconv.ParseInt(v, 10, 64)
+			switch k {
+			case "calls":
+				cu[0] = n
+			case "usec":
+				cu[1] = n
+			}
+		}
+		out[strings.TrimPrefix(name, "cmdstat_")] = cu
+	}
+	return out
+}
+
+// commandCalls is each command's calls.
+func (e *env) commandCalls() map[string]int64 {
+	out := map[string]int64{}
+	for name, cu := range e.commandTable() {
+		out[name] = cu[0]
 	}
 	return out
 }
@@ -142,29 +161,13 @@ func (e *env) commandCalls() map[string]int64 {
 // of the script calls (EVALSHA, or FCALL on Redis 7: their time includes
 // their commands').
 func (e *env) commandStats() (calls, usec int64) {
-	info := e.str("INFO", "commandstats")
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		var c, u int64
-		for _, f := range strings.Split(rest, ",") {
-			k, v, _ := strings.Cut(f, "=")
-			n, _ := strconv.ParseInt(v, 10, 64)
-			switch k {
-			case "calls":
-				c = n
-			case "usec":
-				u = n
-			}
-		}
-		if name == "cmdstat_evalsha" || name == "cmdstat_eval" || name == "cmdstat_fcall" {
-			usec += u
-			continue
-		}
-		if name != "cmdstat_info" {
-			calls += c
+	for name, cu := range e.commandTable() {
+		switch name {
+		case "evalsha", "eval", "fcall":
+			usec += cu[1]
+		case "info":
+		default:
+			calls += cu[0]
 		}
 	}
 	return calls, usec
