@@ -205,26 +205,8 @@ local function static_visit(s, fifo, state, seqs, ARGV, d, m)
   return 'serve', payload, holders, keep
 end
 
--- ring_static serves a static pool's ring (see the header): it returns the
--- payload, its list's name and its holders hash, or nil. Alone, each claim
--- rotates the ring in Redis (LMOVE head to tail) and serves the source
--- that moved. The claims of one batch (finish_claim_batch.lua, memo) share
--- what they can: the parked list is looked at by the first of them, whether
--- any source has settings is read once, and the ring is rotated in the
--- script's memory: its head is read once (as many sources as the batch has
--- claims, more only if those run out), the claims take turns over them
--- exactly as they would over the ring, and ring_flush writes the result
--- back (the sources reached are trimmed from the head, the served ones
--- pushed to the tail, in order): three commands for the batch instead of
--- one per claim, and none for the ring when the claims leave it as it was
--- (a ring of one source, or claims that went round it a whole number of
--- times). Until ring_flush the ring in Redis still holds every
--- source: a script stopped by an error loses none of them. A ring of one
--- source (m.single) takes a shorter way: a turn over it leaves it as it
--- was, so its claims change nothing of the ring's state in memory, and its
--- names (FIFO, list, the list as JSON and, in claim_static, the record's
--- head and tail) are built once for the batch; ring_static then also
--- returns the list as JSON and m.
+-- ring_memo is the ring's state in a batch's memory (see ring_static),
+-- made by the first claim of the batch that reaches the ring.
 local function ring_memo(ring, state, ARGV, d, memo)
   local m = memo.rings[ring]
   if not m then
@@ -250,6 +232,26 @@ local function ring_unserve(m, payload)
   m.T[t], m.TF[t], m.fi = nil, nil, m.fi - 1
 end
 
+-- ring_static serves a static pool's ring (see the header): it returns the
+-- payload, its list's name and its holders hash, or nil. Alone, each claim
+-- rotates the ring in Redis (LMOVE head to tail) and serves the source
+-- that moved. The claims of one batch (finish_claim_batch.lua, memo) share
+-- what they can: the parked list is looked at by the first of them, whether
+-- any source has settings is read once, and the ring is rotated in the
+-- script's memory: its head is read once (as many sources as the batch has
+-- claims, more only if those run out), the claims take turns over them
+-- exactly as they would over the ring, and ring_flush writes the result
+-- back (the sources reached are trimmed from the head, the served ones
+-- pushed to the tail, in order): three commands for the batch instead of
+-- one per claim, and none for the ring when the claims leave it as it was
+-- (a ring of one source, or claims that went round it a whole number of
+-- times). Until ring_flush the ring in Redis still holds every
+-- source: a script stopped by an error loses none of them. A ring of one
+-- source (m.single) takes a shorter way: a turn over it leaves it as it
+-- was, so its claims change nothing of the ring's state in memory, and its
+-- names (FIFO, list, the list as JSON and, in claim_static, the record's
+-- head and tail) are built once for the batch; ring_static then also
+-- returns the list as JSON and m.
 local function ring_static(ring, state, seqs, ARGV, d, memo)
   local subp, parked, settings = ARGV[d + 2], ARGV[d + 5], ARGV[d + 6]
   local m, p = nil, nil
