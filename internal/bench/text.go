@@ -119,8 +119,9 @@ func definitions(cfg Config) map[string]string {
 			cfg.LatencySlots, cfg.LatencyJobs, cfg.LatencyRate),
 		"spread": "each figure is the median over the runs; with more than one run a second row gives min-max.",
 		"static": fmt.Sprintf("the static scenarios drain a mass queue's static pool (`work --mass static:%s --interval %s`: "+
-			"its workers poll the ring): the jobs are dealt round-robin into the sources' FIFOs first, and the window starts "+
-			"when one script puts every source on the ring.", staticPool, staticPoll),
+			"its workers poll the ring): the jobs are dealt round-robin into the sources' FIFOs and the sources are put on a "+
+			"staging copy of the ring first; the window starts when one RENAME makes it the ring (as the allocator would have "+
+			"placed them: the window holds the claims).", staticPool, staticPoll),
 	}
 }
 
