@@ -44,7 +44,14 @@ func TestBatchRotatesStaticRingAsSingleCalls(t *testing.T) {
 		// without settings the claim turns the ring in memory first and
 		// undoes the turn when the record is gone: before the claims go
 		// round the ring, after, and on a ring of two
-		{5, false, "mixed+removed"}, {12, false, "mixed+removed"}, {3, false, "pair+removed"}} {
+		{5, false, "mixed+removed"}, {12, false, "mixed+removed"}, {3, false, "pair+removed"},
+		// names JSON escapes (a quote, a slash) read after plain ones: the
+		// records' "source" is written by cjson from then on, by hand
+		// before; and in the first read
+		{3, false, "escaped"}, {6, false, "escaped"}, {6, true, "escaped"}, {3, false, "escaped-first"}, {3, false, "escaped-pool"},
+		// a weighted source runs dry in the middle of its turn: its turn
+		// counter goes with it
+		{3, true, "dry"}} {
 		slots, settings, ring := c.slots, c.settings, c.ring
 		t.Run(fmt.Sprintf("slots=%d/settings=%v/ring=%s", slots, settings, ring), func(t *testing.T) {
 			t.Parallel()
@@ -57,6 +64,9 @@ func TestBatchRotatesStaticRingAsSingleCalls(t *testing.T) {
 				if single.answers[i] != batched.answers[i] {
 					t.Errorf("slot %d: single %s, batched %s", i, single.answers[i], batched.answers[i])
 				}
+			}
+			if ring == "dry" && strings.Contains(batched.dump, "t:a") {
+				t.Errorf("the drained source's turn counter is still there:\n%s", batched.dump)
 			}
 			if strings.HasSuffix(ring, "+removed") && strings.Contains(batched.dump, "DirtyExit") {
 				t.Errorf("the false DirtyExit entry is still there:\n%s", batched.dump)
@@ -92,7 +102,7 @@ func fillStaticRing(c *Client, do func(string, ...any), pool string, sources []s
 		do("RPUSH", k.StaticRing(pool), s)
 		do("HSET", k.StaticState(pool), "m:"+s, "r")
 		for i := 0; i < jobs[s]; i++ {
-			do("RPUSH", k.StaticSourceQueue(pool, s), fmt.Sprintf(`{"class":"J","sourceId":"%s","name":"n","args":[%d]}`, s, i))
+			do("RPUSH", k.StaticSourceQueue(pool, s), fmt.Sprintf(`{"class":"J","sourceId":%q,"name":"n","args":[%d]}`, s, i))
 		}
 	}
 }
@@ -123,7 +133,11 @@ func TestBatchStaticClaimsMarkJobsAsSingleCalls(t *testing.T) {
 // source whose jobs after the first slots' ask the claim for more than the
 // record; "pair", two sources with work for every claim; "one", one such
 // source; "short", one source with work for two claims after the first
-// ones; "mixed", eight sources, some of them drained by the claims. A
+// ones; "mixed", eight sources, some of them drained by the claims;
+// "escaped", ten sources, the first seven with little or no work, then
+// names JSON escapes ("escaped-first": such names from the start;
+// "escaped-pool": plain names in a pool whose name JSON escapes); "dry",
+// a weighted source that runs dry in its turn (with settings). A
 // ring ending in "+removed": the last slot's record is removed by another
 // runtime's prune while its job runs, which records it as a false
 // DirtyExit under the record's queue (last: the batch sends that slot
@@ -133,14 +147,31 @@ func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool, r
 	c, ns, do := ringTestClient(t, unbatched)
 	ring, removed := strings.CutSuffix(ring, "+removed")
 	k := c.Keys()
-	const pool = "general"
+	pool := "general"
 	switch ring {
+	case "escaped-pool":
+		// plain names in a pool whose name JSON escapes
+		pool = "gen/eral"
+		fillStaticRing(c, do, pool, []string{"a", "b", "c"}, map[string]int{"a": 4, "b": 4, "c": 4})
 	case "pair":
 		fillStaticRing(c, do, pool, []string{"a", "b"}, map[string]int{"a": 3 * slots, "b": 3 * slots})
 	case "one":
 		fillStaticRing(c, do, pool, []string{"a"}, map[string]int{"a": 3 * slots})
 	case "short":
 		fillStaticRing(c, do, pool, []string{"a"}, map[string]int{"a": slots + 2})
+	case "escaped", "escaped-first":
+		// with 3 slots, the first claims (one at a time) serve a, b and
+		// c, so the batch's first read is d to g, drained, and its second
+		// the names to escape
+		names := []string{"a", "b", "c", "d", "e", "f", "g", `x"q`, "y/z", "h"}
+		if ring == "escaped-first" {
+			names = []string{"y/z", "a", `x"q`, "h"}
+		}
+		fillStaticRing(c, do, pool, names, map[string]int{"a": 1, "b": 1, "c": 1, `x"q`: 2, "y/z": 2, "h": 3})
+	case "dry":
+		// a (weight 3) has its turn with the first claims, one at a
+		// time, then serves its last job in the batch and is found dry
+		fillStaticRing(c, do, pool, []string{"a", "b"}, map[string]int{"a": 4, "b": 6})
 	case "marks":
 		fillStaticRing(c, do, pool, []string{"s"}, map[string]int{"s": slots})
 		for _, p := range []string{`{"class":"J","sourceId":"s","name":"n","args":[],"id":"j1","isMonitored":true}`,

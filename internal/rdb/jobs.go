@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -347,6 +348,12 @@ func parseClaim(a ClaimArgs, reply any) (ClaimResult, error) {
 			list, err := redis.String(v[4], nil)
 			if err != nil || src.Ring == "" {
 				return ClaimResult{}, fmt.Errorf("rdb: claim reply: ring list of source %d: %v", i, errOr(err, "not a ring"))
+			}
+			if src.Ring == protocol.RingStatic && !strings.Contains(list, ":") {
+				// a batch's claim from a ring of several sources names
+				// the source alone (finish_claim_batch.lua's
+				// claim_static): source ids have no ':', lists' names do
+				list = protocol.StaticSourcePrefix(src.Pool) + list
 			}
 			src = protocol.Source{Queue: src.Queue, List: list}
 			if srcs[i-1].Ring == protocol.RingUnit {

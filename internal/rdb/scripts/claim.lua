@@ -166,8 +166,14 @@ local function static_visit(s, fifo, state, seqs, ARGV, d, m)
   local payload = rcall('LPOP', fifo)
   if not payload then
     -- drained: off the ring at once; a job that comes back to its FIFO
-    -- (a retry, a requeue, a recovery) puts it back (static_wake.lua)
-    rcall('HDEL', state, 'm:' .. s, 't:' .. s)
+    -- (a retry, a requeue, a recovery) puts it back (static_wake.lua).
+    -- A turn counter (t:) exists only while some source has settings:
+    -- SetWeight clears a source's when its weight changes
+    if m.settings then
+      rcall('HDEL', state, 'm:' .. s, 't:' .. s)
+    else
+      rcall('HDEL', state, 'm:' .. s)
+    end
     return 'drained'
   end
   if not m.settings then
@@ -206,15 +212,21 @@ local function static_visit(s, fifo, state, seqs, ARGV, d, m)
 end
 
 -- ring_memo is the ring's state in a batch's memory (see ring_static),
--- made by the first claim of the batch that reaches the ring.
-local function ring_memo(ring, state, ARGV, d, memo)
+-- made by the first claim of the batch that reaches the ring. settings,
+-- when given, says whether any source has settings or is parked (the
+-- caller asked Redis already).
+local function ring_memo(ring, state, ARGV, d, memo, settings)
   local m = memo.rings[ring]
   if not m then
     -- one EXISTS says whether any source has settings or is parked:
     -- usually neither, and then no source's settings are read and no
     -- parked source is looked at (ring_static's first visit does that)
     local parked = ARGV[d + 5]
-    m = {settings = rcall('EXISTS', ARGV[d + 6], parked) > 0, F = {}, fi = 1, T = {}, TF = {}, P = {}, parked = parked,
+    if settings == nil then
+      settings = rcall('EXISTS', ARGV[d + 6], parked) > 0
+    end
+    -- T and TF get at most one source a claim (sized: see hot_globals)
+    m = {settings = settings, F = {}, fi = 1, T = sized(memo.n), TF = sized(memo.n), P = {}, parked = parked,
       n = memo.n, ns = memo.ns, fetched = 0, rempty = false, cycled = false, pre = ARGV[d + 1] .. ARGV[d + 2],
       state = state, pdone = false}
     memo.rings[ring] = m
@@ -233,7 +245,9 @@ local function ring_unserve(m, payload)
 end
 
 -- ring_static serves a static pool's ring (see the header): it returns the
--- payload, its list's name and its holders hash, or nil. Alone, each claim
+-- payload, its source's id (the caller builds the names: the list is
+-- ARGV[d + 2] .. id), its holders hash and, for a batch, the ring's memory
+-- m; or nil. Alone, each claim
 -- rotates the ring in Redis (LMOVE head to tail) and serves the source
 -- that moved. The claims of one batch (finish_claim_batch.lua, memo) share
 -- what they can: the parked list is looked at by the first of them, whether
@@ -250,8 +264,7 @@ end
 -- source (m.single) takes a shorter way: a turn over it leaves it as it
 -- was, so its claims change nothing of the ring's state in memory, and its
 -- names (FIFO, list, the list as JSON and, in claim_static, the record's
--- head and tail) are built once for the batch; ring_static then also
--- returns the list as JSON and m.
+-- head and tail) are built once for the batch, in m (lfifo, llist, llj).
 local function ring_static(ring, state, seqs, ARGV, d, memo)
   local subp, parked, settings = ARGV[d + 2], ARGV[d + 5], ARGV[d + 6]
   local m, p = nil, nil
@@ -292,7 +305,7 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
         if keep then
           rcall('LMOVE', ring, ring, 'RIGHT', 'LEFT')
         end
-        return payload, subp .. s, holders
+        return payload, s, holders
       elseif r == 'parked' then
         rcall('LMOVE', ring, parked, 'RIGHT', 'RIGHT')
       else
@@ -330,10 +343,20 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
           m.orig = got
           m.single = #got == 1
         end
+        if not m.single and m.plainjson ~= false then
+          -- whether JSON writes the names read and the lists' prefix as
+          -- they are, between quotes: cjson escapes nothing in them when
+          -- its text is just 2 bytes longer. claim_static then builds the
+          -- record's "source" without a cjson.encode a job (1,200 Redis
+          -- instructions; one encode of the batch's names costs 450 a job,
+          -- a Lua pattern over them 1,900)
+          local names = subp .. table.concat(got)
+          m.plainjson = #cjson.encode(names) == #names + 2
+        end
         m.F, m.fi, m.fetched = got, 1, m.fetched + #got
       elseif #m.T > 0 then
         -- every source was reached once: the served ones take turns again
-        m.F, m.fi, m.T, m.TF, m.cycled = m.T, 1, {}, {}, true
+        m.F, m.fi, m.T, m.TF, m.cycled = m.T, 1, sized(m.n), sized(m.n), true
       else
         return nil
       end
@@ -351,19 +374,28 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
     else
       fifo = m.pre .. s
     end
-    local r, payload, holders, keep = static_visit(s, fifo, state, seqs, ARGV, d, m)
+    local r, payload, holders, keep = nil, nil, nil, false
+    if m.settings then
+      r, payload, holders, keep = static_visit(s, fifo, state, seqs, ARGV, d, m)
+    else
+      -- static_visit when no source has settings, inline (a call a job)
+      payload = rcall('LPOP', fifo)
+      if payload then
+        r = 'serve'
+      else
+        rcall('HDEL', state, 'm:' .. s)
+        r = 'drained'
+      end
+    end
     if r == 'serve' then
-      if single then
-        -- a turn over a ring of one source leaves it as it was: the state
-        -- stays as read (its one source not reached yet)
-        return payload, m.llist, holders, m.llj, m
-      end
-      if not keep then
+      -- a turn over a ring of one source leaves it as it was: the state
+      -- stays as read (its one source not reached yet)
+      if not single and not keep then
+        local t = #m.T + 1
         m.fi = m.fi + 1
-        m.T[#m.T + 1] = s
-        m.TF[#m.TF + 1] = fifo
+        m.T[t], m.TF[t] = s, fifo
       end
-      return payload, subp .. s, holders
+      return payload, s, holders, m
     end
     m.fi = m.fi + 1
     if r == 'parked' then
@@ -393,11 +425,13 @@ local function ring_flush(memo)
     -- their FIFOs says whether any job is left, and when none is, one HDEL
     -- takes them all off, two commands a job less for sources of one job;
     -- when some are left, an empty one is found at its next visit
+    -- (their marks only: a source is served in T when its turn is over,
+    -- and static_visit cleared its turn counter then)
     local T = m.T
     if #T > 0 and rcall('EXISTS', unpack(m.TF)) == 0 then
       local f = {}
       for i, s in ipairs(T) do
-        f[2 * i - 1], f[2 * i] = 'm:' .. s, 't:' .. s
+        f[i] = 'm:' .. s
       end
       rcall('HDEL', m.state, unpack(f))
       T = {}
@@ -606,12 +640,16 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
         end
       end
       if ARGV[d] == 's' then
-        payload, list, holders, lj = ring_static(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, memo)
+        local s
+        payload, s, holders = ring_static(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, memo)
+        if payload then
+          list = ARGV[d + 2] .. s
+        end
       else
         payload, list, holders = ring_unit(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, memo)
       end
       if payload then
-        lj = lj or cjson.encode(list)
+        lj = cjson.encode(list)
         local q = ARGV[d + 4]
         if q == '' then
           q = lj

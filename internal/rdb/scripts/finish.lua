@@ -105,17 +105,6 @@ local function finish_unique(skey, dkey, outcome, ARGV, ao, failed)
   end
 end
 
--- sized returns an empty table with room for n values in its array part
--- (n nils laid out by the constructor): a table filled one value at a time
--- is rehashed at every power of two, which cost the batch script 2,500
--- Redis instructions a job at 8 slots (its reply and per-slot tables).
--- n stays far below what unpack can lay out (8,000): a batch has at most
--- 32 slots (batchMax in batch.go), 6 reply values each.
-local NONE = {}
-local function sized(n)
-  return {unpack(NONE, 1, n)}
-end
-
 -- finish_unmove takes back a move of the slot's claim sequence that was
 -- not from the claim being finished (moved is where it went).
 local function finish_unmove(seqs, wid, moved)

@@ -59,12 +59,10 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
   -- memory): a turn over it is a pop from its FIFO, which ring_static would
   -- do through two more calls; when the FIFO is empty, ring_static takes
   -- the source off the ring
-  local m, payload, list, holders, lj = memo.fast, nil, nil, nil, nil
+  local m, payload, s, holders = memo.fast, nil, nil, nil
   if m then
     payload = rcall('LPOP', m.lfifo)
-    if payload then
-      list, lj = m.llist, m.llj
-    else
+    if not payload then
       memo.fast = nil
     end
   end
@@ -85,7 +83,7 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
         end
       end
     end
-    payload, list, holders, lj, m = ring_static(KEYS[5], KEYS[6], KEYS[3], ARGV, d, memo)
+    payload, s, holders, m = ring_static(KEYS[5], KEYS[6], KEYS[3], ARGV, d, memo)
     if not payload then
       -- no job: the record kept goes, as claim_plain's
       if keep and rcall('DEL', wkey) == 0 then
@@ -93,7 +91,7 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
       end
       return false
     end
-    if m and not m.settings then
+    if m.single and not m.settings then
       memo.fast = m
     end
   end
@@ -102,14 +100,12 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
   if not object then
     embed = cjson.encode(payload)
   end
-  if m then
+  local list
+  if m.single then
     -- a ring of one source: the record's head and tail are built once
+    -- (the record's queue, ARGV[d + 4], is the pool's: never '' here)
     if not m.head then
-      local q = ARGV[d + 4]
-      if q == '' then
-        q = lj
-      end
-      m.head, m.tail = '{"queue":' .. q .. ARGV[6], ',"source":' .. lj .. '}'
+      m.head, m.tail = '{"queue":' .. ARGV[d + 4] .. ARGV[6], ',"source":' .. m.llj .. '}'
     end
     if keep then
       -- popped from the FIFO: a pop is undone by pushing the job back
@@ -120,13 +116,16 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
     else
       rcall('SET', wkey, m.head .. embed .. m.tail)
     end
+    list = m.llist
   else
-    lj = cjson.encode(list)
-    local q = ARGV[d + 4]
-    if q == '' then
-      q = lj
+    -- the record's "source" is the list's name as JSON: between quotes
+    -- when the ring's names need no escape (m.plainjson, see ring_static)
+    local record
+    if m.plainjson then
+      record = '{"queue":' .. ARGV[d + 4] .. ARGV[6] .. embed .. ',"source":"' .. ARGV[d + 2] .. s .. '"}'
+    else
+      record = '{"queue":' .. ARGV[d + 4] .. ARGV[6] .. embed .. ',"source":' .. cjson.encode(ARGV[d + 2] .. s) .. '}'
     end
-    local record = '{"queue":' .. q .. ARGV[6] .. embed .. ',"source":' .. lj .. '}'
     if keep then
       if not rcall('SET', wkey, record, 'XX') then
         ring_unserve(rm, payload)
@@ -135,6 +134,10 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
     else
       rcall('SET', wkey, record)
     end
+    -- the reply names the source alone, without the lists' prefix (a
+    -- string a job less): a source id has no ':', a list's name has, and
+    -- the caller adds the pool's prefix (rdb.parseClaim)
+    list = s
   end
   if holders then
     -- as claim(): the cap's slot; stale entries cleared now and then
@@ -179,7 +182,7 @@ for i = 1, n do
 end
 -- and claims from one static pool's ring, claim_static (d: its description)
 local static_d = nil
-if n == 1 and string.sub(ARGV[8], 1, 1) == 'r' then
+if n == 1 and sbyte(ARGV[8]) == 114 then -- "r<d>"
   static_d = tonum(string.sub(ARGV[8], 2))
   if ARGV[static_d] ~= 's' then
     static_d = nil
@@ -233,10 +236,23 @@ for j = 1, m do
     end
   end
 end
--- usually neither the pause key nor any attempts counter exists: one
--- EXISTS says so
-local paused, counters = false, false
-if rcall('EXISTS', KEYS[1], KEYS[4]) > 0 then
+-- ns: m as sent, the first read of a ring's head (a number argument to
+-- redis.call is formatted with a printf)
+local out, memo = sized(6 * m), {rings = {}, units = {}, n = m, ns = ARGV[#ARGV], flags = {}}
+-- usually neither the pause key nor any attempts counter exists, nor, for
+-- a static pool, the per-source settings or the parked list: one EXISTS
+-- says so (and ring_memo need not ask)
+local paused, counters, any = false, false, 0
+if static_d then
+  local all = rcall('EXISTS', KEYS[1], KEYS[4], ARGV[static_d + 6], ARGV[static_d + 5])
+  if all > 0 then
+    any = rcall('EXISTS', KEYS[1], KEYS[4])
+  end
+  ring_memo(KEYS[5], KEYS[6], ARGV, static_d, memo, all > any)
+else
+  any = rcall('EXISTS', KEYS[1], KEYS[4])
+end
+if any > 0 then
   local pause = rcall('GET', KEYS[1])
   if pause and string.lower(string.match(pause, '^%s*(.-)%s*$')) == 'true' then
     paused = true
@@ -245,9 +261,6 @@ if rcall('EXISTS', KEYS[1], KEYS[4]) > 0 then
     counters = rcall('EXISTS', KEYS[4]) == 1
   end
 end
--- ns: m as sent, the first read of a ring's head (a number argument to
--- redis.call is formatted with a printf)
-local out, memo = sized(6 * m), {rings = {}, units = {}, n = m, ns = ARGV[#ARGV], flags = {}}
 -- one slot table for every claim (claim() keeps no reference to it)
 local slot = {nk = nkc, counters = counters, memo = memo}
 for j = 1, m do
