@@ -460,3 +460,63 @@ func TestStaticLimitCountsJobsRunningBeforeIt(t *testing.T) {
 		t.Error("holders left after the limit was removed")
 	}
 }
+
+// A change of weight starts the source's turn over: its turn counter goes
+// from every static pool's state, so none is left behind when the settings
+// go away (claims keep turn counters only while some source has settings)
+// and a weight set again gives the source its whole turn.
+func TestWeightChangeClearsTurn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	a := e.allocator(mustConfig(t, staticConfig), newClock())
+	if err := massqueue.SetWeight(ctx, e.c, "w3", 3); err != nil {
+		t.Fatal(err)
+	}
+	e.fill("w3", 20)
+	e.fill("w1", 20)
+	e.allocate(a)
+	state := e.c.Keys().StaticState("general")
+	w := e.worker(1, protocol.StaticPoolSource("general"))
+	res, ok := w.claim()
+	if !ok || sourceOf(t, res.Payload) != "w3" {
+		t.Fatalf("first claim: %v %s, want a job of w3", ok, res.Payload)
+	}
+	if got := e.str("HGET", state, "t:w3"); got != "1" {
+		t.Fatalf("turn counter of w3 after its first job: %q, want 1", got)
+	}
+	if err := massqueue.SetWeight(ctx, e.c, "w3", 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.int("HEXISTS", state, "t:w3"); n != 0 {
+		t.Fatal("w3's turn counter is still there after its weight went back to 1")
+	}
+	// without settings the claims keep no counter: w3 and w1 alternate
+	var order []string
+	for range 4 {
+		res, ok = w.finishAndClaim(res)
+		if !ok {
+			t.Fatal("no job")
+		}
+		order = append(order, sourceOf(t, res.Payload))
+	}
+	if n := e.int("HEXISTS", state, "t:w3"); n != 0 {
+		t.Fatal("a claim without settings wrote w3's turn counter")
+	}
+	// weight 3 again: w3's next turn is 3 jobs in a row, whatever the
+	// old turn had reached
+	if err := massqueue.SetWeight(ctx, e.c, "w3", 3); err != nil {
+		t.Fatal(err)
+	}
+	for range 8 {
+		res, ok = w.finishAndClaim(res)
+		if !ok {
+			t.Fatal("no job")
+		}
+		order = append(order, sourceOf(t, res.Payload))
+	}
+	joined := strings.Join(order, " ")
+	if !strings.Contains(joined, "w1 w3 w3 w3 w1") {
+		t.Errorf("claims %s: want w3 and w1 alternating, then w3 three in a row between w1's", joined)
+	}
+}

@@ -31,7 +31,15 @@ func SetWeight(ctx context.Context, c *rdb.Client, source string, weight int) er
 	if weight == 1 {
 		v = ""
 	}
-	return setting(ctx, c, source, rdb.SettingWeight, v)
+	if err := setting(ctx, c, source, rdb.SettingWeight, v); err != nil {
+		return err
+	}
+	// a turn under the old weight starts over (and none is left behind
+	// when the settings go: claims then keep no turn counters)
+	if err := c.ClearTurns(ctx, source); err != nil {
+		return fmt.Errorf("massqueue: weight of %s set; clearing its turn: %w", source, err)
+	}
+	return nil
 }
 
 // SetLimit caps a source at n jobs running at once in each pool, static or

@@ -255,3 +255,21 @@ func (c *Client) DropHolders(ctx context.Context, source string) error {
 	}
 	return nil
 }
+
+// ClearTurns removes source's turn counter (field t:<source> of each
+// static pool's state hash), which claims keep only while some source has
+// settings (claim.lua's static_visit): a counter left when the settings
+// went away would shorten the source's first turn once a weight is set
+// again. SetWeight calls it after every change of weight.
+func (c *Client) ClearTurns(ctx context.Context, source string) error {
+	pools, err := c.StaticPoolNames(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range pools {
+		if _, err := c.do(ctx, "HDEL", c.keys.StaticState(p), "t:"+source); err != nil {
+			return fmt.Errorf("rdb: turn of %s in %s: %w", source, p, err)
+		}
+	}
+	return nil
+}
