@@ -225,8 +225,9 @@ local function ring_memo(ring, state, ARGV, d, memo, settings)
     if settings == nil then
       settings = rcall('EXISTS', ARGV[d + 6], parked) > 0
     end
-    -- T and TF get at most one source a claim (sized: see hot_globals)
-    m = {settings = settings, F = {}, fi = 1, T = sized(memo.n), TF = sized(memo.n), P = {}, parked = parked,
+    -- T and TF: NONE (never written) until the first read of a ring of
+    -- several sources sizes them (ring_static; at most a source a claim)
+    m = {settings = settings, F = {}, fi = 1, T = NONE, TF = NONE, P = {}, parked = parked,
       n = memo.n, ns = memo.ns, fetched = 0, rempty = false, cycled = false, pre = ARGV[d + 1] .. ARGV[d + 2],
       state = state, pdone = false}
     memo.rings[ring] = m
@@ -343,6 +344,9 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
           m.orig = got
           m.single = #got == 1
         end
+        if not m.single and m.T == NONE then
+          m.T, m.TF = sized(m.n), sized(m.n)
+        end
         if not m.single and m.plainjson ~= false then
           -- whether JSON writes the names read and the lists' prefix as
           -- they are, between quotes: cjson escapes nothing in them when
@@ -411,65 +415,69 @@ end
 -- parked list.
 local function ring_flush(memo)
   for ring, m in pairs(memo.rings) do
-    local reached = m.fetched
-    local push = {}
-    if m.cycled then
-      for i = m.fi, #m.F do
-        push[#push + 1] = m.F[i]
-      end
-    else
-      reached = m.fetched - (#m.F - m.fi + 1)
-    end
-    -- served sources whose FIFOs the batch emptied leave the ring now, as
-    -- their next visit would (static_visit's drained): one EXISTS over
-    -- their FIFOs says whether any job is left, and when none is, one HDEL
-    -- takes them all off, two commands a job less for sources of one job;
-    -- when some are left, an empty one is found at its next visit
-    -- (their marks only: a source is served in T when its turn is over,
-    -- and static_visit cleared its turn counter then)
-    local T = m.T
-    if #T > 0 and rcall('EXISTS', unpack(m.TF)) == 0 then
-      local f = {}
-      for i, s in ipairs(T) do
-        f[i] = 'm:' .. s
-      end
-      rcall('HDEL', m.state, unpack(f))
-      T = {}
-    end
-    for _, s in ipairs(T) do
-      push[#push + 1] = s
-    end
-    -- the ring after the trim and the push is its rest past the sources
-    -- reached, then push; when the whole ring was read at once and that is
-    -- the ring as it was (one source, or claims that went round it a whole
-    -- number of times, none leaving it), nothing is written
-    local o, same = m.orig, false
-    if o and #m.P == 0 and #o - reached + #push == #o then
-      same = true
-      local rest = #o - reached
-      for i = 1, #o do
-        local v
-        if i <= rest then
-          v = o[reached + i]
-        else
-          v = push[i - rest]
+    -- a ring no claim read, or of one source that served every claim,
+    -- is left as it was: nothing to write
+    if m.fetched > 0 and not (m.single and m.fi == 1) then
+      local reached = m.fetched
+      local push = {}
+      if m.cycled then
+        for i = m.fi, #m.F do
+          push[#push + 1] = m.F[i]
         end
-        if v ~= o[i] then
-          same = false
-          break
+      else
+        reached = m.fetched - (#m.F - m.fi + 1)
+      end
+      -- served sources whose FIFOs the batch emptied leave the ring now, as
+      -- their next visit would (static_visit's drained): one EXISTS over
+      -- their FIFOs says whether any job is left, and when none is, one HDEL
+      -- takes them all off, two commands a job less for sources of one job;
+      -- when some are left, an empty one is found at its next visit
+      -- (their marks only: a source is served in T when its turn is over,
+      -- and static_visit cleared its turn counter then)
+      local T = m.T
+      if #T > 0 and rcall('EXISTS', unpack(m.TF)) == 0 then
+        local f = {}
+        for i, s in ipairs(T) do
+          f[i] = 'm:' .. s
+        end
+        rcall('HDEL', m.state, unpack(f))
+        T = {}
+      end
+      for _, s in ipairs(T) do
+        push[#push + 1] = s
+      end
+      -- the ring after the trim and the push is its rest past the sources
+      -- reached, then push; when the whole ring was read at once and that is
+      -- the ring as it was (one source, or claims that went round it a whole
+      -- number of times, none leaving it), nothing is written
+      local o, same = m.orig, false
+      if o and #m.P == 0 and #o - reached + #push == #o then
+        same = true
+        local rest = #o - reached
+        for i = 1, #o do
+          local v
+          if i <= rest then
+            v = o[reached + i]
+          else
+            v = push[i - rest]
+          end
+          if v ~= o[i] then
+            same = false
+            break
+          end
         end
       end
-    end
-    if not same then
-      if reached > 0 then
-        rcall('LTRIM', ring, reached, -1)
+      if not same then
+        if reached > 0 then
+          rcall('LTRIM', ring, reached, -1)
+        end
+        if #push > 0 then
+          rcall('RPUSH', ring, unpack(push))
+        end
       end
-      if #push > 0 then
-        rcall('RPUSH', ring, unpack(push))
+      if #m.P > 0 then
+        rcall('RPUSH', m.parked, unpack(m.P))
       end
-    end
-    if #m.P > 0 then
-      rcall('RPUSH', m.parked, unpack(m.P))
     end
   end
 end
