@@ -270,7 +270,7 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
   local subp, parked, settings = ARGV[d + 2], ARGV[d + 5], ARGV[d + 6]
   local m, p = nil, nil
   if memo then
-    m = ring_memo(ring, state, ARGV, d, memo)
+    m = memo.rings[ring] or ring_memo(ring, state, ARGV, d, memo)
     if m.settings and not m.pdone then
       m.pdone = true
       p = rcall('LMOVE', parked, parked, 'LEFT', 'RIGHT')
@@ -469,6 +469,11 @@ local function ring_flush(memo)
       end
       if not same then
         if reached > 0 then
+          -- as a string when it is the batch's size, as sent (a number is
+          -- formatted with a printf: 2,600 instructions)
+          if reached == m.n and m.ns then
+            reached = m.ns
+          end
           rcall('LTRIM', ring, reached, -1)
         end
         if #push > 0 then

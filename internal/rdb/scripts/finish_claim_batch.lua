@@ -75,7 +75,8 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
       -- (ring_unserve); with settings a turn may write more (a weighted
       -- turn, a cap's holders, the parked list), so the record is removed
       -- before the ring turns, as the full form does
-      rm = ring_memo(KEYS[5], KEYS[6], ARGV, d, memo)
+      -- (made before the claims: see below)
+      rm = memo.rings[KEYS[5]]
       if rm.settings then
         keep = false
         if rcall('DEL', wkey) == 0 then
