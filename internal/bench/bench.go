@@ -43,7 +43,7 @@ const (
 	// ScenarioStatic drains a mass queue's static pool of one source with one
 	// worker process x 16 slots (`work --mass static:POOL`),
 	// ScenarioStaticProcs with Config.Procs such processes, and
-	// ScenarioStaticSources one of StaticSources sources (the jobs dealt
+	// ScenarioStaticSources one of Config.Sources sources (the jobs dealt
 	// round-robin): what a static pool costs against the same workers on a
 	// plain queue (1x16, procs), and what many sources cost against one.
 	ScenarioStatic        = "static"
@@ -61,7 +61,7 @@ var DefaultScenarios = []string{ScenarioLoop, ScenarioSlots1, ScenarioSlots16, S
 var AllScenarios = []string{ScenarioLoop, ScenarioSlots1, ScenarioSlots16, ScenarioSlots64, ScenarioProcs, ScenarioStatic, ScenarioStaticProcs,
 	ScenarioStaticSources, ScenarioExec, ScenarioFork, ScenarioIdle, ScenarioLatency}
 
-// StaticSources is the number of sources of ScenarioStaticSources.
+// StaticSources is the default number of sources of ScenarioStaticSources.
 const StaticSources = 10000
 
 // staticPool is the static pool the static scenarios drain.
@@ -105,6 +105,10 @@ type Config struct {
 	Runs int
 	// Procs is the process count of the procs scenario; default 4.
 	Procs int
+	// Sources is the number of sources of the static-sources scenario;
+	// default StaticSources. With Jobs equal to it, each source has one
+	// job (more sources give a longer window for one job a source).
+	Sources int
 	// ExecJobs is the job count of the exec and fork scenarios (default
 	// 2000), and ExecCommand the command each job runs (default "true").
 	ExecJobs    int
@@ -138,6 +142,7 @@ func (c *Config) setDefaults() error {
 	def(&c.Jobs, 200000)
 	def(&c.Runs, 3)
 	def(&c.Procs, 4)
+	def(&c.Sources, StaticSources)
 	def(&c.ExecJobs, 2000)
 	def(&c.LatencyJobs, 2000)
 	def(&c.LatencySlots, 16)
@@ -328,8 +333,8 @@ func (b *bencher) scenario(name string) scenario {
 			description: fmt.Sprintf("resque-go, %d processes x %d slots, a static pool of 1 source", cfg.Procs, slotsPerProc),
 			procs:       cfg.Procs, slots: slotsPerProc, jobs: cfg.Jobs, sources: 1}
 	case ScenarioStaticSources:
-		return scenario{name: name, description: fmt.Sprintf("resque-go, 1 process x %d slots, a static pool of %d sources", slotsPerProc, StaticSources),
-			procs: 1, slots: slotsPerProc, jobs: cfg.Jobs, sources: StaticSources}
+		return scenario{name: name, description: fmt.Sprintf("resque-go, 1 process x %d slots, a static pool of %d sources", slotsPerProc, cfg.Sources),
+			procs: 1, slots: slotsPerProc, jobs: cfg.Jobs, sources: cfg.Sources}
 	case ScenarioExec:
 		return scenario{name: name, description: fmt.Sprintf("resque-go, 1 process x %d slots, --exec '%s=%s'", slotsPerProc, NoopClass, cfg.ExecCommand),
 			procs: 1, slots: slotsPerProc, jobs: cfg.ExecJobs, exec: NoopClass + "=" + cfg.ExecCommand}

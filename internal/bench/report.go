@@ -36,6 +36,7 @@ type Settings struct {
 	Jobs          int      `json:"jobs"`
 	Runs          int      `json:"runs"`
 	Procs         int      `json:"procs"`
+	Sources       int      `json:"sources"`
 	ExecJobs      int      `json:"exec_jobs"`
 	ExecCommand   string   `json:"exec_command"`
 	IdleSeconds   float64  `json:"idle_seconds"`
@@ -47,7 +48,7 @@ type Settings struct {
 }
 
 func settingsOf(c Config) Settings {
-	return Settings{Scenarios: c.Scenarios, Jobs: c.Jobs, Runs: c.Runs, Procs: c.Procs, ExecJobs: c.ExecJobs,
+	return Settings{Scenarios: c.Scenarios, Jobs: c.Jobs, Runs: c.Runs, Procs: c.Procs, Sources: c.Sources, ExecJobs: c.ExecJobs,
 		ExecCommand: c.ExecCommand, IdleSeconds: c.Idle.Seconds(), SettleSeconds: c.Settle.Seconds(),
 		LatencyJobs: c.LatencyJobs, LatencyRate: c.LatencyRate, LatencySlots: c.LatencySlots, Payload: NoopPayload}
 }

@@ -31,8 +31,8 @@ func benchCommand() *ucli.Command {
 			"Scenarios: " + strings.Join(bench.AllScenarios, ", ") + " (exec, the per-job process\n" +
 			"overhead of --exec handlers, runs only with --exec or --scenarios exec or all; fork, the same\n" +
 			"with --fork, only with --scenarios fork or all; static, static-procs and static-sources, the\n" +
-			"same workers on a mass queue's static pool of 1 source (1x16, --procs x 16) and of 10,000\n" +
-			"sources (1x16), only when named or with all).\n\n" +
+			"same workers on a mass queue's static pool of 1 source (1x16, --procs x 16) and of --sources\n" +
+			"sources (1x16, 10,000 by default), only when named or with all).\n\n" +
 			"A --redis server must serve nothing else while the bench runs: Redis's statistics are\n" +
 			"server-wide. redis-server must be on PATH otherwise.",
 		Flags: []ucli.Flag{
@@ -41,6 +41,7 @@ func benchCommand() *ucli.Command {
 			&ucli.IntFlag{Name: "runs", Usage: "runs of each scenario (the median is printed, min-max below)", Value: 3},
 			&ucli.StringFlag{Name: "scenarios", Usage: "comma-separated subset: " + strings.Join(bench.AllScenarios, ",") + " or all", Value: strings.Join(bench.DefaultScenarios, ",")},
 			&ucli.IntFlag{Name: "procs", Usage: "worker processes (16 slots each) of the procs scenario", Value: 4},
+			&ucli.IntFlag{Name: "sources", Usage: "sources of the static-sources scenario (the jobs dealt round-robin: as many jobs as sources gives one job a source)", Value: bench.StaticSources},
 			&ucli.StringFlag{Name: "exec", Usage: "also run the exec scenario: each job runs this command ('true', or 'Noop=true' as work takes it)"},
 			&ucli.IntFlag{Name: "exec-jobs", Usage: "jobs per run of the exec and fork scenarios", Value: 2000},
 			&ucli.StringFlag{Name: "idle", Usage: "how long each idle worker is watched (seconds or a duration); shorter than 30s misses periodic work", Value: "30s"},
@@ -138,7 +139,7 @@ func benchConfig(c *ucli.Context) (bench.Config, error) {
 			return bench.Config{}, usageError{err}
 		}
 	}
-	for _, name := range []string{"jobs", "runs", "procs", "exec-jobs", "latency-jobs", "latency-slots"} {
+	for _, name := range []string{"jobs", "runs", "procs", "sources", "exec-jobs", "latency-jobs", "latency-slots"} {
 		if c.Int(name) < 1 {
 			return bench.Config{}, usagef("--%s %d: want at least 1", name, c.Int(name))
 		}
@@ -153,7 +154,7 @@ func benchConfig(c *ucli.Context) (bench.Config, error) {
 		RedisURL:      c.String("redis"),
 		WorkerCommand: []string{exe, "bench", "worker"},
 		Scenarios:     scenarios,
-		Jobs:          c.Int("jobs"), Runs: c.Int("runs"), Procs: c.Int("procs"),
+		Jobs:          c.Int("jobs"), Runs: c.Int("runs"), Procs: c.Int("procs"), Sources: c.Int("sources"),
 		ExecJobs: c.Int("exec-jobs"), ExecCommand: execCmd,
 		Idle: idle, Settle: settle,
 		LatencyJobs: c.Int("latency-jobs"), LatencyRate: c.Float64("latency-rate"), LatencySlots: c.Int("latency-slots"),

@@ -18,6 +18,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		{[]string{"--scenarios", "loop,nope"}, `unknown scenario "nope"`},
 		{[]string{"--exec", "Other=true"}, "the bench's jobs are of class Noop"},
 		{[]string{"--jobs", "0"}, "--jobs 0: want at least 1"},
+		{[]string{"--sources", "0"}, "--sources 0: want at least 1"},
 		{[]string{"--latency-rate", "0"}, "--latency-rate 0"},
 		{[]string{"--idle", "soon"}, `--idle "soon"`},
 		{[]string{"extra"}, "bench takes no arguments"},
