@@ -267,6 +267,21 @@ func (b *bencher) run(ctx context.Context, started bool) (*Report, error) {
 	_, _ = rand.Read(suffix[:])
 	b.nsBase = "resque-go-bench-" + hex.EncodeToString(suffix[:])
 
+	// the throughput scenarios first, in rounds (see throughput), then
+	// the idle and latency ones
+	var thr []scenario
+	for _, name := range cfg.Scenarios {
+		if name != ScenarioIdle && name != ScenarioLatency {
+			thr = append(thr, b.scenario(name))
+		}
+	}
+	if len(thr) > 0 {
+		res, err := b.throughput(ctx, thr)
+		if err != nil {
+			return nil, err
+		}
+		rep.Throughput = res
+	}
 	for _, name := range cfg.Scenarios {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -286,12 +301,6 @@ func (b *bencher) run(ctx context.Context, started bool) (*Report, error) {
 				return nil, err
 			}
 			rep.Latency = &res
-		default:
-			res, err := b.throughput(ctx, b.scenario(name))
-			if err != nil {
-				return nil, err
-			}
-			rep.Throughput = append(rep.Throughput, res)
 		}
 	}
 	rep.compareToLoop()

@@ -117,7 +117,8 @@ func definitions(cfg Config) map[string]string {
 		"latency": fmt.Sprintf("an in-process worker with %d slots, idle; %d jobs enqueued one at a time (SADD + RPUSH, one round trip) at %g/s, "+
 			"each carrying its enqueue time; the handler records now - enqueue time (the RPUSH round trip included).",
 			cfg.LatencySlots, cfg.LatencyJobs, cfg.LatencyRate),
-		"spread": "each figure is the median over the runs; with more than one run a second row gives min-max.",
+		"spread": "each figure is the median over the runs; with more than one run a second row gives min-max. " +
+			"The throughput scenarios run in rounds (each once a round, in order), so a machine that drifts moves them alike.",
 		"static": fmt.Sprintf("the static scenarios drain a mass queue's static pool (`work --mass static:%s --interval %s`: "+
 			"its workers poll the ring): the jobs are dealt round-robin into the sources' FIFOs and the sources are put on a "+
 			"staging copy of the ring first; the window starts when one RENAME makes it the ring (as the allocator would have "+

@@ -26,21 +26,34 @@ func pollInterval(elapsed time.Duration) time.Duration {
 	return min(max(elapsed/200, minPoll), maxPoll)
 }
 
-// throughput runs one scenario cfg.Runs times.
-func (b *bencher) throughput(ctx context.Context, sc scenario) (Throughput, error) {
-	res := Throughput{Scenario: sc.name, Description: sc.description, Processes: sc.procs, Slots: sc.slots, Jobs: sc.jobs}
-	for i := 1; i <= b.cfg.Runs; i++ {
-		b.log.Info().Str("scenario", sc.name).Int("run", i).Int("runs", b.cfg.Runs).Int("jobs", sc.jobs).Msg("bench run started")
-		run, err := b.throughputRun(ctx, sc)
-		if err != nil {
-			return res, fmt.Errorf("%s run %d: %w", sc.name, i, err)
-		}
-		b.log.Info().Str("scenario", sc.name).Int("run", i).Float64("jobs_per_sec", run.JobsPerSec).
-			Float64("redis_cpu_us_per_job", run.RedisCPU).Msg("bench run finished")
-		res.Runs = append(res.Runs, run)
+// throughput runs the throughput scenarios cfg.Runs times each, in rounds:
+// each round runs every scenario once, in order, so that a machine that
+// slows down or speeds up for a while (a shared host) moves every
+// scenario's figures alike and their ratios stay comparable.
+func (b *bencher) throughput(ctx context.Context, scs []scenario) ([]Throughput, error) {
+	out := make([]Throughput, len(scs))
+	for j, sc := range scs {
+		out[j] = Throughput{Scenario: sc.name, Description: sc.description, Processes: sc.procs, Slots: sc.slots, Jobs: sc.jobs}
 	}
-	res.summarize()
-	return res, nil
+	for i := 1; i <= b.cfg.Runs; i++ {
+		for j, sc := range scs {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			b.log.Info().Str("scenario", sc.name).Int("run", i).Int("runs", b.cfg.Runs).Int("jobs", sc.jobs).Msg("bench run started")
+			run, err := b.throughputRun(ctx, sc)
+			if err != nil {
+				return nil, fmt.Errorf("%s run %d: %w", sc.name, i, err)
+			}
+			b.log.Info().Str("scenario", sc.name).Int("run", i).Float64("jobs_per_sec", run.JobsPerSec).
+				Float64("redis_cpu_us_per_job", run.RedisCPU).Msg("bench run finished")
+			out[j].Runs = append(out[j].Runs, run)
+		}
+	}
+	for j := range out {
+		out[j].summarize()
+	}
+	return out, nil
 }
 
 // throughputRun drains sc.jobs no-op jobs once. The jobs are pushed to a

@@ -27,7 +27,8 @@ func benchCommand() *ucli.Command {
 			"queue with no-op jobs and drains it: with a minimal Resque loop (the reference: LPOP, SET\n" +
 			"worker, 2 INCR, DEL, one pipeline per job, 16 connections) and with resque-go worker processes\n" +
 			"(1x1, 1x16, 1x64 and --procs x 16 slots). It also watches idle workers and measures pickup\n" +
-			"latency, and prints each figure's median over --runs (min-max below).\n" +
+			"latency, and prints each figure's median over --runs (min-max below). The throughput\n" +
+			"scenarios run in rounds, each once a round, so a machine that drifts moves them alike.\n" +
 			"Scenarios: " + strings.Join(bench.AllScenarios, ", ") + " (exec, the per-job process\n" +
 			"overhead of --exec handlers, runs only with --exec or --scenarios exec or all; fork, the same\n" +
 			"with --fork, only with --scenarios fork or all; static, static-procs and static-sources, the\n" +
