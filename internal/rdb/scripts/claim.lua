@@ -437,8 +437,8 @@ local function ring_flush(memo)
       local T = m.T
       if #T > 0 and rcall('EXISTS', unpack(m.TF)) == 0 then
         local f = {}
-        for i, s in ipairs(T) do
-          f[i] = 'm:' .. s
+        for i = 1, #T do
+          f[i] = 'm:' .. T[i]
         end
         rcall('HDEL', m.state, unpack(f))
         T = {}

@@ -65,8 +65,28 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
     if not payload then
       memo.fast = nil
     end
+  else
+    -- a ring of several sources without settings (memo.turn): the next
+    -- source read and not reached yet is visited here as ring_static
+    -- would (its FIFO popped, then the source to the served ones, or off
+    -- the ring when it is dry), without its call; past what was read,
+    -- and after a dry source, ring_static goes on
+    m = memo.turn
+    if m then
+      s = m.F[m.fi]
+      if s then
+        local fifo = m.pre .. s
+        payload = rcall('LPOP', fifo)
+        m.fi = m.fi + 1
+        if payload then
+          local t = #m.T + 1
+          m.T[t], m.TF[t] = s, fifo
+        else
+          rcall('HDEL', m.state, 'm:' .. s)
+        end
+      end
+    end
   end
-  local rm = nil
   if not payload then
     if keep then
       -- the finish's record, left in place (claim_plain's keep), is
@@ -76,8 +96,7 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
       -- turn, a cap's holders, the parked list), so the record is removed
       -- before the ring turns, as the full form does
       -- (made before the claims: see below)
-      rm = memo.rings[KEYS[5]]
-      if rm.settings then
+      if memo.rings[KEYS[5]].settings then
         keep = false
         if rcall('DEL', wkey) == 0 then
           return 'gone'
@@ -92,8 +111,12 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
       end
       return false
     end
-    if m.single and not m.settings then
-      memo.fast = m
+    if not m.settings then
+      if m.single then
+        memo.fast = m
+      else
+        memo.turn = m
+      end
     end
   end
   local object = sbyte(payload, 1) == 123 and sbyte(payload, -1) == 125
@@ -129,7 +152,7 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
     end
     if keep then
       if not rcall('SET', wkey, record, 'XX') then
-        ring_unserve(rm, payload)
+        ring_unserve(m, payload)
         return 'gone'
       end
     else
