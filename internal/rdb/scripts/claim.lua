@@ -245,6 +245,25 @@ local function ring_unserve(m, payload)
   m.T[t], m.TF[t], m.fi = nil, nil, m.fi - 1
 end
 
+-- ring_next visits source s, the next one read of a batch's ring in memory
+-- m (see ring_static) of several sources none of which has settings: its
+-- FIFO is popped and the source goes to the served ones (T); a dry one
+-- leaves the ring (its mark; ring_flush trims it). It returns the payload,
+-- or nil when the FIFO was dry. ring_static and claim_static's short way
+-- both visit through it.
+local function ring_next(m, s)
+  local fifo = m.pre .. s
+  local payload = rcall('LPOP', fifo)
+  m.fi = m.fi + 1
+  if payload then
+    local t = #m.T + 1
+    m.T[t], m.TF[t] = s, fifo
+  else
+    rcall('HDEL', m.state, 'm:' .. s)
+  end
+  return payload
+end
+
 -- ring_static serves a static pool's ring (see the header): it returns the
 -- payload, its source's id (the caller builds the names: the list is
 -- ARGV[d + 2] .. id), its holders hash and, for a batch, the ring's memory
@@ -366,44 +385,41 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
       end
     end
     local s, single = m.F[m.fi], m.single
-    local fifo
-    if single then
-      -- a ring of one source: the batch's claims build its names once
-      fifo = m.lfifo
-      if not fifo then
-        fifo = m.pre .. s
-        m.lfifo, m.llist = fifo, subp .. s
-        m.llj = cjson.encode(m.llist)
-      end
-    else
-      fifo = m.pre .. s
-    end
-    local r, payload, holders, keep = nil, nil, nil, false
-    if m.settings then
-      r, payload, holders, keep = static_visit(s, fifo, state, seqs, ARGV, d, m)
-    else
-      -- static_visit when no source has settings, inline (a call a job)
-      payload = rcall('LPOP', fifo)
+    if not single and not m.settings then
+      -- several sources, none with settings: ring_next (static_visit's
+      -- work without settings, and the served source's bookkeeping)
+      local payload = ring_next(m, s)
       if payload then
-        r = 'serve'
+        return payload, s, nil, m
+      end
+    else
+      local fifo
+      if single then
+        -- a ring of one source: the batch's claims build its names once
+        fifo = m.lfifo
+        if not fifo then
+          fifo = m.pre .. s
+          m.lfifo, m.llist = fifo, subp .. s
+          m.llj = cjson.encode(m.llist)
+        end
       else
-        rcall('HDEL', state, 'm:' .. s)
-        r = 'drained'
+        fifo = m.pre .. s
       end
-    end
-    if r == 'serve' then
-      -- a turn over a ring of one source leaves it as it was: the state
-      -- stays as read (its one source not reached yet)
-      if not single and not keep then
-        local t = #m.T + 1
-        m.fi = m.fi + 1
-        m.T[t], m.TF[t] = s, fifo
+      local r, payload, holders, keep = static_visit(s, fifo, state, seqs, ARGV, d, m)
+      if r == 'serve' then
+        -- a turn over a ring of one source leaves it as it was: the state
+        -- stays as read (its one source not reached yet)
+        if not single and not keep then
+          local t = #m.T + 1
+          m.fi = m.fi + 1
+          m.T[t], m.TF[t] = s, fifo
+        end
+        return payload, s, holders, m
       end
-      return payload, s, holders, m
-    end
-    m.fi = m.fi + 1
-    if r == 'parked' then
-      m.P[#m.P + 1] = s
+      m.fi = m.fi + 1
+      if r == 'parked' then
+        m.P[#m.P + 1] = s
+      end
     end
   end
 end

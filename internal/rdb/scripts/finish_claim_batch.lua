@@ -68,22 +68,13 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
   else
     -- a ring of several sources without settings (memo.turn): the next
     -- source read and not reached yet is visited here as ring_static
-    -- would (its FIFO popped, then the source to the served ones, or off
-    -- the ring when it is dry), without its call; past what was read,
-    -- and after a dry source, ring_static goes on
+    -- would (ring_next), without its call and prologue; past what was
+    -- read, and after a dry source, ring_static goes on
     m = memo.turn
     if m then
       s = m.F[m.fi]
       if s then
-        local fifo = m.pre .. s
-        payload = rcall('LPOP', fifo)
-        m.fi = m.fi + 1
-        if payload then
-          local t = #m.T + 1
-          m.T[t], m.TF[t] = s, fifo
-        else
-          rcall('HDEL', m.state, 'm:' .. s)
-        end
+        payload = ring_next(m, s)
       end
     end
   end
