@@ -244,16 +244,9 @@ func (c *Client) CountRunningHolders(ctx context.Context, source string) (int, e
 // DropHolders deletes source's holders hashes in every static pool known
 // to Redis (its limit was removed: nothing counts them any more).
 func (c *Client) DropHolders(ctx context.Context, source string) error {
-	pools, err := c.StaticPoolNames(ctx)
-	if err != nil {
-		return err
-	}
-	for _, p := range pools {
-		if _, err := c.do(ctx, "DEL", c.keys.StaticHolders(p, source)); err != nil {
-			return fmt.Errorf("rdb: holders of %s in %s: %w", source, p, err)
-		}
-	}
-	return nil
+	return c.inStaticPools(ctx, "holders of "+source, func(p string) (string, []any) {
+		return "DEL", []any{c.keys.StaticHolders(p, source)}
+	})
 }
 
 // ClearTurns removes source's turn counter (field t:<source> of each
@@ -262,13 +255,22 @@ func (c *Client) DropHolders(ctx context.Context, source string) error {
 // went away would shorten the source's first turn once a weight is set
 // again. SetWeight calls it after every change of weight.
 func (c *Client) ClearTurns(ctx context.Context, source string) error {
+	return c.inStaticPools(ctx, "turn of "+source, func(p string) (string, []any) {
+		return "HDEL", []any{c.keys.StaticState(p), "t:" + source}
+	})
+}
+
+// inStaticPools runs the command cmd gives for each static pool known to
+// Redis (StaticPoolNames); what names it in errors.
+func (c *Client) inStaticPools(ctx context.Context, what string, cmd func(pool string) (string, []any)) error {
 	pools, err := c.StaticPoolNames(ctx)
 	if err != nil {
 		return err
 	}
 	for _, p := range pools {
-		if _, err := c.do(ctx, "HDEL", c.keys.StaticState(p), "t:"+source); err != nil {
-			return fmt.Errorf("rdb: turn of %s in %s: %w", source, p, err)
+		name, args := cmd(p)
+		if _, err := c.do(ctx, name, args...); err != nil {
+			return fmt.Errorf("rdb: %s in %s: %w", what, p, err)
 		}
 	}
 	return nil
