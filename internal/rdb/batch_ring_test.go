@@ -51,7 +51,9 @@ func TestBatchRotatesStaticRingAsSingleCalls(t *testing.T) {
 		{3, false, "escaped"}, {6, false, "escaped"}, {6, true, "escaped"}, {3, false, "escaped-first"}, {3, false, "escaped-pool"},
 		// a weighted source runs dry in the middle of its turn: its turn
 		// counter goes with it
-		{3, true, "dry"}} {
+		{3, true, "dry"},
+		// a source at its cap is parked (its mark, p, written with the ring)
+		{3, true, "capped"}} {
 		slots, settings, ring := c.slots, c.settings, c.ring
 		t.Run(fmt.Sprintf("slots=%d/settings=%v/ring=%s", slots, settings, ring), func(t *testing.T) {
 			t.Parallel()
@@ -172,6 +174,14 @@ func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool, r
 		// a (weight 3) has its turn with the first claims, one at a
 		// time, then serves its last job in the batch and is found dry
 		fillStaticRing(c, do, pool, []string{"a", "b"}, map[string]int{"a": 4, "b": 6})
+	case "capped":
+		// b's cap of 1 is held by a claim outside the batch: the first
+		// claims, one at a time, take a's turn (weight 3), and the batch's
+		// park b
+		fillStaticRing(c, do, pool, []string{"a", "b", "c"}, map[string]int{"a": 10, "b": 4, "c": 10})
+		do("HSET", k.StaticHolders(pool, "b"), "h:9:static", "7")
+		do("HSET", k.ClaimSeqs(), "h:9:static", "7")
+		do("HSET", k.MassSettings(), "b:limit", "1")
 	case "marks":
 		fillStaticRing(c, do, pool, []string{"s"}, map[string]int{"s": slots})
 		for _, p := range []string{`{"class":"J","sourceId":"s","name":"n","args":[],"id":"j1","isMonitored":true}`,
@@ -248,44 +258,83 @@ func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool, r
 // A batch whose script stops on an error half-way (here a source's FIFO
 // that is not a list) leaves every source on the ring: the ring in Redis
 // changes only when the claims are all done (ring_flush), so no source is
-// lost with its jobs; each slot gets the error, as from a single call.
+// lost with its jobs; each slot gets the error, as from a single call. The
+// sources the batch left before the error keep their marks (m:<source>) with
+// their places on the ring, as both are written together (ring_flush): the
+// allocators and static_wake put a source whose mark is missing on the ring,
+// and one put there twice is served twice a round. Without settings, a
+// drained source (a) comes first; with settings, a drained one (a), a
+// paused one (p) and one at its cap (q, which would be parked).
 func TestBatchErrorKeepsStaticRing(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	c, _, do := ringTestClient(t, false)
-	k := c.Keys()
-	const pool = "general"
-	fillStaticRing(c, do, pool, []string{"a", "b", "c"}, map[string]int{"a": 3, "b": 3, "c": 3})
-	now := time.Unix(1_800_000_000, 0)
-	src := protocol.StaticPoolSource(pool)
-	var batch []*batchCall
-	for i := 0; i < 3; i++ {
-		id := fmt.Sprintf("h:%d:static", i)
-		a := ClaimArgs{WorkerID: id, Host: "h", Sources: []protocol.Source{src}, Now: now}
-		res, err := c.Claim(ctx, a)
-		if err != nil || res.Payload == nil {
-			t.Fatalf("claim %d: %v %v", i, res, err)
-		}
-		ck, ca := c.claimKeysArgs(a)
-		batch = append(batch, &batchCall{workerID: id, host: "h", src: res.Source, ck: ck, ca: ca, sources: (len(ck) - 4) / 2,
-			o: Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "J", Now: now}, done: make(chan struct{})})
-	}
-	// b's FIFO is not a list any more: the second claim of the batch fails
-	do("DEL", k.StaticSourceQueue(pool, "b"))
-	do("SET", k.StaticSourceQueue(pool, "b"), "not a list")
-	c.batch.send(batch)
-	for i, call := range batch {
-		if call.err == nil {
-			t.Errorf("slot %d: no error", i)
-		}
-	}
-	ring, err := redis.Strings(c.do(ctx, "LRANGE", k.StaticRing(pool), 0, -1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(ring)
-	if strings.Join(ring, ",") != "a,b,c" {
-		t.Errorf("ring after the failed batch: %q, want a, b and c", ring)
+	for _, settings := range []bool{false, true} {
+		t.Run(fmt.Sprintf("settings=%v", settings), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			c, _, do := ringTestClient(t, false)
+			k := c.Keys()
+			const pool = "general"
+			fillStaticRing(c, do, pool, []string{"a", "b", "c"}, map[string]int{"a": 1, "b": 3, "c": 3})
+			now := time.Unix(1_800_000_000, 0)
+			src := protocol.StaticPoolSource(pool)
+			var batch []*batchCall
+			for i := 0; i < 3; i++ {
+				id := fmt.Sprintf("h:%d:static", i)
+				a := ClaimArgs{WorkerID: id, Host: "h", Sources: []protocol.Source{src}, Now: now}
+				res, err := c.Claim(ctx, a) // alone: a, b and c, the ring as it was
+				if err != nil || res.Payload == nil {
+					t.Fatalf("claim %d: %v %v", i, res, err)
+				}
+				ck, ca := c.claimKeysArgs(a)
+				batch = append(batch, &batchCall{workerID: id, host: "h", src: res.Source, ck: ck, ca: ca, sources: (len(ck) - 4) / 2,
+					o: Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "J", Now: now}, done: make(chan struct{})})
+			}
+			want := []string{"a", "b", "c"}
+			if settings {
+				// p paused and q at its cap of 1 (a current holder), put
+				// between a and b
+				for _, s := range []string{"p", "q"} {
+					do("RPUSH", k.StaticSourceQueue(pool, s), `{"class":"J","args":[]}`)
+					do("HSET", k.StaticState(pool), "m:"+s, "r")
+				}
+				do("DEL", k.StaticRing(pool))
+				do("RPUSH", k.StaticRing(pool), "a", "p", "q", "b", "c")
+				do("HSET", k.MassSettings(), "p:paused", "1", "q:limit", "1")
+				do("HSET", k.StaticHolders(pool, "q"), "h:9:static", "7")
+				do("HSET", k.ClaimSeqs(), "h:9:static", "7")
+				want = []string{"a", "b", "c", "p", "q"}
+			}
+			// b's FIFO is not a list any more: the batch's claims reach it
+			// after a (and p and q) and fail
+			do("DEL", k.StaticSourceQueue(pool, "b"))
+			do("SET", k.StaticSourceQueue(pool, "b"), "not a list")
+			c.batch.send(batch)
+			for i, call := range batch {
+				if call.err == nil {
+					t.Errorf("slot %d: no error", i)
+				}
+			}
+			ring, err := redis.Strings(c.do(ctx, "LRANGE", k.StaticRing(pool), 0, -1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sort.Strings(ring)
+			if fmt.Sprint(ring) != fmt.Sprint(want) {
+				t.Errorf("ring after the failed batch: %q, want %q", ring, want)
+			}
+			state, err := redis.StringMap(c.do(ctx, "HGETALL", k.StaticState(pool)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range ring {
+				if state["m:"+s] != "r" {
+					t.Errorf("source %s is on the ring without its mark r: %v", s, state)
+				}
+			}
+			if n, err := redis.Int(c.do(ctx, "LLEN", k.StaticParked(pool))); err != nil || n != 0 {
+				t.Errorf("parked list: %d sources (%v), want none", n, err)
+			}
+		})
 	}
 }
 
@@ -295,7 +344,8 @@ func TestBatchErrorKeepsStaticRing(t *testing.T) {
 // state hash still agree (a source is on the ring exactly when its field
 // m:<source> is there, which is how the allocators know to put it back).
 // When one of those FIFOs still holds a job, the ring keeps them all, as
-// before.
+// before. A source the batch finds drained on its way (x) leaves with the
+// same HDEL, or alone in the second case.
 func TestBatchTakesDrainedSourcesOffRing(t *testing.T) {
 	t.Parallel()
 	for _, left := range []bool{false, true} {
@@ -309,7 +359,7 @@ func TestBatchTakesDrainedSourcesOffRing(t *testing.T) {
 			if left {
 				jobs["d"] = 2
 			}
-			fillStaticRing(c, do, pool, []string{"a", "b", "c", "d", "e", "f"}, jobs)
+			fillStaticRing(c, do, pool, []string{"a", "b", "x", "c", "d", "e", "f"}, jobs)
 			now := time.Unix(1_800_000_000, 0)
 			src := protocol.StaticPoolSource(pool)
 			var batch []*batchCall
@@ -352,7 +402,7 @@ func TestBatchTakesDrainedSourcesOffRing(t *testing.T) {
 			if fmt.Sprint(ring) != want {
 				t.Errorf("ring %v, want %s", ring, want)
 			}
-			for _, s := range []string{"a", "b", "c", "d", "e", "f"} {
+			for _, s := range []string{"a", "b", "c", "d", "e", "f", "x"} {
 				on := strings.Contains(" "+strings.Join(ring, " ")+" ", " "+s+" ")
 				if _, ok := state["m:"+s]; ok != on {
 					t.Errorf("source %s: on the ring %v, in the state %v (%v)", s, on, ok, state)

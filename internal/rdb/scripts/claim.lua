@@ -152,6 +152,33 @@ local function ring_held(holders, seqs)
   return n
 end
 
+-- ring_leave takes source s off a ring's membership: its mark (m:<s>) and,
+-- while some source has settings, its turn counter (t:<s>) leave the state
+-- hash at once for a single claim, which moves the ring in Redis in the
+-- same step; for a batch's ring in memory (m.state) they wait for
+-- ring_flush's write of the ring (m.D, made when first needed), so a
+-- script stopped by an error before then leaves the source on the ring
+-- with its mark, as it found it: the allocators and static_wake put a
+-- source whose mark is missing on the ring, and one put there twice is
+-- served twice a round.
+local function ring_leave(m, state, s)
+  if m.state then
+    local D = m.D
+    if not D then
+      D = {}
+      m.D = D
+    end
+    D[#D + 1] = 'm:' .. s
+    if m.settings then
+      D[#D + 1] = 't:' .. s
+    end
+  elseif m.settings then
+    rcall('HDEL', state, 'm:' .. s, 't:' .. s)
+  else
+    rcall('HDEL', state, 'm:' .. s)
+  end
+end
+
 -- static_visit serves source s of a static pool (its FIFO's key: fifo),
 -- just taken from the ring's head (see the header): its FIFO is popped
 -- before its settings are read, so a source whose FIFO is empty costs no
@@ -169,11 +196,7 @@ local function static_visit(s, fifo, state, seqs, ARGV, d, m)
     -- (a retry, a requeue, a recovery) puts it back (static_wake.lua).
     -- A turn counter (t:) exists only while some source has settings:
     -- SetWeight clears a source's when its weight changes
-    if m.settings then
-      rcall('HDEL', state, 'm:' .. s, 't:' .. s)
-    else
-      rcall('HDEL', state, 'm:' .. s)
-    end
+    ring_leave(m, state, s)
     return 'drained'
   end
   if not m.settings then
@@ -184,12 +207,16 @@ local function static_visit(s, fifo, state, seqs, ARGV, d, m)
   local lim = tonum(c[2])
   if c[3] == '1' then
     rcall('LPUSH', fifo, payload)
-    rcall('HDEL', state, 'm:' .. s, 't:' .. s)
+    ring_leave(m, state, s)
     return 'paused'
   end
   if lim and lim > 0 and ring_held(holdp .. s, seqs) >= lim then
     rcall('LPUSH', fifo, payload)
-    rcall('HSET', state, 'm:' .. s, 'p')
+    -- a batch's parked sources are marked with its write of the ring
+    -- (ring_flush), as ring_leave's
+    if not m.state then
+      rcall('HSET', state, 'm:' .. s, 'p')
+    end
     rcall('HDEL', state, 't:' .. s)
     return 'parked'
   end
@@ -259,7 +286,7 @@ local function ring_next(m, s)
     local t = #m.T + 1
     m.T[t], m.TF[t] = s, fifo
   else
-    rcall('HDEL', m.state, 'm:' .. s)
+    ring_leave(m, m.state, s)
   end
   return payload
 end
@@ -449,15 +476,18 @@ local function ring_flush(memo)
       -- takes them all off, two commands a job less for sources of one job;
       -- when some are left, an empty one is found at its next visit
       -- (their marks only: a source is served in T when its turn is over,
-      -- and static_visit cleared its turn counter then)
-      local T = m.T
+      -- and static_visit cleared its turn counter then). The same HDEL
+      -- takes off the sources the claims left (ring_leave's, D)
+      local T, D = m.T, m.D
       if #T > 0 and rcall('EXISTS', unpack(m.TF)) == 0 then
-        local f = {}
+        local f = D or {}
         for i = 1, #T do
-          f[i] = 'm:' .. T[i]
+          f[#f + 1] = 'm:' .. T[i]
         end
-        rcall('HDEL', m.state, unpack(f))
-        T = {}
+        D, T = f, {}
+      end
+      if D then
+        rcall('HDEL', m.state, unpack(D))
       end
       for _, s in ipairs(T) do
         push[#push + 1] = s
@@ -497,7 +527,12 @@ local function ring_flush(memo)
         end
       end
       if #m.P > 0 then
+        local f = {}
+        for i, s in ipairs(m.P) do
+          f[2 * i - 1], f[2 * i] = 'm:' .. s, 'p'
+        end
         rcall('RPUSH', m.parked, unpack(m.P))
+        rcall('HSET', m.state, unpack(f))
       end
     end
   end
