@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"context"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -204,5 +205,20 @@ func TestHotScriptsDeleteOldLibraries(t *testing.T) {
 	}
 	if at, _ := redis.Int64(e.admin(t, "HGET", key, e.c.claim.lib.name), nil); now.Unix()-at > 60 {
 		t.Errorf("own load recorded at %d", at)
+	}
+}
+
+// Redis turns a Lua number passed to redis.call into text with
+// snprintf("%.17g"), about 2,200 instructions, more than the command it
+// is an argument of: the per-job scripts pass constants as strings ('1',
+// '-1', '86400'). This catches a number literal among a call's arguments.
+func TestHotScriptsPassNoNumberLiterals(t *testing.T) {
+	lit := regexp.MustCompile(`rcall\([^\n]*,\s*-?[0-9]+(\.[0-9]+)?\s*[,)]`)
+	for _, name := range []string{"claim.lua", "finish.lua", "finish_claim.lua", "finish_claim_batch.lua"} {
+		for i, line := range strings.Split(scriptSource(name), "\n") {
+			if code, _, _ := strings.Cut(line, "--"); lit.MatchString(code) {
+				t.Errorf("%s:%d: a number literal in a Redis call: %s", name, i+1, strings.TrimSpace(line))
+			}
+		}
 	}
 }

@@ -224,7 +224,7 @@ local function static_visit(s, fifo, state, seqs, ARGV, d, m)
   local w = tonum(c[1]) or 1
   if w > 1 then
     -- a weighted source keeps the head until its turn is over
-    if rcall('HINCRBY', state, 't:' .. s, 1) < w then
+    if rcall('HINCRBY', state, 't:' .. s, '1') < w then
       keep = true
     else
       rcall('HDEL', state, 't:' .. s)
@@ -520,7 +520,7 @@ local function ring_flush(memo)
           if reached == m.n and m.ns then
             reached = m.ns
           end
-          rcall('LTRIM', ring, reached, -1)
+          rcall('LTRIM', ring, reached, '-1')
         end
         if #push > 0 then
           rcall('RPUSH', ring, unpack(push))
@@ -578,7 +578,7 @@ local function ring_unit(ring, state, seqs, ARGV, d, memo)
     end
     if payload then
       if w > 1 then
-        if rcall('HINCRBY', state, b, 1) < w then
+        if rcall('HINCRBY', state, b, '1') < w then
           -- back to the tail: the next claim takes this batch again
           rcall('LMOVE', ring, ring, 'LEFT', 'RIGHT')
         else
@@ -626,7 +626,7 @@ local function job_marks(payload, u, d, ARGV, ao, ui)
       local skey = ARGV[ao + 3] .. tostring(id) .. ':status'
       if decoded['isMonitored'] == true then
         -- resque-v3 string statuses
-        rcall('SET', skey, '{"status":"running","updated":' .. ARGV[ao + 2] .. '}', 'EX', 86400)
+        rcall('SET', skey, '{"status":"running","updated":' .. ARGV[ao + 2] .. '}', 'EX', '86400')
       else
         -- php-resque integer statuses, only when the producer asked for tracking
         local cur = rcall('GET', skey)

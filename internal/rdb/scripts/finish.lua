@@ -163,14 +163,13 @@ local function finish_head(seqs, wkey, failed, wid, seq, class, queue)
   -- there as DirtyExit ("Job still being processed"). Remove that entry
   -- (the newest one for this worker id, job class and queue); the caller
   -- records the real outcome.
-  local first = math.max(0, rcall('LLEN', failed) - 100)
-  local entries = rcall('LRANGE', failed, first, -1)
+  local entries = rcall('LRANGE', failed, '-100', '-1')
   for i = #entries, 1, -1 do
     local ok, e = pcall(cjson.decode, entries[i])
     if ok and type(e) == 'table' and e['worker'] == wid and e['queue'] == queue
         and (e['exception'] == 'Resque::DirtyExit' or e['exception'] == 'Resque::PruneDeadWorkerDirtyExit')
         and type(e['payload']) == 'table' and e['payload']['class'] == class then
-      rcall('LREM', failed, -1, entries[i])
+      rcall('LREM', failed, '-1', entries[i])
       return 2
     end
   end
@@ -225,7 +224,7 @@ local function finish(KEYS, ARGV, ko, ao, batched)
       end
     end
     if ARGV[ao + 13] == '1' then
-      rcall('SET', KEYS[ko + 20], '{"status":"waiting","updated":' .. ARGV[ao + 5] .. '}', 'EX', 86400)
+      rcall('SET', KEYS[ko + 20], '{"status":"waiting","updated":' .. ARGV[ao + 5] .. '}', 'EX', '86400')
     end
   end
   if ARGV[ao + 15] ~= '' then
@@ -244,7 +243,7 @@ local function finish(KEYS, ARGV, ko, ao, batched)
     kind, value = string.match(ARGV[ao + 4], '^(%w+):(.+)$')
   end
   if kind == 'v3' then
-    rcall('SET', KEYS[ko + 5], '{"status":"' .. value .. '","updated":' .. ARGV[ao + 5] .. '}', 'EX', 86400)
+    rcall('SET', KEYS[ko + 5], '{"status":"' .. value .. '","updated":' .. ARGV[ao + 5] .. '}', 'EX', '86400')
   elseif kind == 'php' then
     local cur = rcall('GET', KEYS[ko + 5])
     if cur then
@@ -254,7 +253,7 @@ local function finish(KEYS, ARGV, ko, ao, batched)
         st['updated'] = tonum(ARGV[ao + 5])
         if value == '3' or value == '4' then
           -- php-resque expires a finished job's status after a day
-          rcall('SET', KEYS[ko + 5], cjson.encode(st), 'EX', 86400)
+          rcall('SET', KEYS[ko + 5], cjson.encode(st), 'EX', '86400')
         else
           rcall('SET', KEYS[ko + 5], cjson.encode(st), 'KEEPTTL')
         end
