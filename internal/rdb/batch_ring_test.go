@@ -49,6 +49,8 @@ func TestBatchRotatesStaticRingAsSingleCalls(t *testing.T) {
 		// records' "source" is written by cjson from then on, by hand
 		// before; and in the first read
 		{3, false, "escaped"}, {6, false, "escaped"}, {6, true, "escaped"}, {3, false, "escaped-first"}, {3, false, "escaped-pool"},
+		// and the one source of a ring (its record's "source" built once)
+		{3, false, "one-escaped"},
 		// a weighted source runs dry in the middle of its turn: its turn
 		// counter goes with it
 		{3, true, "dry"},
@@ -159,6 +161,8 @@ func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool, r
 		fillStaticRing(c, do, pool, []string{"a", "b"}, map[string]int{"a": 3 * slots, "b": 3 * slots})
 	case "one":
 		fillStaticRing(c, do, pool, []string{"a"}, map[string]int{"a": 3 * slots})
+	case "one-escaped":
+		fillStaticRing(c, do, pool, []string{`x"q/`}, map[string]int{`x"q/`: 3 * slots})
 	case "short":
 		fillStaticRing(c, do, pool, []string{"a"}, map[string]int{"a": slots + 2})
 	case "escaped", "escaped-first":

@@ -269,7 +269,7 @@ const ringArgs = 7
 func (c *Client) ringArgs(s protocol.Source) []any {
 	k := c.keys
 	if s.Ring == protocol.RingStatic {
-		return []any{"s", k.Prefix(), protocol.StaticSourcePrefix(s.Pool), k.StaticHoldersPrefix(s.Pool),
+		return []any{"s", k.StaticSourceQueue(s.Pool, ""), protocol.StaticSourcePrefix(s.Pool), k.StaticHoldersPrefix(s.Pool),
 			string(protocol.MarshalString(s.Queue)), k.StaticParked(s.Pool), k.MassSettings()}
 	}
 	return []any{"u", k.Prefix(), protocol.CommittedPrefix, k.BatchHoldersPrefix(), "", "", k.MassSettings()}

@@ -34,9 +34,11 @@
 -- and ARGV[5+n+i] is unused. The description, from ARGV[d]:
 --   d    "s" (a static pool: names are source ids) or "u" (a batch pool's
 --        unit: names are batch ids)
---   d+1  "<ns>:"
+--   d+1  the lists' prefix with the namespace: "<ns>:static:queue:<pool>:"
+--        (a name's list is <d+1><name>), or, for a unit, "<ns>:" (its list
+--        is <ns>:<d+2><name>)
 --   d+2  the lists' prefix without the namespace, "static:queue:<pool>:"
---        or "committed:": a name's list is <ns>:<prefix><name>
+--        or "committed:"
 --   d+3  the holders' prefix, "<ns>:static:holders:<pool>:" or
 --        "<ns>:batch:holders:": <prefix><name> is the hash worker id ->
 --        claim sequence of the workers holding one of the name's jobs
@@ -253,10 +255,14 @@ local function ring_memo(ring, state, ARGV, d, memo, settings)
       settings = rcall('EXISTS', ARGV[d + 6], parked) > 0
     end
     -- T and TF: NONE (never written) until the first read of a ring of
-    -- several sources sizes them (ring_static; at most a source a claim)
-    m = {settings = settings, F = {}, fi = 1, T = NONE, TF = NONE, P = {}, parked = parked,
-      n = memo.n, ns = memo.ns, fetched = 0, rempty = false, cycled = false, pre = ARGV[d + 1] .. ARGV[d + 2],
-      state = state, pdone = false}
+    -- several sources sizes them (ring_static; at most a source a claim).
+    -- 15 fields, and a batch adds at most one (orig) unless some source
+    -- has settings (pdone, parked): a field past the table's size (16)
+    -- rehashes it, 2,500 Redis instructions. plainjson: true until a read
+    -- says otherwise; single: a ring of one source's names, or false
+    m = {settings = settings, F = {}, fi = 1, T = NONE, TF = NONE, P = {}, n = memo.n, ns = memo.ns,
+      fetched = 0, rempty = false, cycled = false, pre = ARGV[d + 1], state = state,
+      single = false, plainjson = true}
     memo.rings[ring] = m
   end
   return m
@@ -311,7 +317,7 @@ end
 -- source (m.single) takes a shorter way: a turn over it leaves it as it
 -- was, so its claims change nothing of the ring's state in memory, and its
 -- names (FIFO, list, the list as JSON and, in claim_static, the record's
--- head and tail) are built once for the batch, in m (lfifo, llist, llj).
+-- head and tail) are built once for the batch, in m.single.
 local function ring_static(ring, state, seqs, ARGV, d, memo)
   local subp, parked, settings = ARGV[d + 2], ARGV[d + 5], ARGV[d + 6]
   local m, p = nil, nil
@@ -347,7 +353,7 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
       if not s then
         return nil
       end
-      local r, payload, holders, keep = static_visit(s, ARGV[d + 1] .. ARGV[d + 2] .. s, state, seqs, ARGV, d, m)
+      local r, payload, holders, keep = static_visit(s, ARGV[d + 1] .. s, state, seqs, ARGV, d, m)
       if r == 'serve' then
         if keep then
           rcall('LMOVE', ring, ring, 'RIGHT', 'LEFT')
@@ -386,14 +392,22 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
       end
       if got then
         if m.fetched == 0 and m.rempty then
-          -- the whole ring, read at once: ring_flush compares with it
-          m.orig = got
-          m.single = #got == 1
+          if #got == 1 then
+            -- a ring of one source: the batch's claims build its names
+            -- once (its FIFO, its list, the list as JSON; claim_static
+            -- adds the record's head and tail). ring_flush has nothing to
+            -- compare: its claims leave it as it was or take it off
+            local list = subp .. got[1]
+            m.single = {fifo = m.pre .. got[1], list = list, lj = cjson.encode(list), head = false, tail = false}
+          else
+            -- the whole ring, read at once: ring_flush compares with it
+            m.orig = got
+          end
         end
         if not m.single and m.T == NONE then
           m.T, m.TF = sized(m.n), sized(m.n)
         end
-        if not m.single and m.plainjson ~= false then
+        if not m.single and m.plainjson then
           -- whether JSON writes the names read and the lists' prefix as
           -- they are, between quotes: cjson escapes nothing in them when
           -- its text is just 2 bytes longer. claim_static then builds the
@@ -422,13 +436,7 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
     else
       local fifo
       if single then
-        -- a ring of one source: the batch's claims build its names once
-        fifo = m.lfifo
-        if not fifo then
-          fifo = m.pre .. s
-          m.lfifo, m.llist = fifo, subp .. s
-          m.llj = cjson.encode(m.llist)
-        end
+        fifo = single.fifo
       else
         fifo = m.pre .. s
       end
@@ -446,6 +454,7 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
       m.fi = m.fi + 1
       if r == 'parked' then
         m.P[#m.P + 1] = s
+        m.parked = parked
       end
     end
   end

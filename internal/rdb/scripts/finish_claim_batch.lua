@@ -61,7 +61,7 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
   -- the source off the ring
   local m, payload, s, holders = memo.fast, nil, nil, nil
   if m then
-    payload = rcall('LPOP', m.lfifo)
+    payload = rcall('LPOP', m.single.fifo)
     if not payload then
       memo.fast = nil
     end
@@ -116,22 +116,23 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
     embed = cjson.encode(payload)
   end
   local list
-  if m.single then
+  local one = m.single
+  if one then
     -- a ring of one source: the record's head and tail are built once
     -- (the record's queue, ARGV[d + 4], is the pool's: never '' here)
-    if not m.head then
-      m.head, m.tail = '{"queue":' .. ARGV[d + 4] .. ARGV[6], ',"source":' .. m.llj .. '}'
+    if not one.head then
+      one.head, one.tail = '{"queue":' .. ARGV[d + 4] .. ARGV[6], ',"source":' .. one.lj .. '}'
     end
     if keep then
       -- popped from the FIFO: a pop is undone by pushing the job back
-      if not rcall('SET', wkey, m.head .. embed .. m.tail, 'XX') then
-        rcall('LPUSH', m.lfifo, payload)
+      if not rcall('SET', wkey, one.head .. embed .. one.tail, 'XX') then
+        rcall('LPUSH', one.fifo, payload)
         return 'gone'
       end
     else
-      rcall('SET', wkey, m.head .. embed .. m.tail)
+      rcall('SET', wkey, one.head .. embed .. one.tail)
     end
-    list = m.llist
+    list = one.list
   else
     -- the record's "source" is the list's name as JSON: between quotes
     -- when the ring's names need no escape (m.plainjson, see ring_static)
