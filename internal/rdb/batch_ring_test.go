@@ -111,6 +111,29 @@ func fillStaticRing(c *Client, do func(string, ...any), pool string, sources []s
 	}
 }
 
+// staticBatch makes n slots of static pool pool claim one at a time (each
+// must get a job), then returns their successes with their next claims as
+// one batch to send, and the slots' claim arguments.
+func staticBatch(t *testing.T, c *Client, pool string, n int) ([]*batchCall, []ClaimArgs) {
+	t.Helper()
+	now := time.Unix(1_800_000_000, 0)
+	src := protocol.StaticPoolSource(pool)
+	var batch []*batchCall
+	var args []ClaimArgs
+	for i := 0; i < n; i++ {
+		a := ClaimArgs{WorkerID: fmt.Sprintf("h:%d:static", i), Host: "h", Sources: []protocol.Source{src}, Now: now}
+		res, err := c.Claim(context.Background(), a)
+		if err != nil || res.Payload == nil {
+			t.Fatalf("claim %d: %+v %v", i, res, err)
+		}
+		ck, ca := c.claimKeysArgs(a)
+		batch = append(batch, &batchCall{workerID: a.WorkerID, host: "h", src: res.Source, ck: ck, ca: ca, sources: (len(ck) - 4) / 2,
+			o: Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "J", Now: now}, done: make(chan struct{})})
+		args = append(args, a)
+	}
+	return batch, args
+}
+
 // The claims of a batch from a static ring (claim_static) write what a
 // job asks for as single claims do: a resque-v3 status, a php-resque
 // status, a unique state, the record of a payload that is not a JSON
@@ -279,20 +302,7 @@ func TestBatchErrorKeepsStaticRing(t *testing.T) {
 			k := c.Keys()
 			const pool = "general"
 			fillStaticRing(c, do, pool, []string{"a", "b", "c"}, map[string]int{"a": 1, "b": 3, "c": 3})
-			now := time.Unix(1_800_000_000, 0)
-			src := protocol.StaticPoolSource(pool)
-			var batch []*batchCall
-			for i := 0; i < 3; i++ {
-				id := fmt.Sprintf("h:%d:static", i)
-				a := ClaimArgs{WorkerID: id, Host: "h", Sources: []protocol.Source{src}, Now: now}
-				res, err := c.Claim(ctx, a) // alone: a, b and c, the ring as it was
-				if err != nil || res.Payload == nil {
-					t.Fatalf("claim %d: %v %v", i, res, err)
-				}
-				ck, ca := c.claimKeysArgs(a)
-				batch = append(batch, &batchCall{workerID: id, host: "h", src: res.Source, ck: ck, ca: ca, sources: (len(ck) - 4) / 2,
-					o: Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "J", Now: now}, done: make(chan struct{})})
-			}
+			batch, _ := staticBatch(t, c, pool, 3) // alone: a, b and c, the ring as it was
 			want := []string{"a", "b", "c"}
 			if settings {
 				// p paused and q at its cap of 1 (a current holder), put
@@ -364,22 +374,9 @@ func TestBatchTakesDrainedSourcesOffRing(t *testing.T) {
 				jobs["d"] = 2
 			}
 			fillStaticRing(c, do, pool, []string{"a", "b", "x", "c", "d", "e", "f"}, jobs)
-			now := time.Unix(1_800_000_000, 0)
-			src := protocol.StaticPoolSource(pool)
-			var batch []*batchCall
-			var args []ClaimArgs
-			for i := 0; i < 2; i++ {
-				a := ClaimArgs{WorkerID: fmt.Sprintf("h:%d:static", i), Host: "h", Sources: []protocol.Source{src}, Now: now}
-				res, err := c.Claim(ctx, a) // alone: a and b, which go to the ring's tail
-				if err != nil || res.Payload == nil {
-					t.Fatalf("claim %d: %+v %v", i, res, err)
-				}
-				ck, ca := c.claimKeysArgs(a)
-				batch = append(batch, &batchCall{workerID: a.WorkerID, host: "h", src: res.Source, ck: ck, ca: ca, sources: 1,
-					o: Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "J", Now: now}, done: make(chan struct{})})
-				args = append(args, a)
-			}
-			c.batch.send(batch) // the batch's claims: c and d
+			batch, args := staticBatch(t, c, pool, 2) // alone: a and b, which go to the ring's tail
+			// the batch's claims: c and d
+			c.batch.send(batch)
 			var got []string
 			for i, call := range batch {
 				ferr, res, err := parseFinishClaim(call.workerID, args[i], call.reply, call.err)
