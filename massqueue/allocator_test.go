@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/massqueue"
 )
@@ -130,17 +131,30 @@ func TestAllocateStatic(t *testing.T) {
 	if st.Static.Moved != 5 || st.Static.Quarantined != 3 || st.Static.Failed != 1 || st.BadRecorded != 3 {
 		t.Fatalf("pass: %+v", st)
 	}
-	if got := e.strs("LRANGE", e.ns+":static:queue:general:s1", 0, -1); len(got) != 2 || got[0] != p1 || got[1] != p2 {
+	if got := e.queued("general", "s1"); len(got) != 2 || got[0] != p1 || got[1] != p2 {
 		t.Errorf("general/s1: %q", got)
 	}
-	if got := e.strs("LRANGE", e.ns+":static:queue:general:s2", 0, -1); len(got) != 1 || got[0] != p3 {
+	if got := e.queued("general", "s2"); len(got) != 1 || got[0] != p3 {
 		t.Errorf("general/s2: %q", got)
 	}
-	if got := e.strs("LRANGE", e.ns+":static:queue:reports:s1", 0, -1); len(got) != 1 || got[0] != p4 {
+	if got := e.queued("reports", "s1"); len(got) != 1 || got[0] != p4 {
 		t.Errorf("reports/s1: %q", got)
 	}
-	if got := e.strs("LRANGE", e.ns+":static:ring:general", 0, -1); strings.Join(got, ",") != "s1,s2,s3" {
+	if got := e.ring("general"); strings.Join(got, ",") != "s1,s2,s3" {
 		t.Errorf("ring: %q", got)
+	}
+	// each source's first job is in its ring entry (it joined the ring
+	// with an empty FIFO), s1's second in its FIFO: status counts both
+	if got := e.strs("LRANGE", e.ns+":static:queue:general:s1", 0, -1); len(got) != 1 || got[0] != p2 {
+		t.Errorf("general/s1's FIFO: %q", got)
+	}
+	if n := e.int("EXISTS", e.ns+":static:queue:general:s2"); n != 0 {
+		t.Errorf("general/s2 has a FIFO for its one job")
+	}
+	for _, sp := range e.status().Static {
+		if want := map[string]string{"general": "4 ring 3 [{s1 2} {s2 1} {s3 1}]", "reports": "1 ring 1 [{s1 1}]"}[sp.Pool]; fmt.Sprintf("%d ring %d %v", sp.Waiting, sp.Ring, sp.Sources) != want {
+			t.Errorf("status of %s: %+v, want %s", sp.Pool, sp, want)
+		}
 	}
 	failed := e.strs("LRANGE", e.ns+":failed", 0, -1)
 	t.Logf("failed: %q", failed)
@@ -168,7 +182,7 @@ func TestAllocateStatic(t *testing.T) {
 	if st := e.pass(a); st.Static.Moved != 1 {
 		t.Fatalf("pass after reallocate: %+v", st)
 	}
-	if got := e.strs("LRANGE", e.ns+":static:queue:general:s2", 0, -1); len(got) != 2 || got[1] != nowhere {
+	if got := e.queued("general", "s2"); len(got) != 2 || got[1] != nowhere {
 		t.Errorf("general/s2 after reallocate: %q", got)
 	}
 	if e.int("HLEN", e.ns+":batch:allocation_reasons") != 0 || e.int("LLEN", e.ns+":batch:allocation_failures") != 0 {
@@ -190,10 +204,10 @@ func TestRouteOverrides(t *testing.T) {
 		if err != nil || r.Pool != pool || r.From != from {
 			t.Errorf("resolve %s/%s: %+v %v, want %s from %s", source, job, r, err, pool, from)
 		}
-		e.do("DEL", e.ns+":static:queue:"+pool+":"+source)
+		n := len(e.queued(pool, source))
 		e.released(source, job, 1)
 		e.pass(a)
-		if e.int("LLEN", e.ns+":static:queue:"+pool+":"+source) != 1 {
+		if len(e.queued(pool, source)) != n+1 {
 			t.Errorf("%s/%s not allocated to %s", source, job, pool)
 		}
 	}
@@ -274,7 +288,7 @@ func TestAllocationExactlyOnce(t *testing.T) {
 	seen := map[string]bool{}
 	total := 0
 	for s := 0; s < sources; s++ {
-		for _, p := range e.strs("LRANGE", fmt.Sprintf("%s:static:queue:general:s%d", e.ns, s), 0, -1) {
+		for _, p := range e.queued("general", fmt.Sprintf("s%d", s)) {
 			var v struct{ ID string }
 			_ = json.Unmarshal([]byte(p), &v)
 			if seen[v.ID] {
@@ -335,7 +349,7 @@ func TestAllocatorAdoptsReleasedServerFIFOs(t *testing.T) {
 	if n := e.int("LLEN", e.ns+":static:queue:general"); n != 0 {
 		t.Errorf("the released FIFO still holds %d jobs", n)
 	}
-	got := e.strs("LRANGE", e.ns+":static:queue:general:s1", 0, -1)
+	got := e.queued("general", "s1")
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("general/s1 = %q, want the adopted jobs oldest first %q", got, want)
 	}
@@ -372,7 +386,7 @@ func TestAllocatorAdoptsResqueQueuesOfMassJobs(t *testing.T) {
 			if n := e.int("LLEN", e.ns+":queue:"+q); n != 0 {
 				t.Errorf("the Resque queue still holds %d jobs", n)
 			}
-			got := e.strs("LRANGE", e.ns+":static:queue:general:s1", 0, -1)
+			got := e.queued("general", "s1")
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("general/s1 = %q, want the adopted jobs oldest first %q", got, want)
 			}
@@ -381,5 +395,50 @@ func TestAllocatorAdoptsResqueQueuesOfMassJobs(t *testing.T) {
 				t.Errorf("failed = %q, want the unroutable payload recorded once, with the reason", failed)
 			}
 		})
+	}
+}
+
+// A source joins the ring with its job in its ring entry only when its
+// FIFO is empty: between a resume's clearing of the pause flag and its
+// putting the source back on the ring, an allocation finds the source off
+// the ring with jobs queued, and its job goes after them (the FIFO), the
+// source's name on the ring. Claims then serve the source in order.
+func TestAllocatorKeepsSourceOrderAcrossPause(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	a := e.allocator(mustConfig(t, testConfig), newClock())
+	if err := massqueue.Pause(ctx, e.c, "s9"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{e.released("s9", "import", 1), e.released("s9", "import", 2)}
+	e.pass(a)
+	if got := e.ring("general"); len(got) != 0 {
+		t.Fatalf("a paused source is on the ring: %q", got)
+	}
+	if _, err := e.c.ClearPauseFlag(ctx, "s9"); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, e.released("s9", "import", 3))
+	e.pass(a)
+	if got := e.strs("LRANGE", e.ns+":static:ring:general", 0, -1); strings.Join(got, ",") != "s9" {
+		t.Errorf("ring: %q, want the source's name", got)
+	}
+	if got := e.queued("general", "s9"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("queued: %q, want %q", got, want)
+	}
+	if _, err := massqueue.Resume(ctx, e.c, "s9"); err != nil {
+		t.Fatal(err)
+	}
+	w := e.worker(1, protocol.StaticPoolSource("general"))
+	for i, p := range want {
+		res, ok := w.claim()
+		if !ok || string(res.Payload) != p {
+			t.Fatalf("claim %d: %s, want %s", i, res.Payload, p)
+		}
+		w.finish(res, rdb.OutcomeOK)
+	}
+	if res, ok := w.claim(); ok {
+		t.Errorf("a fourth job: %s", res.Payload)
 	}
 }

@@ -49,25 +49,13 @@ func benchDrain(b *testing.B, sources int) {
 		}
 	} else {
 		src = protocol.StaticPoolSource("general")
-		args := []any{e.ns + ":unassigned"}
-		for i := 0; i < b.N; i++ {
-			args = append(args, fmt.Sprintf(`{"class":"J","sourceId":"s%d","name":"n","args":[%d],"id":"%d","queue_time":1.5}`, i%sources, i, i))
-			if len(args) == 2001 || i == b.N-1 {
-				e.do("LPUSH", args...)
-				args = args[:1]
-			}
-		}
+		e.unassignRoundRobin(b.N, sources)
 		e.allocate(e.allocator(mustConfig(b, staticConfig), newClock()))
 	}
 	const slots = 16
 	calls0, usec0 := e.commandStats()
 	per0 := e.commandCalls()
-	if os.Getenv("COST_CALLGRIND") != "" {
-		// Redis runs under callgrind (COST_REDIS): count the drain alone
-		if out, err := exec.Command("callgrind_control", "-z").CombinedOutput(); err != nil {
-			b.Fatalf("callgrind_control: %v %s", err, out)
-		}
-	}
+	e.zeroCallgrind()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
@@ -174,16 +162,22 @@ func (e *env) commandStats() (calls, usec int64) {
 }
 
 // BenchmarkAllocateStatic routes b.N static payloads from unassigned to a
-// pool (per-source FIFOs), 100 a script call.
+// pool, 100 a script call: of 2 sources (after its first job, each source's
+// jobs go to its FIFO), or dealt round-robin to 10,000 (as many jobs as
+// sources: each job joins the ring in its source's entry).
 func BenchmarkAllocateStatic(b *testing.B) {
-	e := newEnv(b)
-	e.fill("s1", b.N/2)
-	e.fill("s2", b.N-b.N/2)
-	a := e.allocator(mustConfig(b, staticConfig), newClock())
-	b.ResetTimer()
-	start := time.Now()
-	e.allocate(a)
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
+	for _, n := range []int{2, 10000} {
+		b.Run(fmt.Sprintf("sources=%d", n), func(b *testing.B) {
+			e := newEnv(b)
+			e.unassignRoundRobin(b.N, n)
+			a := e.allocator(mustConfig(b, staticConfig), newClock())
+			e.zeroCallgrind()
+			b.ResetTimer()
+			start := time.Now()
+			e.allocate(a)
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
+		})
+	}
 }
 
 // BenchmarkAllocateBatch allocates b.N committed batches (of 1,000 sources,
@@ -208,3 +202,27 @@ func BenchmarkAllocateBatch(b *testing.B) {
 }
 
 var _ = massqueue.KindStatic
+
+// unassignRoundRobin queues jobs static payloads in unassigned, dealt
+// round-robin to sources sources (s0, s1, ...).
+func (e *env) unassignRoundRobin(jobs, sources int) {
+	args := []any{e.ns + ":unassigned"}
+	for i := 0; i < jobs; i++ {
+		args = append(args, fmt.Sprintf(`{"class":"J","sourceId":"s%d","name":"n","args":[%d],"id":"%d","queue_time":1.5}`, i%sources, i, i))
+		if len(args) == 2001 || i == jobs-1 {
+			e.do("LPUSH", args...)
+			args = args[:1]
+		}
+	}
+}
+
+// zeroCallgrind zeroes the counters of a Redis run under callgrind
+// (COST_REDIS, with COST_CALLGRIND=1), so they count what follows alone.
+func (e *env) zeroCallgrind() {
+	if os.Getenv("COST_CALLGRIND") == "" {
+		return
+	}
+	if out, err := exec.Command("callgrind_control", "-z").CombinedOutput(); err != nil {
+		e.t.Fatalf("callgrind_control: %v %s", err, out)
+	}
+}

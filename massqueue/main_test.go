@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
 )
@@ -42,6 +43,32 @@ func (e *env) do(cmd string, args ...any) any {
 		e.t.Fatalf("%s %v: %v", cmd, args, err)
 	}
 	return v
+}
+
+// queued is a static source's queued jobs in a pool, in the order its
+// claims take them: the job its ring entry holds (an inline entry, the
+// allocator's for a source that joined the ring with an empty FIFO), then
+// its FIFO.
+func (e *env) queued(pool, source string) []string {
+	e.t.Helper()
+	var out []string
+	for _, entry := range e.strs("LRANGE", e.ns+":static:ring:"+pool, 0, -1) {
+		if s, p, inline := protocol.ParseStaticEntry(entry); inline && s == source {
+			out = append(out, p)
+		}
+	}
+	return append(out, e.strs("LRANGE", e.ns+":static:queue:"+pool+":"+source, 0, -1)...)
+}
+
+// ring is a static pool's ring as its sources' ids, in order.
+func (e *env) ring(pool string) []string {
+	e.t.Helper()
+	var out []string
+	for _, entry := range e.strs("LRANGE", e.ns+":static:ring:"+pool, 0, -1) {
+		s, _, _ := protocol.ParseStaticEntry(entry)
+		out = append(out, s)
+	}
+	return out
 }
 
 func (e *env) strs(cmd string, args ...any) []string {

@@ -34,7 +34,7 @@ pools: {static: {general: {worker_count: 1}}, batch: {imports: {unit_count: 2, w
 mapping: {static: {default: {default: general, x: elsewhere}}, batch: {default: {default: imports}}}`)
 	a := e.allocator(cfg, clk)
 	e.released("s1", "x", 1)
-	if st := e.pass(a); st.Static.Moved != 1 || e.int("LLEN", e.ns+":static:queue:elsewhere:s1") != 1 {
+	if st := e.pass(a); st.Static.Moved != 1 || len(e.queued("elsewhere", "s1")) != 1 {
 		t.Fatalf("registered pool not routed to: %+v", st)
 	}
 	e.releasedBatch("s1", "imp", 2)
@@ -78,7 +78,7 @@ func TestAllocatorStartStop(t *testing.T) {
 		a.Start(ctx)
 		a.Start(ctx)
 		e.released("s1", "n", i)
-		poll(t, 5*time.Second, "allocation", func() bool { return e.int("LLEN", e.ns+":static:queue:general:s1") == int64(i+1) })
+		poll(t, 5*time.Second, "allocation", func() bool { return len(e.queued("general", "s1")) == i+1 })
 		a.Stop()
 		a.Stop()
 	}

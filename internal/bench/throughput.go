@@ -249,43 +249,50 @@ func selfCPU() time.Duration {
 // staticSource names source i of the static scenarios.
 func staticSource(i int) string { return "s" + strconv.Itoa(i) }
 
-// prefillSources deals jobs no-op jobs round-robin into the FIFOs of
-// sources sources of the static pool (none of them on its ring yet).
+// prefillSources deals jobs no-op jobs round-robin to sources sources of
+// the static pool (none of them on its ring yet) as the allocator places
+// them: each source's first job goes into its ring entry (stageRing), the
+// others into its FIFO.
 func (b *bencher) prefillSources(keys protocol.Keys, jobs, sources int) error {
 	for i := range sources {
 		n := jobs / sources
 		if i < jobs%sources {
 			n++
 		}
-		if err := b.prefill(keys.StaticSourceQueue(staticPool, staticSource(i)), n); err != nil {
+		if n <= 1 {
+			continue
+		}
+		if err := b.prefill(keys.StaticSourceQueue(staticPool, staticSource(i)), n-1); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// stageRingScript puts the sources named in ARGV on a static pool's ring
-// (KEYS[1], here its staging copy) and marks them on it in its state hash
-// (KEYS[2]), as the allocator does, in chunks (unpack's limit).
+// stageRingScript puts the ring entries in ARGV on a static pool's ring
+// (KEYS[1], here its staging copy) and marks their sources (ARGV[i + 1]) on
+// it in its state hash (KEYS[2]), as the allocator does, in chunks
+// (unpack's limit).
 const stageRingScript = `
 for first = 1, #ARGV, 1000 do
-  local names, marks = {}, {}
-  for i = first, math.min(first + 999, #ARGV) do
-    names[#names + 1] = ARGV[i]
-    marks[#marks + 1] = 'm:' .. ARGV[i]
+  local entries, marks = {}, {}
+  for i = first, math.min(first + 999, #ARGV), 2 do
+    entries[#entries + 1] = ARGV[i]
+    marks[#marks + 1] = 'm:' .. ARGV[i + 1]
     marks[#marks + 1] = 'r'
   end
-  redis.call('RPUSH', KEYS[1], unpack(names))
+  redis.call('RPUSH', KEYS[1], unpack(entries))
   redis.call('HSET', KEYS[2], unpack(marks))
 end
-return #ARGV`
+return #ARGV / 2`
 
 // stageRing writes the ring of a static scenario's sources to staging,
-// with their marks in the state hash, before the window.
+// each entry holding the source's first job (prefillSources), with their
+// marks in the state hash, before the window.
 func (b *bencher) stageRing(staging, state string, sources int) error {
 	args := []string{stageRingScript, "2", staging, state}
 	for i := range sources {
-		args = append(args, staticSource(i))
+		args = append(args, protocol.StaticInline(staticSource(i), NoopPayload), staticSource(i))
 	}
 	if _, err := b.mon.do("EVAL", args...); err != nil {
 		return fmt.Errorf("stage the sources' ring: %w", err)

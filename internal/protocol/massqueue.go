@@ -97,8 +97,21 @@ func (k Keys) StaticSourceQueue(pool, source string) string {
 func StaticSourcePrefix(pool string) string { return "static:queue:" + pool + ":" }
 
 // StaticRing is the ring of a static pool's sources with work (list of
-// source ids): claims serve its head and rotate it.
+// source ids): claims serve its head and rotate it. An entry is a source
+// id, or an inline entry (StaticInline) holding the source's next job.
 func (k Keys) StaticRing(pool string) string { return k.key("static", "ring", pool) }
+
+// StaticInline is the ring entry the allocator writes for a source that
+// joins the ring while its FIFO is empty: "<source>:<payload>", the job
+// held in the entry instead of a FIFO made for it and deleted by its claim
+// (a source id has no ':'). The entry's job comes before any in the FIFO.
+func StaticInline(source, payload string) string { return source + ":" + payload }
+
+// ParseStaticEntry splits a ring entry into its source and, for an inline
+// entry, its job (inline false: a source id alone).
+func ParseStaticEntry(e string) (source, payload string, inline bool) {
+	return strings.Cut(e, ":")
+}
 
 // StaticParked lists a static pool's sources that are at their concurrency
 // limit; claims look at one per claim and put it back on the ring when a

@@ -104,3 +104,16 @@ func TestBatchID(t *testing.T) {
 		}
 	}
 }
+
+// A ring entry is a source id or an inline entry: the source, then the
+// payload whole (its own colons included).
+func TestStaticRingEntries(t *testing.T) {
+	p := `{"class":"J","sourceId":"s1","name":"n","args":{"a:b":"c:d"}}`
+	e := StaticInline("s1", p)
+	if s, got, inline := ParseStaticEntry(e); s != "s1" || got != p || !inline {
+		t.Errorf("inline entry %q: %q %q %v", e, s, got, inline)
+	}
+	if s, got, inline := ParseStaticEntry("s1"); s != "s1" || got != "" || inline {
+		t.Errorf("name: %q %q %v", s, got, inline)
+	}
+}

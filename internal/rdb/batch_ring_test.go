@@ -55,7 +55,21 @@ func TestBatchRotatesStaticRingAsSingleCalls(t *testing.T) {
 		// counter goes with it
 		{3, true, "dry"},
 		// a source at its cap is parked (its mark, p, written with the ring)
-		{3, true, "capped"}} {
+		{3, true, "capped"},
+		// inline entries (a source's first job in its ring entry, as the
+		// allocator writes it): served from the ring read without settings
+		// (undone in memory when the record is gone), made a name and a FIFO
+		// job with settings (a weighted source keeps the head), and the one
+		// entry of a ring
+		{3, false, "inline"}, {5, false, "inline"}, {12, false, "inline"}, {30, false, "inline"},
+		{3, true, "inline"}, {5, true, "inline"}, {12, true, "inline"}, {30, true, "inline"},
+		{5, false, "inline+removed"}, {12, false, "inline+removed"}, {12, true, "inline+removed"},
+		{1, false, "one-inline"}, {4, false, "one-inline"}, {4, true, "one-inline"}, {1, false, "one-inline+removed"},
+		// inline entries the batch reaches first (sources that joined after
+		// the first claims): served, then the ring turns again (the served
+		// sources' names), the last one undone, and a weighted one (h)
+		// keeping the head with settings
+		{3, false, "late"}, {5, false, "late"}, {3, false, "late+removed"}, {2, true, "late"}, {5, true, "late"}} {
 		slots, settings, ring := c.slots, c.settings, c.ring
 		t.Run(fmt.Sprintf("slots=%d/settings=%v/ring=%s", slots, settings, ring), func(t *testing.T) {
 			t.Parallel()
@@ -101,13 +115,26 @@ func ringTestClient(t *testing.T, unbatched bool) (*Client, string, func(cmd str
 // fillStaticRing puts sources on static pool pool's ring, in order, each
 // with its FIFO of jobs[s] payloads.
 func fillStaticRing(c *Client, do func(string, ...any), pool string, sources []string, jobs map[string]int) {
+	fillStaticRingAs(c, do, pool, sources, jobs, false)
+}
+
+// fillStaticRingAs is fillStaticRing, with inline: each source with jobs
+// has its first one in its ring entry (protocol.StaticInline), as the
+// allocator puts a source that joins the ring with an empty FIFO.
+func fillStaticRingAs(c *Client, do func(string, ...any), pool string, sources []string, jobs map[string]int, inline bool) {
 	k := c.Keys()
 	for _, s := range sources {
-		do("RPUSH", k.StaticRing(pool), s)
-		do("HSET", k.StaticState(pool), "m:"+s, "r")
+		entry := s
 		for i := 0; i < jobs[s]; i++ {
-			do("RPUSH", k.StaticSourceQueue(pool, s), fmt.Sprintf(`{"class":"J","sourceId":%q,"name":"n","args":[%d]}`, s, i))
+			p := fmt.Sprintf(`{"class":"J","sourceId":%q,"name":"n","args":[%d]}`, s, i)
+			if i == 0 && inline {
+				entry = protocol.StaticInline(s, p)
+				continue
+			}
+			do("RPUSH", k.StaticSourceQueue(pool, s), p)
 		}
+		do("RPUSH", k.StaticRing(pool), entry)
+		do("HSET", k.StaticState(pool), "m:"+s, "r")
 	}
 }
 
@@ -201,6 +228,17 @@ func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool, r
 		// a (weight 3) has its turn with the first claims, one at a
 		// time, then serves its last job in the batch and is found dry
 		fillStaticRing(c, do, pool, []string{"a", "b"}, map[string]int{"a": 4, "b": 6})
+	case "inline":
+		// the mixed ring's sources, each one's first job in its entry
+		fillStaticRingAs(c, do, pool, []string{"a", "b", "c", "d", "e", "f", "g", "h"},
+			map[string]int{"a": 10, "b": 5, "c": 1, "d": 3, "e": 4, "f": 2, "g": 0, "h": 7}, true)
+	case "one-inline":
+		// one source, its first job in its entry: the batch's claims take
+		// it and then its FIFO's
+		fillStaticRingAs(c, do, pool, []string{"a"}, map[string]int{"a": 3 + 2*slots}, true)
+	case "late":
+		// b, then h and c join after the first claims (below)
+		fillStaticRing(c, do, pool, []string{"b"}, map[string]int{"b": 2 * slots})
 	case "capped":
 		// b's cap of 1 is held by a claim outside the batch: the first
 		// claims, one at a time, take a's turn (weight 3), and the batch's
@@ -243,6 +281,9 @@ func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool, r
 			t.Fatal(err)
 		}
 		ss[i].res = res
+	}
+	if ring == "late" {
+		fillStaticRingAs(c, do, pool, []string{"h", "c"}, map[string]int{"h": 3, "c": 1}, true)
 	}
 	if removed {
 		id := ss[slots-1].id
@@ -410,5 +451,34 @@ func TestBatchTakesDrainedSourcesOffRing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A ring whose one entry is inline (a source that joined an empty ring,
+// its first job in the entry) is not served as a ring of one source, whose
+// claims pop its FIFO alone: a batch's claims take the entry's job first,
+// then the FIFO's, in the order they were queued, and the ring keeps the
+// source's name while jobs remain.
+func TestBatchServesOneInlineEntryFirst(t *testing.T) {
+	t.Parallel()
+	c, ns, do := ringTestClient(t, false)
+	k := c.Keys()
+	pool := "general"
+	fillStaticRing(c, do, pool, []string{"z"}, map[string]int{"z": 3})
+	batch, args := staticBatch(t, c, pool, 3)
+	// z ran dry and left the ring (another process's claim took it off);
+	// then a joined, its first job in its entry
+	do("DEL", k.StaticRing(pool))
+	do("HDEL", k.StaticState(pool), "m:z")
+	fillStaticRingAs(c, do, pool, []string{"a"}, map[string]int{"a": 4}, true)
+	c.batch.send(batch)
+	for i, call := range batch {
+		_, res, err := parseFinishClaim(call.workerID, args[i], call.reply, call.err)
+		if want := fmt.Sprintf(`"args":[%d]`, i); err != nil || !strings.Contains(string(res.Payload), want) {
+			t.Errorf("slot %d: %s %v, want the job with %s", i, res.Payload, err, want)
+		}
+	}
+	if d := dumpNamespace(t, c, ns); !strings.Contains(d, "static:ring:general list [a]") || !strings.Contains(d, `static:queue:general:a list [{"class":"J","sourceId":"a","name":"n","args":[3]}]`) {
+		t.Errorf("after the batch:\n%s", d)
 	}
 }

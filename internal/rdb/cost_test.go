@@ -111,14 +111,17 @@ func zeroCallgrind(b *testing.B) {
 }
 
 // fillStatic queues n no-op jobs in a static pool (p) as the allocator
-// does: each source's FIFO, and the ring of the sources.
+// does: the ring of the sources, each entry holding its source's first job
+// (it joined the ring with an empty FIFO), and the others in its FIFO.
 func (e *costEnv) fillStatic(b *testing.B, n, sources int) {
+	const noop = `{"class":"Noop","args":[1]}`
 	for i := 0; i < n; i++ {
 		src := "s" + strconv.Itoa(i%sources)
-		e.conn.Send("RPUSH", e.k.StaticSourceQueue("p", src), `{"class":"Noop","args":[1]}`)
 		if i < sources {
-			e.conn.Send("RPUSH", e.k.StaticRing("p"), src)
+			e.conn.Send("RPUSH", e.k.StaticRing("p"), protocol.StaticInline(src, noop))
 			e.conn.Send("HSET", e.k.StaticState("p"), "m:"+src, "r")
+		} else {
+			e.conn.Send("RPUSH", e.k.StaticSourceQueue("p", src), noop)
 		}
 	}
 	if _, err := e.conn.Do(""); err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/resque-go/resque-go/internal/protocol"
 )
 
 // BatchPoolNames returns the batch pools that have units registered
@@ -111,7 +113,8 @@ func (c *Client) ReadBatchPool(ctx context.Context, pool string) (BatchPoolState
 
 // StaticPoolState is what Redis holds about a static pool.
 type StaticPoolState struct {
-	// Waiting is each source's queued jobs (its FIFO's length).
+	// Waiting is each source's queued jobs: its FIFO's length, and one
+	// more for a ring entry that holds its next job (inline).
 	Waiting map[string]int64
 	// Ring is the sources on the ring, in serving order; Parked those at
 	// their limit.
@@ -124,8 +127,16 @@ func (c *Client) ReadStaticPool(ctx context.Context, pool string) (StaticPoolSta
 	k := c.keys
 	st := StaticPoolState{Waiting: map[string]int64{}}
 	var err error
-	if st.Ring, err = redis.Strings(c.do(ctx, "LRANGE", k.StaticRing(pool), 0, -1)); err != nil {
+	entries, err := redis.Strings(c.do(ctx, "LRANGE", k.StaticRing(pool), 0, -1))
+	if err != nil {
 		return st, fmt.Errorf("rdb: static pool %s: %w", pool, err)
+	}
+	for _, e := range entries {
+		s, _, inline := protocol.ParseStaticEntry(e)
+		st.Ring = append(st.Ring, s)
+		if inline {
+			st.Waiting[s]++
+		}
 	}
 	if st.Parked, err = redis.Strings(c.do(ctx, "LRANGE", k.StaticParked(pool), 0, -1)); err != nil {
 		return st, fmt.Errorf("rdb: static pool %s: %w", pool, err)
@@ -141,7 +152,7 @@ func (c *Client) ReadStaticPool(ctx context.Context, pool string) (StaticPoolSta
 	}
 	for i, key := range keys {
 		if s := strings.TrimPrefix(key, prefix); !strings.Contains(s, ":") && lens[i] > 0 {
-			st.Waiting[s] = lens[i]
+			st.Waiting[s] += lens[i]
 		}
 	}
 	return st, nil

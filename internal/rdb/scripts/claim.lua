@@ -273,9 +273,12 @@ end
 -- moved from the ring's head to T, and its FIFO was popped): the payload
 -- goes back to the head of the FIFO and the source back to the head.
 local function ring_unserve(m, payload)
-  local t = #m.T
-  rcall('LPUSH', m.TF[t], payload)
-  m.T[t], m.TF[t], m.fi = nil, nil, m.fi - 1
+  local t, FP = #m.T, m.FP
+  m.fi = m.fi - 1
+  if not (FP and FP[m.fi]) then
+    rcall('LPUSH', m.TF[t], payload)
+  end
+  m.T[t], m.TF[t] = nil, nil
 end
 
 -- ring_next visits source s, the next one read of a batch's ring in memory
@@ -285,8 +288,11 @@ end
 -- or nil when the FIFO was dry. ring_static and claim_static's short way
 -- both visit through it.
 local function ring_next(m, s)
-  local fifo = m.pre .. s
-  local payload = rcall('LPOP', fifo)
+  local fifo, FP = m.pre .. s, m.FP
+  local payload = FP and FP[m.fi]
+  if not payload then
+    payload = rcall('LPOP', fifo)
+  end
   m.fi = m.fi + 1
   if payload then
     local t = #m.T + 1
@@ -353,6 +359,16 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
       if not s then
         return nil
       end
+      local k = sfind(s, ':', 1, true)
+      if k then
+        -- an inline entry (see ring_static's batch read): its job goes to
+        -- the head of its FIFO and the entry, now the ring's tail, becomes
+        -- the source's name
+        local name = ssub(s, 1, k - 1)
+        rcall('LPUSH', ARGV[d + 1] .. name, ssub(s, k + 1))
+        rcall('LSET', ring, '-1', name)
+        s = name
+      end
       local r, payload, holders, keep = static_visit(s, ARGV[d + 1] .. s, state, seqs, ARGV, d, m)
       if r == 'serve' then
         if keep then
@@ -391,7 +407,22 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
         end
       end
       if got then
-        if m.fetched == 0 and m.rempty then
+        -- inline entries (<source>:<payload>, the allocator's for a source
+        -- that joined the ring with an empty FIFO): the name goes to F,
+        -- the job to FP, at the same index
+        local FP = nil
+        for j = 1, #got do
+          local e = got[j]
+          local k = sfind(e, ':', 1, true)
+          if k then
+            if not FP then
+              FP = sized(#got)
+            end
+            FP[j], got[j] = ssub(e, k + 1), ssub(e, 1, k - 1)
+          end
+        end
+        m.FP = FP
+        if m.fetched == 0 and m.rempty and not FP then
           if #got == 1 then
             -- a ring of one source: the batch's claims build its names
             -- once (its FIFO, its list, the list as JSON; claim_static
@@ -420,7 +451,7 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
         m.F, m.fi, m.fetched = got, 1, m.fetched + #got
       elseif #m.T > 0 then
         -- every source was reached once: the served ones take turns again
-        m.F, m.fi, m.T, m.TF, m.cycled = m.T, 1, sized(m.n), sized(m.n), true
+        m.F, m.fi, m.T, m.TF, m.cycled, m.FP = m.T, 1, sized(m.n), sized(m.n), true, nil
       else
         return nil
       end
@@ -439,6 +470,17 @@ local function ring_static(ring, state, seqs, ARGV, d, memo)
         fifo = single.fifo
       else
         fifo = m.pre .. s
+        local FP = m.FP
+        if FP and FP[m.fi] then
+          -- an inline entry visited with settings (static_visit pops the
+          -- FIFO, and a weighted source keeps the head): its job goes to
+          -- the head of its FIFO and the entry in Redis (not written
+          -- before ring_flush: its index is what was read before it)
+          -- becomes the name, as a single claim does
+          rcall('LPUSH', fifo, FP[m.fi])
+          rcall('LSET', ring, m.fetched - #m.F + m.fi - 1, s)
+          FP[m.fi] = nil
+        end
       end
       local r, payload, holders, keep = static_visit(s, fifo, state, seqs, ARGV, d, m)
       if r == 'serve' then

@@ -7,10 +7,10 @@
 -- the start of every call by hot_globals(): a library cannot keep them when
 -- it is loaded, since Redis shows its code only redis.register_function and
 -- redis.log then.
-local rcall, sfind, sbyte, tonum
+local rcall, sfind, sbyte, ssub, tonum
 
 local function hot_globals()
-  rcall, sfind, sbyte, tonum = redis.call, string.find, string.byte, tonumber
+  rcall, sfind, sbyte, ssub, tonum = redis.call, string.find, string.byte, string.sub, tonumber
 end
 
 -- sized returns an empty table with room for n values in its array part

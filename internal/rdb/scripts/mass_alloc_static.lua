@@ -23,8 +23,11 @@
 --   * else RPUSHed to its source's FIFO in the pool,
 --     <ns>static:queue:<pool>:<source>, and the source put on the pool's
 --     ring (<ns>static:ring:<pool>, membership in <ns>static:state:<pool>
---     field m:<source>) unless it is there, parked, or paused. These keys
---     are built here: the pool is only known after the pop.
+--     field m:<source>) unless it is there, parked, or paused; a source
+--     that joins the ring with an empty FIFO gets the job in its ring
+--     entry instead (<source>:<payload>, see claim.lua): no FIFO is made
+--     for it, and none deleted by its claim. These keys are built here:
+--     the pool is only known after the pop.
 --
 -- Returns {moved, quarantined, failed}.
 local ns = ARGV[2]
@@ -50,11 +53,17 @@ for _ = 1, tonumber(ARGV[1]) do
       mass_fail(KEYS[3], KEYS[4], payload, why, ARGV[6])
       failed = failed + 1
     else
-      redis.call('RPUSH', ns .. 'static:queue:' .. pool .. ':' .. source, payload)
-      local state = ns .. 'static:state:' .. pool
+      local fifo, state = ns .. 'static:queue:' .. pool .. ':' .. source, ns .. 'static:state:' .. pool
       if redis.call('HEXISTS', state, 'm:' .. source) == 0 and redis.call('HGET', KEYS[5], source .. ':paused') ~= '1' then
-        redis.call('RPUSH', ns .. 'static:ring:' .. pool, source)
+        if redis.call('EXISTS', fifo) == 0 then
+          redis.call('RPUSH', ns .. 'static:ring:' .. pool, source .. ':' .. payload)
+        else
+          redis.call('RPUSH', fifo, payload)
+          redis.call('RPUSH', ns .. 'static:ring:' .. pool, source)
+        end
         redis.call('HSET', state, 'm:' .. source, 'r')
+      else
+        redis.call('RPUSH', fifo, payload)
       end
       moved = moved + 1
     end
