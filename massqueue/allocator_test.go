@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -440,5 +441,45 @@ func TestAllocatorKeepsSourceOrderAcrossPause(t *testing.T) {
 	}
 	if res, ok := w.claim(); ok {
 		t.Errorf("a fourth job: %s", res.Payload)
+	}
+}
+
+// A job routed to a pool that does not exist is recorded with where the
+// pool came from, for each step of the lookup; two jobs of one source and
+// name in one pass share the route and both are recorded.
+func TestRouteFailureReasons(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	a := e.allocator(mustConfig(t, `
+pools: {static: {general: {worker_count: 1}}}
+mapping: {static: {default: {default: ghost_d, rep: ghost_j}, s3: {imp: ghost_s}}}`), newClock())
+	e.do("SET", e.ns+":src:s1:cfg:imp", "ghost_o")
+	e.do("SET", e.ns+":src:s2:cfg:default", "ghost_od")
+	for _, sj := range [][2]string{{"s1", "imp"}, {"s2", "imp"}, {"s3", "imp"}, {"s4", "rep"}, {"s5", "imp"}, {"s5", "imp"}} {
+		e.released(sj[0], sj[1], 1)
+	}
+	if st := e.pass(a); st.Static.Failed != 6 {
+		t.Fatalf("pass: %+v", st)
+	}
+	fs, err := massqueue.Failures(ctx, e.c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		got = append(got, f.Reason)
+	}
+	sort.Strings(got)
+	want := []string{
+		"static pool ghost_d (from mapping.static.default.default) does not exist",
+		"static pool ghost_d (from mapping.static.default.default) does not exist",
+		"static pool ghost_j (from mapping.static.default.rep) does not exist",
+		"static pool ghost_o (from src:s1:cfg:imp) does not exist",
+		"static pool ghost_od (from src:s2:cfg:default) does not exist",
+		"static pool ghost_s (from mapping.static.s3.imp) does not exist",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("reasons:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -34,6 +34,13 @@ local ns = ARGV[2]
 local r = cjson.decode(ARGV[3])
 local now_ms, alive_ms = tonumber(ARGV[4]), tonumber(ARGV[5])
 local moved, bad, failed = 0, 0, 0
+-- what one call learns it keeps, since nothing else writes while the
+-- script runs: whether any source has settings (else no pause is looked
+-- for), each source's and job name's route (a pool, or {reason}), each
+-- pool's keys, and the sources known to be on a pool's ring or kept off
+-- it (their next jobs go to their FIFOs at once)
+local settings = redis.call('EXISTS', KEYS[5]) == 1
+local routes, pools = {}, {}
 for _ = 1, tonumber(ARGV[1]) do
   local payload = redis.call('RPOP', KEYS[1])
   if not payload then
@@ -48,22 +55,47 @@ for _ = 1, tonumber(ARGV[1]) do
     redis.call('LPUSH', KEYS[2], payload)
     bad = bad + 1
   else
-    local pool, why = mass_route(ns, r, 'static', source, job, now_ms, alive_ms)
+    local rs = routes[source]
+    if not rs then
+      rs = {}
+      routes[source] = rs
+    end
+    local pool = rs[job]
     if not pool then
-      mass_fail(KEYS[3], KEYS[4], payload, why, ARGV[6])
+      local why
+      pool, why = mass_route(ns, r, 'static', source, job, now_ms, alive_ms)
+      if not pool then
+        pool = {why}
+      end
+      rs[job] = pool
+    end
+    if type(pool) == 'table' then
+      mass_fail(KEYS[3], KEYS[4], payload, pool[1], ARGV[6])
       failed = failed + 1
     else
-      local fifo, state = ns .. 'static:queue:' .. pool .. ':' .. source, ns .. 'static:state:' .. pool
-      if redis.call('HEXISTS', state, 'm:' .. source) == 0 and redis.call('HGET', KEYS[5], source .. ':paused') ~= '1' then
-        if redis.call('EXISTS', fifo) == 0 then
-          redis.call('RPUSH', ns .. 'static:ring:' .. pool, source .. ':' .. payload)
+      local pk = pools[pool]
+      if not pk then
+        pk = {queue = ns .. 'static:queue:' .. pool .. ':', state = ns .. 'static:state:' .. pool,
+          ring = ns .. 'static:ring:' .. pool, known = {}}
+        pools[pool] = pk
+      end
+      local fifo = pk.queue .. source
+      if pk.known[source] then
+        redis.call('RPUSH', fifo, payload)
+      else
+        pk.known[source] = true
+        if redis.call('HEXISTS', pk.state, 'm:' .. source) == 0 and
+            (not settings or redis.call('HGET', KEYS[5], source .. ':paused') ~= '1') then
+          if redis.call('EXISTS', fifo) == 0 then
+            redis.call('RPUSH', pk.ring, source .. ':' .. payload)
+          else
+            redis.call('RPUSH', fifo, payload)
+            redis.call('RPUSH', pk.ring, source)
+          end
+          redis.call('HSET', pk.state, 'm:' .. source, 'r')
         else
           redis.call('RPUSH', fifo, payload)
-          redis.call('RPUSH', ns .. 'static:ring:' .. pool, source)
         end
-        redis.call('HSET', state, 'm:' .. source, 'r')
-      else
-        redis.call('RPUSH', fifo, payload)
       end
       moved = moved + 1
     end

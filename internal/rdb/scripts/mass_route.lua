@@ -30,9 +30,12 @@ local function mass_pool_exists(ns, r, kind, pool, now_ms, alive_ms)
 end
 
 local function mass_route(ns, r, kind, source, job, now_ms, alive_ms)
-  local pool, from = redis.call('GET', ns .. 'src:' .. source .. ':cfg:' .. job), 'src:' .. source .. ':cfg:' .. job
+  -- where the pool came from is named only in a failure's reason: built
+  -- then, not for every payload routed (a concatenation each)
+  local cfg = 'src:' .. source .. ':cfg:'
+  local pool, from = redis.call('GET', ns .. cfg .. job), 1
   if not pool then
-    pool, from = redis.call('GET', ns .. 'src:' .. source .. ':cfg:default'), 'src:' .. source .. ':cfg:default'
+    pool, from = redis.call('GET', ns .. cfg .. 'default'), 2
   end
   if not pool then
     local m = type(r.mapping) == 'table' and r.mapping[kind]
@@ -41,17 +44,28 @@ local function mass_route(ns, r, kind, source, job, now_ms, alive_ms)
     end
     local s, d = m[source], m['default']
     if type(s) == 'table' and type(s[job]) == 'string' then
-      pool, from = s[job], 'mapping.' .. kind .. '.' .. source .. '.' .. job
+      pool, from = s[job], 3
     elseif type(d) == 'table' and type(d[job]) == 'string' then
-      pool, from = d[job], 'mapping.' .. kind .. '.default.' .. job
+      pool, from = d[job], 4
     elseif type(d) == 'table' and type(d['default']) == 'string' then
-      pool, from = d['default'], 'mapping.' .. kind .. '.default.default'
+      pool, from = d['default'], 5
     else
       return nil, 'mapping.' .. kind .. ' has no default.default'
     end
   end
   if mass_pool_exists(ns, r, kind, pool, now_ms, alive_ms) then
     return pool, nil
+  end
+  if from == 1 then
+    from = cfg .. job
+  elseif from == 2 then
+    from = cfg .. 'default'
+  elseif from == 3 then
+    from = 'mapping.' .. kind .. '.' .. source .. '.' .. job
+  elseif from == 4 then
+    from = 'mapping.' .. kind .. '.default.' .. job
+  else
+    from = 'mapping.' .. kind .. '.default.default'
   end
   local other = kind == 'static' and 'batch' or 'static'
   if type(r[other]) == 'table' and r[other][pool] then
