@@ -483,3 +483,63 @@ mapping: {static: {default: {default: ghost_d, rep: ghost_j}, s3: {imp: ghost_s}
 		t.Errorf("reasons:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// The allocator reads the producers' shape ({"class","sourceId","name"
+// first, names without escapes) by a pattern and decodes anything else:
+// both ways route a payload to the same source, and quarantine the same
+// bad ones. A payload in that shape that is not JSON further on is routed
+// (its worker fails it as a BadPayload).
+func TestAllocateStaticPayloadShapes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a := e.allocator(mustConfig(t, `
+pools: {static: {general: {worker_count: 1}, other: {worker_count: 1}}}
+mapping: {static: {default: {default: general, nA: other}}}`), newClock())
+	routed := map[string]string{
+		`{"class":"J","sourceId":"s1","name":"n"}`:                  "s1",
+		`{"class":"J","sourceId":"s\/2","name":"n","args":[]}`:      "s/2",
+		`{"sourceId":"s3","class":"J","name":"n"}`:                  "s3",
+		`{"class":"J","sourceId":7,"name":"n"}`:                     "7",
+		`{ "class": "J", "sourceId": "s4", "name": "n" }`:           "s4",
+		`{"class":"J","sourceId":"s5","name":"n\u0041","args":{}}`:  "s5",
+		`{"class":"J","sourceId":"s6","name":"n","args":[1,}`:       "s6",
+		`{"class":"J","sourceId":"s7","name":"n","args":{"a:b":1}}`: "s7",
+		// a class with escapes (PHP's namespaces, an escaped quote)
+		`{"class":"App\\Jobs\\Import","sourceId":"s9","name":"n","args":[]}`: "s9",
+		`{"class":"a\",\"b","sourceId":"s10","name":"n"}`:                    "s10",
+		// cjson takes a raw control character in a string
+		"{\"class\":\"J\",\"sourceId\":\"s\n8\",\"name\":\"n\"}": "s\n8",
+	}
+	bad := []string{
+		`{"class":"","sourceId":"b1","name":"n"}`,
+		`{"class":"J","sourceId":"b:2","name":"n"}`,
+		`{"class":"J","sourceId":"b3","name":"n"`,
+		`{"class":"J","sourceId":"b4"}`,
+		`{"class":"J","sourceId":"","name":"n"}`,
+		`{"class":"J","sourceId":"b5","name":"n","args":[`,
+	}
+	for p := range routed {
+		e.do("LPUSH", e.ns+":unassigned", p)
+	}
+	for _, p := range bad {
+		e.do("LPUSH", e.ns+":unassigned", p)
+	}
+	if st := e.pass(a); st.Static.Moved != len(routed) || st.Static.Quarantined != len(bad) {
+		t.Fatalf("pass: %+v", st)
+	}
+	for p, source := range routed {
+		pool := "general"
+		if source == "s5" {
+			pool = "other" // its name, nA, escaped
+		}
+		if got := e.queued(pool, source); len(got) != 1 || got[0] != p {
+			t.Errorf("%s: source %s holds %q", p, source, got)
+		}
+	}
+	failed := strings.Join(e.strs("LRANGE", e.ns+":failed", 0, -1), "\n")
+	for _, p := range bad {
+		if q, _ := json.Marshal(p); !strings.Contains(failed, string(q[1:len(q)-1])) && !strings.Contains(failed, p) {
+			t.Errorf("%s not in failed:\n%s", p, failed)
+		}
+	}
+}

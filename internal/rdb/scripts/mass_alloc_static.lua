@@ -46,10 +46,22 @@ for _ = 1, tonumber(ARGV[1]) do
   if not payload then
     break
   end
-  local ok, d = pcall(cjson.decode, payload)
-  local source, job, class = nil, nil, nil
-  if ok and type(d) == 'table' then
-    source, job, class = mass_text(d['sourceId']), mass_text(d['name']), d['class']
+  -- the producers' shape, {"class":"C","sourceId":"S","name":"N",...},
+  -- source and name without escapes: its fields read by a pattern, at a
+  -- tenth of cjson's cost (14,000 Redis instructions a payload). The class
+  -- is only checked for being there, so it may have escapes (PHP's
+  -- namespaces, App\\Jobs): in JSON its first quote that is not escaped
+  -- ends it, and one that is would be followed by a string's text, not by
+  -- ,"sourceId":". The rest of the payload is not parsed here: one that is
+  -- not JSON after all fails at its worker, as a BadPayload in failed. Any
+  -- other shape is decoded.
+  local class, source, job = string.match(payload, '^{"class":"([^"]+)","sourceId":"([^"\\:]+)","name":"([^"\\]+)"[,}]')
+  if not class or string.byte(payload, -1) ~= 125 then
+    source, job, class = nil, nil, nil
+    local ok, d = pcall(cjson.decode, payload)
+    if ok and type(d) == 'table' then
+      source, job, class = mass_text(d['sourceId']), mass_text(d['name']), d['class']
+    end
   end
   if not source or not job or type(class) ~= 'string' or class == '' or string.find(source, ':', 1, true) then
     redis.call('LPUSH', KEYS[2], payload)
