@@ -57,7 +57,10 @@
 --
 -- A static pool's ring is its sources with work (the allocator puts a
 -- source on it when it queues the source's job; the state hash's field
--- m:<source> says "r" on the ring or "p" parked). A claim serves the head:
+-- m:<source> says "r" on the ring or "p" parked). An entry is the source's
+-- id, or <source>:<payload> (inline: the allocator's for a source that
+-- joins the ring with an empty FIFO, its job held in the entry and coming
+-- before the FIFO's; a source id has no ':'). A claim serves the head:
 -- LPOP from its FIFO, then rotates the ring once the source had <weight>
 -- jobs in a row (settings <s>:weight, default 1; the state's t:<s> counts),
 -- so sources take turns, weighted, at a cost that does not grow with their
@@ -256,8 +259,9 @@ local function ring_memo(ring, state, ARGV, d, memo, settings)
     end
     -- T and TF: NONE (never written) until the first read of a ring of
     -- several sources sizes them (ring_static; at most a source a claim).
-    -- 15 fields, and a batch adds at most one (orig) unless some source
-    -- has settings (pdone, parked): a field past the table's size (16)
+    -- 15 fields, and a batch adds one (orig, or FP: a read's inline
+    -- jobs; not both) unless some source has settings (pdone, parked) or
+    -- a dry source is visited (D): a field past the table's size (16)
     -- rehashes it, 2,500 Redis instructions. plainjson: true until a read
     -- says otherwise; single: a ring of one source's names, or false
     m = {settings = settings, F = {}, fi = 1, T = NONE, TF = NONE, P = {}, n = memo.n, ns = memo.ns,
@@ -271,7 +275,8 @@ end
 -- ring_unserve undoes the last claim ring_static served from a ring in
 -- memory m whose sources have no settings (a served source then only
 -- moved from the ring's head to T, and its FIFO was popped): the payload
--- goes back to the head of the FIFO and the source back to the head.
+-- goes back to the head of the FIFO (an inline entry's job stays where it
+-- was read, in FP) and the source back to the head.
 local function ring_unserve(m, payload)
   local t, FP = #m.T, m.FP
   m.fi = m.fi - 1
