@@ -543,3 +543,70 @@ mapping: {static: {default: {default: general, nA: other}}}`), newClock())
 		}
 	}
 }
+
+// A source's FIFO or a pool's ring that is not a list (a key written by
+// hand) does not lose the payload being placed there, nor stop the pass:
+// the payload is recorded in batch:allocation_failures with the reason, the
+// others are placed, and once the key is fixed `mass reallocate` places it.
+func TestAllocationSurvivesKeysOfTheWrongType(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	a := e.allocator(mustConfig(t, `
+pools: {static: {general: {worker_count: 1}, reports: {worker_count: 1}, third: {worker_count: 1}}}
+mapping: {static: {default: {default: general, report: reports, third: third}}}`), newClock())
+	e.do("SET", e.ns+":static:queue:general:s1", "not a list")
+	e.do("SET", e.ns+":static:ring:reports", "not a list")
+	e.do("SET", e.ns+":static:state:third", "not a hash")
+	p1 := e.released("s1", "import", 1)
+	p2 := e.released("s2", "import", 2)
+	p3 := e.released("s3", "report", 3)
+	p4 := e.released("s4", "third", 4)
+	if st := e.pass(a); st.Static.Moved != 1 || st.Static.Failed != 3 {
+		t.Fatalf("pass: %+v", st)
+	}
+	if got := e.queued("general", "s2"); len(got) != 1 || got[0] != p2 {
+		t.Errorf("general/s2: %q", got)
+	}
+	if got := e.ring("general"); strings.Join(got, ",") != "s2" {
+		t.Errorf("general's ring: %q", got)
+	}
+	fs, err := massqueue.Failures(ctx, e.c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]string{}
+	for _, f := range fs {
+		reasons[string(f.Entry)] = f.Reason
+	}
+	if r := reasons[p1]; !strings.Contains(r, "static:queue:general:s1") || !strings.Contains(r, "WRONGTYPE") {
+		t.Errorf("p1's reason: %q (failures %+v)", r, fs)
+	}
+	if r := reasons[p3]; !strings.Contains(r, "static:ring:reports") || !strings.Contains(r, "WRONGTYPE") {
+		t.Errorf("p3's reason: %q (failures %+v)", r, fs)
+	}
+	if r := reasons[p4]; !strings.Contains(r, "static:state:third") || !strings.Contains(r, "WRONGTYPE") {
+		t.Errorf("p4's reason: %q (failures %+v)", r, fs)
+	}
+	if e.int("HEXISTS", e.ns+":static:state:reports", "m:s3") != 0 || e.int("HEXISTS", e.ns+":static:state:general", "m:s1") != 0 {
+		t.Error("a source is marked on a ring it is not on")
+	}
+	e.do("DEL", e.ns+":static:queue:general:s1", e.ns+":static:ring:reports", e.ns+":static:state:third")
+	for _, f := range fs {
+		if n, err := massqueue.Reallocate(ctx, e.c, f.ID); err != nil || n != 1 {
+			t.Fatalf("reallocate: %d %v", n, err)
+		}
+	}
+	if st := e.pass(a); st.Static.Moved != 3 {
+		t.Fatalf("pass after reallocate: %+v", st)
+	}
+	if got := e.queued("third", "s4"); len(got) != 1 || got[0] != p4 {
+		t.Errorf("third/s4: %q", got)
+	}
+	if got := e.queued("general", "s1"); len(got) != 1 || got[0] != p1 {
+		t.Errorf("general/s1: %q", got)
+	}
+	if got := e.queued("reports", "s3"); len(got) != 1 || got[0] != p3 {
+		t.Errorf("reports/s3: %q", got)
+	}
+}

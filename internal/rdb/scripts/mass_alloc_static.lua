@@ -18,8 +18,10 @@
 --     sourceId with ':', or is not a JSON object: moved to the quarantine,
 --     from which the allocator records it in failed as a BadPayload saying
 --     what is missing;
---   * has no pool (unknown, or of the wrong kind): LPUSHed to
---     batch:allocation_failures, with the reason;
+--   * has no pool (unknown, or of the wrong kind), or its source's FIFO,
+--     its pool's ring or state is a key of another type (written by hand):
+--     LPUSHed to batch:allocation_failures, with the reason (nothing of it
+--     written in the pool);
 --   * else RPUSHed to its source's FIFO in the pool,
 --     <ns>static:queue:<pool>:<source>, and the source put on the pool's
 --     ring (<ns>static:ring:<pool>, membership in <ns>static:state:<pool>
@@ -40,6 +42,15 @@ local moved, bad, failed = 0, 0, 0
 -- pool's keys, and the sources known to be on a pool's ring or kept off
 -- it (their next jobs go to their FIFOs at once)
 local settings = redis.call('EXISTS', KEYS[5]) == 1
+-- mass_push RPUSHes v to key, or returns why it could not (a key of
+-- another type) instead of stopping the script with the job popped
+local function mass_push(key, v)
+  local r = redis.pcall('RPUSH', key, v)
+  if type(r) == 'table' then
+    return key .. ': ' .. tostring(r.err)
+  end
+  return nil
+end
 local routes, pools = {}, {}
 for _ = 1, tonumber(ARGV[1]) do
   local payload = redis.call('RPOP', KEYS[1])
@@ -92,22 +103,43 @@ for _ = 1, tonumber(ARGV[1]) do
         pools[pool] = pk
       end
       local fifo = pk.queue .. source
+      local err = nil
       if pk.known[source] then
+        -- this call found the FIFO to be a list or absent (below)
         redis.call('RPUSH', fifo, payload)
       else
-        pk.known[source] = true
-        if redis.call('HEXISTS', pk.state, 'm:' .. source) == 0 and
-            (not settings or redis.call('HGET', KEYS[5], source .. ':paused') ~= '1') then
+        local on = redis.pcall('HEXISTS', pk.state, 'm:' .. source)
+        if type(on) == 'table' then
+          err = pk.state .. ': ' .. tostring(on.err)
+        elseif on == 0 and (not settings or redis.call('HGET', KEYS[5], source .. ':paused') ~= '1') then
           if redis.call('EXISTS', fifo) == 0 then
-            redis.call('RPUSH', pk.ring, source .. ':' .. payload)
+            err = mass_push(pk.ring, source .. ':' .. payload)
           else
-            redis.call('RPUSH', fifo, payload)
-            redis.call('RPUSH', pk.ring, source)
+            -- the name first: a FIFO that takes no job takes it back off
+            err = mass_push(pk.ring, source)
+            if not err then
+              err = mass_push(fifo, payload)
+              if err then
+                redis.call('RPOP', pk.ring)
+              end
+            end
           end
-          redis.call('HSET', pk.state, 'm:' .. source, 'r')
+          if not err then
+            redis.call('HSET', pk.state, 'm:' .. source, 'r')
+          end
         else
-          redis.call('RPUSH', fifo, payload)
+          err = mass_push(fifo, payload)
         end
+        if not err then
+          pk.known[source] = true
+        end
+      end
+      if err then
+        -- a key of the wrong type (written by hand): the job is recorded
+        -- with the reason, to be reallocated once the key is fixed
+        mass_fail(KEYS[3], KEYS[4], payload, 'static pool ' .. pool .. ': ' .. err, ARGV[6])
+        failed = failed + 1
+        moved = moved - 1
       end
       moved = moved + 1
     end
