@@ -582,10 +582,10 @@ mapping: {static: {default: {default: general, report: reports, third: third}}}`
 	if r := reasons[p1]; !strings.Contains(r, "static:queue:general:s1") || !strings.Contains(r, "WRONGTYPE") {
 		t.Errorf("p1's reason: %q (failures %+v)", r, fs)
 	}
-	if r := reasons[p3]; !strings.Contains(r, "static:ring:reports") || !strings.Contains(r, "WRONGTYPE") {
+	if r := reasons[p3]; !strings.Contains(r, "static:ring:reports is a string, not a list") {
 		t.Errorf("p3's reason: %q (failures %+v)", r, fs)
 	}
-	if r := reasons[p4]; !strings.Contains(r, "static:state:third") || !strings.Contains(r, "WRONGTYPE") {
+	if r := reasons[p4]; !strings.Contains(r, "static:state:third is a string, not a hash") {
 		t.Errorf("p4's reason: %q (failures %+v)", r, fs)
 	}
 	if e.int("HEXISTS", e.ns+":static:state:reports", "m:s3") != 0 || e.int("HEXISTS", e.ns+":static:state:general", "m:s1") != 0 {

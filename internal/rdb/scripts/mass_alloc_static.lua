@@ -101,27 +101,33 @@ for _ = 1, tonumber(ARGV[1]) do
         pk = {queue = ns .. 'static:queue:' .. pool .. ':', state = ns .. 'static:state:' .. pool,
           ring = ns .. 'static:ring:' .. pool, known = {}}
         pools[pool] = pk
+        -- the pool's ring and state are looked at once: of another type
+        -- (written by hand), no job is placed in the pool
+        local tr, ts = redis.call('TYPE', pk.ring)['ok'], redis.call('TYPE', pk.state)['ok']
+        if tr ~= 'list' and tr ~= 'none' then
+          pk.bad = pk.ring .. ' is a ' .. tr .. ', not a list'
+        elseif ts ~= 'hash' and ts ~= 'none' then
+          pk.bad = pk.state .. ' is a ' .. ts .. ', not a hash'
+        end
       end
       local fifo = pk.queue .. source
-      local err = nil
-      if pk.known[source] then
+      local err = pk.bad
+      if err then
+        -- recorded below
+      elseif pk.known[source] then
         -- this call found the FIFO to be a list or absent (below)
         redis.call('RPUSH', fifo, payload)
       else
-        local on = redis.pcall('HEXISTS', pk.state, 'm:' .. source)
-        if type(on) == 'table' then
-          err = pk.state .. ': ' .. tostring(on.err)
-        elseif on == 0 and (not settings or redis.call('HGET', KEYS[5], source .. ':paused') ~= '1') then
+        if redis.call('HEXISTS', pk.state, 'm:' .. source) == 0 and
+            (not settings or redis.call('HGET', KEYS[5], source .. ':paused') ~= '1') then
           if redis.call('EXISTS', fifo) == 0 then
-            err = mass_push(pk.ring, source .. ':' .. payload)
+            redis.call('RPUSH', pk.ring, source .. ':' .. payload)
           else
             -- the name first: a FIFO that takes no job takes it back off
-            err = mass_push(pk.ring, source)
-            if not err then
-              err = mass_push(fifo, payload)
-              if err then
-                redis.call('RPOP', pk.ring)
-              end
+            redis.call('RPUSH', pk.ring, source)
+            err = mass_push(fifo, payload)
+            if err then
+              redis.call('RPOP', pk.ring)
             end
           end
           if not err then
