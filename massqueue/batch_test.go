@@ -135,3 +135,83 @@ func TestDeadUnitHandback(t *testing.T) {
 		}
 	}
 }
+
+// A batch whose pool has keys written by hand with another type (a unit's
+// list, a source's backlog, the pool's source map) is recorded in
+// batch:allocation_failures with the reason, not lost with its id popped
+// from committed, and nothing of it is written in the pool; once the key
+// is fixed, `mass reallocate` places it.
+func TestBatchAllocationSurvivesKeysOfTheWrongType(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reason := func(e *env, id string) string {
+		t.Helper()
+		fs, err := massqueue.Failures(ctx, e.c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			if f.ID == id {
+				return f.Reason
+			}
+		}
+		return ""
+	}
+	retry := func(e *env, a *massqueue.Allocator, id string, want rdb.BatchResult) {
+		t.Helper()
+		if n, err := massqueue.Reallocate(ctx, e.c, id); err != nil || n != 1 {
+			t.Fatalf("reallocate %s: %d %v", id, n, err)
+		}
+		if st := e.pass(a); st.Batches[want] != 1 {
+			t.Fatalf("pass after reallocate: %+v, want %s", st, want)
+		}
+	}
+	e := newEnv(t)
+	cfg := mustConfig(t, testConfig)
+	a := e.allocator(cfg, newClock())
+	e.beat("imports", "n1-0")
+	e.do("SET", e.ns+":pool:imports:n1-0:queues", "not a list")
+	b1 := e.releasedBatch("s1", "import", 1)
+	// a pass's sweep of the unit would stop on that list first (an error
+	// the allocator logs, nothing popped): the allocation step alone
+	r, err := e.c.AllocateBatch(ctx, rdb.AllocArgs{Routing: cfg.Routing(), Now: time.Unix(1700000000, 0), Alive: 30 * time.Second})
+	if err != nil || r.Result != rdb.BatchFailed {
+		t.Fatalf("allocate: %+v %v", r, err)
+	}
+	if r := reason(e, b1); !strings.Contains(r, "pool:imports:n1-0:queues: WRONGTYPE") {
+		t.Errorf("b1's reason: %q", r)
+	}
+	if got := e.str("HGET", e.ns+":pool:imports", "s1"); got != "" {
+		t.Errorf("s1 holds n1-0 without its batch there")
+	}
+	e.do("DEL", e.ns+":pool:imports:n1-0:queues")
+	retry(e, a, b1, rdb.BatchAssigned)
+	if got := e.units("imports", "n1-0"); len(got) != 1 || got[0] != b1 {
+		t.Errorf("n1-0: %q", got)
+	}
+	// s1 is active: its next batch waits in a backlog that is not a list
+	e.do("SET", e.ns+":pool:imports:backlog:s1", "not a list")
+	b2 := e.releasedBatch("s1", "import", 1)
+	if st := e.pass(a); st.Batches[rdb.BatchFailed] != 1 {
+		t.Fatalf("pass: %+v", st)
+	}
+	if r := reason(e, b2); !strings.Contains(r, "pool:imports:backlog:s1: WRONGTYPE") {
+		t.Errorf("b2's reason: %q", r)
+	}
+	e.do("DEL", e.ns+":pool:imports:backlog:s1")
+	retry(e, a, b2, rdb.BatchBacklog)
+	// the pool's source map
+	e2 := newEnv(t)
+	a2 := e2.allocator(mustConfig(t, testConfig), newClock())
+	e2.beat("imports", "n1-0")
+	e2.do("SET", e2.ns+":pool:imports", "not a hash")
+	b3 := e2.releasedBatch("s3", "import", 1)
+	if st := e2.pass(a2); st.Batches[rdb.BatchFailed] != 1 {
+		t.Fatalf("pass: %+v", st)
+	}
+	if r := reason(e2, b3); !strings.Contains(r, "pool:imports is a string, not a hash") {
+		t.Errorf("b3's reason: %q", r)
+	}
+	e2.do("DEL", e2.ns+":pool:imports")
+	retry(e2, a2, b3, rdb.BatchAssigned)
+}

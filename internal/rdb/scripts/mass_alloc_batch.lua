@@ -26,7 +26,9 @@
 -- the unit's list, so no worker serves it until `mass resume` (the source's
 -- later batches wait in its backlog as usual). A batch with a malformed
 -- id, a missing list or no pool goes to batch:allocation_failures with the
--- reason. With no live unit in the
+-- reason, as does one whose pool's keys were written by hand with another
+-- type (nothing of it is written in the pool then: the id was popped, and
+-- would be lost with a script stopped half-way). With no live unit in the
 -- pool the id goes back to the head of committed (other batches first).
 --
 -- Returns {"empty"} or {result, id, pool, unit or reason} with result
@@ -56,9 +58,25 @@ if not pool then
   return {'failed', id, '', why}
 end
 local pk = ns .. 'pool:' .. pool
+-- fail records the batch with the reason its pool cannot take it
+local function fail(why)
+  why = 'batch pool ' .. pool .. ': ' .. why
+  mass_fail(KEYS[2], KEYS[3], id, why, ARGV[5])
+  return {'failed', id, '', why}
+end
+for _, tk in ipairs({{pk, 'hash'}, {pk .. ':unit_queues', 'zset'}, {pk .. ':heartbeats', 'zset'}, {ns .. 'batch:paused:' .. pool, 'hash'}}) do
+  local t = redis.call('TYPE', tk[1])['ok']
+  if t ~= tk[2] and t ~= 'none' then
+    return fail(tk[1] .. ' is a ' .. t .. ', not a ' .. tk[2])
+  end
+end
 local holder = redis.call('HGET', pk, source)
 if holder then
-  redis.call('LPUSH', pk .. ':backlog:' .. source, id)
+  local backlog = pk .. ':backlog:' .. source
+  local pushed = redis.pcall('LPUSH', backlog, id)
+  if type(pushed) == 'table' then
+    return fail(backlog .. ': ' .. tostring(pushed.err))
+  end
   return {'backlog', id, pool, holder}
 end
 local function parse(unit)
@@ -95,11 +113,16 @@ if not best then
   redis.call('LPUSH', KEYS[1], id)
   return {'waiting', id, pool, ''}
 end
-redis.call('HSET', pk, source, best)
 if redis.call('HGET', KEYS[4], source .. ':paused') == '1' then
+  redis.call('HSET', pk, source, best)
   redis.call('HSET', ns .. 'batch:paused:' .. pool, source, id)
   return {'parked', id, pool, best}
 end
-local n = redis.call('LPUSH', ns .. best_member, id)
+-- the unit's list first: one of another type takes no batch
+local n = redis.pcall('LPUSH', ns .. best_member, id)
+if type(n) == 'table' then
+  return fail(ns .. best_member .. ': ' .. tostring(n.err))
+end
+redis.call('HSET', pk, source, best)
 redis.call('ZADD', pk .. ':unit_queues', n, best_member)
 return {'assigned', id, pool, best}
