@@ -31,12 +31,21 @@ for i = 1, n do
   if head ~= ARGV[a] then
     return {moved, 'changed'}
   end
+  -- pushed before it leaves the bucket: a destination of another type (a
+  -- key written by hand) stops the call with the item still at the head,
+  -- where the next pass finds it, instead of losing it
+  local pushed
+  if ARGV[a + 1] ~= '' then
+    pushed = redis.pcall('RPUSH', KEYS[4 + i], ARGV[a + 1])
+  else
+    pushed = redis.pcall('RPUSH', KEYS[4], ARGV[a + 3])
+  end
+  if type(pushed) == 'table' then
+    return redis.error_reply('promote ' .. KEYS[4 + i] .. ': ' .. tostring(pushed.err))
+  end
   redis.call('LPOP', KEYS[1])
   if ARGV[a + 1] ~= '' then
-    redis.call('RPUSH', KEYS[4 + i], ARGV[a + 1])
     redis.call('SADD', KEYS[3], ARGV[a + 2])
-  else
-    redis.call('RPUSH', KEYS[4], ARGV[a + 3])
   end
   redis.call('SREM', KEYS[4 + n + i], ARGV[2])
   moved = moved + 1
