@@ -189,29 +189,27 @@ func TestBatchAllocationSurvivesKeysOfTheWrongType(t *testing.T) {
 	if got := e.units("imports", "n1-0"); len(got) != 1 || got[0] != b1 {
 		t.Errorf("n1-0: %q", got)
 	}
+	// broken writes key with another type, commits a batch of source that
+	// a pass must record with the reason saying want, then fixes the key
+	// and reallocates the batch, which must end as after
+	broken := func(e *env, a *massqueue.Allocator, key, source, want string, after rdb.BatchResult) {
+		t.Helper()
+		e.do("SET", e.ns+":"+key, "not a list or hash")
+		id := e.releasedBatch(source, "import", 1)
+		if st := e.pass(a); st.Batches[rdb.BatchFailed] != 1 {
+			t.Fatalf("pass: %+v", st)
+		}
+		if r := reason(e, id); !strings.Contains(r, want) {
+			t.Errorf("%s's reason: %q, want %q", id, r, want)
+		}
+		e.do("DEL", e.ns+":"+key)
+		retry(e, a, id, after)
+	}
 	// s1 is active: its next batch waits in a backlog that is not a list
-	e.do("SET", e.ns+":pool:imports:backlog:s1", "not a list")
-	b2 := e.releasedBatch("s1", "import", 1)
-	if st := e.pass(a); st.Batches[rdb.BatchFailed] != 1 {
-		t.Fatalf("pass: %+v", st)
-	}
-	if r := reason(e, b2); !strings.Contains(r, "pool:imports:backlog:s1: WRONGTYPE") {
-		t.Errorf("b2's reason: %q", r)
-	}
-	e.do("DEL", e.ns+":pool:imports:backlog:s1")
-	retry(e, a, b2, rdb.BatchBacklog)
+	broken(e, a, "pool:imports:backlog:s1", "s1", "pool:imports:backlog:s1: WRONGTYPE", rdb.BatchBacklog)
 	// the pool's source map
 	e2 := newEnv(t)
 	a2 := e2.allocator(mustConfig(t, testConfig), newClock())
 	e2.beat("imports", "n1-0")
-	e2.do("SET", e2.ns+":pool:imports", "not a hash")
-	b3 := e2.releasedBatch("s3", "import", 1)
-	if st := e2.pass(a2); st.Batches[rdb.BatchFailed] != 1 {
-		t.Fatalf("pass: %+v", st)
-	}
-	if r := reason(e2, b3); !strings.Contains(r, "pool:imports is a string, not a hash") {
-		t.Errorf("b3's reason: %q", r)
-	}
-	e2.do("DEL", e2.ns+":pool:imports")
-	retry(e2, a2, b3, rdb.BatchAssigned)
+	broken(e2, a2, "pool:imports", "s3", "pool:imports is a string, not a hash", rdb.BatchAssigned)
 }
