@@ -610,3 +610,50 @@ mapping: {static: {default: {default: general, report: reports, third: third}}}`
 		t.Errorf("reports/s3: %q", got)
 	}
 }
+
+// A key every allocation may need (the quarantine, the allocation
+// failures and their reasons, the source settings, the static pools'
+// beats; for batches, committed too) written by hand with another type
+// stops the pass with an error naming it before anything is popped: the
+// payload or batch waits in unassigned or committed, and is placed once
+// the key is fixed.
+func TestAllocationRefusesSharedKeysOfTheWrongType(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{"resque-go:mass:quarantine", "batch:allocation_failures", "batch:allocation_reasons", "static:settings", "static:pools"} {
+		t.Run(key, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			a := e.allocator(mustConfig(t, testConfig), newClock())
+			e.do("SET", e.ns+":"+key, "not a list, hash or zset")
+			p := e.released("s1", "import", 1)
+			b := e.releasedBatch("s2", "import", 1)
+			_, err := a.Pass(context.Background())
+			if err == nil || !strings.Contains(err.Error(), e.ns+":"+key+" is a string") {
+				t.Fatalf("pass: %v, want an error naming %s", err, key)
+			}
+			if got := e.strs("LRANGE", e.ns+":unassigned", 0, -1); len(got) != 1 || got[0] != p {
+				t.Errorf("unassigned: %q", got)
+			}
+			if key != "static:pools" && key != "resque-go:mass:quarantine" {
+				// the batch step alone (the pass stopped at the static one)
+				cfg := mustConfig(t, testConfig)
+				_, err := e.c.AllocateBatch(context.Background(), rdb.AllocArgs{Routing: cfg.Routing(), Now: time.Unix(1700000000, 0), Alive: 30 * time.Second})
+				if err == nil || !strings.Contains(err.Error(), e.ns+":"+key+" is a string") {
+					t.Errorf("batch allocation: %v, want an error naming %s", err, key)
+				}
+			}
+			if got := e.strs("LRANGE", e.ns+":committed", 0, -1); len(got) != 1 || got[0] != b {
+				t.Errorf("committed: %q", got)
+			}
+			e.do("DEL", e.ns+":"+key)
+			e.beat("imports", "n1-0")
+			e.pass(a)
+			if got := e.queued("general", "s1"); len(got) != 1 || got[0] != p {
+				t.Errorf("general/s1 after the fix: %q", got)
+			}
+			if got := e.units("imports", "n1-0"); len(got) != 1 || got[0] != b {
+				t.Errorf("n1-0 after the fix: %q", got)
+			}
+		})
+	}
+}

@@ -135,7 +135,9 @@ func (k Keys) StaticHolders(pool, source string) string {
 // StaticHoldersPrefix is StaticHolders(pool, "") for the claim script.
 func (k Keys) StaticHoldersPrefix(pool string) string { return k.key("static", "holders", pool, "") }
 
-// StaticPools is the set of static pool names that jobs were allocated to.
+// StaticPools is the zset static pool -> last beat (Unix ms) of the pool
+// managers serving it (StaticPoolBeat): allocators route to a pool their
+// config lacks while it beat recently.
 func (k Keys) StaticPools() string { return k.key("static", "pools") }
 
 // MassSettings is the hash of per-source settings of static pools:

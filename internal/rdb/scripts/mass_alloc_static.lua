@@ -41,6 +41,15 @@ local moved, bad, failed = 0, 0, 0
 -- for), each source's and job name's route (a pool, or {reason}), each
 -- pool's keys, and the sources known to be on a pool's ring or kept off
 -- it (their next jobs go to their FIFOs at once)
+-- the keys every payload may need, of another type (written by hand):
+-- an error before any pop, which the allocator logs at every pass
+for _, tk in ipairs({{KEYS[1], 'list'}, {KEYS[2], 'list'}, {KEYS[3], 'list'}, {KEYS[4], 'hash'}, {KEYS[5], 'hash'},
+    {ns .. 'static:pools', 'zset'}}) do
+  local t = redis.call('TYPE', tk[1])['ok']
+  if t ~= tk[2] and t ~= 'none' then
+    return redis.error_reply(tk[1] .. ' is a ' .. t .. ', not a ' .. tk[2] .. ': no payload taken')
+  end
+end
 local settings = redis.call('EXISTS', KEYS[5]) == 1
 -- mass_push RPUSHes v to key, or returns why it could not (a key of
 -- another type) instead of stopping the script with the job popped
