@@ -43,7 +43,8 @@ local moved, bad, failed = 0, 0, 0
 -- it (their next jobs go to their FIFOs at once)
 -- the keys every payload may need, of another type (written by hand):
 -- an error before any pop, which the allocator logs at every pass
-for _, tk in ipairs({{KEYS[1], 'list'}, {KEYS[2], 'list'}, {KEYS[3], 'list'}, {KEYS[4], 'hash'}, {KEYS[5], 'hash'},
+-- (unassigned's own type stops its first RPOP, before it takes anything)
+for _, tk in ipairs({{KEYS[2], 'list'}, {KEYS[3], 'list'}, {KEYS[4], 'hash'}, {KEYS[5], 'hash'},
     {ns .. 'static:pools', 'zset'}}) do
   local t = redis.call('TYPE', tk[1])['ok']
   if t ~= tk[2] and t ~= 'none' then
