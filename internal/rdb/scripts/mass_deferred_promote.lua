@@ -10,7 +10,9 @@
 -- Returns how many moved.
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
 for _, p in ipairs(due) do
-  redis.call('ZREM', KEYS[1], p)
+  -- pushed before it leaves the zset: an unassigned of another type (a
+  -- key written by hand) stops the call with the payload still deferred
   redis.call('LPUSH', KEYS[2], p)
+  redis.call('ZREM', KEYS[1], p)
 end
 return #due

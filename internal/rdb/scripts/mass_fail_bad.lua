@@ -7,6 +7,12 @@
 --
 -- Returns 1, or 0 when the payload is no longer quarantined (another
 -- allocator recorded it).
+-- failed of another type (a key written by hand) keeps the payload in
+-- the quarantine, with an error
+local t = redis.call('TYPE', KEYS[2])['ok']
+if t ~= 'list' and t ~= 'none' then
+  return redis.error_reply(KEYS[2] .. ' is a ' .. t .. ', not a list: the payload stays in the quarantine')
+end
 if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then
   return 0
 end

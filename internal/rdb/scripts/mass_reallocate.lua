@@ -11,13 +11,19 @@
 -- so the allocators take it next.
 --
 -- Returns 1, or 0 when the entry is not in the list (someone else took it).
+-- where the entry goes, looked at before it leaves the failures: one of
+-- another type (a key written by hand) keeps it there, with an error
+local dest = KEYS[4]
+if string.sub(ARGV[1], 1, 1) == '{' then
+  dest = KEYS[3]
+end
+local t = redis.call('TYPE', dest)['ok']
+if t ~= 'list' and t ~= 'none' then
+  return redis.error_reply(dest .. ' is a ' .. t .. ', not a list: the entry stays in the allocation failures')
+end
 if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then
   return 0
 end
 redis.call('HDEL', KEYS[2], redis.sha1hex(ARGV[1]))
-if string.sub(ARGV[1], 1, 1) == '{' then
-  redis.call('RPUSH', KEYS[3], ARGV[1])
-else
-  redis.call('RPUSH', KEYS[4], ARGV[1])
-end
+redis.call('RPUSH', dest, ARGV[1])
 return 1
