@@ -37,3 +37,21 @@ func TestPromoteKeepsItemWhenQueueHasWrongType(t *testing.T) {
 		t.Errorf("queue q: %q %v", got, err)
 	}
 }
+
+// A retry of a failed entry whose queue key has another type leaves the
+// entry as it was (not marked retried_at), since its push comes first.
+func TestRetryFailedKeepsEntryWhenQueueHasWrongType(t *testing.T) {
+	t.Parallel()
+	c, _, do := ringTestClient(t, false)
+	ctx := context.Background()
+	k := c.Keys()
+	entry := `{"failed_at":"2026/11/27 10:00:00 UTC","payload":{"class":"C","args":[]},"exception":"E","error":"x","queue":"q"}`
+	do("RPUSH", k.Failed(), entry)
+	do("SET", k.Queue("q"), "not a list")
+	if _, err := c.RetryFailed(ctx, []byte(entry), 0, []byte(`{"retried":1}`), []byte(`{"class":"C","args":[]}`), "q", ""); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+		t.Fatalf("retry: %v, want WRONGTYPE", err)
+	}
+	if got, err := redis.Strings(c.do(ctx, "LRANGE", k.Failed(), 0, -1)); err != nil || len(got) != 1 || got[0] != entry {
+		t.Errorf("failed: %q %v", got, err)
+	}
+}

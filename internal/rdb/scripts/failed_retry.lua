@@ -23,8 +23,10 @@ if redis.call('LINDEX', KEYS[1], idx) ~= ARGV[1] then
     return -1
   end
 end
-redis.call('LSET', KEYS[1], idx, ARGV[3])
+-- the push first: a queue of another type (a key written by hand) stops
+-- the retry before the entry says retried_at
 redis.call('RPUSH', KEYS[2], ARGV[4])
+redis.call('LSET', KEYS[1], idx, ARGV[3])
 if ARGV[5] ~= '' then
   redis.call('SADD', KEYS[3], ARGV[5])
 end
