@@ -19,11 +19,15 @@
 -- for a record removed by another runtime (see finish.lua).
 --
 -- Returns 1, or 0 when worker:<id> is gone (already finished or recovered).
-if redis.call('DEL', KEYS[1]) == 0 then
+if redis.call('EXISTS', KEYS[1]) == 0 then
   return 0
 end
-redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
+-- the push before the record goes: a source of another type (a key
+-- written by hand) stops the call with the job still in worker:<id>, where
+-- recovery finds it
 redis.call('LPUSH', KEYS[2], ARGV[1])
+redis.call('DEL', KEYS[1])
+redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
 if ARGV[5] ~= '' then
   static_wake(KEYS[6], KEYS[7], ARGV[5])
 end
