@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/resque-go/resque-go/internal/protocol"
 )
 
 // A due delayed item whose queue key was written by hand with another type
@@ -54,4 +56,67 @@ func TestRetryFailedKeepsEntryWhenQueueHasWrongType(t *testing.T) {
 	if got, err := redis.Strings(c.do(ctx, "LRANGE", k.Failed(), 0, -1)); err != nil || len(got) != 1 || got[0] != entry {
 		t.Errorf("failed: %q %v", got, err)
 	}
+}
+
+// A requeue (a hard stop's) whose queue key has another type keeps the
+// job in worker:<id>, where recovery finds it, since its push comes first.
+func TestRequeueKeepsRecordWhenQueueHasWrongType(t *testing.T) {
+	t.Parallel()
+	c, _, do := ringTestClient(t, false)
+	ctx := context.Background()
+	k := c.Keys()
+	do("SET", k.Worker("h:1:q"), `{"queue":"q","run_at":"2026-11-27T10:00:00Z","payload":{"class":"C","args":[]}}`)
+	do("SET", k.Queue("q"), "not a list")
+	if err := c.Requeue(ctx, "h:1:q", protocol.QueueSource("q"), []byte(`{"class":"C","args":[]}`), ""); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+		t.Fatalf("requeue: %v, want WRONGTYPE", err)
+	}
+	if n, err := redis.Int(c.do(ctx, "EXISTS", k.Worker("h:1:q"))); err != nil || n != 1 {
+		t.Errorf("worker:<id> is gone: %d %v", n, err)
+	}
+}
+
+// A schedule's or a plan's slot whose queue key has another type is not
+// counted as fired: the call stops before it writes, and the slot fires
+// once the key is fixed (before, the slot was recorded and its job lost).
+func TestFireKeepsSlotWhenQueueHasWrongType(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t.Run("schedule", func(t *testing.T) {
+		t.Parallel()
+		c, ns, do := ringTestClient(t, false)
+		k := c.Keys()
+		do("SET", ns+":lock", "me")
+		do("SET", k.Queue("q"), "not a list")
+		f := ScheduleFire{LockKey: ns + ":lock", LockValue: "me", Name: "every", Slot: 1000, Queue: "q",
+			Payload: []byte(`{"class":"C","args":[]}`), EnqueuedAt: "2026-11-27 10:00:00 +0000"}
+		if _, _, err := c.FireSchedule(ctx, f); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+			t.Fatalf("fire: %v, want WRONGTYPE", err)
+		}
+		do("DEL", k.Queue("q"))
+		if fired, _, err := c.FireSchedule(ctx, f); err != nil || !fired {
+			t.Fatalf("fire after the fix: %v %v", fired, err)
+		}
+	})
+	t.Run("plan", func(t *testing.T) {
+		t.Parallel()
+		c, _, do := ringTestClient(t, false)
+		k := c.Keys()
+		plan := []byte(`{"id":"p1","nextRun":1000}`)
+		do("SET", k.Plan("p1"), plan)
+		do("ZADD", k.PlanSchedule(), 1000, 1000)
+		do("RPUSH", k.PlanSlot(1000), "p1")
+		do("SET", k.Queue("q"), "not a list")
+		f := Fire{ID: "p1", Read: plan, Write: []byte(`{"id":"p1","nextRun":2000}`), TS: 1000, Next: 2000,
+			Payload: []byte(`{"class":"C","args":[]}`), Queue: "q"}
+		if _, err := c.FirePlan(ctx, f); err == nil || !strings.Contains(err.Error(), "is a string, not a list") {
+			t.Fatalf("fire: %v, want an error naming the queue", err)
+		}
+		if got, err := redis.Strings(c.do(ctx, "LRANGE", k.PlanSlot(1000), 0, -1)); err != nil || len(got) != 1 || got[0] != "p1" {
+			t.Errorf("the slot lost the plan: %q %v", got, err)
+		}
+		do("DEL", k.Queue("q"))
+		if r, err := c.FirePlan(ctx, f); err != nil || r != "fired" {
+			t.Fatalf("fire after the fix: %q %v", r, err)
+		}
+	})
 }

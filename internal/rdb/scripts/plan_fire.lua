@@ -42,6 +42,15 @@ local function cleanup()
   slot_cleanup(KEYS[2], KEYS[3], ARGV[4])
 end
 
+-- a queue of another type (a key written by hand) stops the call before
+-- anything is written: the slot fires once the key is fixed
+if ARGV[6] ~= '' then
+  local t = redis.call('TYPE', KEYS[5])['ok']
+  if t ~= 'list' and t ~= 'none' then
+    return redis.error_reply(KEYS[5] .. ' is a ' .. t .. ', not a list: the slot is not fired')
+  end
+end
+
 local taken = take_plan(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[4])
 if taken then
   return taken

@@ -25,8 +25,11 @@ local last = tonumber(redis.call('HGET', KEYS[2], ARGV[2]) or '')
 if last and last >= slot then
   return {0, last}
 end
+-- the push first: a queue of another type (a key written by hand) stops
+-- the call before the slot counts as fired, so it fires once the key is
+-- fixed
+redis.call('RPUSH', KEYS[5], ARGV[4])
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[6])
 redis.call('SADD', KEYS[4], ARGV[5])
-redis.call('RPUSH', KEYS[5], ARGV[4])
 return {1, slot}
