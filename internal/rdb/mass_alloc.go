@@ -21,8 +21,8 @@ var (
 	massUnitSweepScript   = loadScriptWith("mass_unit_sweep.lua", 7, "mass_route.lua")
 	massHandbackScript    = loadScriptWith("mass_unit_handback.lua", 8, "mass_route.lua")
 	massDeferredScript    = loadScript("mass_deferred_promote.lua", 2)
-	massReallocateScript  = loadScript("mass_reallocate.lua", 4)
-	massFailBadScript     = loadScript("mass_fail_bad.lua", 2)
+	massReallocateScript  = loadScriptWith("mass_reallocate.lua", 4, "mass_route.lua")
+	massFailBadScript     = loadScriptWith("mass_fail_bad.lua", 2, "mass_route.lua")
 )
 
 // AllocArgs are what every allocation step needs.

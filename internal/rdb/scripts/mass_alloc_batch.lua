@@ -37,11 +37,9 @@ local ns = ARGV[1]
 -- the keys every batch may need, of another type (written by hand): an
 -- error before the pop, which the allocator logs at every pass
 -- (committed's own type stops the RPOP, before it takes anything)
-for _, tk in ipairs({{KEYS[2], 'list'}, {KEYS[3], 'hash'}, {KEYS[4], 'hash'}}) do
-  local t = redis.call('TYPE', tk[1])['ok']
-  if t ~= tk[2] and t ~= 'none' then
-    return redis.error_reply(tk[1] .. ' is a ' .. t .. ', not a ' .. tk[2] .. ': no batch taken')
-  end
+local wrong = mass_wrong_type({{KEYS[2], 'list'}, {KEYS[3], 'hash'}, {KEYS[4], 'hash'}})
+if wrong then
+  return redis.error_reply(wrong .. ': no batch taken')
 end
 local id = redis.call('RPOP', KEYS[1])
 if not id then
@@ -73,11 +71,9 @@ local function fail(why)
   mass_fail(KEYS[2], KEYS[3], id, why, ARGV[5])
   return {'failed', id, '', why}
 end
-for _, tk in ipairs({{pk, 'hash'}, {pk .. ':unit_queues', 'zset'}, {pk .. ':heartbeats', 'zset'}, {ns .. 'batch:paused:' .. pool, 'hash'}}) do
-  local t = redis.call('TYPE', tk[1])['ok']
-  if t ~= tk[2] and t ~= 'none' then
-    return fail(tk[1] .. ' is a ' .. t .. ', not a ' .. tk[2])
-  end
+wrong = mass_wrong_type({{pk, 'hash'}, {pk .. ':unit_queues', 'zset'}, {pk .. ':heartbeats', 'zset'}, {ns .. 'batch:paused:' .. pool, 'hash'}})
+if wrong then
+  return fail(wrong)
 end
 local holder = redis.call('HGET', pk, source)
 if holder then

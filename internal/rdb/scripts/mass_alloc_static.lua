@@ -44,12 +44,10 @@ local moved, bad, failed = 0, 0, 0
 -- the keys every payload may need, of another type (written by hand):
 -- an error before any pop, which the allocator logs at every pass
 -- (unassigned's own type stops its first RPOP, before it takes anything)
-for _, tk in ipairs({{KEYS[2], 'list'}, {KEYS[3], 'list'}, {KEYS[4], 'hash'}, {KEYS[5], 'hash'},
-    {ns .. 'static:pools', 'zset'}}) do
-  local t = redis.call('TYPE', tk[1])['ok']
-  if t ~= tk[2] and t ~= 'none' then
-    return redis.error_reply(tk[1] .. ' is a ' .. t .. ', not a ' .. tk[2] .. ': no payload taken')
-  end
+local wrong = mass_wrong_type({{KEYS[2], 'list'}, {KEYS[3], 'list'}, {KEYS[4], 'hash'}, {KEYS[5], 'hash'},
+  {ns .. 'static:pools', 'zset'}})
+if wrong then
+  return redis.error_reply(wrong .. ': no payload taken')
 end
 local settings = redis.call('EXISTS', KEYS[5]) == 1
 -- mass_push RPUSHes v to key, or returns why it could not (a key of
@@ -113,12 +111,7 @@ for _ = 1, tonumber(ARGV[1]) do
         pools[pool] = pk
         -- the pool's ring and state are looked at once: of another type
         -- (written by hand), no job is placed in the pool
-        local tr, ts = redis.call('TYPE', pk.ring)['ok'], redis.call('TYPE', pk.state)['ok']
-        if tr ~= 'list' and tr ~= 'none' then
-          pk.bad = pk.ring .. ' is a ' .. tr .. ', not a list'
-        elseif ts ~= 'hash' and ts ~= 'none' then
-          pk.bad = pk.state .. ' is a ' .. ts .. ', not a hash'
-        end
+        pk.bad = mass_wrong_type({{pk.ring, 'list'}, {pk.state, 'hash'}})
       end
       local fifo = pk.queue .. source
       local err = pk.bad

@@ -1,4 +1,5 @@
 -- mass_fail_bad.lua: record a quarantined static payload in failed.
+-- Loaded after mass_route.lua (mass_wrong_type).
 --
 -- KEYS[1] resque-go mass quarantine
 -- KEYS[2] failed
@@ -9,9 +10,9 @@
 -- allocator recorded it).
 -- failed of another type (a key written by hand) keeps the payload in
 -- the quarantine, with an error
-local t = redis.call('TYPE', KEYS[2])['ok']
-if t ~= 'list' and t ~= 'none' then
-  return redis.error_reply(KEYS[2] .. ' is a ' .. t .. ', not a list: the payload stays in the quarantine')
+local wrong = mass_wrong_type({{KEYS[2], 'list'}})
+if wrong then
+  return redis.error_reply(wrong .. ': the payload stays in the quarantine')
 end
 if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then
   return 0

@@ -1,4 +1,5 @@
 -- mass_reallocate.lua: give an allocation failure another try.
+-- Loaded after mass_route.lua (mass_wrong_type).
 --
 -- KEYS[1] batch:allocation_failures
 -- KEYS[2] batch:allocation_reasons
@@ -17,9 +18,9 @@ local dest = KEYS[4]
 if string.sub(ARGV[1], 1, 1) == '{' then
   dest = KEYS[3]
 end
-local t = redis.call('TYPE', dest)['ok']
-if t ~= 'list' and t ~= 'none' then
-  return redis.error_reply(dest .. ' is a ' .. t .. ', not a list: the entry stays in the allocation failures')
+local wrong = mass_wrong_type({{dest, 'list'}})
+if wrong then
+  return redis.error_reply(wrong .. ': the entry stays in the allocation failures')
 end
 if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then
   return 0

@@ -74,6 +74,20 @@ local function mass_route(ns, r, kind, source, job, now_ms, alive_ms)
   return nil, kind .. ' pool ' .. pool .. ' (from ' .. from .. ') does not exist'
 end
 
+-- mass_wrong_type(keys) returns why the first of keys ({key, type} each)
+-- that exists with another type (a key written by hand) cannot be used,
+-- or nil: a script that looks before it pops or writes keeps what it
+-- would have taken.
+local function mass_wrong_type(keys)
+  for _, tk in ipairs(keys) do
+    local t = redis.call('TYPE', tk[1])['ok']
+    if t ~= tk[2] and t ~= 'none' then
+      return tk[1] .. ' is a ' .. t .. ', not a ' .. tk[2]
+    end
+  end
+  return nil
+end
+
 -- mass_text(v) is a payload field as routing reads it: a non-empty string,
 -- or an integer (PHP producers may write numeric source ids); else nil.
 local function mass_text(v)

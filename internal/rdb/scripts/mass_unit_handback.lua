@@ -35,9 +35,9 @@ if beat and tonumber(beat) >= tonumber(ARGV[5]) then
 end
 -- committed of another type (a key written by hand) would take no batch
 -- after it left the unit: an error first, the unit's batches kept
-local t = redis.call('TYPE', KEYS[4])['ok']
-if t ~= 'list' and t ~= 'none' then
-  return redis.error_reply(KEYS[4] .. ' is a ' .. t .. ', not a list: no batch handed back')
+local wrong = mass_wrong_type({{KEYS[4], 'list'}})
+if wrong then
+  return redis.error_reply(wrong .. ': no batch handed back')
 end
 local back, done, kept = 0, 0, 0
 for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
