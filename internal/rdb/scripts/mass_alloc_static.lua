@@ -115,12 +115,10 @@ for _ = 1, tonumber(ARGV[1]) do
       end
       local fifo = pk.queue .. source
       local err = pk.bad
-      if err then
-        -- recorded below
-      elseif pk.known[source] then
+      if not err and pk.known[source] then
         -- this call found the FIFO to be a list or absent (below)
         redis.call('RPUSH', fifo, payload)
-      else
+      elseif not err then
         if redis.call('HEXISTS', pk.state, 'm:' .. source) == 0 and
             (not settings or redis.call('HGET', KEYS[5], source .. ':paused') ~= '1') then
           if redis.call('EXISTS', fifo) == 0 then
@@ -148,9 +146,9 @@ for _ = 1, tonumber(ARGV[1]) do
         -- with the reason, to be reallocated once the key is fixed
         mass_fail(KEYS[3], KEYS[4], payload, 'static pool ' .. pool .. ': ' .. err, ARGV[6])
         failed = failed + 1
-        moved = moved - 1
+      else
+        moved = moved + 1
       end
-      moved = moved + 1
     end
   end
 end
