@@ -503,7 +503,47 @@ var (
 func (c *Client) Finish(ctx context.Context, workerID, host string, src protocol.Source, o Outcome) error {
 	keys, args := c.finishKeysArgs(workerID, host, src, o)
 	n, err := redis.Int(c.evalHot(ctx, c.finish, append(append([]any{len(keys)}, keys...), args...)...))
-	return finishResult(workerID, n, err)
+	return c.nameBlocked(ctx, host, src, o, finishResult(workerID, n, err))
+}
+
+// ErrKeyType is wrapped by a finish that wrote nothing because a key the
+// job goes to (failed, retries, its source, the delayed queue or one of
+// their indexes) holds another type, a key written by hand: the job stays
+// in worker:<id>, and the same finish succeeds once the key is fixed.
+var ErrKeyType = errors.New("a key the job's end goes to holds another type; nothing written, the job stays in its worker record until the key is fixed")
+
+// nameBlocked adds to an ErrKeyType from a finish the key that holds the
+// wrong type (one TYPE per candidate key: only on that error).
+func (c *Client) nameBlocked(ctx context.Context, host string, src protocol.Source, o Outcome, err error) error {
+	if !errors.Is(err, ErrKeyType) {
+		return err
+	}
+	k := c.keys
+	type want struct{ key, typ string }
+	var ws []want
+	switch o.Kind {
+	case OutcomeFail:
+		ws = append(ws, want{k.Failed(), "list"})
+	case OutcomeRetry, OutcomeReschedule:
+		if o.Kind == OutcomeRetry {
+			ws = append(ws, want{k.Retries(), "list"})
+		}
+		if o.DueAt > 0 {
+			ws = append(ws, want{k.Delayed(o.DueAt), "list"}, want{k.Timestamps(o.Push), "set"}, want{k.DelayedSchedule(), "zset"})
+		} else {
+			ws = append(ws, want{k.SourceKey(src), "list"}, want{k.Queues(), "set"})
+			if ring, state, _, static := k.StaticWakeKeys(src); static {
+				ws = append(ws, want{ring, "list"}, want{state, "hash"})
+			}
+		}
+	}
+	for _, w := range ws {
+		t, terr := redis.String(c.do(ctx, "TYPE", w.key))
+		if terr == nil && t != "none" && t != w.typ {
+			return fmt.Errorf("%w: %s holds a %s, not a %s", err, w.key, t, w.typ)
+		}
+	}
+	return err
 }
 
 func finishResult(workerID string, n int, err error) error {
@@ -519,6 +559,8 @@ func finishResult(workerID string, n int, err error) error {
 		return ErrDirtyExitRemoved
 	case 3:
 		return ErrRecordRemoved
+	case 6:
+		return fmt.Errorf("rdb: finish for %q: %w", workerID, ErrKeyType)
 	}
 	return fmt.Errorf("rdb: finish for %q: unexpected reply %d", workerID, n)
 }
@@ -545,7 +587,8 @@ func (c *Client) FinishAndClaim(ctx context.Context, workerID, host string, src 
 	} else {
 		raw, err = c.finishClaimOne(ctx, workerID, host, src, o, ck, ca)
 	}
-	return parseFinishClaim(workerID, a, raw, err)
+	finishErr, res, err = parseFinishClaim(workerID, a, raw, err)
+	return finishErr, res, c.nameBlocked(ctx, host, src, o, err)
 }
 
 // parseFinishClaim reads finish_claim.lua's reply (or a slot's part of

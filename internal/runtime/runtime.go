@@ -428,7 +428,13 @@ func (w *Worker) retryRedis(ctx context.Context, op string, fn func(ctx context.
 			return err
 		}
 		d := b.next()
-		w.log.Warn().Err(err).Str("op", op).Dur("retry_in", d).Msg("redis unavailable; retrying")
+		if errors.Is(err, rdb.ErrKeyType) {
+			// a key written by hand with another type: nothing was written,
+			// and the same call succeeds once someone fixes the key
+			w.log.Error().Err(err).Str("op", op).Dur("retry_in", d).Msg("a key has the wrong type; retrying until it is fixed")
+		} else {
+			w.log.Warn().Err(err).Str("op", op).Dur("retry_in", d).Msg("redis unavailable; retrying")
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("runtime: %s: %w", op, err)

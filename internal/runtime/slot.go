@@ -434,7 +434,8 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 		next = nil
 		ferr, claimed, err := s.finishAndClaim(ctx, sourceOf(res), o)
 		if err != nil {
-			inDoubt = true
+			// a key of the wrong type is found before anything is written
+			inDoubt = inDoubt || !errors.Is(err, rdb.ErrKeyType)
 			return err
 		}
 		next = claimed

@@ -81,6 +81,11 @@
 --      same-host worker whose pid it does not recognise); the false
 --      Resque::DirtyExit entry Ruby wrote for the job was removed
 --   3  as 2, with no such entry to remove (php-resque writes none)
+--   6  a fail, retry or reschedule whose destination (failed, retries,
+--      the job's source or the delayed queue, or their indexes: queues,
+--      timestamps:<item>, delayed_queue_schedule, a static ring and its
+--      state) is a key of another type: nothing is written, the job stays
+--      in worker:<id> and the caller tries again once the key is fixed
 -- The body is the function finish(KEYS, ARGV, ko, ao, batched) so
 -- finish_claim.lua and finish_claim_batch.lua can reuse it: its keys and
 -- arguments start after the first ko keys and ao arguments (none when run
@@ -93,9 +98,11 @@ local function finish_unique(skey, dkey, outcome, ARGV, ao, failed)
   end
   if outcome == 'ok' then
     local deferred = rcall('GET', dkey)
-    rcall('DEL', skey, dkey)
-    if deferred then
-      release_deferred(skey, deferred, ARGV[ao + 18], ARGV[ao + 5], failed, ARGV[ao + 19], ARGV[ao + 1], ARGV[ao + 8])
+    -- released first, then the deferred key goes: an error keeps it
+    if deferred and release_deferred(skey, deferred, ARGV[ao + 18], ARGV[ao + 5], failed, ARGV[ao + 19], ARGV[ao + 1], ARGV[ao + 8]) then
+      rcall('DEL', dkey)
+    else
+      rcall('DEL', skey, dkey)
     end
   elseif outcome == 'retry' or outcome == 'reschedule' then
     rcall('DEL', dkey)
@@ -176,34 +183,59 @@ local function finish_head(seqs, wkey, failed, wid, seq, class, queue)
   return 3
 end
 
+-- finish_blocked reports whether a key a fail, retry or reschedule pushes
+-- the job to (failed, retries, its source, the delayed queue, with their
+-- indexes) holds another type (a key written by hand). Redis keeps what a
+-- script wrote before an error: a push failing after the record went
+-- would lose the job, so these are looked at before anything is written
+-- (a few TYPE calls, on these outcomes only; key_fits is in
+-- unique_release.lua, loaded before this).
+local function finish_blocked(KEYS, ARGV, ko, ao, outcome)
+  if outcome == 'fail' then
+    return not key_fits(KEYS[ko + 6], 'list')
+  end
+  if outcome ~= 'retry' and outcome ~= 'reschedule' then
+    return false
+  end
+  if outcome == 'retry' and not key_fits(KEYS[ko + 12], 'list') then
+    return true
+  end
+  if tonum(ARGV[ao + 12]) > 0 then
+    return not (key_fits(KEYS[ko + 17], 'list') and key_fits(KEYS[ko + 18], 'set')
+      and key_fits(KEYS[ko + 19], 'zset'))
+  end
+  if not (key_fits(KEYS[ko + 15], 'list') and key_fits(KEYS[ko + 16], 'set')) then
+    return true
+  end
+  local ri = tonum(ARGV[ao + 20])
+  if ri and ri > 0 then
+    return not (key_fits(KEYS[ko + ri], 'list') and key_fits(KEYS[ko + ri + 1], 'hash'))
+  end
+  return false
+end
+
 local function finish(KEYS, ARGV, ko, ao, batched)
   ko, ao = ko or 0, ao or 0
+  local outcome = ARGV[ao + 3]
+  if outcome ~= 'ok' and outcome ~= 'discard' and finish_blocked(KEYS, ARGV, ko, ao, outcome) then
+    -- nothing written: the job stays in worker:<id> (6), unless the claim
+    -- is not ours any more (0, as finish_head would say)
+    if tonum(rcall('HGET', KEYS[ko + 2], ARGV[ao + 1])) == tonum(ARGV[ao + 2]) then
+      return 6
+    end
+    return 0
+  end
   local result = finish_head(KEYS[ko + 2], KEYS[ko + 1], KEYS[ko + 6], ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 7], ARGV[ao + 8])
   if result == 0 then
     return 0
   end
-  local outcome = ARGV[ao + 3]
-  if not batched then
-    rcall('INCR', KEYS[ko + 3])
-  end
-  rcall('INCR', KEYS[ko + 4])
+  -- the job's own writes first (their keys' types were looked at), the
+  -- counters after: a counter that is no integer stops the script only
+  -- once the job is where it goes
   if outcome == 'fail' then
     rcall('RPUSH', KEYS[ko + 6], ARGV[ao + 6])
-    rcall('INCR', KEYS[ko + 9])
-    rcall('INCR', KEYS[ko + 10])
-    rcall('INCR', KEYS[ko + 11])
   elseif outcome == 'retry' then
     rcall('RPUSH', KEYS[ko + 12], ARGV[ao + 6])
-    rcall('INCR', KEYS[ko + 13])
-    rcall('INCR', KEYS[ko + 14])
-  end
-  if ARGV[ao + 9] == '0' then
-    rcall('DEL', KEYS[ko + 7])
-    rcall('ZREM', KEYS[ko + 8], KEYS[ko + 7])
-  elseif ARGV[ao + 9] ~= '' then
-    rcall('SET', KEYS[ko + 7], ARGV[ao + 9], 'EX', ARGV[ao + 10])
-    -- the index tells idle claims whether any counter exists at all
-    rcall('ZADD', KEYS[ko + 8], tonum(ARGV[ao + 5]) + tonum(ARGV[ao + 10]), KEYS[ko + 7])
   end
   if outcome == 'retry' or outcome == 'reschedule' then
     local due = tonum(ARGV[ao + 12])
@@ -223,9 +255,29 @@ local function finish(KEYS, ARGV, ko, ao, batched)
         static_wake(KEYS[ko + ri], KEYS[ko + ri + 1], ARGV[ao + 21])
       end
     end
-    if ARGV[ao + 13] == '1' then
-      rcall('SET', KEYS[ko + 20], '{"status":"waiting","updated":' .. ARGV[ao + 5] .. '}', 'EX', '86400')
-    end
+  end
+  if not batched then
+    rcall('INCR', KEYS[ko + 3])
+  end
+  rcall('INCR', KEYS[ko + 4])
+  if outcome == 'fail' then
+    rcall('INCR', KEYS[ko + 9])
+    rcall('INCR', KEYS[ko + 10])
+    rcall('INCR', KEYS[ko + 11])
+  elseif outcome == 'retry' then
+    rcall('INCR', KEYS[ko + 13])
+    rcall('INCR', KEYS[ko + 14])
+  end
+  if ARGV[ao + 9] == '0' then
+    rcall('DEL', KEYS[ko + 7])
+    rcall('ZREM', KEYS[ko + 8], KEYS[ko + 7])
+  elseif ARGV[ao + 9] ~= '' then
+    rcall('SET', KEYS[ko + 7], ARGV[ao + 9], 'EX', ARGV[ao + 10])
+    -- the index tells idle claims whether any counter exists at all
+    rcall('ZADD', KEYS[ko + 8], tonum(ARGV[ao + 5]) + tonum(ARGV[ao + 10]), KEYS[ko + 7])
+  end
+  if (outcome == 'retry' or outcome == 'reschedule') and ARGV[ao + 13] == '1' then
+    rcall('SET', KEYS[ko + 20], '{"status":"waiting","updated":' .. ARGV[ao + 5] .. '}', 'EX', '86400')
   end
   if ARGV[ao + 15] ~= '' then
     -- release the serial lock, if this slot still holds it

@@ -49,6 +49,9 @@
 -- sends the short form), 4 when another runtime removed the record (the
 -- caller sends the full form, as for a short form).
 --
+-- A full form's finish that returns 6 (finish.lua: a key the job goes to
+-- has another type) writes and claims nothing either.
+--
 -- Returns six values, flat (Redis probes seven special fields of every
 -- table it turns into a reply): the finish result, then the claim result
 -- laid flat: -1 (paused), nil (no job) or its first element, then its other
@@ -127,6 +130,10 @@ if nk == 1 then
   end
 else
   done = finish(KEYS, ARGV)
+  if done == 6 then
+    -- a key the job goes to has another type: nothing written or claimed
+    return {6, false, false, false, false, false}
+  end
 end
 if done > 0 and not seq then
   seq = tonum(ARGV[2]) + 1

@@ -44,7 +44,8 @@
 -- slots). Its class and queue are needed only when another runtime removed
 -- the slot's record while the job ran (finish_head): that finish returns 4,
 -- writes nothing and claims nothing, and the caller sends that slot again in
--- full form.
+-- full form. A full form's finish that returns 6 (finish.lua: a key the
+-- job goes to has another type) writes and claims nothing for its slot.
 --
 -- Returns six values per slot, one after the other: the finish result, then
 -- the claim result of finish_claim.lua laid flat: -1 (paused), nil (no job)
@@ -285,7 +286,8 @@ for j = 1, m do
   -- a short form's finish that moved the sequence (only a short form
   -- sets seqs[j]) left the record for the claim
   local kept = keep and seqs[j]
-  if done[j] == 4 then
+  if done[j] == 4 or done[j] == 6 then
+    -- 6: a key the job goes to has another type (finish.lua)
     c = false
   elseif paused then
     if kept and rcall('DEL', wkeys[j]) == 0 then

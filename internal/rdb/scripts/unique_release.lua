@@ -1,6 +1,6 @@
 -- unique_release.lua: a fragment (local functions) for scripts that
 -- release a deferred unique job (protocol.md 8): finish.lua on success,
--- unique_clear.lua for an operator.
+-- unique_clear.lua for an operator; and key_fits.
 --
 -- release_deferred(skey, deferred, prefix, now, failed, failed_at, worker, queue)
 --   skey      unique:<uid>:state (set to queued: the job is queued again)
@@ -14,57 +14,91 @@
 --   now       Unix seconds; a delay files it in delayed:<now + delay>
 --   failed    the failed list, for a payload that names no queue or is not
 --             a JSON object: recorded there (failed_at, worker, queue fill
---             the entry), never dropped
--- Returns nothing.
+--             the entry), never dropped; so is one whose destination (its
+--             queue, the delayed queue, unassigned, with their indexes)
+--             is a key of another type (ResqueGo::WrongType)
+-- Returns true when the job was released (skey says queued), false when
+-- it was recorded in failed (skey untouched): the caller deletes the
+-- deferred key only after it (and skey too when false), so an error
+-- (failed itself of another type) keeps the payload where it was.
+
+-- key_fits reports whether key is missing or holds a want, and its type
+-- (finish.lua uses it too).
+local function key_fits(key, want)
+  local t = redis.call('TYPE', key)['ok']
+  return t == 'none' or t == want, t
+end
+
 local function release_deferred(skey, deferred, prefix, now, failed, failed_at, worker, queue)
   local ok, d = pcall(cjson.decode, deferred)
   local q = ok and type(d) == 'table' and d['queue']
   local function named(v)
     return (type(v) == 'string' and v ~= '') or type(v) == 'number'
   end
-  if (type(q) ~= 'string' or q == '') and ok and type(d) == 'table' and named(d['sourceId']) and named(d['name']) then
-    -- a mass job: routed again from unassigned, as producers push it
-    local delay = 0
-    if type(d['unique']) == 'table' and type(d['unique']['deferrableBy']) == 'number' then
-      delay = math.floor(d['unique']['deferrableBy'])
-    end
-    redis.call('SET', skey, 'queued')
-    if delay > 0 then
-      redis.call('ZADD', prefix .. 'resque-go:mass:deferred', tonumber(now) + delay, deferred)
-    else
-      redis.call('LPUSH', prefix .. 'unassigned', deferred)
-    end
-    return
-  end
-  if type(q) ~= 'string' or q == '' then
+  -- an entry in failed, never a dropped payload
+  local function record(exception, why, q)
     local payload = deferred
     if not (ok and type(d) == 'table') then
       payload = cjson.encode(deferred)
     end
     redis.call('RPUSH', failed, '{"failed_at":"' .. failed_at .. '","payload":' .. payload ..
-      ',"exception":"Resque::BadPayload","error":"deferred unique job has no queue or is not a JSON object; not released",' ..
-      '"backtrace":[],"worker":' .. cjson.encode(worker) .. ',"queue":' .. cjson.encode(queue) ..
+      ',"exception":"' .. exception .. '","error":' .. cjson.encode(why) ..
+      ',"backtrace":[],"worker":' .. cjson.encode(worker) .. ',"queue":' .. cjson.encode(q) ..
       ',"processed_by":"","retried_by":"no retry"}')
-    return
+    return false
   end
   local delay = 0
-  if type(d['unique']) == 'table' and type(d['unique']['deferrableBy']) == 'number' then
+  if ok and type(d) == 'table' and type(d['unique']) == 'table' and type(d['unique']['deferrableBy']) == 'number' then
     delay = math.floor(d['unique']['deferrableBy'])
   end
-  local p = prefix
-  if delay > 0 then
+  -- where it goes: {key, type} pairs, the first the one that holds it
+  local dest
+  if (type(q) ~= 'string' or q == '') and ok and type(d) == 'table' and named(d['sourceId']) and named(d['name']) then
+    -- a mass job: routed again from unassigned, as producers push it
+    if delay > 0 then
+      dest = {prefix .. 'resque-go:mass:deferred', 'zset'}
+    else
+      dest = {prefix .. 'unassigned', 'list'}
+    end
+  elseif type(q) ~= 'string' or q == '' then
+    return record('Resque::BadPayload', 'deferred unique job has no queue or is not a JSON object; not released', queue)
+  elseif delay > 0 then
+    dest = {prefix .. 'delayed:' .. string.format('%d', tonumber(now) + delay), 'list',
+      prefix .. 'timestamps:' .. deferred, 'set', prefix .. 'delayed_queue_schedule', 'zset'}
+  else
+    dest = {prefix .. 'queue:' .. q, 'list', prefix .. 'queues', 'set'}
+  end
+  -- Redis keeps what a script wrote before an error: a key of another
+  -- type (written by hand) is found before anything is written, and the
+  -- payload goes to failed instead, where a retry finds it
+  for i = 1, #dest, 2 do
+    local fits, t = key_fits(dest[i], dest[i + 1])
+    if not fits then
+      if type(q) ~= 'string' then
+        q = ''
+      end
+      return record('ResqueGo::WrongType', 'deferred unique job not released: ' .. dest[i] .. ' holds a ' .. t ..
+        ', not a ' .. dest[i + 1], q)
+    end
+  end
+  if delay > 0 and type(q) == 'string' and q ~= '' then
     -- expires a day after it is due: see enqueue_unique.lua
     redis.call('SET', skey, 'queued', 'EX', delay + 86400)
   else
     redis.call('SET', skey, 'queued')
   end
-  if delay > 0 then
+  if #dest == 2 and dest[2] == 'zset' then
+    redis.call('ZADD', dest[1], tonumber(now) + delay, deferred)
+  elseif #dest == 2 then
+    redis.call('LPUSH', dest[1], deferred)
+  elseif delay > 0 then
     local ts = string.format('%d', tonumber(now) + delay)
-    redis.call('RPUSH', p .. 'delayed:' .. ts, deferred)
-    redis.call('SADD', p .. 'timestamps:' .. deferred, 'delayed:' .. ts)
-    redis.call('ZADD', p .. 'delayed_queue_schedule', ts, ts)
+    redis.call('RPUSH', dest[1], deferred)
+    redis.call('SADD', dest[3], 'delayed:' .. ts)
+    redis.call('ZADD', dest[5], ts, ts)
   else
-    redis.call('RPUSH', p .. 'queue:' .. q, deferred)
-    redis.call('SADD', p .. 'queues', q)
+    redis.call('RPUSH', dest[1], deferred)
+    redis.call('SADD', dest[3], q)
   end
+  return true
 end
