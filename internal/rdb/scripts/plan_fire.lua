@@ -42,13 +42,14 @@ local function cleanup()
   slot_cleanup(KEYS[2], KEYS[3], ARGV[4])
 end
 
--- a queue of another type (a key written by hand) stops the call before
--- anything is written: the slot fires once the key is fixed
-if ARGV[6] ~= '' then
-  local t = redis.call('TYPE', KEYS[5])['ok']
-  if t ~= 'list' and t ~= 'none' then
-    return redis.error_reply(KEYS[5] .. ' is a ' .. t .. ', not a list: the slot is not fired')
-  end
+-- a queue or a next slot of another type (a key written by hand) stops
+-- the call before anything is written: the slot fires once the key is
+-- fixed (the id leaves this slot before the job is pushed and before it
+-- is filed in its next slot)
+local refused = ARGV[6] ~= '' and not_a_list(KEYS[5], 'the slot is not fired')
+  or ARGV[5] ~= '' and not_a_list(KEYS[4], 'the slot is not fired')
+if refused then
+  return refused
 end
 
 local taken = take_plan(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[4])

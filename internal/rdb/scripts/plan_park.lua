@@ -13,9 +13,19 @@
 -- ARGV[4] the failed entry ("": a leftover entry, nothing recorded)
 --
 -- Returns "parked" (recorded in failed), "dropped" (a leftover entry), or
--- "changed" / "taken" / "gone" as plan_fire.lua does.
+-- "changed" / "taken" / "gone" as plan_fire.lua does. A failed key of
+-- another type (a key written by hand) is an error, with nothing done,
+-- when there is an entry to record: the id stays in the slot.
 local function cleanup()
   slot_cleanup(KEYS[2], KEYS[3], ARGV[3])
+end
+
+-- take_plan takes the id out of the slot before the entry is recorded:
+-- a failed list of another type must stop the call before that, or the
+-- plan would leave its slot with no record of why
+local refused = ARGV[4] ~= '' and not_a_list(KEYS[4], 'the plan is not parked')
+if refused then
+  return refused
 end
 
 local taken = take_plan(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3])

@@ -9,6 +9,9 @@
 --   "gone"    plan:<id> no longer exists (its id was dropped from the slot)
 --   "taken"   the id is no longer in the slot (another scheduler took it)
 --   "changed" the plan's JSON is not seen any more (read it again)
+-- not_a_list(key, what): an error reply naming key when it holds something
+--   other than a list (a key written by hand), else nil; take_plan takes
+--   the id out before the callers write, so they look first
 local function slot_cleanup(schedule, slot, ts)
   if redis.call('LLEN', slot) == 0 then
     redis.call('ZREM', schedule, ts)
@@ -30,5 +33,13 @@ local function take_plan(plan_key, schedule, slot, id, seen, ts)
     return 'changed'
   end
   redis.call('LREM', slot, 1, id)
+  return nil
+end
+
+local function not_a_list(key, what)
+  local t = redis.call('TYPE', key)['ok']
+  if t ~= 'list' and t ~= 'none' then
+    return redis.error_reply(key .. ' is a ' .. t .. ', not a list: ' .. what)
+  end
   return nil
 end

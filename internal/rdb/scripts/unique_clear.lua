@@ -15,7 +15,10 @@
 -- Returns "changed" (the state is no longer ARGV[4]: nothing done),
 -- "absent" (no state and no deferred job), "cleared" or "released" (the
 -- deferred job was pushed to its queue, or filed in the delayed queue
--- after its deferrableBy; the state is queued again).
+-- after its deferrableBy, and the state is queued again; or, when it
+-- cannot be released, recorded in failed and the state deleted). An error
+-- (failed of another type, when the job goes there) leaves the state and
+-- the deferred job as they were.
 local state = redis.call('GET', KEYS[1])
 if ARGV[4] ~= '' and state ~= ARGV[4] then
   return 'changed'
@@ -24,9 +27,15 @@ local deferred = redis.call('GET', KEYS[2])
 if not state and not deferred then
   return 'absent'
 end
-redis.call('DEL', KEYS[1], KEYS[2])
 if deferred then
-  release_deferred(KEYS[1], deferred, ARGV[1], ARGV[2], KEYS[3], ARGV[3], ARGV[5], '')
+  -- released first, then the deferred key goes: Redis keeps what a script
+  -- wrote before an error, and an error must keep the job where it was
+  if release_deferred(KEYS[1], deferred, ARGV[1], ARGV[2], KEYS[3], ARGV[3], ARGV[5], '') then
+    redis.call('DEL', KEYS[2])
+  else
+    redis.call('DEL', KEYS[1], KEYS[2])
+  end
   return 'released'
 end
+redis.call('DEL', KEYS[1])
 return 'cleared'
