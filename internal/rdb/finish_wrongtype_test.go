@@ -96,6 +96,23 @@ func TestFinishKeepsJobWhenDestinationHasWrongType(t *testing.T) {
 				do("DEL", bad)
 				do("SET", bad, "written by hand")
 				o := tc.o(res.Seq)
+				// the lists a refused finish may have pushed to before it
+				// met the key: what it pushed is taken back
+				lists := []string{k.Failed(), k.Retries(), k.Queue("q"), k.Delayed(now.Unix() + 60), k.StaticSourceQueue("p", "s1"), k.StaticRing("p")}
+				lens := func() map[string]int {
+					m := map[string]int{}
+					for _, l := range lists {
+						if l != bad {
+							n, err := redis.Int(c.do(ctx, "LLEN", l))
+							if err != nil {
+								t.Fatal(err)
+							}
+							m[l] = n
+						}
+					}
+					return m
+				}
+				before := lens()
 				var first bool
 				finish := func() (ferr error, next ClaimResult, err error) {
 					switch form {
@@ -144,6 +161,12 @@ func TestFinishKeepsJobWhenDestinationHasWrongType(t *testing.T) {
 				}
 				if seq, err := redis.String(c.do(ctx, "HGET", k.ClaimSeqs(), wid)); err != nil || seq != res.Seq {
 					t.Fatalf("claim sequence moved: %q %v, want %s", seq, err, res.Seq)
+				}
+				if after := lens(); fmt.Sprint(after) != fmt.Sprint(before) && form != "batch" {
+					t.Errorf("list lengths after the refused finish: %v, before %v", after, before)
+				}
+				if n, err := redis.Int(c.do(ctx, "HEXISTS", k.StaticState("p"), "m:s1")); err != nil || n != 0 {
+					t.Errorf("the static state marks s1 on the ring: %d %v", n, err)
 				}
 				if n, err := redis.Int(c.do(ctx, "GET", k.StatProcessed())); form != "batch" && (err == nil || n != 0) {
 					t.Errorf("stat:processed written: %d %v", n, err)
@@ -250,5 +273,33 @@ func TestReleaseRecordsDeferredWhenQueueHasWrongType(t *testing.T) {
 	state, _ := redis.String(c.do(ctx, "GET", k.UniqueState("u1")))
 	if err != nil || fmt.Sprint(got) != "["+deferred+"]" || state != "queued" {
 		t.Errorf("released: queue %q %v, state %q", got, err, state)
+	}
+}
+
+// A job that fails as Resque::DirtyExit itself (a hard stop with
+// DirtyExitOnTerm) while another runtime's prune removed its record and
+// wrote a false DirtyExit for it: the finish removes the false entry, not
+// its own, which it pushed before it looked for the other.
+func TestFinishRemovesTheFalseDirtyExitNotItsOwn(t *testing.T) {
+	t.Parallel()
+	c, _, do := ringTestClient(t, true)
+	ctx := context.Background()
+	k := c.Keys()
+	now := time.Unix(1_800_000_000, 0)
+	const wid = "h:1:q"
+	do("RPUSH", k.Queue("q"), `{"class":"J","args":[]}`)
+	res, err := c.Claim(ctx, ClaimArgs{WorkerID: wid, Host: "h", Queues: []string{"q"}, Now: now})
+	if err != nil || res.Payload == nil {
+		t.Fatalf("claim: %+v %v", res, err)
+	}
+	do("DEL", k.Worker(wid))
+	do("RPUSH", k.Failed(), falseDirtyExit(wid, "q", "J"))
+	own := `{"failed_at":"2027/01/15 08:00:00 UTC","payload":{"class":"J","args":[]},"exception":"Resque::DirtyExit","error":"job interrupted by worker shutdown","backtrace":[],"worker":"h:1:q","queue":"q"}`
+	err = c.Finish(ctx, wid, "h", protocol.QueueSource("q"), Outcome{Seq: res.Seq, Kind: OutcomeFail, Class: "J", Entry: []byte(own), Now: now})
+	if !errors.Is(err, ErrDirtyExitRemoved) {
+		t.Fatalf("finish: %v, want ErrDirtyExitRemoved", err)
+	}
+	if got, err := redis.Strings(c.do(ctx, "LRANGE", k.Failed(), 0, -1)); err != nil || len(got) != 1 || got[0] != own {
+		t.Errorf("failed: %q %v, want only the job's own entry", got, err)
 	}
 }

@@ -74,7 +74,7 @@ func newHotScripts(functions bool, edit func(name, src string) string) hotScript
 	// the globals the per-job paths call as upvalues (hot_globals.lua),
 	// the fragments finish.lua uses, then the bodies of finish.lua and
 	// claim.lua (their local functions)
-	fragments := scriptSource("unique_release.lua") + "\n" + scriptSource("static_wake.lua") + "\n"
+	fragments := scriptSource("unique_release.lua") + "\n"
 	prologue := scriptSource("hot_globals.lua") + "\n"
 	shared := prologue + fragments + scriptBody("finish.lua", "finish") + scriptBody("claim.lua", "claim")
 	if edit != nil {

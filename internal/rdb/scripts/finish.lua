@@ -55,7 +55,7 @@
 --          source's FIFO: the index in KEYS of the pool's ring,
 --          static:ring:<pool>, its state hash following (after the unique
 --          keys); 0 for any other (ARGV[20..21] are always sent)
--- ARGV[21] that source's id (static_wake.lua puts it back on the ring)
+-- ARGV[21] that source's id (put back on the ring as static_wake.lua does)
 --
 -- Unique jobs, only while the uid's state is running (a state someone
 -- else set since, e.g. after `resque-go unique clear`, is left alone):
@@ -84,8 +84,10 @@
 --   6  a fail, retry or reschedule whose destination (failed, retries,
 --      the job's source or the delayed queue, or their indexes: queues,
 --      timestamps:<item>, delayed_queue_schedule, a static ring and its
---      state) is a key of another type: nothing is written, the job stays
---      in worker:<id> and the caller tries again once the key is fixed
+--      state) is a key of another type: what the finish pushed before it
+--      met the key is taken back, the job stays in worker:<id> and the
+--      caller tries again once the key is fixed (a set or zset member
+--      added on the way stays: harmless without its list entry)
 -- The body is the function finish(KEYS, ARGV, ko, ao, batched) so
 -- finish_claim.lua and finish_claim_batch.lua can reuse it: its keys and
 -- arguments start after the first ko keys and ao arguments (none when run
@@ -147,22 +149,12 @@ local function finish_back(seqs, wid)
   return 4
 end
 
--- finish_head moves the slot's claim sequence on (only from seq: 0 when the
--- claim is not ours any more, nothing written) and clears its record
--- worker:<id> (wkey), cleaning up after another runtime's prune (see
--- Returns above): 1, 2 or 3. seqs is the claim-sequence hash, failed the
--- failed list; class and queue are the job's. A short form's finish (no
--- class: finish_claim.lua, finish_claim_batch.lua) that finds the record
--- removed moves the sequence back and returns 4, nothing written: the
--- caller sends it again in full form, which cleans up as above.
-local function finish_head(seqs, wkey, failed, wid, seq, class, queue)
-  local moved = finish_move(seqs, wid, seq)
-  if not moved then
-    return 0
-  end
-  if rcall('DEL', wkey) == 1 then
-    return 1, moved
-  end
+-- finish_removed answers a finish whose slot's record worker:<id> was
+-- found removed once its sequence moved on: another runtime's prune (see
+-- Returns above): 2 or 3; or, for a short form (no class), 4 with the move
+-- taken back. skip is 1 when the caller already pushed the job's own entry
+-- to the end of failed (the search leaves it out).
+local function finish_removed(seqs, failed, wid, class, queue, skip)
   if not class then
     return finish_back(seqs, wid)
   end
@@ -170,7 +162,7 @@ local function finish_head(seqs, wkey, failed, wid, seq, class, queue)
   -- there as DirtyExit ("Job still being processed"). Remove that entry
   -- (the newest one for this worker id, job class and queue); the caller
   -- records the real outcome.
-  local entries = rcall('LRANGE', failed, '-100', '-1')
+  local entries = rcall('LRANGE', failed, tostring(-100 - skip), tostring(-1 - skip))
   for i = #entries, 1, -1 do
     local ok, e = pcall(cjson.decode, entries[i])
     if ok and type(e) == 'table' and e['worker'] == wid and e['queue'] == queue
@@ -183,79 +175,107 @@ local function finish_head(seqs, wkey, failed, wid, seq, class, queue)
   return 3
 end
 
--- finish_blocked reports whether a key a fail, retry or reschedule pushes
--- the job to (failed, retries, its source, the delayed queue, with their
--- indexes) holds another type (a key written by hand). Redis keeps what a
--- script wrote before an error: a push failing after the record went
--- would lose the job, so these are looked at before anything is written
--- (a few TYPE calls, on these outcomes only; key_fits is in
--- unique_release.lua, loaded before this).
-local function finish_blocked(KEYS, ARGV, ko, ao, outcome)
+-- finish_head moves the slot's claim sequence on (only from seq: 0 when the
+-- claim is not ours any more, nothing written) and clears its record
+-- worker:<id> (wkey): 1 and the new sequence, or finish_removed's answer.
+-- seqs is the claim-sequence hash, failed the failed list; class and queue
+-- are the job's. A short form's finish (no class: finish_claim.lua,
+-- finish_claim_batch.lua) that finds the record removed moves the sequence
+-- back and returns 4, nothing written: the caller sends it again in full
+-- form, which cleans up as above.
+local function finish_head(seqs, wkey, failed, wid, seq, class, queue)
+  local moved = finish_move(seqs, wid, seq)
+  if not moved then
+    return 0
+  end
+  if rcall('DEL', wkey) == 1 then
+    return 1, moved
+  end
+  return finish_removed(seqs, failed, wid, class, queue, 0)
+end
+
+-- finish_push writes where a fail, retry or reschedule sends the job: the
+-- failed or retries entry, the job's copy, and what finds the copy
+-- (queues, timestamps:<item> and delayed_queue_schedule, or a static
+-- pool's ring). It notes in undo each list it pushed to, and a ring state
+-- field it set, so that finish can take them back when a key of another
+-- type (written by hand) stops it midway.
+local function finish_push(KEYS, ARGV, ko, ao, outcome, undo)
   if outcome == 'fail' then
-    return not key_fits(KEYS[ko + 6], 'list')
+    rcall('RPUSH', KEYS[ko + 6], ARGV[ao + 6])
+    return
   end
-  if outcome ~= 'retry' and outcome ~= 'reschedule' then
-    return false
+  if outcome == 'retry' then
+    rcall('RPUSH', KEYS[ko + 12], ARGV[ao + 6])
+    undo[#undo + 1] = KEYS[ko + 12]
   end
-  if outcome == 'retry' and not key_fits(KEYS[ko + 12], 'list') then
-    return true
+  local due = tonum(ARGV[ao + 12])
+  if due > 0 then
+    rcall('RPUSH', KEYS[ko + 17], ARGV[ao + 11])
+    undo[#undo + 1] = KEYS[ko + 17]
+    rcall('SADD', KEYS[ko + 18], ARGV[ao + 14])
+    rcall('ZADD', KEYS[ko + 19], due, due)
+    return
   end
-  if tonum(ARGV[ao + 12]) > 0 then
-    return not (key_fits(KEYS[ko + 17], 'list') and key_fits(KEYS[ko + 18], 'set')
-      and key_fits(KEYS[ko + 19], 'zset'))
-  end
-  if not (key_fits(KEYS[ko + 15], 'list') and key_fits(KEYS[ko + 16], 'set')) then
-    return true
+  rcall('RPUSH', KEYS[ko + 15], ARGV[ao + 11])
+  undo[#undo + 1] = KEYS[ko + 15]
+  local qk = 'queue:' .. ARGV[ao + 8]
+  if string.sub(KEYS[ko + 15], -#qk) == qk then
+    -- a Resque queue (not a mass pool's list or a batch) joins queues
+    rcall('SADD', KEYS[ko + 16], ARGV[ao + 8])
   end
   local ri = tonum(ARGV[ao + 20])
   if ri and ri > 0 then
-    return not (key_fits(KEYS[ko + ri], 'list') and key_fits(KEYS[ko + ri + 1], 'hash'))
+    -- static_wake, with the state field noted before the ring's push
+    local field = 'm:' .. ARGV[ao + 21]
+    if rcall('HSETNX', KEYS[ko + ri + 1], field, 'r') == 1 then
+      undo.state, undo.field = KEYS[ko + ri + 1], field
+      rcall('RPUSH', KEYS[ko + ri], ARGV[ao + 21])
+    end
   end
-  return false
 end
 
 local function finish(KEYS, ARGV, ko, ao, batched)
   ko, ao = ko or 0, ao or 0
   local outcome = ARGV[ao + 3]
-  if outcome ~= 'ok' and outcome ~= 'discard' and finish_blocked(KEYS, ARGV, ko, ao, outcome) then
-    -- nothing written: the job stays in worker:<id> (6), unless the claim
-    -- is not ours any more (0, as finish_head would say)
-    if tonum(rcall('HGET', KEYS[ko + 2], ARGV[ao + 1])) == tonum(ARGV[ao + 2]) then
+  local result
+  if outcome == 'fail' or outcome == 'retry' or outcome == 'reschedule' then
+    -- The job's writes come before its record goes: Redis keeps what a
+    -- script wrote before an error, so a push failing after the record
+    -- went would lose the job. A key of another type (written by hand)
+    -- stops the pushes; what they wrote is taken back and the finish
+    -- returns 6 with nothing written: the job stays in worker:<id>.
+    local seqs, wid = KEYS[ko + 2], ARGV[ao + 1]
+    if not finish_move(seqs, wid, ARGV[ao + 2]) then
+      return 0
+    end
+    local undo = {}
+    if not pcall(finish_push, KEYS, ARGV, ko, ao, outcome, undo) then
+      for i = 1, #undo do
+        rcall('RPOP', undo[i])
+      end
+      if undo.state then
+        rcall('HDEL', undo.state, undo.field)
+      end
+      rcall('HINCRBY', seqs, wid, '-1')
       return 6
     end
-    return 0
-  end
-  local result = finish_head(KEYS[ko + 2], KEYS[ko + 1], KEYS[ko + 6], ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 7], ARGV[ao + 8])
-  if result == 0 then
-    return 0
-  end
-  -- the job's own writes first (their keys' types were looked at), the
-  -- counters after: a counter that is no integer stops the script only
-  -- once the job is where it goes
-  if outcome == 'fail' then
-    rcall('RPUSH', KEYS[ko + 6], ARGV[ao + 6])
-  elseif outcome == 'retry' then
-    rcall('RPUSH', KEYS[ko + 12], ARGV[ao + 6])
-  end
-  if outcome == 'retry' or outcome == 'reschedule' then
-    local due = tonum(ARGV[ao + 12])
-    if due > 0 then
-      rcall('RPUSH', KEYS[ko + 17], ARGV[ao + 11])
-      rcall('SADD', KEYS[ko + 18], ARGV[ao + 14])
-      rcall('ZADD', KEYS[ko + 19], due, due)
-    else
-      rcall('RPUSH', KEYS[ko + 15], ARGV[ao + 11])
-      local qk = 'queue:' .. ARGV[ao + 8]
-      if string.sub(KEYS[ko + 15], -#qk) == qk then
-        -- a Resque queue (not a mass pool's list or a batch) joins queues
-        rcall('SADD', KEYS[ko + 16], ARGV[ao + 8])
+    result = 1
+    if rcall('DEL', KEYS[ko + 1]) == 0 then
+      local skip = 0
+      if outcome == 'fail' then
+        skip = 1
       end
-      local ri = tonum(ARGV[ao + 20])
-      if ri and ri > 0 then
-        static_wake(KEYS[ko + ri], KEYS[ko + ri + 1], ARGV[ao + 21])
-      end
+      result = finish_removed(seqs, KEYS[ko + 6], wid, ARGV[ao + 7], ARGV[ao + 8], skip)
+    end
+  else
+    result = finish_head(KEYS[ko + 2], KEYS[ko + 1], KEYS[ko + 6], ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 7], ARGV[ao + 8])
+    if result == 0 then
+      return 0
     end
   end
+  -- the counters after the job's writes: a counter that is no integer
+  -- stops the script only once the job is where it goes
   if not batched then
     rcall('INCR', KEYS[ko + 3])
   end
