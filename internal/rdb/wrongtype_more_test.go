@@ -148,3 +148,50 @@ func TestUniqueClearKeepsDeferredWhenDestinationHasWrongType(t *testing.T) {
 		}
 	})
 }
+
+// A plan fired while its job's unique state or the queues set is a key of
+// another type still moves on to its next slot: a state of another type
+// counts as the uid taken (nothing pushed), and the queues set is written
+// last, once the job is queued and the plan filed. Before, either error
+// came after the id left its slot, and the plan never fired again.
+func TestFirePlanMovesOnPastUniqueStateAndQueuesOfWrongType(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, want string }{{"unique-state", "duplicate"}, {"queues", "WRONGTYPE"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, _, do := ringTestClient(t, false)
+			ctx := context.Background()
+			k := c.Keys()
+			plan := []byte(`{"id":"p1","nextRun":1000}`)
+			do("SET", k.Plan("p1"), plan)
+			do("ZADD", k.PlanSchedule(), 1000, 1000)
+			do("RPUSH", k.PlanSlot(1000), "p1")
+			f := Fire{ID: "p1", Read: plan, Write: []byte(`{"id":"p1","nextRun":2000}`), TS: 1000, Next: 2000,
+				Payload: []byte(`{"class":"C","args":[]}`), Queue: "q"}
+			if tc.name == "unique-state" {
+				f.UID = "u1"
+				do("HSET", k.UniqueState("u1"), "f", "v")
+			} else {
+				do("HSET", k.Queues(), "f", "v")
+			}
+			r, err := c.FirePlan(ctx, f)
+			if tc.want == "WRONGTYPE" && (err == nil || !strings.Contains(err.Error(), "WRONGTYPE")) ||
+				tc.want != "WRONGTYPE" && (err != nil || string(r) != tc.want) {
+				t.Fatalf("fire: %q %v, want %s", r, err, tc.want)
+			}
+			if got, err := redis.Strings(c.do(ctx, "LRANGE", k.PlanSlot(2000), 0, -1)); err != nil || len(got) != 1 || got[0] != "p1" {
+				t.Errorf("next slot: %q %v", got, err)
+			}
+			if n, err := redis.Int(c.do(ctx, "EXISTS", k.PlanSlot(1000))); err != nil || n != 0 {
+				t.Errorf("the fired slot still holds the plan: %d %v", n, err)
+			}
+			wantQueued := 0
+			if tc.name == "queues" {
+				wantQueued = 1
+			}
+			if n, err := redis.Int(c.do(ctx, "LLEN", k.Queue("q"))); err != nil || n != wantQueued {
+				t.Errorf("queue q: %d %v, want %d", n, err, wantQueued)
+			}
+		})
+	}
+}

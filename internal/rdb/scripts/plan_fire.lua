@@ -38,6 +38,10 @@
 -- id listed twice (plan_park.lua) since the plan's nextRun is then past
 -- this slot.
 --   "gone"       the plan no longer exists: its id was dropped from the slot
+-- An error reply: the queue or the next slot is a key of another type
+-- (nothing done), or the queues set is (the job is queued and the plan is
+-- in its next slot; only queues is not written). A unique state of
+-- another type counts as the uid taken ("duplicate").
 local function cleanup()
   slot_cleanup(KEYS[2], KEYS[3], ARGV[4])
 end
@@ -62,14 +66,18 @@ if ARGV[6] ~= '' then
   result = 'fired'
   if ARGV[8] ~= '' and not redis.call('SET', KEYS[7], ARGV[10], 'NX') then
     result = 'duplicate'
-    local state = redis.call('GET', KEYS[7]) or ''
+    -- a state of another type (written by hand) counts as taken, not
+    -- running: an error here would leave the plan out of every slot
+    local ok, state = pcall(redis.call, 'GET', KEYS[7])
+    if not ok or type(state) ~= 'string' then
+      state = ''
+    end
     if ARGV[9] ~= '' and string.sub(state, 1, 7) == 'running' and redis.call('SET', KEYS[8], ARGV[9], 'NX') then
       result = 'deferred'
     end
   end
   if result == 'fired' then
     redis.call('RPUSH', KEYS[5], ARGV[6])
-    redis.call('SADD', KEYS[6], ARGV[7])
   end
 end
 
@@ -79,4 +87,9 @@ if ARGV[5] ~= '' then
   redis.call('RPUSH', KEYS[4], ARGV[1])
 end
 cleanup()
+if result == 'fired' then
+  -- last: a queues set of another type stops the call only once the job
+  -- is queued and the plan is in its next slot
+  redis.call('SADD', KEYS[6], ARGV[7])
+end
 return result
