@@ -85,7 +85,7 @@ func account(s *scenario, prod *producer, c *rdb.Client, drain drainState) *ledg
 		{classOk, "Ok"}, {classSlow, "Slow (1-3 s)"}, {classFail, "Fail (every attempt)"},
 		{classRetry, "Retry (fails once)"}, {classDelayed, "Delayed (enqueue in 1-5 s)"},
 		{classSerial, "Serial (one at a time over 2 processes)"}, {classUnique, "Unique (3 enqueues per uid)"},
-		{massStatic, fmt.Sprintf("Static mass jobs (pool %s, %d sources%s)", staticPool, len(staticSources), massMix)},
+		{massStatic, fmt.Sprintf("Static mass jobs (pool %s, %d busy sources and one-job sources%s)", staticPool, len(staticSources), massMix)},
 		{massBatch, fmt.Sprintf("Batch mass jobs (pool %s, 2 units x 2; %d batches of %d sources%s)", batchPool, len(prod.batches), len(batchSources), massMix)},
 	} {
 		l.addRow(r.class, r.label)

@@ -41,6 +41,10 @@ var (
 	batchSources  = []string{"b0", "b1", "b2", "b3"}
 )
 
+// oneJobSourcePrefix names the static sources with one job each
+// (o<n>), beside the three busy ones.
+const oneJobSourcePrefix = "o"
+
 // batchPlan is one batch a producer builds: its source and jobs (keys of
 // the run's jobSpecs), built after the source's batch before it.
 type batchPlan struct {
@@ -49,8 +53,9 @@ type batchPlan struct {
 	at     float64 // when, as a fraction of the push window
 }
 
-// makeMassJobs draws the mass jobs: static ones (6 % of the enqueues) from
-// three sources and batch ones (12 %) in batches of 20 to 200 jobs (fewer
+// makeMassJobs draws the mass jobs: static ones (6 % of the enqueues), two
+// thirds from three busy sources and a third from sources with one job
+// each, and batch ones (12 %) in batches of 20 to 200 jobs (fewer
 // at small sizes, so that there are several) from four sources. Most
 // succeed; with cfg.MassRetry some ask for a retry once (Retry) and some
 // fail every attempt (Fail), which sends them back through the retry path
@@ -72,8 +77,14 @@ func makeMassJobs(cfg config, rng *rand.Rand) ([]jobSpec, []batchPlan) {
 	}
 	var jobs []jobSpec
 	for n := range cfg.Jobs * 6 / 100 {
+		// a third from sources with one job each: they join the pool's
+		// ring with their job in the ring entry (protocol.StaticInline)
+		source := staticSources[rng.IntN(len(staticSources))]
+		if n%3 == 0 {
+			source = fmt.Sprintf("%s%d", oneJobSourcePrefix, n)
+		}
 		jobs = append(jobs, jobSpec{class: class(12, 6), key: fmt.Sprintf("mstatic-%d", n), mass: massStatic,
-			source: staticSources[rng.IntN(len(staticSources))], sleepMS: rng.IntN(50)})
+			source: source, sleepMS: rng.IntN(50)})
 	}
 	total := cfg.Jobs * 12 / 100
 	hi := min(max(total/6, 20), 200)
