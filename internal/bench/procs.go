@@ -99,12 +99,19 @@ const stopTimeout = 30 * time.Second
 // (killing those that take longer than stopTimeout) and returns their
 // usage. A child that exits with an error is an error.
 func stopChildren(children []*child) ([]usage, error) {
+	// each child's peak so far (the drain's), before it is told to stop
+	peaks := make([]int64, len(children))
+	for i, ch := range children {
+		if p, ok := peakRSS(ch.cmd.Process.Pid); ok {
+			peaks[i] = p
+		}
+	}
 	for _, ch := range children {
 		_ = ch.cmd.Process.Signal(syscall.SIGQUIT)
 	}
 	var errs []error
 	var out []usage
-	for _, ch := range children {
+	for i, ch := range children {
 		select {
 		case <-ch.done:
 		case <-time.After(stopTimeout):
@@ -115,13 +122,18 @@ func stopChildren(children []*child) ([]usage, error) {
 		if ch.err != nil && len(errs) == 0 {
 			errs = append(errs, fmt.Errorf("worker process %d: %v: %s", ch.cmd.Process.Pid, ch.err, ch.stderr.lastLine()))
 		}
-		out = append(out, processUsage(ch.cmd.ProcessState))
+		u := processUsage(ch.cmd.ProcessState)
+		if peaks[i] > 0 {
+			u.peakRSS = peaks[i]
+		}
+		out = append(out, u)
 	}
 	return out, errors.Join(errs...)
 }
 
-// processUsage reads CPU time and the peak resident set (ru_maxrss: the
-// VmHWM the process had when it exited) from wait4's rusage.
+// processUsage reads CPU time and the peak resident set (ru_maxrss, which
+// stopChildren replaces with VmHWM on Linux: see peakRSS) from wait4's
+// rusage.
 func processUsage(ps *os.ProcessState) usage {
 	if ps == nil {
 		return usage{}

@@ -108,7 +108,9 @@ func definitions(cfg Config) map[string]string {
 			"a single command, a script call, or a pipeline sent in one write each count once.",
 		"worker_cpu_us_per_job": "CPU (user + system) of the worker processes over their whole life (wait4 rusage) / jobs; " +
 			"for the loop, the bench process's own CPU over the window (the loop plus the bench's polling).",
-		"peak_rss_mb": "largest peak resident set of one worker process (ru_maxrss from wait4, i.e. VmHWM at exit). " +
+		"peak_rss_mb": "largest peak resident set of one worker process (on Linux VmHWM from /proc/<pid>/status, read when the " +
+			"drain is over, before the worker is stopped: wait4's ru_maxrss of a child started by vfork and exec " +
+			"counts its parent's resident set too; elsewhere ru_maxrss). " +
 			"resque-go scenarios run as child processes (`resque-go bench worker`: `work` with a no-op Go handler for Noop, " +
 			"with its stats publisher and delayed mover), so this is a real worker's footprint; the loop runs inside the bench: none.",
 		"per_command": "each command's calls and Redis time (commandstats usec) per job; a script's time includes the commands it runs.",
