@@ -44,7 +44,7 @@ import (
 // definitions in front of the lua floor). COST_EVAL=1 runs the scripts as
 // EVALSHA instead of functions (hot.go), as on Redis 6.2.
 func BenchmarkScriptCost(b *testing.B) {
-	for _, m := range []int{1, 8, 32} {
+	for _, m := range []int{1, 8, 16, 32} {
 		b.Run(fmt.Sprintf("pipeline/m=%d", m), func(b *testing.B) { costPipeline(b, m) })
 		b.Run(fmt.Sprintf("lua/m=%d", m), func(b *testing.B) { costLua(b, m) })
 		b.Run(fmt.Sprintf("resque-go/m=%d", m), func(b *testing.B) { costBatch(b, m, 0) })
