@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strings"
 	"syscall"
@@ -22,12 +23,37 @@ func httpGet(url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// freePortRun returns the first of n consecutive ports that are free now,
+// below Linux's ephemeral range (32768 and up), where the kernel would pick
+// ports for outgoing connections: a random base up to 40000 collided with
+// one now and then.
+func freePortRun(t *testing.T, n int) int {
+	t.Helper()
+	for range 100 {
+		base := 20000 + rand.IntN(12000)
+		free := true
+		for p := base; p < base+n && free; p++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				free = false
+				continue
+			}
+			l.Close()
+		}
+		if free {
+			return base
+		}
+	}
+	t.Fatal("no run of free ports found")
+	return 0
+}
+
 // pool --metrics-addr: the manager serves its children's states; each child
 // serves its own /metrics and /healthz on the next ports.
 func TestPoolMetricsPorts(t *testing.T) {
 	t.Parallel()
 	ns := redistest.Namespace(t)
-	base := 20000 + rand.IntN(20000)
+	base := freePortRun(t, 3)
 	cfg := writeFile(t, t.TempDir(), "pool.yml", "workers:\n  - queues: a\n    processes: 2\nhandlers:\n  \"*\": {exec: \"true\"}\n")
 	p := start(t, ns, "pool", "--config", cfg, "--status-interval", "0.2", "--metrics-addr", fmt.Sprintf("127.0.0.1:%d", base))
 	eventually(t, "manager metrics with 2 running children", func() bool {
