@@ -2,11 +2,14 @@ package rdb
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/resque-go/resque-go/internal/protocol"
 )
 
 // A plan that cannot be fired, parked with a failed entry while failed is
@@ -191,6 +194,106 @@ func TestFirePlanMovesOnPastUniqueStateAndQueuesOfWrongType(t *testing.T) {
 			}
 			if n, err := redis.Int(c.do(ctx, "LLEN", k.Queue("q"))); err != nil || n != wantQueued {
 				t.Errorf("queue q: %d %v, want %d", n, err, wantQueued)
+			}
+		})
+	}
+}
+
+// A static pool's job put back by a hard stop's requeue or a dead
+// worker's recovery, while the pool's ring is a key of another type, stays
+// in worker:<id> with nothing written: the source is not marked on the
+// ring (a mark without the ring's entry would keep it off the ring for
+// good) and the job is not pushed (a recovery would push it again at its
+// next pass). Once the key is fixed, the same step puts it back and wakes
+// the source.
+func TestStaticPutBackKeepsRecordWhenRingHasWrongType(t *testing.T) {
+	t.Parallel()
+	src := protocol.Source{Queue: protocol.StaticQueueName("p"), List: protocol.StaticSourcePrefix("p") + "s1"}
+	payload := []byte(`{"class":"C","sourceId":"s1","name":"n","args":[]}`)
+	record := []byte(`{"queue":"static:queue:p","run_at":"2026-11-27T10:00:00Z","payload":` + string(payload) + `,"source":"` + src.List + `"}`)
+	for _, step := range []string{"requeue", "prune"} {
+		t.Run(step, func(t *testing.T) {
+			t.Parallel()
+			c, _, do := ringTestClient(t, false)
+			ctx := context.Background()
+			k := c.Keys()
+			const wid = "h:1:static"
+			do("SADD", k.Workers(), wid)
+			do("SET", k.Worker(wid), record)
+			do("SET", k.StaticRing("p"), "not a list")
+			put := func() error {
+				if step == "requeue" {
+					return c.Requeue(ctx, wid, src, payload, "")
+				}
+				res, err := c.Prune(ctx, PruneArgs{WorkerID: wid, Record: record, Queue: src.Queue, Source: src,
+					Payload: payload, MaxRecoveries: 3, Host: "h"})
+				if err == nil && res != PruneRequeued {
+					err = fmt.Errorf("prune: %s", res)
+				}
+				return err
+			}
+			if err := put(); err == nil || !strings.Contains(err.Error(), k.StaticRing("p")+" is a string") {
+				t.Fatalf("%s: %v, want an error naming the ring", step, err)
+			}
+			if n, err := redis.Int(c.do(ctx, "EXISTS", k.Worker(wid))); err != nil || n != 1 {
+				t.Fatalf("worker:<id> is gone: %d %v", n, err)
+			}
+			if n, err := redis.Int(c.do(ctx, "LLEN", k.StaticSourceQueue("p", "s1"))); err != nil || n != 0 {
+				t.Fatalf("the job was pushed: %d %v", n, err)
+			}
+			if n, err := redis.Int(c.do(ctx, "HEXISTS", k.StaticState("p"), "m:s1")); err != nil || n != 0 {
+				t.Fatalf("s1 is marked on the ring: %d %v", n, err)
+			}
+			do("DEL", k.StaticRing("p"))
+			if err := put(); err != nil {
+				t.Fatalf("%s once the key is fixed: %v", step, err)
+			}
+			if got, err := redis.Strings(c.do(ctx, "LRANGE", k.StaticSourceQueue("p", "s1"), 0, -1)); err != nil || len(got) != 1 || got[0] != string(payload) {
+				t.Errorf("the source's FIFO: %q %v", got, err)
+			}
+			if got, err := redis.Strings(c.do(ctx, "LRANGE", k.StaticRing("p"), 0, -1)); err != nil || len(got) != 1 || got[0] != "s1" {
+				t.Errorf("the ring: %q %v", got, err)
+			}
+		})
+	}
+}
+
+// A dead worker's unique job whose unique state is a key of another type
+// is requeued once: the state is read without stopping the call (before,
+// the GET's error came after the push, and the next pass pushed again).
+// A hard stop's requeue reads it the same way.
+func TestPutBackSurvivesUniqueStateOfWrongType(t *testing.T) {
+	t.Parallel()
+	payload := []byte(`{"class":"C","args":[],"unique":{"uid":"u1"}}`)
+	record := []byte(`{"queue":"q","run_at":"2026-11-27T10:00:00Z","payload":` + string(payload) + `}`)
+	for _, step := range []string{"requeue", "prune"} {
+		t.Run(step, func(t *testing.T) {
+			t.Parallel()
+			c, _, do := ringTestClient(t, false)
+			ctx := context.Background()
+			k := c.Keys()
+			const wid = "h:1:q"
+			do("SADD", k.Workers(), wid)
+			do("SET", k.Worker(wid), record)
+			do("HSET", k.UniqueState("u1"), "f", "v")
+			var err error
+			if step == "requeue" {
+				err = c.Requeue(ctx, wid, protocol.QueueSource("q"), payload, "")
+			} else {
+				var res PruneResult
+				res, err = c.Prune(ctx, PruneArgs{WorkerID: wid, Record: record, Queue: "q", Payload: payload, MaxRecoveries: 3, Host: "h"})
+				if err == nil && res != PruneRequeued {
+					err = fmt.Errorf("prune: %s", res)
+				}
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", step, err)
+			}
+			if got, err := redis.Strings(c.do(ctx, "LRANGE", k.Queue("q"), 0, -1)); err != nil || len(got) != 1 || got[0] != string(payload) {
+				t.Errorf("queue q: %q %v", got, err)
+			}
+			if n, err := redis.Int(c.do(ctx, "EXISTS", k.Worker(wid))); err != nil || n != 0 {
+				t.Errorf("worker:<id> is still there: %d %v", n, err)
 			}
 		})
 	}

@@ -45,21 +45,31 @@ local result = 'idle'
 if held ~= '' then
   local n = redis.call('INCR', KEYS[9])
   redis.call('EXPIRE', KEYS[9], tonumber(ARGV[7]))
+  -- the unique state as a string: one of another type (a key written by
+  -- hand) is nobody's, and an error after the push would push again at
+  -- the next pass
+  local running = false
+  if ARGV[8] == '1' then
+    local ok, st = pcall(redis.call, 'GET', KEYS[13])
+    running = ok and type(st) == 'string' and string.sub(st, 1, 7) == 'running'
+  end
   if n <= tonumber(ARGV[5]) then
-    redis.call('LPUSH', KEYS[8], ARGV[4])
-    result = 'requeued'
+    -- woken before the push (all or nothing: static_wake.lua); an error
+    -- leaves the job in worker:<id> for the next pass
     if ARGV[9] ~= '' then
       static_wake(KEYS[15], KEYS[16], ARGV[9])
     end
-    if ARGV[8] == '1' and string.sub(redis.call('GET', KEYS[13]) or '', 1, 7) == 'running' then
+    redis.call('LPUSH', KEYS[8], ARGV[4])
+    result = 'requeued'
+    if running then
       redis.call('SET', KEYS[13], 'queued')
     end
   else
-    redis.call('DEL', KEYS[9])
     redis.call('RPUSH', KEYS[10], ARGV[6])
+    redis.call('DEL', KEYS[9])
     redis.call('INCRBY', KEYS[11], 1)
     result = 'failed'
-    if ARGV[8] == '1' and string.sub(redis.call('GET', KEYS[13]) or '', 1, 7) == 'running' then
+    if running then
       redis.call('DEL', KEYS[13], KEYS[14])
     end
   end

@@ -22,19 +22,29 @@
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return 0
 end
--- the push before the record goes: a source of another type (a key
--- written by hand) stops the call with the job still in worker:<id>, where
--- recovery finds it
-redis.call('LPUSH', KEYS[2], ARGV[1])
-redis.call('DEL', KEYS[1])
-redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
+-- the static ring's wake and the push before the record goes: a source,
+-- ring or state of another type (a key written by hand) stops the call
+-- with the job still in worker:<id>, where recovery finds it (a source
+-- woken before its push fails is taken off by the first claim that finds
+-- its FIFO empty)
 if ARGV[5] ~= '' then
   static_wake(KEYS[6], KEYS[7], ARGV[5])
 end
-if ARGV[3] ~= '' and redis.call('GET', KEYS[4]) == ARGV[3] then
+redis.call('LPUSH', KEYS[2], ARGV[1])
+redis.call('DEL', KEYS[1])
+redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
+-- a lock or unique state of another type is nobody's: left alone
+local function get(key)
+  local ok, v = pcall(redis.call, 'GET', key)
+  if ok and type(v) == 'string' then
+    return v
+  end
+  return ''
+end
+if ARGV[3] ~= '' and get(KEYS[4]) == ARGV[3] then
   redis.call('DEL', KEYS[4])
 end
-if ARGV[4] == '1' and string.sub(redis.call('GET', KEYS[5]) or '', 1, 7) == 'running' then
+if ARGV[4] == '1' and string.sub(get(KEYS[5]), 1, 7) == 'running' then
   redis.call('SET', KEYS[5], 'queued')
 end
 return 1

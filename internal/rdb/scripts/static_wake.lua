@@ -5,7 +5,16 @@
 -- leaves a source's FIFO the moment it finds it empty, so without this the
 -- job would wait for the source's next allocated job; a paused source put
 -- back is taken off again by the first claim that meets it.
+--
+-- All or nothing: a ring of another type (a key written by hand) is found
+-- before the state's field is set (HSETNX itself stops on a state of
+-- another type), since a field set without the ring's entry would keep
+-- the source off the ring for good. Callers wake before they push the job.
 local function static_wake(ring, state, source)
+  local t = redis.call('TYPE', ring)['ok']
+  if t ~= 'list' and t ~= 'none' then
+    return error(ring .. ' is a ' .. t .. ', not a list: the job is not put back')
+  end
   if redis.call('HSETNX', state, 'm:' .. source, 'r') == 1 then
     redis.call('RPUSH', ring, source)
   end
