@@ -221,17 +221,7 @@ func TestStaticPutBackKeepsRecordWhenRingHasWrongType(t *testing.T) {
 			do("SADD", k.Workers(), wid)
 			do("SET", k.Worker(wid), record)
 			do("SET", k.StaticRing("p"), "not a list")
-			put := func() error {
-				if step == "requeue" {
-					return c.Requeue(ctx, wid, src, payload, "")
-				}
-				res, err := c.Prune(ctx, PruneArgs{WorkerID: wid, Record: record, Queue: src.Queue, Source: src,
-					Payload: payload, MaxRecoveries: 3, Host: "h"})
-				if err == nil && res != PruneRequeued {
-					err = fmt.Errorf("prune: %s", res)
-				}
-				return err
-			}
+			put := func() error { return putBack(c, step, wid, src, payload, record) }
 			if err := put(); err == nil || !strings.Contains(err.Error(), k.StaticRing("p")+" is a string") {
 				t.Fatalf("%s: %v, want an error naming the ring", step, err)
 			}
@@ -276,17 +266,7 @@ func TestPutBackSurvivesUniqueStateOfWrongType(t *testing.T) {
 			do("SADD", k.Workers(), wid)
 			do("SET", k.Worker(wid), record)
 			do("HSET", k.UniqueState("u1"), "f", "v")
-			var err error
-			if step == "requeue" {
-				err = c.Requeue(ctx, wid, protocol.QueueSource("q"), payload, "")
-			} else {
-				var res PruneResult
-				res, err = c.Prune(ctx, PruneArgs{WorkerID: wid, Record: record, Queue: "q", Payload: payload, MaxRecoveries: 3, Host: "h"})
-				if err == nil && res != PruneRequeued {
-					err = fmt.Errorf("prune: %s", res)
-				}
-			}
-			if err != nil {
+			if err := putBack(c, step, wid, protocol.QueueSource("q"), payload, record); err != nil {
 				t.Fatalf("%s: %v", step, err)
 			}
 			if got, err := redis.Strings(c.do(ctx, "LRANGE", k.Queue("q"), 0, -1)); err != nil || len(got) != 1 || got[0] != string(payload) {
@@ -297,4 +277,19 @@ func TestPutBackSurvivesUniqueStateOfWrongType(t *testing.T) {
 			}
 		})
 	}
+}
+
+// putBack puts a held job back to src the way step does: a hard stop's
+// requeue, or a dead worker's recovery (prune) that must requeue it.
+func putBack(c *Client, step, wid string, src protocol.Source, payload, record []byte) error {
+	ctx := context.Background()
+	if step == "requeue" {
+		return c.Requeue(ctx, wid, src, payload, "")
+	}
+	res, err := c.Prune(ctx, PruneArgs{WorkerID: wid, Record: record, Queue: src.Queue, Source: src,
+		Payload: payload, MaxRecoveries: 3, Host: "h"})
+	if err == nil && res != PruneRequeued {
+		err = fmt.Errorf("prune: %s", res)
+	}
+	return err
 }
