@@ -1,14 +1,18 @@
 package runtime_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/rs/zerolog"
 
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
@@ -47,14 +51,14 @@ func TestFailedOfWrongTypeHoldsTheJob(t *testing.T) {
 		}
 		return out
 	}
-	e.start(runtime.Config{Queues: "q", Interval: 50 * time.Millisecond, OnFinish: rec.add, Retry: noRetry})
+	// the worker's log, to see the refused finishes
+	var logBuf lockedBuffer
+	l := zerolog.New(io.MultiWriter(zerolog.NewTestWriter(t), &logBuf)).Level(zerolog.WarnLevel)
+	e.start(runtime.Config{Queues: "q", Interval: 50 * time.Millisecond, OnFinish: rec.add, Retry: noRetry, Logger: &l})
 	<-ran
-	// a few refused finishes (100, 200, 400 ms apart) before the fix
-	deadline := time.Now().Add(10 * time.Second)
-	for len(held()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(500 * time.Millisecond)
+	eventually(t, "two refused finishes", func() bool {
+		return strings.Count(logBuf.String(), "a key has the wrong type; retrying until it is fixed") >= 2
+	})
 	if recs := held(); len(recs) != 1 || runs.Load() != 1 {
 		t.Fatalf("while the finish is refused: records %q, %d runs", recs, runs.Load())
 	}
@@ -78,4 +82,22 @@ func TestFailedOfWrongTypeHoldsTheJob(t *testing.T) {
 	if n := e.counter(k.StatFailed()); n != 1 {
 		t.Errorf("stat:failed = %d", n)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer for a logger and a test's reads at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
