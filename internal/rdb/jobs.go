@@ -543,7 +543,8 @@ func (c *Client) nameBlocked(ctx context.Context, host string, src protocol.Sour
 			return fmt.Errorf("%w: %s holds a %s, not a %s", err, w.key, t, w.typ)
 		}
 	}
-	return err
+	// fixed since, or the push failed for another reason
+	return fmt.Errorf("%w (no such key found now)", err)
 }
 
 func finishResult(workerID string, n int, err error) error {
