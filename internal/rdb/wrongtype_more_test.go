@@ -214,12 +214,10 @@ func TestStaticPutBackKeepsRecordWhenRingHasWrongType(t *testing.T) {
 	for _, step := range []string{"requeue", "prune"} {
 		t.Run(step, func(t *testing.T) {
 			t.Parallel()
-			c, _, do := ringTestClient(t, false)
+			const wid = "h:1:static"
+			c, do := holdingClient(t, wid, record)
 			ctx := context.Background()
 			k := c.Keys()
-			const wid = "h:1:static"
-			do("SADD", k.Workers(), wid)
-			do("SET", k.Worker(wid), record)
 			do("SET", k.StaticRing("p"), "not a list")
 			put := func() error { return putBack(c, step, wid, src, payload, record) }
 			if err := put(); err == nil || !strings.Contains(err.Error(), k.StaticRing("p")+" is a string") {
@@ -259,12 +257,10 @@ func TestPutBackSurvivesUniqueStateOfWrongType(t *testing.T) {
 	for _, step := range []string{"requeue", "prune"} {
 		t.Run(step, func(t *testing.T) {
 			t.Parallel()
-			c, _, do := ringTestClient(t, false)
+			const wid = "h:1:q"
+			c, do := holdingClient(t, wid, record)
 			ctx := context.Background()
 			k := c.Keys()
-			const wid = "h:1:q"
-			do("SADD", k.Workers(), wid)
-			do("SET", k.Worker(wid), record)
 			do("HSET", k.UniqueState("u1"), "f", "v")
 			if err := putBack(c, step, wid, protocol.QueueSource("q"), payload, record); err != nil {
 				t.Fatalf("%s: %v", step, err)
@@ -277,6 +273,16 @@ func TestPutBackSurvivesUniqueStateOfWrongType(t *testing.T) {
 			}
 		})
 	}
+}
+
+// holdingClient is a client whose namespace has worker wid registered and
+// holding record, as a worker that is stopping or has died.
+func holdingClient(t *testing.T, wid string, record []byte) (*Client, func(string, ...any)) {
+	t.Helper()
+	c, _, do := ringTestClient(t, false)
+	do("SADD", c.Keys().Workers(), wid)
+	do("SET", c.Keys().Worker(wid), record)
+	return c, do
 }
 
 // putBack puts a held job back to src the way step does: a hard stop's
