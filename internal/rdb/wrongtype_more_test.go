@@ -21,11 +21,8 @@ func TestParkPlanKeepsSlotWhenFailedHasWrongType(t *testing.T) {
 	c, _, do := ringTestClient(t, false)
 	ctx := context.Background()
 	k := c.Keys()
-	plan := []byte(`{"id":"p1","nextRun":1000,"broken":`)
+	plan := planInSlot(k, do, []byte(`{"id":"p1","nextRun":1000,"broken":`))
 	failure := []byte(`{"failed_at":"2026/11/27 10:00:00 UTC","payload":{"id":"p1"},"exception":"E","error":"x"}`)
-	do("SET", k.Plan("p1"), plan)
-	do("ZADD", k.PlanSchedule(), 1000, 1000)
-	do("RPUSH", k.PlanSlot(1000), "p1")
 	do("SET", k.Failed(), "not a list")
 	if _, err := c.ParkPlan(ctx, "p1", plan, 1000, failure); err == nil || !strings.Contains(err.Error(), k.Failed()+" is a string, not a list") {
 		t.Fatalf("park: %v, want an error naming %s", err, k.Failed())
@@ -55,10 +52,7 @@ func TestFirePlanKeepsSlotWhenNextSlotHasWrongType(t *testing.T) {
 	c, _, do := ringTestClient(t, false)
 	ctx := context.Background()
 	k := c.Keys()
-	plan := []byte(`{"id":"p1","nextRun":1000}`)
-	do("SET", k.Plan("p1"), plan)
-	do("ZADD", k.PlanSchedule(), 1000, 1000)
-	do("RPUSH", k.PlanSlot(1000), "p1")
+	plan := planInSlot(k, do, []byte(`{"id":"p1","nextRun":1000}`))
 	do("SET", k.PlanSlot(2000), "not a list")
 	f := Fire{ID: "p1", Read: plan, Write: []byte(`{"id":"p1","nextRun":2000}`), TS: 1000, Next: 2000,
 		Payload: []byte(`{"class":"C","args":[]}`), Queue: "q"}
@@ -165,10 +159,7 @@ func TestFirePlanMovesOnPastUniqueStateAndQueuesOfWrongType(t *testing.T) {
 			c, _, do := ringTestClient(t, false)
 			ctx := context.Background()
 			k := c.Keys()
-			plan := []byte(`{"id":"p1","nextRun":1000}`)
-			do("SET", k.Plan("p1"), plan)
-			do("ZADD", k.PlanSchedule(), 1000, 1000)
-			do("RPUSH", k.PlanSlot(1000), "p1")
+			plan := planInSlot(k, do, []byte(`{"id":"p1","nextRun":1000}`))
 			f := Fire{ID: "p1", Read: plan, Write: []byte(`{"id":"p1","nextRun":2000}`), TS: 1000, Next: 2000,
 				Payload: []byte(`{"class":"C","args":[]}`), Queue: "q"}
 			if tc.name == "unique-state" {
@@ -273,6 +264,15 @@ func TestPutBackSurvivesUniqueStateOfWrongType(t *testing.T) {
 			}
 		})
 	}
+}
+
+// planInSlot stores plan p1 (its JSON, plan) in the slot of 1000 and
+// returns plan.
+func planInSlot(k protocol.Keys, do func(string, ...any), plan []byte) []byte {
+	do("SET", k.Plan("p1"), plan)
+	do("ZADD", k.PlanSchedule(), 1000, 1000)
+	do("RPUSH", k.PlanSlot(1000), "p1")
+	return plan
 }
 
 // holdingClient is a client whose namespace has worker wid registered and
