@@ -18,6 +18,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/pool"
+	"github.com/resque-go/resque-go/worker"
 )
 
 // resque-pool's default config locations, tried in order when --config is
@@ -369,6 +370,9 @@ func applyPoolFlags(c *ucli.Context, cfg *pool.Config) error {
 			if name == "http" {
 				if !strings.HasPrefix(target, "http://") && !strings.HasPrefix(target, "https://") {
 					return usagef("--http %q: the URL must start with http:// or https://", spec)
+				}
+				if err := worker.CheckHTTPEndpoint(target); err != nil {
+					return usagef("--http %q: %v", spec, err)
 				}
 				h = pool.Handler{Class: class, HTTP: &pool.HTTPEndpoint{URL: target}}
 			}
