@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	vm "github.com/VictoriaMetrics/metrics"
@@ -34,13 +35,66 @@ type Config struct {
 	// Slots returns busy and total job slots.
 	Slots  func() (busy, total int)
 	Logger *zerolog.Logger
+	// MaxLabelValues bounds the distinct values of each of the queue and
+	// class labels of the job metrics; 0 means DefaultMaxLabelValues.
+	MaxLabelValues int
 }
+
+// DefaultMaxLabelValues is how many distinct queue names, and how many
+// distinct class names, the job metrics of one process show. Both come
+// from payloads, so without a bound every new class would add series (and
+// memory) for the life of the worker: the values seen after the first
+// these many are counted under OtherLabel.
+const DefaultMaxLabelValues = 200
+
+// OtherLabel is the label value of the jobs whose queue or class came
+// after the first MaxLabelValues.
+const OtherLabel = "other"
 
 // Metrics holds the metrics of one process.
 type Metrics struct {
-	cfg Config
-	set *vm.Set
+	cfg             Config
+	set             *vm.Set
+	queues, classes *boundedLabel
 	httpServer
+}
+
+// boundedLabel hands out the values of one label: the first max distinct
+// values as they are, any later one as OtherLabel.
+type boundedLabel struct {
+	name string
+	log  *zerolog.Logger
+	mu   sync.Mutex
+	seen map[string]struct{}
+	max  int
+	full bool // the first value over max was logged
+}
+
+func newBoundedLabel(name string, max int, log *zerolog.Logger) *boundedLabel {
+	return &boundedLabel{name: name, log: log, seen: map[string]struct{}{}, max: max}
+}
+
+// limit is the most distinct values the label takes.
+func (b *boundedLabel) limit() int { return b.max }
+
+// value is v, or OtherLabel once max other values have been seen (the
+// first time, logged).
+func (b *boundedLabel) value(v string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.seen[v]; ok {
+		return v
+	}
+	if len(b.seen) >= b.max {
+		if !b.full && b.log != nil {
+			b.log.Warn().Str("label", b.name).Int("max", b.max).Str("value", v).
+				Msg("metrics: too many distinct label values; this one and later new ones are counted as \"other\"")
+		}
+		b.full = true
+		return OtherLabel
+	}
+	b.seen[v] = struct{}{}
+	return v
 }
 
 var (
@@ -61,7 +115,12 @@ func exponential(start, factor float64, n int) []float64 {
 
 // New builds the metrics.
 func New(cfg Config) *Metrics {
-	m := &Metrics{cfg: cfg, set: vm.NewSet()}
+	limit := cfg.MaxLabelValues
+	if limit <= 0 {
+		limit = DefaultMaxLabelValues
+	}
+	m := &Metrics{cfg: cfg, set: vm.NewSet(),
+		queues: newBoundedLabel("queue", limit, cfg.Logger), classes: newBoundedLabel("class", limit, cfg.Logger)}
 	m.httpServer.log = cfg.Logger
 	m.set.RegisterMetricsWriter(m.writeLive)
 	return m
@@ -73,7 +132,7 @@ func (m *Metrics) Observe(f runtime.Finished) {
 	if class == "" {
 		class = "unknown"
 	}
-	q, c := labelValue(f.Queue), labelValue(class)
+	q, c := labelValue(m.queues.value(f.Queue)), labelValue(m.classes.value(class))
 	m.set.GetOrCreateCounter(`resque_jobs_total{queue="` + q + `",class="` + c + `",outcome="` + labelValue(f.Outcome) + `"}`).Inc()
 	if f.Outcome != "requeued" {
 		m.set.GetOrCreatePrometheusHistogramExt(`resque_job_duration_seconds{queue="`+q+`",class="`+c+`"}`, durationBuckets).
@@ -182,7 +241,9 @@ func (m *Metrics) writeLive(w io.Writer) {
 		up = 0
 	}
 	first := true
-	for _, q := range queues {
+	// the queues after the first MaxLabelValues are shown as one, "other"
+	var other int64
+	for i, q := range queues {
 		n, err := cfg.Client.Len(ctx, cfg.Client.Keys().Queue(q))
 		if err != nil {
 			up = 0
@@ -192,7 +253,14 @@ func (m *Metrics) writeLive(w io.Writer) {
 			vm.WriteMetadataIfNeeded(w, "resque_queue_length", "gauge")
 			first = false
 		}
+		if i >= m.queues.limit() {
+			other += n
+			continue
+		}
 		fmt.Fprintf(w, "resque_queue_length{queue=\"%s\"} %d\n", labelValue(q), n)
+	}
+	if len(queues) > m.queues.limit() {
+		fmt.Fprintf(w, "resque_queue_length{queue=\"%s\"} %d\n", OtherLabel, other)
 	}
 	vm.WriteGaugeUint64(w, "resque_redis_up", up)
 }

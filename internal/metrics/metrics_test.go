@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -205,5 +206,82 @@ func TestPoolAndSchedulerMetrics(t *testing.T) {
 	}
 	if f := sf["resque_delayed_promoted_total"]; f == nil || f.GetType() != dto.MetricType_COUNTER {
 		t.Errorf("resque_delayed_promoted_total is not a counter: %v", f)
+	}
+}
+
+// Class names come from payloads: 20,000 distinct ones leave the job
+// metrics with at most DefaultMaxLabelValues class series (and one
+// "other") per metric, every job still counted.
+func TestClassLabelsAreBounded(t *testing.T) {
+	t.Parallel()
+	m := metrics.New(metrics.Config{})
+	const jobs = 20000
+	for i := range jobs {
+		m.Observe(runtime.Finished{Queue: "q", Class: fmt.Sprintf("Class%05d", i), Outcome: "ok", Duration: time.Millisecond})
+	}
+	fams := scrape(t, m.Handler())
+	for _, name := range []string{"resque_jobs_total", "resque_job_duration_seconds"} {
+		f := fams[name]
+		if f == nil {
+			t.Fatalf("%s missing", name)
+		}
+		classes := map[string]bool{}
+		var total float64
+		for _, s := range f.Metric {
+			for _, l := range s.Label {
+				if l.GetName() == "class" {
+					classes[l.GetValue()] = true
+				}
+			}
+			if s.Counter != nil {
+				total += s.Counter.GetValue()
+			} else {
+				total += float64(s.Histogram.GetSampleCount())
+			}
+		}
+		if len(f.Metric) > metrics.DefaultMaxLabelValues+1 || !classes[metrics.OtherLabel] || !classes["Class00000"] {
+			t.Errorf("%s: %d series (classes other: %v, first: %v), want at most %d and the first class and %q",
+				name, len(f.Metric), classes[metrics.OtherLabel], classes["Class00000"], metrics.DefaultMaxLabelValues+1, metrics.OtherLabel)
+		}
+		if total != jobs {
+			t.Errorf("%s counts %v jobs, want %d", name, total, jobs)
+		}
+	}
+	if got, _ := value(fams, "resque_jobs_total", map[string]string{"class": metrics.OtherLabel}); got != jobs-metrics.DefaultMaxLabelValues {
+		t.Errorf("resque_jobs_total{class=other} = %v, want %d", got, jobs-metrics.DefaultMaxLabelValues)
+	}
+}
+
+// A worker's queue list can grow with its globs: the queue lengths after
+// the first MaxLabelValues are shown as one, "other".
+func TestQueueLengthLabelsAreBounded(t *testing.T) {
+	srv, err := redistest.Start(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	c, err := rdb.New(rdb.Options{URL: srv.URL(), Namespace: redistest.Namespace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	for q, n := range map[string]int{"a": 1, "c": 2, "d": 3} {
+		for range n {
+			if err := c.Enqueue(ctx, q, []byte(`{"class":"X","args":[]}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	m := metrics.New(metrics.Config{Client: c, MaxLabelValues: 2,
+		Queues: func(context.Context) ([]string, error) { return []string{"a", "b", "c", "d"}, nil }})
+	fams := scrape(t, m.Handler())
+	if f := fams["resque_queue_length"]; f == nil || len(f.Metric) != 3 {
+		t.Fatalf("resque_queue_length: %v, want a, b and other", f)
+	}
+	for q, want := range map[string]float64{"a": 1, "b": 0, metrics.OtherLabel: 5} {
+		if got, ok := value(fams, "resque_queue_length", map[string]string{"queue": q}); !ok || got != want {
+			t.Errorf("resque_queue_length{queue=%q} = %v (present %v), want %v", q, got, ok, want)
+		}
 	}
 }
