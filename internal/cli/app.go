@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/resque-go/resque-go/internal/proctitle"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/unique"
@@ -60,6 +61,12 @@ func usageHint(err error, hint string) error { return hintedError{usageError{err
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, reg *worker.Registry) int {
 	if reg == nil {
 		reg = worker.NewRegistry()
+	}
+	// ps shows every user the command line for the process's whole life:
+	// a password or token given there is masked at once (work and the pool
+	// children show a title later; see package proctitle).
+	if masked := maskArgs(args); !slices.Equal(masked, args) {
+		proctitle.SetArgs(masked)
 	}
 	return runApp(ctx, newApp(stdout, stderr, reg), args)
 }
