@@ -65,8 +65,15 @@ func HTTPHandler(endpoint string, opt HTTPOptions) HandlerFunc {
 			IdleConnTimeout:     90 * time.Second,
 		}
 	}
-	client := &http.Client{Transport: transport}
 	configured, badEndpoint := endpointOrigin(endpoint)
+	client := &http.Client{Transport: transport, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		// the payload (and, within the same domain, the token) would
+		// follow a redirect: only to the configured host, and not forever
+		if req.URL.Scheme+"://"+req.URL.Host != configured || len(via) >= 10 {
+			return http.ErrUseLastResponse // a 3xx answer: retried, then failed
+		}
+		return nil
+	}}
 	if badEndpoint != nil {
 		badEndpoint = &Error{Exception: "ResqueGo::HTTPError", Message: fmt.Sprintf("bad endpoint %q: %v", redactURL(endpoint), badEndpoint), Backtrace: []string{}}
 	}

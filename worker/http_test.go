@@ -102,3 +102,45 @@ func TestCheckHTTPEndpoint(t *testing.T) {
 		t.Errorf("handler on a bad endpoint: %v", err)
 	}
 }
+
+// A redirect to another host is not followed: the job is retried (then
+// failed) with the 3xx answer, and the other host sees nothing.
+func TestHTTPRedirectStaysOnTheConfiguredHost(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var elsewhere []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		elsewhere = append(elsewhere, r.URL.Path+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+	}))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/moved" {
+			http.Redirect(w, r, "/here", http.StatusTemporaryRedirect)
+			return
+		}
+		if r.URL.Path == "/here" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		http.Redirect(w, r, other.URL+"/steal", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	job := func() *worker.Job {
+		return worker.NewJob(worker.Job{Class: "C", Attempt: 1, Payload: []byte(`{"class":"C","args":[]}`)}, nil)
+	}
+	if err := worker.HTTPHandler(srv.URL+"/moved", worker.HTTPOptions{Token: "s3cret"})(context.Background(), job()); err != nil {
+		t.Errorf("a redirect on the same host: %v", err)
+	}
+	err := worker.HTTPHandler(srv.URL+"/jobs", worker.HTTPOptions{Token: "s3cret"})(context.Background(), job())
+	var r *worker.RetryError
+	if !errors.As(err, &r) || !strings.Contains(err.Error(), "307") {
+		t.Errorf("a redirect to another host: %v, want a retry naming the 307", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(elsewhere) != 0 {
+		t.Errorf("the other host saw %q", elsewhere)
+	}
+}
