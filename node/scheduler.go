@@ -54,8 +54,11 @@ type SchedulerConfig struct {
 	NoSchedules bool `json:"no_schedules"`
 	NoPlans     bool `json:"no_plans"`
 	NoMover     bool `json:"no_mover"`
-	// MetricsAddr serves /metrics and /healthz ("" off).
-	MetricsAddr string `json:"metrics_addr"`
+	// MetricsAddr serves /metrics and /healthz ("" off; a bare port
+	// listens on 127.0.0.1 only); MetricsToken, when set, is the bearer
+	// token both require.
+	MetricsAddr  string `json:"metrics_addr"`
+	MetricsToken string `json:"metrics_token,omitempty"`
 	// SupervisorPID: once it is no longer this process's parent, the
 	// scheduler stops (a pool manager that died).
 	SupervisorPID int `json:"supervisor_pid"`
@@ -172,7 +175,7 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 		}
 	}
 	if cfg.MetricsAddr != "" {
-		s.metrics = metrics.NewScheduler(client, s.counts)
+		s.metrics = metrics.NewScheduler(client, s.counts, metrics.ServerOptions{Token: cfg.MetricsToken, Logger: &s.log})
 	}
 	return s, nil
 }
