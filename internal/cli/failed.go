@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -302,13 +300,6 @@ func printResult(c *ucli.Context, verb string, r failure.Result) error {
 	}
 	fmt.Fprintln(c.App.Writer, msg)
 	return nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func nonNil(e []failure.Entry) []failure.Entry {
