@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"time"
@@ -80,4 +81,12 @@ func round(f float64, n int) float64 {
 	}
 	p := math.Pow10(n)
 	return math.Round(f*p) / p
+}
+
+// plural is "1 entry", "2 entries": n and the word that goes with it.
+func plural[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
