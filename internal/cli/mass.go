@@ -16,6 +16,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/massqueue"
+	"github.com/resque-go/resque-go/stats"
 )
 
 // massCommand is `resque-go mass ...`: mass queues (massqueue.md).
@@ -206,7 +207,7 @@ func massRoutes(c *ucli.Context) error {
 		rs = []massqueue.Route{}
 	}
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, rs)
+		return writeJSON(c.App.Writer, listOf(rs))
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tSOURCE\tJOB\tPOOL\tFROM\tPROBLEM")
@@ -478,6 +479,11 @@ func massStatus(c *ucli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
+		for _, p := range st.Batch {
+			for i := range p.Units {
+				p.Units[i].LastBeat = p.Units[i].LastBeat.UTC().Truncate(time.Second)
+			}
+		}
 		return writeJSON(c.App.Writer, st)
 	}
 	return printMassStatus(c.App.Writer, st, now)
@@ -507,9 +513,9 @@ func printMassStatus(w io.Writer, st massqueue.Status, now time.Time) error {
 			}
 			beat := "never"
 			if !u.LastBeat.IsZero() {
-				beat = now.Sub(u.LastBeat).Round(time.Second).String() + " ago"
+				beat = stats.FormatAgo(now, u.LastBeat)
 			}
-			fmt.Fprintf(w, "  unit %s: %s (beat %s), %d batches\n", u.Unit, state, beat, len(u.Batches))
+			fmt.Fprintf(w, "  unit %s: %s (beat %s), %s\n", u.Unit, state, beat, plural(len(u.Batches), "batch", "batches"))
 			for _, b := range u.Batches {
 				fmt.Fprintf(w, "    %s  %d left\n", b.ID, b.Remaining)
 			}
@@ -544,6 +550,7 @@ func massFailures(c *ucli.Context) error {
 	if c.Bool("json") {
 		type row struct {
 			massqueue.Failure
+			At    *string         `json:"at"`
 			Entry json.RawMessage `json:"entry"`
 		}
 		rows := make([]row, 0, len(fs))
@@ -552,18 +559,14 @@ func massFailures(c *ucli.Context) error {
 			if f.Kind == massqueue.KindStatic && json.Valid(f.Entry) {
 				e = f.Entry
 			}
-			rows = append(rows, row{f, e})
+			rows = append(rows, row{f, jsonTime(f.At), e})
 		}
-		return writeJSON(c.App.Writer, rows)
+		return writeJSON(c.App.Writer, listOf(rows))
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tID\tSOURCE\tJOB\tAT\tREASON")
 	for _, f := range fs {
-		at := "-"
-		if !f.At.IsZero() {
-			at = f.At.UTC().Format(time.RFC3339)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Kind, dash(f.ID), dash(f.Source), dash(f.Job), at, dash(f.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Kind, dash(f.ID), dash(f.Source), dash(f.Job), humanTime(f.At), dash(f.Reason))
 	}
 	return tw.Flush()
 }
@@ -728,7 +731,7 @@ func massSettings(c *ucli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, ss)
+		return writeJSON(c.App.Writer, listOf(ss))
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SOURCE\tWEIGHT\tLIMIT\tPAUSED")
