@@ -111,9 +111,10 @@ func TestPoolStatus(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var doc struct {
-		Pools []map[string]any `json:"pools"`
+		Pools []map[string]any `json:"items"`
+		Total int
 	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Pools) != 1 {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Pools) != 1 || doc.Total != 1 {
 		t.Fatalf("json %v:\n%s", err, out)
 	}
 	p := doc.Pools[0]
