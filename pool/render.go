@@ -90,7 +90,7 @@ func RenderStatus(w io.Writer, recs []Record) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d running\t%s\n", poolName(r), r.Config, r.Format, r.State,
 			stats.FormatDuration(r.UpdatedAt.Sub(r.StartedAt)), stats.FormatBytes(r.RSSBytes), stats.FormatPercent(r.CPUPercent), running, len(r.Children),
-			r.UpdatedAt.UTC().Format(time.RFC3339))
+			stats.FormatTime(r.UpdatedAt))
 	}
 	_ = tw.Flush()
 	b.WriteByte('\n')
