@@ -373,7 +373,7 @@ func pushLines(c *ucli.Context, b *massqueue.Batch) (int, error) {
 				"the lines before it (%s) are in batch %s, it and the lines after it were not pushed", lines[de.Index], de.UID, jobCount(pushed), b.ID()), err}
 		}
 		if err != nil {
-			return massUsage(fmt.Errorf("stdin lines %d-%d (%d jobs pushed before them): %w", lines[0], lines[len(lines)-1], pushed, err))
+			return massUsage(fmt.Errorf("stdin lines %d-%d (%s pushed before them): %w", lines[0], lines[len(lines)-1], plural(pushed, "job", "jobs"), err))
 		}
 		pushed += len(jobs)
 		jobs, lines = jobs[:0], lines[:0]
@@ -419,7 +419,7 @@ func pushLines(c *ucli.Context, b *massqueue.Batch) (int, error) {
 		if ferr := flush(); ferr != nil {
 			return pushed, ferr
 		}
-		return pushed, fmt.Errorf("reading stdin after line %d (%d jobs pushed to %s): %w", line, pushed, b.ID(), err)
+		return pushed, fmt.Errorf("reading stdin after line %d (%s pushed to %s): %w", line, plural(pushed, "job", "jobs"), b.ID(), err)
 	}
 	if err := flush(); err != nil {
 		return pushed, err
@@ -495,7 +495,7 @@ func printMassStatus(w io.Writer, st massqueue.Status, now time.Time) error {
 		fmt.Fprintf(w, "paused sources: %s\n", strings.Join(st.Paused, " "))
 	}
 	for _, p := range st.Static {
-		fmt.Fprintf(w, "\nstatic pool %s: %d waiting, %d sources on the ring", p.Pool, p.Waiting, p.Ring)
+		fmt.Fprintf(w, "\nstatic pool %s: %d waiting, %s on the ring", p.Pool, p.Waiting, plural(p.Ring, "source", "sources"))
 		if len(p.Parked) > 0 {
 			fmt.Fprintf(w, ", at their limit: %s", strings.Join(p.Parked, " "))
 		}
