@@ -31,7 +31,7 @@ type jsonCase struct {
 
 // Every command that has a --json flag, run against a namespace holding
 // what Ruby Resque, resque-scheduler, php-resque and node-resque wrote
-// (fixtures/), prints what docs/cli.md promises: one JSON object,
+// (fixtures/), prints what the CLI reference promises: one JSON object,
 // snake_case keys at every depth (stored payloads and args aside), lists
 // as {"items": [...], "total": N}, times as RFC 3339 in UTC. A command
 // with --json that no case runs fails the test, so a new one gets a case.

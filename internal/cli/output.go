@@ -11,7 +11,7 @@ import (
 	"github.com/resque-go/resque-go/stats"
 )
 
-// What every --json output follows (docs/cli.md):
+// What every --json output follows (the CLI reference states it for users):
 //   - one JSON value, an object; keys are snake_case at every depth (job
 //     payloads and args are printed as they are stored);
 //   - a list command prints {"items": [...], "total": N} (listJSON), plus
