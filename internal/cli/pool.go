@@ -246,7 +246,53 @@ func runPoolCheck(c *ucli.Context) error {
 	if w := cfg.Warning(); w != "" {
 		fmt.Fprintln(c.App.ErrWriter, "resque-go: warning: "+w)
 	}
-	return cfg.Describe(c.App.Writer)
+	if err := cfg.Describe(c.App.Writer); err != nil {
+		return err
+	}
+	for _, note := range fileOverrides(c, cfg) {
+		fmt.Fprintln(c.App.Writer, note)
+	}
+	return nil
+}
+
+// fileOverrides says which of the file's redis and namespace settings a
+// flag or an environment variable replaced, and which one did: a REDIS_URL
+// left in the environment silently wins over the file otherwise.
+func fileOverrides(c *ucli.Context, cfg *pool.Config) []string {
+	file, err := pool.Load(cfg.Path, pool.LoadOptions{Environment: c.String("environment")})
+	if err != nil {
+		return nil
+	}
+	var notes []string
+	for _, s := range []struct{ name, inFile, used string }{
+		{"redis", rdb.RedactURL(file.Redis), rdb.RedactURL(cfg.Redis)},
+		{"namespace", file.Namespace, cfg.Namespace},
+	} {
+		if s.used == "" {
+			s.used = `""`
+		}
+		if s.inFile != "" && s.inFile != s.used {
+			notes = append(notes, fmt.Sprintf("%s: %s from %s, not the file's %s", s.name, s.used, settingSource(c, s.name), s.inFile))
+		}
+	}
+	return notes
+}
+
+// settingSource names where flag name's value came from: the first of its
+// environment variables that holds that value, else the flag.
+func settingSource(c *ucli.Context, name string) string {
+	var envs []string
+	for _, f := range c.Command.Flags {
+		if sf, ok := f.(*ucli.StringFlag); ok && sf.Name == name {
+			envs = sf.EnvVars
+		}
+	}
+	for _, env := range append(envs, envAliases[name]...) {
+		if v, ok := os.LookupEnv(env); ok && v != "" && strings.TrimSuffix(v, ":") == strings.TrimSuffix(c.String(name), ":") {
+			return env
+		}
+	}
+	return "--" + name
 }
 
 // warnIgnored logs the settings of a resque-v3 file that do not apply, in
