@@ -10,6 +10,7 @@ import (
 	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
 )
 
 // v4DelayedItem is what resqu-client (the resque v4 PHP producer) writes
@@ -80,6 +81,22 @@ func TestV4DelayedJobIsPromotedToUnassigned(t *testing.T) {
 	e.allocate(a)
 	if got := e.queued("general", "u145680"); len(got) != 1 || got[0] != un[0] {
 		t.Errorf("general/u145680: %q, want the promoted job", got)
+	}
+	// a worker of the pool runs it, once
+	w := e.worker(0, protocol.StaticPoolSource("general"))
+	ran := 0
+	for {
+		res, ok := w.claim()
+		if !ok {
+			break
+		}
+		if string(res.Payload) == un[0] {
+			ran++
+		}
+		w.finish(res, rdb.OutcomeOK)
+	}
+	if ran != 1 {
+		t.Errorf("the promoted job ran %d times", ran)
 	}
 }
 
