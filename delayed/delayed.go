@@ -177,7 +177,9 @@ const promoteBatch = 100
 func (m *Mover) promotion(ts int64, item []byte) rdb.Promotion {
 	payload, queue, err := protocol.PromotedPayload(item, m.cfg.Now())
 	if err == nil {
-		return rdb.Promotion{Item: item, Payload: payload, Queue: queue}
+		// no queue: a mass-queue job (resqu-client's enqueueDelayed), routed
+		// through unassigned as the v4 server routes it
+		return rdb.Promotion{Item: item, Payload: payload, Queue: queue, Unassigned: queue == ""}
 	}
 	f := protocol.Failure{FailedAt: m.cfg.Now(), Payload: item, Exception: protocol.ExcBadPayload,
 		Error: "delayed item cannot be promoted: " + err.Error(), Backtrace: []string{},

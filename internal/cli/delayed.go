@@ -41,8 +41,8 @@ func delayedCommand() *ucli.Command {
 			"atomic step, and take a bucket off the schedule when it is left empty.\n\n" +
 			"--args finds items through the timestamps index, as resque-scheduler's remove_delayed does:\n" +
 			"at once on any size, for items written with class, args and queue only (resque-scheduler,\n" +
-			"node-resque, enqueue --plain). Add --scan to compare the args of every item in the time\n" +
-			"range instead, which also finds items that carry an id (enqueue without --plain).",
+			"node-resque, enqueue --at/--in). Add --scan to compare the args of every item in the time\n" +
+			"range instead, which also finds items that carry an id (enqueue --with-id).",
 		Subcommands: []*ucli.Command{
 			{
 				Name: "list", Usage: "the delayed items, oldest first (the order a mover promotes them)", ArgsUsage: " ",
@@ -129,7 +129,7 @@ func delayedErr(err error) error {
 // indexHint is said when the index found nothing: the item may carry an id.
 func indexHint(c *ucli.Context, f delayed.Filter) {
 	if f.Args != nil && !f.Scan {
-		fmt.Fprintln(c.App.ErrWriter, "nothing found through the timestamps index; items that carry an id (enqueue without --plain) are found with --scan")
+		fmt.Fprintln(c.App.ErrWriter, "nothing found through the timestamps index; items that carry an id (enqueue --with-id) are found with --scan")
 	}
 }
 

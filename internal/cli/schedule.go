@@ -28,7 +28,9 @@ func scheduleCommand() *ucli.Command {
 		Description: "Recurring schedules come from a resque-scheduler YAML file (--schedule) and from the\n" +
 			"dynamic schedules Resque.set_schedule keeps in Redis (persistent_schedules), which replace\n" +
 			"file entries of the same name. Only the scheduler holding resque-scheduler's master lock\n" +
-			"fires them, Ruby's resque-scheduler included. list and show read; they change nothing.",
+			"fires them, Ruby's resque-scheduler included. A resque-go master publishes the schedules it\n" +
+			"fires, so list and show show them (source \"master\") without --schedule, from any host.\n" +
+			"list and show read; they change nothing.",
 		Subcommands: []*ucli.Command{
 			{Name: "list", Usage: "the schedules in force, the master scheduler, and when each last ran and runs next", ArgsUsage: " ",
 				Flags: source(), Action: scheduleList},
@@ -36,7 +38,9 @@ func scheduleCommand() *ucli.Command {
 			{
 				Name: "validate", Usage: "check a resque-scheduler YAML schedule file (no Redis needed)", ArgsUsage: "FILE",
 				Description: "Prints each entry and its next run; a bad entry (a cron or every that cannot be read,\n" +
-					"no queue, an unsupported option) is an error naming the entry and the field (exit 2).",
+					"no queue, an unsupported option) is an error naming the entry and the field (exit 2).\n" +
+					"A schedule file may hold up to 4 MiB and 10,000 entries; a larger one is refused before it is\n" +
+					"parsed (exit 2), here and wherever a schedule file is loaded.",
 				Flags:  []ucli.Flag{jsonFlag, environmentFlag()},
 				Action: scheduleValidate,
 			},

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -192,5 +195,19 @@ func TestRecurringScheduleConfig(t *testing.T) {
 		if _, code, errOut := run(args...); code != ExitUsage || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%v: %d %q", args, code, errOut)
 		}
+	}
+}
+
+// schedule validate refuses a file over the size limit with one line
+// and exit 2, before reading it.
+func TestScheduleValidateRefusesAHugeFile(t *testing.T) {
+	t.Parallel()
+	big := filepath.Join(t.TempDir(), "big.yml")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("# padding\n"), 5<<20/10), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runSchedule("validate", big)
+	if code != ExitUsage || out != "" || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(errOut, "limit of a schedule file") {
+		t.Errorf("validate: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

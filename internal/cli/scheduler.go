@@ -33,6 +33,9 @@ func schedulerCommand() *ucli.Command {
 			"schedules of --schedule and of Redis (persistent_schedules). Any number may run, next to\n" +
 			"Ruby's resque-scheduler: each delayed item and plan slot is taken once, one master fires\n" +
 			"the schedules. `resque-go stats` shows every scheduler.\n\n" +
+			"In the resque-v3 namespace it keeps resque-v3's scheduler_pid:<host> (its pid, removed at a clean\n" +
+			"stop), so v3 tooling sees a scheduler on the host; HUP and USR1 (which the v3 init process\n" +
+			"sends that pid) are then ignored.\n\n" +
 			"Signals: QUIT, TERM and INT stop it (the current pass finishes).",
 		Flags:  flags,
 		Action: runScheduler,
@@ -85,6 +88,11 @@ func runScheduler(c *ucli.Context) error {
 		return nodeError(err)
 	}
 	signal.Ignore(syscall.SIGPIPE)
+	if s.KeepsSchedulerPid() {
+		// resque-v3's init process signals the pid in scheduler_pid:<host>:
+		// HUP to reload, USR1 to reopen logs; neither stops us
+		signal.Ignore(syscall.SIGHUP, syscall.SIGUSR1)
+	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
