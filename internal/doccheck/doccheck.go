@@ -20,13 +20,11 @@ var processWords = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\bthe issue\b`),
 	regexp.MustCompile(`(?i)\bissues? #?[0-9]+\b`),
 	regexp.MustCompile(`(?i)\bthis VM\b`),
-	regexp.MustCompile(`(?i)\b(?:this|the|a|one) (?:session|lease)\b`),
-	regexp.MustCompile(`(?i)\bleases? on\b`),
+	regexp.MustCompile(`(?i)\b(?:this|the|one) session\b`),
 	regexp.MustCompile(`(?i)\bhelpers? (?:branch|worktree|session)\b`),
 	regexp.MustCompile(`(?i)\bborrowed machine\b`),
 	regexp.MustCompile(`(?i)\bmodule proxy\b`),
 	regexp.MustCompile(`(?i)\bdevelopment (?:VM|machine)\b`),
-	regexp.MustCompile(`(?i)\b2-core VM\b`),
 	regexp.MustCompile(`(?i)\bthe coordinator\b`),
 }
 
