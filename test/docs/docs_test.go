@@ -57,6 +57,9 @@ var (
 	citation = regexp.MustCompile(`docs/([a-z0-9-]+\.md)(#[a-z0-9_-]+)?`)
 	// a Markdown link's target: [text](target)
 	mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	// a section cited by its number, after the file's name or as a link's
+	// text ("[section N]"): numbers change when sections move, names stay
+	numbered = regexp.MustCompile(`(?:protocol|massqueue)\.md\)?,? (?:section )?[0-9]|\[sections? [0-9]`)
 )
 
 // Every cited section exists: docs/X.md#anchor in .go, .lua and .md files
@@ -106,6 +109,9 @@ func TestCitedSectionsExist(t *testing.T) {
 		}
 		for i, line := range lines(t, path) {
 			where := rel(path) + ":" + itoa(i+1)
+			if m := numbered.FindString(line); m != "" {
+				t.Errorf("%s: %q cites a section by number: cite docs/X.md#anchor", where, m)
+			}
 			for _, m := range citation.FindAllStringSubmatch(line, -1) {
 				n++
 				check(where, filepath.Join(root, "docs", m[1]), strings.TrimPrefix(m[2], "#"))
