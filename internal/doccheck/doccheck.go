@@ -25,7 +25,6 @@ var processWords = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\bborrowed machine\b`),
 	regexp.MustCompile(`(?i)\bmodule proxy\b`),
 	regexp.MustCompile(`(?i)\bdevelopment (?:VM|machine)\b`),
-	regexp.MustCompile(`(?i)\bthe coordinator\b`),
 }
 
 // ProcessWords returns each phrase of text that narrates the project's own

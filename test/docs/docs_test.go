@@ -231,3 +231,36 @@ func rel(path string) string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// Code, comments and scripts speak of the product too: what a target is and
+// why, not which ticket asked for it (a user has no tracker of ours).
+func TestCodeHasNoProcessWords(t *testing.T) {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch rel(path) {
+			case ".git", "internal/doccheck", "test/docs", "test/interop/node/node_modules":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".lua", ".yml", ".sh", ".js":
+		default:
+			if d.Name() != "Makefile" {
+				return nil
+			}
+		}
+		for i, line := range lines(t, path) {
+			if words := doccheck.ProcessWords(line); len(words) > 0 {
+				t.Errorf("%s:%d: %q: say what the code does and why instead", rel(path), i+1, words)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
