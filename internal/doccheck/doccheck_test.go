@@ -13,7 +13,7 @@ func TestProcessWords(t *testing.T) {
 		{"measured on this VM", []string{"this VM"}},
 		{"TARGETS (issues 10 and 11)", []string{"issues 10"}},
 		{"as the issue states them", []string{"the issue"}},
-		{"no device was lent since stop 22", []string{"was lent", "no device", "stop 22"}},
+		{"no device was lent since stop 22", []string{"no device", "was lent", "stop 22"}},
 		{"on a 16-core Xeon, Redis 7.0.15: 85,700 jobs/s", nil},
 		{"stop claiming, let running jobs finish", nil},
 		{"the process group and its session leader", nil},
