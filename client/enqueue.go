@@ -84,7 +84,7 @@ func In(d time.Duration) Option {
 	return optionFunc(func(o *enqueueOptions) { o.in, o.hasIn = d, true })
 }
 
-// Unique makes the job unique (protocol.md 8, the resque-v3 "unique"
+// Unique makes the job unique (docs/protocol.md#unique-jobs, the resque-v3 "unique"
 // field): at most one job with uid is queued or running. An enqueue that
 // meets one is refused with ErrDuplicate and writes nothing, unless the job
 // is deferrable (DeferrableBy) and the other job is running: it is then

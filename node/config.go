@@ -41,13 +41,13 @@ type Config struct {
 	Polling  bool   `json:"polling"`
 	Interval string `json:"interval"`
 	// Mass, instead of Queues, makes the node work a mass-queue pool
-	// (massqueue.md): "static:<pool>" serves a static pool's sources
+	// (docs/massqueue.md#static-pools, docs/massqueue.md#batch-pools): "static:<pool>" serves a static pool's sources
 	// round-robin, "unit:<pool>:<unit id>" one unit of a batch pool. The
 	// pool manager sets it for the workers of its mass config. The slots
 	// poll every Interval ("" means 1 s here) when there is no job.
 	Mass string `json:"mass,omitempty"`
 	// Serial names queues of Queues that run one job at a time across
-	// every process (literal names; protocol.md 9).
+	// every process (literal names; docs/protocol.md#serial-queues).
 	Serial []string `json:"serial,omitempty"`
 	// HeartbeatInterval is 1 to 60 seconds; "" means 5 s.
 	HeartbeatInterval string `json:"heartbeat_interval"`

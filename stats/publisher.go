@@ -20,8 +20,8 @@ import (
 )
 
 // Record is a runtime record: what a Publisher writes at
-// <ns>:resque-go:process:<host>:<pid>. Field names are documented in the
-// README ("Runtime records").
+// <ns>:resque-go:process:<host>:<pid>. Field names are documented in
+// docs/operations.md#runtime-records.
 type Record = protocol.ProcessRecord
 
 // recordTTLIntervals is how many refresh intervals a record outlives its last

@@ -1,4 +1,4 @@
-// Package unique is the unique-job state machine of protocol.md section 8,
+// Package unique is the unique-job state machine of docs/protocol.md#unique-jobs,
 // shared with the resque-v3 PHP fork: at most one job per uid is queued or
 // running; a deferrable job that meets its uid running is parked and
 // released when that job succeeds.

@@ -274,7 +274,7 @@ func hiddenFromJobs(name string) bool {
 	return false
 }
 
-// Exit codes an exec command uses to steer its job (documented in the README).
+// Exit codes an exec command uses to steer its job (docs/jobs.md#the-exec-contract).
 const (
 	ExitRetry   = 75 // EX_TEMPFAIL: retry with the class's backoff
 	ExitDiscard = 76 // drop the job without a failed entry

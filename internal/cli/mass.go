@@ -19,7 +19,7 @@ import (
 	"github.com/resque-go/resque-go/stats"
 )
 
-// massCommand is `resque-go mass ...`: mass queues (massqueue.md).
+// massCommand is `resque-go mass ...`: mass queues (docs/massqueue.md).
 func massCommand() *ucli.Command {
 	withJSON := func(fs ...ucli.Flag) []ucli.Flag {
 		return append(append(redisFlags(), fs...), &ucli.BoolFlag{Name: "json", Usage: "print JSON"})

@@ -28,7 +28,7 @@ import (
 )
 
 // The exposition carries # HELP and # TYPE lines (VictoriaMetrics/metrics
-// writes no help text: the README's Metrics section says what each metric
+// writes no help text: docs/operations.md#metrics says what each metric
 // is). This library, unlike Prometheus's client, pulls in no protobuf: the
 // binary is 3.4 MB smaller and a worker's resident set 2 MB smaller (most
 // of it is the binary's mapped pages).

@@ -184,7 +184,7 @@ type EnqueueOptions struct {
 	// ID overrides the generated job id (tests).
 	ID string
 	// Unique, when its UID is set, adds "unique":{"uid":...} (with
-	// "deferrableBy" when Deferrable), the resque-v3 field (protocol.md 8).
+	// "deferrableBy" when Deferrable), the resque-v3 field (docs/protocol.md#unique-jobs).
 	Unique Unique
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // ProcessRecord is the JSON value of a runtime record (Keys.Process). Field
-// names are a published contract (README "Runtime records"): add fields, never
+// names are a published contract (docs/operations.md#runtime-records): add fields, never
 // rename them.
 type ProcessRecord struct {
 	PID  int    `json:"pid"`

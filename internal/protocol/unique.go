@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// Unique job states (protocol.md 8), as the resque-v3 PHP fork writes them.
+// Unique job states (docs/protocol.md#unique-jobs), as the resque-v3 PHP fork writes them.
 const (
 	UniqueQueued  = "queued"
 	UniqueRunning = "running"

@@ -409,7 +409,7 @@ type Outcome struct {
 	// instead of the source's (ClaimResult.StatQueue).
 	StatQueue string
 	// UniqueID is the uid of a unique job (protocol.ParseUnique): the
-	// finish moves its state on (protocol.md 8) in the same step.
+	// finish moves its state on (docs/protocol.md#unique-jobs) in the same step.
 	UniqueID string
 	Now      time.Time
 }

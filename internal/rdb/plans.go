@@ -11,7 +11,7 @@ import (
 	"github.com/resque-go/resque-go/internal/protocol"
 )
 
-// Scripts of plans (protocol.md 7); immutable once built.
+// Scripts of plans (docs/protocol.md#plans); immutable once built.
 var (
 	planAddScript    = loadScript("plan_add.lua", 3)
 	planFireScript   = loadScriptWith("plan_fire.lua", 8, "plan_take.lua")

@@ -44,7 +44,7 @@ type UniqueJob struct {
 	Unassigned bool
 }
 
-// EnqueueUnique enqueues a unique job in one step (protocol.md 8): pushed
+// EnqueueUnique enqueues a unique job in one step (docs/protocol.md#unique-jobs): pushed
 // when its uid is free, parked when its uid's job is running and it is
 // deferrable, refused otherwise.
 func (c *Client) EnqueueUnique(ctx context.Context, j UniqueJob) (UniqueResult, error) {

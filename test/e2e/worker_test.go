@@ -132,7 +132,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	}
 }
 
-// enqueue writes protocol.md 1.2 payloads; --plain writes Ruby's bytes.
+// enqueue writes docs/protocol.md#payloads-resque-go-writes payloads; --plain writes Ruby's bytes.
 func TestEnqueueCommand(t *testing.T) {
 	t.Parallel()
 	ns := redistest.Namespace(t)

@@ -27,7 +27,7 @@
 -- ARGV[9+3n..]   the rings' descriptions, 7 arguments each (none without
 --                rings)
 --
--- Rings (mass queues, massqueue.md): a source can be a ring of lists
+-- Rings (mass queues, docs/protocol.md#mass-queues): a source can be a ring of lists
 -- instead of one list. KEYS[4+i] is then the ring, a list of names, and
 -- KEYS[4+n+i] the ring's state hash (a static pool's; a unit's turns);
 -- ARGV[5+i] is the record's head after its queue (,"run_at":"<t>","payload":)
@@ -86,17 +86,17 @@
 -- the payload it got and rewrites the record in the rare case it was not
 -- valid JSON after all, so resque-web always finds valid JSON there.
 --
--- Job status (protocol.md 5): a job with a top-level "id" gets its status set
+-- Job status (docs/protocol.md#job-status): a job with a top-level "id" gets its status set
 -- to running here, in the same step as the claim. The key <prefix><id>:status
 -- is built inside this script: the id is only known after the pop, and a
 -- second round trip per job would be the price of passing it in.
 --
--- Serial sources (protocol.md 9): a source whose lock another slot holds is
+-- Serial sources (docs/protocol.md#serial-queues): a source whose lock another slot holds is
 -- skipped (the next source is tried); a job popped from a serial source
 -- takes the lock (SET PX, the slot's token) in the same step, and finish.lua
 -- releases it. A source that is not serial costs no command.
 --
--- Unique jobs (protocol.md 8): a job whose payload has "unique":{"uid":U}
+-- Unique jobs (docs/protocol.md#unique-jobs): a job whose payload has "unique":{"uid":U}
 -- sets <prefix>U:state to running in the same step (built here, like the
 -- status key: the uid is only known after the pop). Any other job costs one
 -- string.find.

@@ -1,5 +1,5 @@
 -- unique_release.lua: a fragment (local functions) for scripts that
--- release a deferred unique job (protocol.md 8): finish.lua on success,
+-- release a deferred unique job (docs/protocol.md#unique-jobs): finish.lua on success,
 -- unique_clear.lua for an operator; and key_fits.
 --
 -- release_deferred(skey, deferred, prefix, now, failed, failed_at, worker, queue)
