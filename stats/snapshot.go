@@ -24,6 +24,19 @@ type Snapshot struct {
 	// Schedulers are the runtime records of `resque-go scheduler`
 	// processes (and pool-run ones), by host and pid.
 	Schedulers []SchedulerInfo `json:"schedulers"`
+	// Problems names the keys that could not be read: a counter that is not
+	// an integer, a key of another type (written by hand). Each reads as
+	// absent (0, empty) above; the rest of the snapshot is whole.
+	Problems []KeyProblem `json:"problems"`
+
+	// unreadTotals are the Totals (by JSON name) whose key is a problem.
+	unreadTotals map[string]bool
+}
+
+// KeyProblem is a key Collect could not read, and why.
+type KeyProblem struct {
+	Key     string `json:"key"`
+	Problem string `json:"problem"`
 }
 
 // Totals are the cluster-wide numbers. Processed, Failed and Retries are the
@@ -65,6 +78,9 @@ type QueueCounters struct {
 type Queue struct {
 	Name    string `json:"name"`
 	Pending int64  `json:"pending"`
+	// Problem, when set, says why queue:<name> could not be read (it holds
+	// another type); Pending is then 0.
+	Problem string `json:"problem,omitempty"`
 	QueueCounters
 	Hosts []QueueHost `json:"hosts"`
 }

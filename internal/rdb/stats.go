@@ -80,7 +80,7 @@ func (c *Client) StatsOverview(ctx context.Context) (StatsOverview, error) {
 		return StatsOverview{}, errors.New("rdb: stats overview: TIME reply has no seconds and microseconds")
 	}
 	s.Now = time.Unix(now[0], now[1]*1000)
-	return s, badKeys(steps, bad)
+	return s, c.badKeys(ctx, steps, bad)
 }
 
 // KeyProblem is a key a read could not use: it holds another type than the
@@ -121,22 +121,33 @@ func BadKeys(err error) (keys []KeyProblem, ok bool) {
 	return nil, false
 }
 
-// badKeys is the *BadKeysError of the steps that failed (nil: none).
-func badKeys(steps []pipeStep, bad []stepError) error {
+// badKeys is the *BadKeysError of the steps that failed (nil: none). The
+// type a key of another type holds is looked up (one more round trip, only
+// then).
+func (c *Client) badKeys(ctx context.Context, steps []pipeStep, bad []stepError) error {
 	if len(bad) == 0 {
 		return nil
 	}
 	wants := map[string]string{"LLEN": "list", "GET": "string", "SMEMBERS": "set", "HGETALL": "hash"}
-	e := &BadKeysError{}
+	e := &BadKeysError{Keys: make([]KeyProblem, 0, len(bad))} // never grown: types' steps point into it
+	var types []pipeStep
 	for _, b := range bad {
 		cmd := steps[b.step].cmd
 		key, _ := cmd[1].(string)
-		problem := b.err.Error()
+		e.Keys = append(e.Keys, KeyProblem{Key: key, Problem: b.err.Error()})
 		if isWrongType(b.err) {
-			problem = "holds another type, not a " + wants[cmd[0].(string)]
+			p := &e.Keys[len(e.Keys)-1]
+			want := wants[cmd[0].(string)]
+			p.Problem = "holds another type, not a " + want
+			types = append(types, pipeStep{[]any{"TYPE", key}, func(v any) error {
+				if t, err := redis.String(v, nil); err == nil && t != want && t != "none" {
+					p.Problem = "holds a " + t + ", not a " + want
+				}
+				return nil
+			}})
 		}
-		e.Keys = append(e.Keys, KeyProblem{Key: key, Problem: problem})
 	}
+	_, _ = c.pipelineKeep(ctx, types) // the problem is named without the type if this fails
 	return e
 }
 
@@ -165,7 +176,7 @@ func (c *Client) BatchRead(ctx context.Context, lists, gets []string) ([]int64, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("rdb: batch read: %w", err)
 	}
-	return lens, vals, badKeys(steps, bad)
+	return lens, vals, c.badKeys(ctx, steps, bad)
 }
 
 // pipeStep is one pipelined command and what to do with its reply.
