@@ -65,6 +65,7 @@ type Mover struct {
 	cfg    MoverConfig
 	log    zerolog.Logger
 	runner service.Runner
+	stuck  service.OnceIn // buckets left for the next pass, logged once a minute
 }
 
 // NewMover returns a mover; Start runs it.
@@ -169,7 +170,9 @@ func (m *Mover) Pass(ctx context.Context) (int, error) {
 			if rdb.IsTransient(err) || ctx.Err() != nil {
 				return moved, err
 			}
-			m.log.Error().Err(err).Str("member", d.Member).Msg("delayed bucket cannot be promoted now; the other buckets go on")
+			if m.stuck.Due(d.Member, m.cfg.Now()) {
+				m.log.Error().Err(err).Str("member", d.Member).Msg("delayed bucket cannot be promoted now; the other buckets go on (logged once a minute)")
+			}
 			skip[d.Member] = true
 		}
 	}

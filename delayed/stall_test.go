@@ -1,9 +1,12 @@
 package delayed_test
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/internal/protocol"
@@ -91,8 +94,9 @@ func TestMoverSetsBadEntriesAside(t *testing.T) {
 }
 
 // A bucket whose items cannot even be recorded in failed (failed holds
-// another type, and so does the items' queue) is left for the next pass;
-// the buckets after it are promoted in the same pass.
+// another type, and so does the items' queue) is left for the next pass,
+// logged once a minute, not once a pass; the buckets after it are promoted
+// in the same pass.
 func TestMoverGoesOnPastBucketItCannotHandle(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -101,9 +105,17 @@ func TestMoverGoesOnPastBucketItCannotHandle(t *testing.T) {
 	e.do("SET", k.Queue("broken"), "x")
 	e.do("SET", k.Failed(), "x")
 	e.enqueuePlain("q", "Later", "[2]", 200)
-	m, _ := delayed.NewMover(delayed.MoverConfig{Client: e.c, Now: func() time.Time { return time.Unix(300, 0) }})
+	var logs bytes.Buffer
+	log := zerolog.New(&logs)
+	m, _ := delayed.NewMover(delayed.MoverConfig{Client: e.c, Logger: &log, Now: func() time.Time { return time.Unix(300, 0) }})
 	if n, err := m.Pass(ctx); err != nil || n != 1 {
 		t.Fatalf("moved %d (%v), want 1", n, err)
+	}
+	if n, err := m.Pass(ctx); err != nil || n != 0 {
+		t.Fatalf("second pass moved %d (%v), want 0", n, err)
+	}
+	if n := strings.Count(logs.String(), "cannot be promoted now"); n != 1 {
+		t.Errorf("the stuck bucket was logged %d times in two passes, want once:\n%s", n, logs.String())
 	}
 	if q := e.strs("LRANGE", k.Queue("q"), 0, -1); len(q) != 1 {
 		t.Errorf("queue q = %v", q)

@@ -45,7 +45,8 @@ type Planner struct {
 	cfg    PlannerConfig
 	log    zerolog.Logger
 	runner service.Runner
-	zones  sync.Map // time zone name -> *time.Location
+	zones  sync.Map       // time zone name -> *time.Location
+	stuck  service.OnceIn // plans and slots left for the next pass, logged once a minute
 }
 
 // NewPlanner returns a planner; Start runs it.
@@ -126,7 +127,9 @@ func (p *Planner) Pass(ctx context.Context) (int, error) {
 			if rdb.IsTransient(err) || ctx.Err() != nil {
 				return fired, err
 			}
-			p.log.Error().Err(err).Str("slot", d.Member).Msg("plan slot left for the next pass; the other slots go on")
+			if p.stuck.Due("slot "+d.Member, p.cfg.Now()) {
+				p.log.Error().Err(err).Str("slot", d.Member).Msg("plan slot left for the next pass; the other slots go on (logged once a minute)")
+			}
 			skip[d.Member] = true
 		}
 	}
@@ -171,7 +174,9 @@ func (p *Planner) slot(ctx context.Context, d rdb.ScheduleMember) (int, error) {
 				if rdb.IsTransient(err) || ctx.Err() != nil {
 					return fired, err
 				}
-				p.log.Error().Err(err).Str("plan_id", id).Int64("slot", d.TS).Msg("plan cannot be fired now; it stays in its slot, the other plans go on")
+				if p.stuck.Due("plan "+id, p.cfg.Now()) {
+					p.log.Error().Err(err).Str("plan_id", id).Int64("slot", d.TS).Msg("plan cannot be fired now; it stays in its slot, the other plans go on (logged once a minute)")
+				}
 				stuck[id], progress = err, true
 				continue
 			}
