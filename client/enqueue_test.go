@@ -146,13 +146,13 @@ func TestClientEnqueueAtMatchesResqueScheduler(t *testing.T) {
 	}
 }
 
-// EnqueueIn goes through the delayed queue, rounded up to the second; the
-// mover promotes it only when due, with the id JobInfo reported.
+// In goes through the delayed queue, rounded up to the second; the mover
+// promotes it only when due, with the id JobInfo reported (WithID).
 func TestClientEnqueueInIsPromotedWhenDue(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1795296000, 500_000_000)
 	e := newEnv(t, client.Options{Now: fixedClock(now)})
-	info, err := e.c.EnqueueIn(ctx(), 90*time.Second, "mail", "Reminder", 7)
+	info, err := e.c.EnqueueRaw(ctx(), "mail", "Reminder", []byte("[7]"), client.In(90*time.Second), client.WithID())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -250,7 +250,9 @@ func (m *Mover) promotion(ts int64, item []byte, blocked map[string]*rdb.KeyType
 	if err == nil {
 		kt := blocked[queue]
 		if kt == nil {
-			return rdb.Promotion{Item: item, Payload: payload, Queue: queue}
+			// no queue: a mass-queue job (resqu-client's enqueueDelayed), routed
+			// through unassigned as the v4 server routes it
+			return rdb.Promotion{Item: item, Payload: payload, Queue: queue, Unassigned: queue == ""}
 		}
 		f := protocol.Failure{FailedAt: m.cfg.Now(), Payload: payload, Exception: protocol.ExcWrongType,
 			Error:     fmt.Sprintf("delayed item due at %d cannot be promoted: %s; retry it once the key is fixed", ts, kt),

@@ -19,7 +19,7 @@ import (
 // redraw does not flicker.
 func Render(w io.Writer, s *Snapshot) error {
 	var b bytes.Buffer
-	b.WriteString("resque-go stats at " + s.Time.UTC().Format("2006-01-02 15:04:05 UTC"))
+	b.WriteString("resque-go stats at " + FormatTime(s.Time))
 	if s.HostFilter != "" {
 		b.WriteString(" (host " + s.HostFilter + ")")
 	}
@@ -131,7 +131,7 @@ func renderSchedulers(b *bytes.Buffer, s *Snapshot) {
 			master = "yes"
 		}
 		if !in.NextPlanSlot.IsZero() {
-			next = in.NextPlanSlot.UTC().Format("2006-01-02 15:04:05")
+			next = FormatTime(in.NextPlanSlot)
 		}
 		t.add(in.Host, strconv.Itoa(in.PID), master, strconv.Itoa(in.Schedules), num(in.DueItems), next,
 			num(in.Promoted), num(in.PlansFired), num(in.SchedulesFired), since(s.Time, in.LastPass), since(s.Time, in.Started))
@@ -294,6 +294,27 @@ func since(now, t time.Time) string {
 		return "-"
 	}
 	return FormatDuration(now.Sub(t))
+}
+
+// FormatTime is how resque-go's text output shows a time: in UTC, to the
+// second, "2026-11-28 14:05:03 UTC"; "-" for the zero time.
+func FormatTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// FormatAgo is how resque-go's text output shows how long before now t
+// was: "3m12s ago" ("in 3m12s" for a time after now); "-" for the zero time.
+func FormatAgo(now, t time.Time) string {
+	switch {
+	case t.IsZero():
+		return "-"
+	case t.After(now):
+		return "in " + FormatDuration(t.Sub(now))
+	}
+	return FormatDuration(now.Sub(t)) + " ago"
 }
 
 // FormatDuration shows d in at most two units: 42s, 5m07s, 2h03m, 3d04h

@@ -73,13 +73,17 @@ func TestQueueListShowsTheRestAroundBadKeys(t *testing.T) {
 		t.Fatalf("list: %d %s\n%s", code, errOut, out)
 	}
 	code, out, errOut = e.queue("list", "--json")
-	var rows []struct {
-		Queue   string
-		Size    int64
-		Problem string
+	var list struct {
+		Items []struct {
+			Name    string
+			Size    int64
+			Problem string
+		}
 	}
-	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || len(rows) != 3 ||
-		rows[0].Queue != "broken" || rows[0].Problem == "" || rows[1].Size != 2 || rows[2].Problem != "" {
+	err := json.Unmarshal([]byte(out), &list)
+	rows := list.Items
+	if code != 0 || err != nil || len(rows) != 3 ||
+		rows[0].Name != "broken" || rows[0].Problem == "" || rows[1].Size != 2 || rows[2].Problem != "" {
 		t.Fatalf("list --json: %d %v %s\n%s", code, err, errOut, out)
 	}
 }

@@ -21,7 +21,11 @@ func enqueueCommand() *ucli.Command {
 		UsageText: "resque-go enqueue --queue mail --class MailJob --args '[1,\"two\"]' [--at TIME | --in DURATION] [--unique-id U [--deferrable-by SECONDS]]",
 		Description: "Prints the payload written (a delayed or deferred job: the delayed item).\n" +
 			"--at/--in file the job in the delayed queue (resque-scheduler's layout); a mover (every\n" +
-			"`resque-go work`, or resque-scheduler) pushes it to its queue when due.\n" +
+			"`resque-go work`, or resque-scheduler) pushes it to its queue when due. The delayed item is\n" +
+			"written byte-identical to resque-scheduler's enqueue_at ({\"class\",\"args\",\"queue\"}, no id),\n" +
+			"so resque-scheduler's remove_delayed and resque-web's \"Cancel Job\" find it; --with-id adds an\n" +
+			"id and queue_time, at a cost: Ruby's tools (and `delayed remove --args` without --scan) no\n" +
+			"longer find it.\n" +
 			"--unique-id: at most one job with that id is queued or running. When one is, the\n" +
 			"enqueue is refused with exit code 3 and writes nothing; with --deferrable-by and that\n" +
 			"job running, this job is parked instead (exit 0, \"deferred\" on stderr) and enqueued\n" +
@@ -31,6 +35,7 @@ func enqueueCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "class", Usage: "job class (required)"},
 			&ucli.StringFlag{Name: "args", Usage: "JSON args: an array (one element per argument), or an object (kept as is, as php-resque and resque-v3 write it)", Value: "[]"},
 			&ucli.BoolFlag{Name: "plain", Usage: "write only class and args, byte-identical to Ruby's Resque.enqueue (args must be an array)"},
+			&ucli.BoolFlag{Name: "with-id", Usage: "with --at/--in: give the delayed job an id and queue_time (resque-scheduler's remove_delayed and resque-web's Cancel Job then cannot find it)"},
 			&ucli.StringFlag{Name: "at", Usage: "run at `TIME` (RFC 3339, e.g. 2026-12-01T08:00:00Z, or Unix seconds) through the delayed queue"},
 			&ucli.StringFlag{Name: "in", Usage: "run after `DURATION` (90s, 5m, 2h) through the delayed queue"},
 			&ucli.StringFlag{Name: "unique-id", Usage: "make the job unique under `UID` (refused with exit code 3 while a job with it is queued or running)"},
@@ -59,7 +64,13 @@ func enqueueCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			payload, err := protocol.NewPayload(class, args, protocol.EnqueueOptions{Plain: c.Bool("plain"), Unique: u})
+			if c.Bool("plain") && c.Bool("with-id") {
+				return usagef("--plain writes only class and args: it takes no --with-id")
+			}
+			// a delayed job is written as resque-scheduler writes it unless
+			// --with-id asks for an id
+			plain := c.Bool("plain") || !due.IsZero() && u.UID == "" && !c.Bool("with-id")
+			payload, err := protocol.NewPayload(class, args, protocol.EnqueueOptions{Plain: plain, Unique: u})
 			if err != nil {
 				return usageError{err}
 			}

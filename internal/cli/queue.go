@@ -99,7 +99,7 @@ func queueList(c *ucli.Context) error {
 		problems[p.Key] = p.Problem
 	}
 	type row struct {
-		Queue   string `json:"queue"`
+		Name    string `json:"name"`
 		Size    int64  `json:"size"`
 		Problem string `json:"problem,omitempty"`
 	}
@@ -108,16 +108,16 @@ func queueList(c *ucli.Context) error {
 		rows[i] = row{q, lens[i], problems[client.Keys().Queue(q)]}
 	}
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, rows)
+		return writeJSON(c.App.Writer, listOf(rows))
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "QUEUE\tSIZE")
 	for _, r := range rows {
 		if r.Problem != "" {
-			fmt.Fprintf(tw, "%s\t?\t(%s %s)\n", r.Queue, client.Keys().Queue(r.Queue), r.Problem)
+			fmt.Fprintf(tw, "%s\t?\t(%s %s)\n", r.Name, client.Keys().Queue(r.Name), r.Problem)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\n", r.Queue, r.Size)
+		fmt.Fprintf(tw, "%s\t%d\n", r.Name, r.Size)
 	}
 	return tw.Flush()
 }
@@ -166,11 +166,14 @@ func queuePeek(c *ucli.Context) error {
 		return err
 	}
 	w := c.App.Writer
-	for i, raw := range jobs {
-		if c.Bool("json") {
-			fmt.Fprintf(w, "%s\n", jsonLine(raw))
-			continue
+	if c.Bool("json") {
+		total, err := client.Len(c.Context, client.Keys().Queue(q))
+		if err != nil {
+			return err
 		}
+		return writeJSON(w, peekJSON(q, offset, limit, total, jobs))
+	}
+	for i, raw := range jobs {
 		fmt.Fprintln(w, peekHeader(offset+i, raw))
 		var pretty bytes.Buffer
 		if json.Indent(&pretty, raw, "", "  ") == nil {
@@ -180,6 +183,42 @@ func queuePeek(c *ucli.Context) error {
 		}
 	}
 	return nil
+}
+
+// peekedJob is one job of queue peek --json: its position (0 is the next
+// one a worker takes), class and id when it has them, and its payload as
+// stored (a JSON string when it is not JSON).
+type peekedJob struct {
+	Position int             `json:"position"`
+	Class    string          `json:"class,omitempty"`
+	ID       string          `json:"id,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Payload  json.RawMessage `json:"payload"`
+}
+
+// peekPage is queue peek --json: a page of the queue; total is the queue's
+// length.
+type peekPage struct {
+	listJSON[peekedJob]
+	Queue  string `json:"queue"`
+	Offset int    `json:"offset"`
+	Limit  int    `json:"limit"`
+}
+
+func peekJSON(q string, offset, limit int, total int64, jobs [][]byte) peekPage {
+	items := make([]peekedJob, len(jobs))
+	for i, raw := range jobs {
+		j := peekedJob{Position: offset + i, Payload: jsonLine(raw)}
+		if p, err := protocol.DecodePayload(raw); err != nil {
+			j.Error = "not a job a worker would run: " + err.Error()
+		} else {
+			j.Class, j.ID = p.Class, p.ID
+		}
+		items[i] = j
+	}
+	page := peekPage{listJSON: listOf(items), Queue: q, Offset: offset, Limit: limit}
+	page.Total = int(total)
+	return page
 }
 
 // peekHeader names a job: its position, class and id when it has them.

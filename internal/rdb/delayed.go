@@ -80,9 +80,12 @@ var promoteBatchScript = loadScript("promote_batch.lua", -1)
 
 // Promotion is one item of PromoteBatch: the item read from the bucket,
 // and the payload it becomes (nil: Failure is recorded in failed instead).
+// With Unassigned the payload is a mass-queue job: it is pushed to
+// unassigned (LPUSH, as producers push there) instead of queue:<Queue>.
 type Promotion struct {
 	Item, Payload []byte
 	Queue         string
+	Unassigned    bool
 	Failure       []byte
 }
 
@@ -107,12 +110,15 @@ func (c *Client) BucketHeads(ctx context.Context, ts int64, n int) ([][]byte, er
 func (c *Client) PromoteBatch(ctx context.Context, ts int64, ps []Promotion) (moved int, empty bool, err error) {
 	k := c.keys
 	n := len(ps)
-	args := make([]any, 0, 1+4+2*n+2+4*n)
+	args := make([]any, 0, 1+4+2*n+2+5*n)
 	args = append(args, 4+2*n, k.Delayed(ts), k.DelayedSchedule(), k.Queues(), k.Failed())
 	for _, p := range ps {
-		if p.Payload == nil {
+		switch {
+		case p.Payload == nil:
 			args = append(args, k.Failed())
-		} else {
+		case p.Unassigned:
+			args = append(args, k.Unassigned())
+		default:
 			args = append(args, k.Queue(p.Queue))
 		}
 	}
@@ -121,7 +127,11 @@ func (c *Client) PromoteBatch(ctx context.Context, ts int64, ps []Promotion) (mo
 	}
 	args = append(args, ts, protocol.DelayedMember(ts))
 	for _, p := range ps {
-		args = append(args, p.Item, p.Payload, p.Queue, p.Failure)
+		queue, mode := p.Queue, "queue"
+		if p.Payload != nil && p.Unassigned {
+			queue, mode = "", "unassigned"
+		}
+		args = append(args, p.Item, p.Payload, queue, p.Failure, mode)
 	}
 	v, err := redis.Values(c.eval(ctx, promoteBatchScript, args...))
 	if err == nil && len(v) != 2 && len(v) != 4 {
