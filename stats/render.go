@@ -29,6 +29,7 @@ func Render(w io.Writer, s *Snapshot) error {
 	renderHosts(&b, s)
 	renderSchedulers(&b, s)
 	renderTotals(&b, s)
+	renderProblems(&b, s)
 	_, err := w.Write(b.Bytes())
 	return err
 }
@@ -46,7 +47,11 @@ func renderQueues(b *bytes.Buffer, s *Snapshot) {
 			t.add(append([]string{name, h.Host, ""}, counterCells(h.QueueCounters)...)...)
 			name = ""
 		}
-		t.add(append([]string{name, "total", num(q.Pending)}, counterCells(q.QueueCounters)...)...)
+		pending := num(q.Pending)
+		if q.Problem != "" {
+			pending = unreadable
+		}
+		t.add(append([]string{name, "total", pending}, counterCells(q.QueueCounters)...)...)
 	}
 	t.write(b)
 	b.WriteByte('\n')
@@ -135,21 +140,44 @@ func renderSchedulers(b *bytes.Buffer, s *Snapshot) {
 	b.WriteByte('\n')
 }
 
+// unreadable stands for a number whose key is listed under PROBLEMS.
+const unreadable = "?"
+
 func renderTotals(b *bytes.Buffer, s *Snapshot) {
 	b.WriteString("TOTALS\n")
 	tt := s.Totals
+	// counter is n, or unreadable when Collect could not read its key
+	counter := func(n int64, total string) string {
+		if s.unreadTotals[total] {
+			return unreadable
+		}
+		return num(n)
+	}
 	t := newTable("", ">")
-	t.add("processed", num(tt.Processed))
-	t.add("failed", num(tt.Failed))
-	t.add("retries", num(tt.Retries))
-	t.add("failed list", num(tt.FailedList))
-	t.add("retries list", num(tt.RetriesList))
+	t.add("processed", counter(tt.Processed, "processed"))
+	t.add("failed", counter(tt.Failed, "failed"))
+	t.add("retries", counter(tt.Retries, "retries"))
+	t.add("failed list", counter(tt.FailedList, "failed_list"))
+	t.add("retries list", counter(tt.RetriesList, "retries_list"))
 	t.add("pending", num(tt.Pending))
 	t.add("queues", strconv.Itoa(tt.Queues))
 	t.add("workers", strconv.Itoa(tt.Workers))
 	t.add("working", strconv.Itoa(tt.Working))
 	t.add("processes", strconv.Itoa(tt.Processes))
 	t.rows = t.rows[1:] // no header line
+	t.write(b)
+}
+
+// renderProblems lists the keys that could not be read; nothing when none.
+func renderProblems(b *bytes.Buffer, s *Snapshot) {
+	if len(s.Problems) == 0 {
+		return
+	}
+	b.WriteString("\nPROBLEMS (shown as " + unreadable + " above; the rest is whole)\n")
+	t := newTable("KEY", "PROBLEM")
+	for _, p := range s.Problems {
+		t.add(p.Key, p.Problem)
+	}
 	t.write(b)
 }
 

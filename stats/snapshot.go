@@ -27,6 +27,19 @@ type Snapshot struct {
 	// Schedulers are the runtime records of `resque-go scheduler`
 	// processes (and pool-run ones), by host and pid.
 	Schedulers []SchedulerInfo `json:"schedulers"`
+	// Problems names the keys that could not be read: a counter that is not
+	// an integer, a key of another type (written by hand). Each reads as
+	// absent (0, empty) above; the rest of the snapshot is whole.
+	Problems []KeyProblem `json:"problems"`
+
+	// unreadTotals are the Totals (by JSON name) whose key is a problem.
+	unreadTotals map[string]bool
+}
+
+// KeyProblem is a key Collect could not read, and why.
+type KeyProblem struct {
+	Key     string `json:"key"`
+	Problem string `json:"problem"`
 }
 
 // Totals are the cluster-wide numbers. Processed, Failed and Retries are the
@@ -68,6 +81,9 @@ type QueueCounters struct {
 type Queue struct {
 	Name    string `json:"name"`
 	Pending int64  `json:"pending"`
+	// Problem, when set, says why queue:<name> could not be read (it holds
+	// another type); Pending is then 0.
+	Problem string `json:"problem,omitempty"`
 	QueueCounters
 	Hosts []QueueHost `json:"hosts"`
 }
@@ -149,6 +165,7 @@ type snapshotJSON struct {
 	Workers    []workerJSON    `json:"workers"`
 	Hosts      []hostJSON      `json:"hosts"`
 	Schedulers []schedulerJSON `json:"schedulers"`
+	Problems   []KeyProblem    `json:"problems"` // last, after what they mark
 }
 
 type queueJSON struct {
@@ -207,7 +224,10 @@ type schedulerJSON struct {
 
 func snapshotView(s *Snapshot) snapshotJSON {
 	v := snapshotJSON{Snapshot: *s, Time: jsonTime(s.Time), Queues: []queueJSON{}, Workers: []workerJSON{},
-		Hosts: []hostJSON{}, Schedulers: []schedulerJSON{}}
+		Hosts: []hostJSON{}, Schedulers: []schedulerJSON{}, Problems: s.Problems}
+	if v.Problems == nil {
+		v.Problems = []KeyProblem{}
+	}
 	for _, q := range s.Queues {
 		qv := queueJSON{Queue: q, AvgQueueTimeMs: round(q.AvgQueueTimeMs, 1), AvgProcessingTimeMs: round(q.AvgProcessingTimeMs, 1),
 			Hosts: []queueHostJSON{}}

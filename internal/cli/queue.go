@@ -88,17 +88,24 @@ func queueList(c *ucli.Context) error {
 		return err
 	}
 	slices.Sort(names)
+	// a queue key of another type does not hide the others: its row says so
 	lens, err := client.QueueLens(c.Context, names)
-	if err != nil {
+	bad, _ := rdb.BadKeys(err)
+	if err != nil && bad == nil {
 		return err
 	}
+	problems := map[string]string{}
+	for _, p := range bad {
+		problems[p.Key] = p.Problem
+	}
 	type row struct {
-		Name string `json:"name"`
-		Size int64  `json:"size"`
+		Name    string `json:"name"`
+		Size    int64  `json:"size"`
+		Problem string `json:"problem,omitempty"`
 	}
 	rows := make([]row, len(names))
 	for i, q := range names {
-		rows[i] = row{q, lens[i]}
+		rows[i] = row{q, lens[i], problems[client.Keys().Queue(q)]}
 	}
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, listOf(rows))
@@ -106,6 +113,10 @@ func queueList(c *ucli.Context) error {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "QUEUE\tSIZE")
 	for _, r := range rows {
+		if r.Problem != "" {
+			fmt.Fprintf(tw, "%s\t?\t(%s %s)\n", r.Name, client.Keys().Queue(r.Name), r.Problem)
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%d\n", r.Name, r.Size)
 	}
 	return tw.Flush()
