@@ -59,6 +59,9 @@ func Enqueue(ctx context.Context, c *rdb.Client, j Job) (Result, error) {
 	}
 	rj := rdb.UniqueJob{UID: u.UID, Queue: j.Queue, Push: j.Payload}
 	if !j.DueAt.IsZero() {
+		if err := protocol.CheckDue("due time", j.DueAt); err != nil {
+			return "", fmt.Errorf("unique: %w", err)
+		}
 		item, err := protocol.DelayedItem(j.Payload, j.Queue)
 		if err != nil {
 			return "", fmt.Errorf("unique: %w", err)

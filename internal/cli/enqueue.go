@@ -104,18 +104,24 @@ func enqueueDue(c *ucli.Context) (time.Time, error) {
 	case at != "" && in != "":
 		return time.Time{}, usagef("give --at or --in, not both")
 	case at != "":
-		if secs, err := strconv.ParseInt(at, 10, 64); err == nil {
-			return time.Unix(secs, 0), nil
-		}
 		t, err := time.Parse(time.RFC3339, at)
+		if secs, ierr := strconv.ParseInt(at, 10, 64); ierr == nil {
+			t, err = time.Unix(secs, 0), nil
+		}
 		if err != nil {
 			return time.Time{}, usagef("--at %q: want RFC 3339 (2026-12-01T08:00:00Z) or Unix seconds", at)
+		}
+		if protocol.CheckDue("--at", t) != nil {
+			return time.Time{}, usagef("--at %q: out of range: want a time from 1970 to the end of year 9999", at)
 		}
 		return t, nil
 	case in != "":
 		d, err := time.ParseDuration(in)
 		if err != nil || d < 0 {
 			return time.Time{}, usagef("--in %q: want a duration such as 90s, 5m or 2h", in)
+		}
+		if protocol.CheckDelay("--in", d) != nil {
+			return time.Time{}, usagef("--in %q: out of range: want at most 100 years (%v)", in, protocol.MaxDelay)
 		}
 		return time.Now().Add(d), nil
 	}
@@ -139,8 +145,8 @@ func enqueueUnique(c *ucli.Context) (protocol.Unique, error) {
 		return u, usagef("--plain writes only class and args: it takes no --unique-id")
 	}
 	secs, err := strconv.ParseInt(d, 10, 64)
-	if err != nil || secs < 0 {
-		return u, usagef("--deferrable-by %q: want whole seconds >= 0", d)
+	if err != nil || secs < 0 || secs > protocol.MaxDelaySeconds {
+		return u, usagef("--deferrable-by %q: want whole seconds from 0 to %d (100 years)", d, protocol.MaxDelaySeconds)
 	}
 	u.Deferrable, u.DeferrableBy = true, secs
 	return u, nil
