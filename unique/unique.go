@@ -119,6 +119,9 @@ func List(ctx context.Context, c *rdb.Client) ([]Info, error) {
 	}
 	out := make([]Info, len(infos))
 	for i, in := range infos {
+		if in.Err != nil {
+			return nil, in.Err
+		}
 		out[i] = Info{UID: in.UID, State: in.State, Deferred: in.Deferred}
 	}
 	return out, nil
@@ -129,6 +132,9 @@ func Get(ctx context.Context, c *rdb.Client, uid string) (Info, error) {
 	infos, err := c.UniqueInfos(ctx, []string{uid})
 	if err != nil {
 		return Info{}, err
+	}
+	if infos[0].Err != nil {
+		return Info{}, infos[0].Err
 	}
 	return Info{UID: uid, State: infos[0].State, Deferred: infos[0].Deferred}, nil
 }
