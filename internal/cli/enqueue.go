@@ -31,10 +31,10 @@ func enqueueCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "class", Usage: "job class (required)"},
 			&ucli.StringFlag{Name: "args", Usage: "JSON args: an array (one element per argument), or an object (kept as is, as php-resque and resque-v3 write it)", Value: "[]"},
 			&ucli.BoolFlag{Name: "plain", Usage: "write only class and args, byte-identical to Ruby's Resque.enqueue (args must be an array)"},
-			&ucli.StringFlag{Name: "at", Usage: "run at `TIME` (RFC 3339, e.g. 2026-12-01T08:00:00Z, or Unix seconds) through the delayed queue"},
-			&ucli.StringFlag{Name: "in", Usage: "run after `DURATION` (90s, 5m, 2h) through the delayed queue"},
+			&ucli.StringFlag{Name: "at", Usage: "run at `TIME` (RFC 3339, e.g. 2026-12-01T08:00:00Z, or Unix seconds; 1970 to the end of 9999) through the delayed queue"},
+			&ucli.StringFlag{Name: "in", Usage: "run after `DURATION` (90s, 5m, 2h; at most 100 years, 876000h) through the delayed queue"},
 			&ucli.StringFlag{Name: "unique-id", Usage: "make the job unique under `UID` (refused with exit code 3 while a job with it is queued or running)"},
-			&ucli.StringFlag{Name: "deferrable-by", Usage: "with --unique-id: when the uid's job is running, park this job and enqueue it `SECONDS` after that job succeeds"},
+			&ucli.StringFlag{Name: "deferrable-by", Usage: "with --unique-id: when the uid's job is running, park this job and enqueue it `SECONDS` (at most 3153600000, 100 years) after that job succeeds"},
 		),
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 0 {
