@@ -608,8 +608,10 @@ func sourceOf(res rdb.ClaimResult) protocol.Source {
 }
 
 // dueAt rounds a delay up to whole seconds, the delayed queue's resolution.
+// A handler's delay past protocol.MaxDelay is filed 100 years out (and a
+// larger one would overflow here).
 func dueAt(now time.Time, d time.Duration) int64 {
-	return now.Add(d + time.Second - 1).Unix()
+	return now.Add(min(d, protocol.MaxDelay) + time.Second - 1).Unix()
 }
 
 // interrupted handles a job stopped by a hard stop: requeue it at the head of
