@@ -74,12 +74,14 @@ func ID(id string) Option { return optionFunc(func(o *enqueueOptions) { o.id = i
 func WithID() Option { return optionFunc(func(o *enqueueOptions) { o.withID = true }) }
 
 // At delays the job until t through the delayed queue (see EnqueueAt). A
-// zero t means no delay.
+// zero t means no delay. A time before 1970 or after year 9999 is refused
+// (ErrInvalid).
 func At(t time.Time) Option {
 	return optionFunc(func(o *enqueueOptions) { o.at, o.hasIn = t, false })
 }
 
-// In delays the job by d through the delayed queue (see EnqueueIn).
+// In delays the job by d through the delayed queue (see EnqueueIn). A d
+// over 100 years (protocol.MaxDelay) is refused (ErrInvalid).
 func In(d time.Duration) Option {
 	return optionFunc(func(o *enqueueOptions) { o.in, o.hasIn = d, true })
 }
@@ -95,7 +97,8 @@ func Unique(uid string) Option {
 
 // DeferrableBy makes a Unique job deferrable: parked while its uid's job
 // runs, then enqueued d after that job succeeds (0: at once). d is
-// rounded down to whole seconds, the field's unit. It needs Unique.
+// rounded down to whole seconds, the field's unit; over 100 years it is
+// refused (ErrInvalid). It needs Unique.
 func DeferrableBy(d time.Duration) Option {
 	return optionFunc(func(o *enqueueOptions) {
 		o.unique.Deferrable, o.unique.DeferrableBy = true, int64(d/time.Second)
@@ -246,6 +249,17 @@ func checkJob(queue, class string, args []byte, o enqueueOptions) error {
 	}
 	if o.unique.DeferrableBy < 0 {
 		return invalidf("DeferrableBy must not be negative")
+	}
+	// bounded (protocol.MaxDelay, MaxTimestamp): a larger value would be
+	// written as a float and refused by Redis when the job is released
+	if err := protocol.CheckDelaySeconds("DeferrableBy", float64(o.unique.DeferrableBy)); o.unique.Deferrable && err != nil {
+		return invalidf("%v", err)
+	}
+	if err := protocol.CheckDelay("In", o.in); o.hasIn && o.in > 0 && err != nil {
+		return invalidf("%v", err) // a negative one is a time in the past: due at once
+	}
+	if err := protocol.CheckDue("At", o.at); !o.hasIn && !o.at.IsZero() && err != nil {
+		return invalidf("%v", err)
 	}
 	if o.unique.UID != "" && !utf8.ValidString(o.unique.UID) {
 		return invalidf("the unique id must be valid UTF-8")

@@ -21,6 +21,9 @@ import (
 // EnqueueAt puts payload in the delayed queue to be pushed to queue at t
 // (rounded up to the second, the layout's resolution).
 func EnqueueAt(ctx context.Context, c *rdb.Client, queue string, payload []byte, t time.Time) error {
+	if err := protocol.CheckDue("due time", t); err != nil {
+		return fmt.Errorf("delayed: %w", err)
+	}
 	item, err := protocol.DelayedItem(payload, queue)
 	if err != nil {
 		return fmt.Errorf("delayed: %w", err)

@@ -174,7 +174,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 	}
 	pub, err := stats.NewPublisher(stats.PublisherConfig{
 		Client: n.client, Hostname: cfg.Hostname, Interval: s.durations.heartbeat,
-		Slots: n.w.Slots, WorkerIDs: n.w.IDs(), Logger: log,
+		Slots: n.w.Slots, WorkerIDs: n.w.IDs(), WrongTypeQueues: n.w.WrongTypeQueues, Logger: log,
 	})
 	if err != nil {
 		return err

@@ -116,6 +116,29 @@ func renderHosts(b *bytes.Buffer, s *Snapshot) {
 	}
 	t.write(b)
 	b.WriteByte('\n')
+	renderWrongType(b, s)
+}
+
+// renderWrongType lists the queues processes skip because their key holds
+// another type; nothing when there are none.
+func renderWrongType(b *bytes.Buffer, s *Snapshot) {
+	var t *table
+	for _, h := range s.Hosts {
+		for _, p := range h.Processes {
+			if len(p.WrongTypeQueues) == 0 {
+				continue
+			}
+			if t == nil {
+				b.WriteString("SKIPPED QUEUES (their key holds another type: fix or delete the key)\n")
+				t = newTable("HOST", ">PID", "QUEUES")
+			}
+			t.add(p.Host, strconv.Itoa(p.PID), strings.Join(p.WrongTypeQueues, ","))
+		}
+	}
+	if t != nil {
+		t.write(b)
+		b.WriteByte('\n')
+	}
 }
 
 // renderSchedulers shows the scheduler records; nothing when there are none.

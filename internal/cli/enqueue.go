@@ -36,10 +36,10 @@ func enqueueCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "args", Usage: "JSON args: an array (one element per argument), or an object (kept as is, as php-resque and resque-v3 write it)", Value: "[]"},
 			&ucli.BoolFlag{Name: "plain", Usage: "write only class and args, byte-identical to Ruby's Resque.enqueue (args must be an array)"},
 			&ucli.BoolFlag{Name: "with-id", Usage: "with --at/--in: give the delayed job an id and queue_time (resque-scheduler's remove_delayed and resque-web's Cancel Job then cannot find it)"},
-			&ucli.StringFlag{Name: "at", Usage: "run at `TIME` (RFC 3339, e.g. 2026-12-01T08:00:00Z, or Unix seconds) through the delayed queue"},
-			&ucli.StringFlag{Name: "in", Usage: "run after `DURATION` (90s, 5m, 2h) through the delayed queue"},
+			&ucli.StringFlag{Name: "at", Usage: "run at `TIME` (RFC 3339, e.g. 2026-12-01T08:00:00Z, or Unix seconds; 1970 to the end of 9999) through the delayed queue"},
+			&ucli.StringFlag{Name: "in", Usage: "run after `DURATION` (90s, 5m, 2h; at most 100 years, 876000h) through the delayed queue"},
 			&ucli.StringFlag{Name: "unique-id", Usage: "make the job unique under `UID` (refused with exit code 3 while a job with it is queued or running)"},
-			&ucli.StringFlag{Name: "deferrable-by", Usage: "with --unique-id: when the uid's job is running, park this job and enqueue it `SECONDS` after that job succeeds"},
+			&ucli.StringFlag{Name: "deferrable-by", Usage: "with --unique-id: when the uid's job is running, park this job and enqueue it `SECONDS` (at most 3153600000, 100 years) after that job succeeds"},
 		),
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 0 {
@@ -115,18 +115,24 @@ func enqueueDue(c *ucli.Context) (time.Time, error) {
 	case at != "" && in != "":
 		return time.Time{}, usagef("give --at or --in, not both")
 	case at != "":
-		if secs, err := strconv.ParseInt(at, 10, 64); err == nil {
-			return time.Unix(secs, 0), nil
-		}
 		t, err := time.Parse(time.RFC3339, at)
+		if secs, ierr := strconv.ParseInt(at, 10, 64); ierr == nil {
+			t, err = time.Unix(secs, 0), nil
+		}
 		if err != nil {
 			return time.Time{}, usagef("--at %q: want RFC 3339 (2026-12-01T08:00:00Z) or Unix seconds", at)
+		}
+		if protocol.CheckDue("--at", t) != nil {
+			return time.Time{}, usagef("--at %q: out of range: want a time from 1970 to the end of year 9999", at)
 		}
 		return t, nil
 	case in != "":
 		d, err := time.ParseDuration(in)
 		if err != nil || d < 0 {
 			return time.Time{}, usagef("--in %q: want a duration such as 90s, 5m or 2h", in)
+		}
+		if protocol.CheckDelay("--in", d) != nil {
+			return time.Time{}, usagef("--in %q: out of range: want at most 100 years (%v)", in, protocol.MaxDelay)
 		}
 		return time.Now().Add(d), nil
 	}
@@ -150,8 +156,8 @@ func enqueueUnique(c *ucli.Context) (protocol.Unique, error) {
 		return u, usagef("--plain writes only class and args: it takes no --unique-id")
 	}
 	secs, err := strconv.ParseInt(d, 10, 64)
-	if err != nil || secs < 0 {
-		return u, usagef("--deferrable-by %q: want whole seconds >= 0", d)
+	if err != nil || secs < 0 || secs > protocol.MaxDelaySeconds {
+		return u, usagef("--deferrable-by %q: want whole seconds from 0 to %d (100 years)", d, protocol.MaxDelaySeconds)
 	}
 	u.Deferrable, u.DeferrableBy = true, secs
 	return u, nil

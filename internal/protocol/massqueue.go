@@ -312,6 +312,9 @@ func NewMassPayload(j MassJob) ([]byte, error) {
 	if err := CheckJobName(j.Name); err != nil {
 		return nil, fmt.Errorf("protocol: %w", err)
 	}
+	if err := checkUnique(j.Unique); err != nil {
+		return nil, err
+	}
 	var args []byte
 	if len(bytes.TrimSpace(j.Args)) > 0 {
 		a, err := normalizeArgs(j.Args)

@@ -189,6 +189,9 @@ type Worker struct {
 	abandon    context.Context // cancelled when a hard stop gives up on Redis
 	giveUp     context.CancelFunc
 
+	// wrongType: the queues claims skipped for a key of another type
+	wrongType wrongTypes
+
 	paused   atomic.Bool
 	claimMu  sync.RWMutex // slots hold it shared while claiming; Pause waits for them
 	resumeMu sync.Mutex

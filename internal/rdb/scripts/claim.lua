@@ -129,6 +129,15 @@
 --                      the same from ring i, with the name of the list the
 --                      job came from, without the namespace (the record's
 --                      "source")
+--   {i or false, payload or false, seq or false, attempts or false,
+--    list or false, skipped}
+--                      as above (false for what it lacks; all false: no
+--                      job), when a source whose list's key holds another
+--                      type (written by hand) was skipped: skipped are
+--                      their indexes. Such a key fails the LPOP before it
+--                      takes anything (redis.pcall: wrong_type in
+--                      hot_globals.lua), and the sources after it are
+--                      served as if it were empty.
 --
 -- The body is the function claim(KEYS, ARGV, seq, ko, ao, slot) so
 -- finish_claim.lua and finish_claim_batch.lua can reuse it: its keys and
@@ -741,11 +750,18 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
     local payload, list, holders, lj = nil, nil, nil, nil
     local head, tail = ARGV[ao + 5 + i], ARGV[ao + 5 + n + i]
     if flag == '' then
-      payload = rcall('LPOP', KEYS[ko + 4 + i])
+      -- a queue whose key holds another type is skipped (wrong_type)
+      payload = rpcall('LPOP', KEYS[ko + 4 + i])
+      if payload and payload.err then
+        payload = wrong_type(i)
+      end
     elseif flag == '1' then
       local holder = rcall('GET', KEYS[ko + 4 + n + i])
       if not holder or holder == token then
-        payload = rcall('LPOP', KEYS[ko + 4 + i])
+        payload = rpcall('LPOP', KEYS[ko + 4 + i])
+        if payload and payload.err then
+          payload = wrong_type(i)
+        end
         if payload then
           rcall('SET', KEYS[ko + 4 + n + i], token, 'PX', ARGV[ao + 7 + 3 * n])
         end
@@ -833,7 +849,11 @@ end
 -- attempts, false) and returns true, or false when no queue had a job.
 local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, ui, keep)
   for i = 1, n do
-    local payload = rcall('LPOP', KEYS[ko + 4 + i])
+    local payload = rpcall('LPOP', KEYS[ko + 4 + i])
+    if payload and payload.err then
+      -- its key holds another type: skipped (wrong_type)
+      payload = wrong_type(i)
+    end
     if payload then
       local object = sbyte(payload, 1) == 123 and sbyte(payload, -1) == 125
       local record
@@ -868,6 +888,21 @@ local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, u
     return 'gone'
   end
   return false
+end
+
+-- claim_wrongtype adds to claim()'s result r the sources it skipped
+-- because their key holds another type (wrongtype: called only when it is
+-- set): a job's reply gets them as its sixth element (its fifth, the ring's
+-- list, false when it has none), no job's reply is {false, false, false,
+-- false, false, wrongtype}.
+local function claim_wrongtype(r)
+  if r == nil then
+    return {false, false, false, false, false, wrongtype}
+  end
+  if type(r) == 'table' and r[1] ~= 0 then
+    r[5], r[6] = r[5] or false, wrongtype
+  end
+  return r
 end
 
 return claim(KEYS, ARGV)
