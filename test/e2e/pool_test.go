@@ -279,12 +279,15 @@ func TestPoolQuitFinishesJobs(t *testing.T) {
 	c := client(t, ns)
 	k := c.Keys()
 	dir := t.TempDir()
-	started, done := filepath.Join(dir, "started"), filepath.Join(dir, "done")
+	started, done, release := filepath.Join(dir, "started"), filepath.Join(dir, "done"), filepath.Join(dir, "release")
+	// A job runs until the test releases it: both jobs run at once, so in
+	// both children, and are still running when the QUIT arrives, however
+	// slowly the machine starts the children.
 	cfg := writeFile(t, dir, "pool.yml", fmt.Sprintf(`
 handlers:
-  "*": {exec: "echo x >> %s; sleep 1; printf '%%s\\n' \"$(cat)\" >> %s"}
+  "*": {exec: "echo x >> %s; while [ ! -e %s ]; do sleep 0.05; done; printf '%%s\\n' \"$(cat)\" >> %s"}
 workers: [{queues: q, processes: 2}]
-`, started, done))
+`, started, release, done))
 	a, b := enqueue(t, ns, "q", "[1]"), enqueue(t, ns, "q", "[2]")
 	p := startPool(t, ns, cfg)
 	eventually(t, "both jobs started", func() bool {
@@ -296,6 +299,14 @@ workers: [{queues: q, processes: 2}]
 		t.Fatalf("worker pids %v", pids)
 	}
 	p.signal(t, syscall.SIGQUIT)
+	// the manager and both children took the signal; then the jobs end
+	eventually(t, "the children told to quit", func() bool { return strings.Count(p.out.String(), "signal received") >= 3 })
+	select {
+	case <-p.done:
+		t.Fatalf("the manager exited before its children's jobs ended:\n%s", p.out.String())
+	default:
+	}
+	writeFile(t, dir, "release", "")
 	if code := p.wait(t); code != 0 {
 		t.Fatalf("exit code after QUIT = %d", code)
 	}
