@@ -52,17 +52,16 @@ func TestKill9AtRandomInstantsLosesNothing(t *testing.T) {
 		p.wait(t)
 	}
 	final := start(t, ns, "work", "-q", "q", "-c", "3", "--exec", handler, "--log-level", "error")
-	eventually(t, "queue drained and nothing claimed", func() bool {
-		if do(t, c, "LLEN", k.Queue("q")).(int64) != 0 {
-			return false
-		}
+	// the jobs neither queued nor claimed: all of them once the last
+	// worker is done
+	settled := func() int {
+		left := int(do(t, c, "LLEN", k.Queue("q")).(int64))
 		for _, id := range strs(do(t, c, "SMEMBERS", k.Workers())) {
-			if do(t, c, "EXISTS", k.Worker(id)).(int64) == 1 {
-				return false
-			}
+			left += int(do(t, c, "EXISTS", k.Worker(id)).(int64))
 		}
-		return true
-	})
+		return n - left
+	}
+	waitProgress(t, "queue drained and nothing claimed", settled, n, time.Minute)
 	final.signal(t, syscall.SIGQUIT)
 	final.wait(t)
 
