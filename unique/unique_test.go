@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -196,6 +197,17 @@ func TestSweeperFreesOrphanedRunningState(t *testing.T) {
 	for uid, want := range map[string]string{"orphan": "queued", "held": "running", "waiting": "queued"} {
 		if got, _ := do(t, c, "GET", k.UniqueState(uid)).([]byte); string(got) != want {
 			t.Errorf("state of %s = %q, want %q", uid, got, want)
+		}
+	}
+}
+
+// ErrDuplicate says what the README says it means: the uid is taken and
+// nothing was written (a user reading the message needs no other doc).
+func TestErrDuplicateSaysTakenAndNothingWritten(t *testing.T) {
+	msg := unique.ErrDuplicate.Error()
+	for _, want := range []string{"unique id is taken", "nothing was written"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("ErrDuplicate = %q; want it to say %q", msg, want)
 		}
 	}
 }
