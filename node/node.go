@@ -7,7 +7,7 @@
 // whose Config the pool manager hands over whole.
 //
 //	n, err := node.New(node.Config{Queues: "critical,default", Concurrency: 4}, reg,
-//		node.WithLogger(log))
+//		node.WithSlog(slog.Default()))
 //	if err != nil { ... }
 //	if err := n.Start(ctx); err != nil { ... } // returns once the slots are registered
 //	<-n.Done()                                   // Stop, Shutdown or the end of ctx
@@ -42,13 +42,29 @@ import (
 type Option func(*options)
 
 type options struct {
-	log   zerolog.Logger
+	log    zerolog.Logger
+	logSet bool // false: defaultLogger()
 	fork  *worker.ForkConfig
 	title func(string)
 }
 
-// WithLogger sets the logger; default: none (a node never prints).
-func WithLogger(l zerolog.Logger) Option { return func(o *options) { o.log = l } }
+// WithLogger sets the logger as a zerolog.Logger (WithSlog takes a
+// *slog.Logger). Default: slog.Default(), which writes to stderr at info
+// unless the program set its own; zerolog.Nop() silences the node.
+func WithLogger(l zerolog.Logger) Option { return func(o *options) { o.log = l; o.logSet = true } }
+
+// newOptions applies opts over the defaults (title: where WithTitle's
+// default shows the procline).
+func newOptions(title func(string), opts []Option) options {
+	o := options{title: title}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if !o.logSet {
+		o.log = defaultLogger()
+	}
+	return o
+}
 
 // WithFork sets how a Fork node starts a job's process (a binary that runs
 // the job read from stdin and reports on fd 3, as `resque-go run-job`
@@ -111,10 +127,7 @@ type Node struct {
 // dialled before Start. The Exec and HTTP handlers of cfg are registered in
 // reg (nil: a new registry). Its errors from cfg match ErrConfig.
 func New(cfg Config, reg *worker.Registry, opts ...Option) (*Node, error) {
-	o := options{log: zerolog.Nop(), title: proctitle.Set}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := newOptions(proctitle.Set, opts)
 	s, err := cfg.resolve()
 	if err != nil {
 		return nil, err

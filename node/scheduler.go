@@ -95,10 +95,7 @@ type Scheduler struct {
 // NewScheduler validates cfg and builds the scheduler; nothing runs before
 // Start. A bad setting or an unreadable schedule file matches ErrConfig.
 func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
-	o := options{log: zerolog.Nop()}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := newOptions(nil, opts)
 	host := cfg.Hostname
 	if host == "" {
 		h, err := os.Hostname()
