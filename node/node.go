@@ -44,8 +44,8 @@ type Option func(*options)
 type options struct {
 	log    zerolog.Logger
 	logSet bool // false: defaultLogger()
-	fork  *worker.ForkConfig
-	title func(string)
+	fork   *worker.ForkConfig
+	title  func(string)
 }
 
 // WithLogger sets the logger as a zerolog.Logger (WithSlog takes a
