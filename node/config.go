@@ -171,8 +171,9 @@ var ErrConfig = errors.New("node: bad config")
 func badf(format string, args ...any) error { return configError{fmt.Errorf(format, args...)} }
 
 // Validate checks every setting, in the order resque-go work always has,
-// and returns the first problem as the one line work prints (the message
-// names the work flag of the setting). Its errors match ErrConfig.
+// and returns the first problem as one line that names the Config field
+// ("node: Config.Concurrency 5000: want 1 to 4096"). Its errors match
+// ErrConfig.
 func (c Config) Validate() error {
 	_, err := c.resolve()
 	return err
@@ -197,12 +198,12 @@ func (c Config) resolve() (settings, error) {
 			return s, err
 		}
 		if c.Queues != "" || len(c.Serial) > 0 {
-			return s, badf("--mass %q works a mass-queue pool: it takes no --queues or --serial", c.Mass)
+			return s, badf("node: Config.Mass %q works a mass-queue pool: it takes no Config.Queues or Config.Serial", c.Mass)
 		}
 		s.sources, c.Queues = []protocol.Source{src}, label
 	}
 	if c.Queues == "" {
-		return s, badf("no queues: give --queues high,low (or QUEUE=high,low)")
+		return s, badf("node: Config.Queues: none given: name the queues to work, in priority order (\"high,low\")")
 	}
 	spec, err := protocol.ParseQueueSpec(c.Queues)
 	if err != nil {
@@ -212,11 +213,11 @@ func (c Config) resolve() (settings, error) {
 	literal := protocol.LiteralQueues(c.Queues)
 	for _, q := range c.Serial {
 		if !slices.Contains(literal, q) {
-			return s, badf("--serial %q: not one of the queues named in --queues %q (a serial queue is named, not matched by a glob)", q, c.Queues)
+			return s, badf("node: Config.Serial %q: not one of the queues named in Config.Queues %q (a serial queue is named, not matched by a glob)", q, c.Queues)
 		}
 	}
 	if n := c.Concurrency; n < 0 || n > MaxConcurrency {
-		return s, badf("--concurrency %d: want 1 to %d", n, MaxConcurrency)
+		return s, badf("node: Config.Concurrency %d: want 1 to %d", n, MaxConcurrency)
 	}
 	if s.durations, err = c.parseDurations(); err != nil {
 		return s, err
@@ -225,10 +226,10 @@ func (c Config) resolve() (settings, error) {
 		return s, err
 	}
 	if c.LogLevel != "" && !slices.Contains(logLevels, strings.ToLower(strings.TrimSpace(c.LogLevel))) {
-		return s, badf("--log-level %q: want debug, info, warn or error", c.LogLevel)
+		return s, badf("node: Config.LogLevel %q: want debug, info, warn or error", c.LogLevel)
 	}
 	if c.LogFormat != "" && !slices.Contains(logFormats, c.LogFormat) {
-		return s, badf("--log-format %q: want console or json", c.LogFormat)
+		return s, badf("node: Config.LogFormat %q: want console or json", c.LogFormat)
 	}
 	if s.retry, err = c.parseRetry(); err != nil {
 		return s, err
@@ -237,7 +238,7 @@ func (c Config) resolve() (settings, error) {
 		return s, err
 	}
 	if c.SupervisorPID < 0 {
-		return s, badf("supervisor_pid %d: want a pid, or 0 for none", c.SupervisorPID)
+		return s, badf("node: Config.SupervisorPID %d: want a pid, or 0 for none", c.SupervisorPID)
 	}
 	return s, nil
 }
@@ -247,7 +248,7 @@ func (c Config) resolve() (settings, error) {
 func massSource(v string) (protocol.Source, string, error) {
 	kind, rest, _ := strings.Cut(v, ":")
 	bad := func() (protocol.Source, string, error) {
-		return protocol.Source{}, "", badf("--mass %q: want static:POOL or unit:POOL:UNIT", v)
+		return protocol.Source{}, "", badf("node: Config.Mass %q: want static:POOL or unit:POOL:UNIT", v)
 	}
 	name := func(s string) bool {
 		return s != "" && !strings.ContainsAny(s, ": ,*!")

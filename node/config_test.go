@@ -12,7 +12,8 @@ import (
 	"github.com/resque-go/resque-go/worker"
 )
 
-// Bad values get the one line resque-go work prints for them.
+// Bad values get one line that names the Config field (resque-go work
+// says the flag instead).
 func TestValidateMessages(t *testing.T) {
 	t.Parallel()
 	ok := node.Config{Queues: "a"}
@@ -23,30 +24,30 @@ func TestValidateMessages(t *testing.T) {
 		set  func(*node.Config)
 		want string
 	}{
-		{func(c *node.Config) { c.Queues = "" }, "no queues: give --queues high,low (or QUEUE=high,low)"},
+		{func(c *node.Config) { c.Queues = "" }, `node: Config.Queues: none given: name the queues to work, in priority order ("high,low")`},
 		{func(c *node.Config) { c.Queues = "a,[b" }, "unmatched ["},
-		{func(c *node.Config) { c.Concurrency = 4097 }, "--concurrency 4097: want 1 to 4096"},
-		{func(c *node.Config) { c.Concurrency = -1 }, "--concurrency -1: want 1 to 4096"},
-		{func(c *node.Config) { c.Interval = "soon" }, `--interval "soon": want seconds (5, 0.5) or a duration (250ms, 2m)`},
-		{func(c *node.Config) { c.JobTimeout = "-1" }, `--timeout "-1": must not be negative`},
-		{func(c *node.Config) { c.TermTimeout = "NaN" }, `--term-timeout "NaN": want seconds`},
-		{func(c *node.Config) { c.HeartbeatInterval = "0" }, `--heartbeat-interval "0": want 1 to 60 seconds (heartbeats are stored to the second; Ruby Resque prunes a worker whose heartbeat is 300 s old)`},
-		{func(c *node.Config) { c.HeartbeatInterval = "2m" }, `--heartbeat-interval "2m": want 1 to 60 seconds`},
+		{func(c *node.Config) { c.Concurrency = 4097 }, "node: Config.Concurrency 4097: want 1 to 4096"},
+		{func(c *node.Config) { c.Concurrency = -1 }, "node: Config.Concurrency -1: want 1 to 4096"},
+		{func(c *node.Config) { c.Interval = "soon" }, `node: Config.Interval "soon": want seconds (5, 0.5) or a duration (250ms, 2m)`},
+		{func(c *node.Config) { c.JobTimeout = "-1" }, `node: Config.JobTimeout "-1": must not be negative`},
+		{func(c *node.Config) { c.TermTimeout = "NaN" }, `node: Config.TermTimeout "NaN": want seconds`},
+		{func(c *node.Config) { c.HeartbeatInterval = "0" }, `node: Config.HeartbeatInterval "0": want 1 to 60 seconds (heartbeats are stored to the second; Ruby Resque prunes a worker whose heartbeat is 300 s old)`},
+		{func(c *node.Config) { c.HeartbeatInterval = "2m" }, `node: Config.HeartbeatInterval "2m": want 1 to 60 seconds`},
 		{func(c *node.Config) { c.Redis.URL = "http://x" }, "bad redis url"},
-		{func(c *node.Config) { c.LogLevel = "loud" }, `--log-level "loud": want debug, info, warn or error`},
-		{func(c *node.Config) { c.LogFormat = "xml" }, `--log-format "xml": want console or json`},
-		{func(c *node.Config) { c.FailRetries = -2 }, "--fail-retries -2: want 1 or more (1 never retries)"},
-		{func(c *node.Config) { c.RetryBackoff = "exp" }, `--retry-backoff: backoff "exp": want none, fixed:30s or exp:BASE[:MAX[:JITTER]]`},
-		{func(c *node.Config) { c.RetryBackoff = "exp:1s:1m:2" }, `--retry-backoff: backoff "exp:1s:1m:2": jitter must be between 0 and 1`},
-		{func(c *node.Config) { c.ClassRetry = []string{"Mail"} }, `--class-retry "Mail": want 'Class=ATTEMPTS[:BACKOFF]'`},
-		{func(c *node.Config) { c.ClassRetry = []string{"Mail=0"} }, `--class-retry "Mail=0": attempts "0" is not a whole number >= 1`},
-		{func(c *node.Config) { c.ClassRetry = []string{"Mail=2:soon"} }, `--class-retry "Mail=2:soon": backoff "soon"`},
-		{func(c *node.Config) { c.HTTPConnectTimeout = "x" }, `--http-connect-timeout "x"`},
-		{func(c *node.Config) { c.HTTPTimeout = "-3" }, `--http-timeout "-3": must not be negative`},
-		{func(c *node.Config) { c.Exec = []string{"nocommand"} }, `--exec "nocommand": want 'Class=...' or '*=...'`},
-		{func(c *node.Config) { c.HTTP = []string{"A=ftp://x"} }, `--http "A=ftp://x": the URL must start with http:// or https://`},
-		{func(c *node.Config) { c.HTTP = []string{"=http://x"} }, `--http "=http://x": want 'Class=...' or '*=...'`},
-		{func(c *node.Config) { c.SupervisorPID = -1 }, "supervisor_pid -1"},
+		{func(c *node.Config) { c.LogLevel = "loud" }, `node: Config.LogLevel "loud": want debug, info, warn or error`},
+		{func(c *node.Config) { c.LogFormat = "xml" }, `node: Config.LogFormat "xml": want console or json`},
+		{func(c *node.Config) { c.FailRetries = -2 }, "node: Config.FailRetries -2: want 1 or more (1 never retries)"},
+		{func(c *node.Config) { c.RetryBackoff = "exp" }, `node: Config.RetryBackoff: backoff "exp": want none, fixed:30s or exp:BASE[:MAX[:JITTER]]`},
+		{func(c *node.Config) { c.RetryBackoff = "exp:1s:1m:2" }, `node: Config.RetryBackoff: backoff "exp:1s:1m:2": jitter must be between 0 and 1`},
+		{func(c *node.Config) { c.ClassRetry = []string{"Mail"} }, `node: Config.ClassRetry "Mail": want 'Class=ATTEMPTS[:BACKOFF]'`},
+		{func(c *node.Config) { c.ClassRetry = []string{"Mail=0"} }, `node: Config.ClassRetry "Mail=0": attempts "0" is not a whole number >= 1`},
+		{func(c *node.Config) { c.ClassRetry = []string{"Mail=2:soon"} }, `node: Config.ClassRetry "Mail=2:soon": backoff "soon"`},
+		{func(c *node.Config) { c.HTTPConnectTimeout = "x" }, `node: Config.HTTPConnectTimeout "x"`},
+		{func(c *node.Config) { c.HTTPTimeout = "-3" }, `node: Config.HTTPTimeout "-3": must not be negative`},
+		{func(c *node.Config) { c.Exec = []string{"nocommand"} }, `node: Config.Exec "nocommand": want 'Class=...' or '*=...'`},
+		{func(c *node.Config) { c.HTTP = []string{"A=ftp://x"} }, `node: Config.HTTP "A=ftp://x": the URL must start with http:// or https://`},
+		{func(c *node.Config) { c.HTTP = []string{"=http://x"} }, `node: Config.HTTP "=http://x": want 'Class=...' or '*=...'`},
+		{func(c *node.Config) { c.SupervisorPID = -1 }, "node: Config.SupervisorPID -1: want a pid, or 0 for none"},
 	} {
 		cfg := ok
 		tc.set(&cfg)
@@ -151,7 +152,7 @@ func TestAddHandlers(t *testing.T) {
 	if reg.Empty() {
 		t.Error("no handler registered")
 	}
-	if err := (node.Config{Exec: []string{"A="}}).AddHandlers(worker.NewRegistry()); err == nil || err.Error() != `--exec "A=": want 'Class=...' or '*=...'` {
+	if err := (node.Config{Exec: []string{"A="}}).AddHandlers(worker.NewRegistry()); err == nil || err.Error() != `node: Config.Exec "A=": want 'Class=...' or '*=...'` {
 		t.Errorf("bad spec: %v", err)
 	}
 }

@@ -232,7 +232,7 @@ func (n *Node) Start(ctx context.Context) error {
 		bound, err := n.metrics.Serve(n.cfg.MetricsAddr)
 		if err != nil {
 			n.finish()
-			return badf("--metrics-addr %q: %v", n.cfg.MetricsAddr, err)
+			return badf("node: Config.MetricsAddr %q: %v", n.cfg.MetricsAddr, err)
 		}
 		n.log.Info().Str("addr", bound).Msg("serving /metrics and /healthz")
 	}

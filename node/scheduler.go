@@ -100,12 +100,12 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 	if host == "" {
 		h, err := os.Hostname()
 		if err != nil {
-			return nil, configError{fmt.Errorf("hostname: %w", err)}
+			return nil, configError{fmt.Errorf("node: SchedulerConfig.Hostname: %w", err)}
 		}
 		host = h
 	}
 	if strings.ContainsAny(host, ": ") {
-		return nil, configError{fmt.Errorf("hostname %q must not contain ':' or spaces", host)}
+		return nil, configError{fmt.Errorf("node: SchedulerConfig.Hostname %q must not contain ':' or spaces", host)}
 	}
 	var entries []schedule.Entry
 	if cfg.Schedule != "" {
@@ -117,14 +117,14 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 	var lockTimeout, schedInterval time.Duration
 	if cfg.LockTimeout != "" {
 		var err error
-		if lockTimeout, err = parseSeconds("lock_timeout", cfg.LockTimeout); err != nil || lockTimeout < time.Second {
-			return nil, configError{fmt.Errorf("lock_timeout %q: want at least 1 second", cfg.LockTimeout)}
+		if lockTimeout, err = parseSeconds("node: SchedulerConfig.LockTimeout", cfg.LockTimeout); err != nil || lockTimeout < time.Second {
+			return nil, configError{fmt.Errorf("node: SchedulerConfig.LockTimeout %q: want at least 1 second", cfg.LockTimeout)}
 		}
 	}
 	if cfg.ScheduleInterval != "" {
 		var err error
-		if schedInterval, err = parseSeconds("schedule_interval", cfg.ScheduleInterval); err != nil || schedInterval <= 0 {
-			return nil, configError{fmt.Errorf("schedule_interval %q: want a positive duration", cfg.ScheduleInterval)}
+		if schedInterval, err = parseSeconds("node: SchedulerConfig.ScheduleInterval", cfg.ScheduleInterval); err != nil || schedInterval <= 0 {
+			return nil, configError{fmt.Errorf("node: SchedulerConfig.ScheduleInterval %q: want a positive duration", cfg.ScheduleInterval)}
 		}
 	}
 	opt, err := cfg.Redis.options()
@@ -225,7 +225,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			s.stopped = true
 			s.client.Close()
 			close(s.done)
-			return badf("--metrics-addr %q: %v", s.cfg.MetricsAddr, err)
+			return badf("node: SchedulerConfig.MetricsAddr %q: %v", s.cfg.MetricsAddr, err)
 		}
 		s.log.Info().Str("addr", bound).Msg("serving /metrics and /healthz")
 	}

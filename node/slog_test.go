@@ -53,8 +53,8 @@ func TestWithSlogLogsThroughSlog(t *testing.T) {
 	if r := findRecord(recs, "no handler registered"); r == nil || r["level"] != "WARN" {
 		t.Errorf("no WARN record about the missing handler (%v):\n%s", r, out.String())
 	}
-	if r := findRecord(recs, "queue is not in the queues set"); r == nil || r["queue"] != "never_enqueued" || r["level"] != "WARN" {
-		t.Errorf("the queue warning lacks its queue attribute (%v):\n%s", r, out.String())
+	if r := findRecord(recs, "worker started"); r == nil || r["queues"] != "never_enqueued" || r["host"] != "nodehost" || r["level"] != "INFO" {
+		t.Errorf("the start record lacks its attributes (%v):\n%s", r, out.String())
 	}
 }
 

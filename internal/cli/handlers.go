@@ -71,7 +71,7 @@ func runJobCommand(reg *worker.Registry) *ucli.Command {
 		Flags:  handlerFlags(),
 		Action: func(c *ucli.Context) error {
 			if err := handlerConfig(c).AddHandlers(reg); err != nil {
-				return usageError{err}
+				return nodeError(err)
 			}
 			result := os.NewFile(3, "result")
 			if result == nil {

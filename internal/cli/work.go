@@ -132,13 +132,38 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 }
 
 // nodeError maps an error of package node to its exit code: one about the
-// config is a usage error (exit 2), anything else a runtime failure.
+// config is a usage error (exit 2), anything else a runtime failure. A
+// config error names node.Config fields; the user gave flags, so the
+// message names those instead.
 func nodeError(err error) error {
 	if errors.Is(err, node.ErrConfig) {
-		return usageError{err}
+		return usageError{flagWordsError{err}}
 	}
 	return err
 }
+
+// flagWordsError is a node config error said in flags: Config.Concurrency
+// reads as --concurrency.
+type flagWordsError struct{ err error }
+
+func (e flagWordsError) Error() string {
+	return configFlags.Replace(strings.TrimPrefix(e.err.Error(), "node: "))
+}
+func (e flagWordsError) Unwrap() error { return e.err }
+
+// configFlags names the flag of each node.Config (and SchedulerConfig)
+// field that work and scheduler take. A longer field name comes before a
+// shorter one it begins with.
+var configFlags = strings.NewReplacer(
+	"Config.Mass", "--mass", "Config.Queues", "--queues", "Config.Serial", "--serial",
+	"Config.Concurrency", "--concurrency", "Config.LogLevel", "--log-level", "Config.LogFormat", "--log-format",
+	"Config.SupervisorPID", "--supervisor-pid", "Config.MetricsAddr", "--metrics-addr",
+	"Config.HeartbeatInterval", "--heartbeat-interval", "Config.Interval", "--interval",
+	"Config.JobTimeout", "--timeout", "Config.TermTimeout", "--term-timeout",
+	"Config.FailRetries", "--fail-retries", "Config.RetryBackoff", "--retry-backoff", "Config.ClassRetry", "--class-retry",
+	"Config.Exec", "--exec", "Config.HTTPConnectTimeout", "--http-connect-timeout", "Config.HTTPTimeout", "--http-timeout",
+	"Config.HTTP", "--http", "SchedulerConfig.Hostname", "--hostname", "SchedulerConfig.MetricsAddr", "--metrics-addr",
+)
 
 // configFromFlags maps work's flags (and their environment variables) onto
 // a node.Config, checked.
@@ -186,8 +211,11 @@ func configFromFlags(c *ucli.Context) (node.Config, error) {
 	if level, err := logLevel(c); err == nil {
 		cfg.LogLevel = level.String()
 	}
+	if cfg.Queues == "" && cfg.Mass == "" {
+		return cfg, usagef("no queues: give --queues high,low (or QUEUE=high,low)")
+	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, usageError{err}
+		return cfg, nodeError(err)
 	}
 	// node.Config reads 0 and "" as the default; given on the command line
 	// or in the environment, these always were mistakes.
@@ -222,10 +250,10 @@ func configFromFD(c *ucli.Context) (node.Config, error) {
 	}
 	cfg, err := node.Decode(f)
 	if err != nil {
-		return cfg, usageError{err}
+		return cfg, nodeError(err)
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, usageError{err}
+		return cfg, nodeError(err)
 	}
 	return cfg, nil
 }
