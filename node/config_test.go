@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/worker"
@@ -28,11 +29,11 @@ func TestValidateMessages(t *testing.T) {
 		{func(c *node.Config) { c.Queues = "a,[b" }, "unmatched ["},
 		{func(c *node.Config) { c.Concurrency = 4097 }, "node: Config.Concurrency 4097: want 1 to 4096"},
 		{func(c *node.Config) { c.Concurrency = -1 }, "node: Config.Concurrency -1: want 1 to 4096"},
-		{func(c *node.Config) { c.Interval = "soon" }, `node: Config.Interval "soon": want seconds (5, 0.5) or a duration (250ms, 2m)`},
-		{func(c *node.Config) { c.JobTimeout = "-1" }, `node: Config.JobTimeout "-1": must not be negative`},
-		{func(c *node.Config) { c.TermTimeout = "NaN" }, `node: Config.TermTimeout "NaN": want seconds`},
-		{func(c *node.Config) { c.HeartbeatInterval = "0" }, `node: Config.HeartbeatInterval "0": want 1 to 60 seconds (heartbeats are stored to the second; Ruby Resque prunes a worker whose heartbeat is 300 s old)`},
-		{func(c *node.Config) { c.HeartbeatInterval = "2m" }, `node: Config.HeartbeatInterval "2m": want 1 to 60 seconds`},
+		{func(c *node.Config) { c.Interval = -time.Second }, `node: Config.Interval -1s: must not be negative`},
+		{func(c *node.Config) { c.Drain, c.Interval = true, time.Second }, `node: Config.Drain works until the queues are empty: it takes no Config.Interval (1s)`},
+		{func(c *node.Config) { c.JobTimeout = -1 }, `node: Config.JobTimeout -1ns: must not be negative`},
+		{func(c *node.Config) { c.HeartbeatInterval = 500 * time.Millisecond }, `node: Config.HeartbeatInterval 500ms: want 1 to 60 seconds (heartbeats are stored to the second; Ruby Resque prunes a worker whose heartbeat is 300 s old)`},
+		{func(c *node.Config) { c.HeartbeatInterval = 2 * time.Minute }, `node: Config.HeartbeatInterval 2m0s: want 1 to 60 seconds`},
 		{func(c *node.Config) { c.Redis.URL = "http://x" }, "bad redis url"},
 		{func(c *node.Config) { c.LogLevel = "loud" }, `node: Config.LogLevel "loud": want debug, info, warn or error`},
 		{func(c *node.Config) { c.LogFormat = "xml" }, `node: Config.LogFormat "xml": want console or json`},
@@ -42,8 +43,8 @@ func TestValidateMessages(t *testing.T) {
 		{func(c *node.Config) { c.ClassRetry = []string{"Mail"} }, `node: Config.ClassRetry "Mail": want 'Class=ATTEMPTS[:BACKOFF]'`},
 		{func(c *node.Config) { c.ClassRetry = []string{"Mail=0"} }, `node: Config.ClassRetry "Mail=0": attempts "0" is not a whole number >= 1`},
 		{func(c *node.Config) { c.ClassRetry = []string{"Mail=2:soon"} }, `node: Config.ClassRetry "Mail=2:soon": backoff "soon"`},
-		{func(c *node.Config) { c.HTTPConnectTimeout = "x" }, `node: Config.HTTPConnectTimeout "x"`},
-		{func(c *node.Config) { c.HTTPTimeout = "-3" }, `node: Config.HTTPTimeout "-3": must not be negative`},
+		{func(c *node.Config) { c.HTTPConnectTimeout = -3 * time.Second }, `node: Config.HTTPConnectTimeout -3s: must not be negative`},
+		{func(c *node.Config) { c.HTTPTimeout = -3 * time.Second }, `node: Config.HTTPTimeout -3s: must not be negative`},
 		{func(c *node.Config) { c.Exec = []string{"nocommand"} }, `node: Config.Exec "nocommand": want 'Class=...' or '*=...'`},
 		{func(c *node.Config) { c.HTTP = []string{"A=ftp://x"} }, `node: Config.HTTP "A=ftp://x": the URL must start with http:// or https://`},
 		{func(c *node.Config) { c.HTTP = []string{"=http://x"} }, `node: Config.HTTP "=http://x": want 'Class=...' or '*=...'`},
@@ -63,8 +64,8 @@ func TestValidateMessages(t *testing.T) {
 		}
 	}
 	// Zero means the default, including the settings work refuses as 0.
-	for _, cfg := range []node.Config{{Queues: "a", Concurrency: 0, FailRetries: 0, MaxRecoveries: 0, HeartbeatInterval: "", LogLevel: "", LogFormat: ""},
-		{Queues: "a", Concurrency: 4096, MaxRecoveries: -1, HeartbeatInterval: "60", Interval: "0", TermTimeout: "0", RetryBackoff: "none", LogLevel: "WARN"}} {
+	for _, cfg := range []node.Config{{Queues: "a", Concurrency: 0, FailRetries: 0, MaxRecoveries: 0, HeartbeatInterval: 0, LogLevel: "", LogFormat: ""},
+		{Queues: "a", Concurrency: 4096, MaxRecoveries: -1, HeartbeatInterval: time.Minute, Drain: true, TermTimeout: -1, RetryBackoff: "none", LogLevel: "WARN"}} {
 		if err := cfg.Validate(); err != nil {
 			t.Errorf("%+v: %v", cfg, err)
 		}
@@ -120,7 +121,7 @@ func sameSet(a, b []string) bool {
 func TestDecode(t *testing.T) {
 	t.Parallel()
 	in := node.Config{Redis: node.Redis{URL: "redis://:pw@h:1/2", Namespace: "ns"}, Queues: "a,b", Concurrency: 3,
-		ClassRetry: []string{"A=2"}, Exec: []string{"*=true"}, NoMover: true, MaxRecoveries: -1, Interval: "0.5"}
+		ClassRetry: []string{"A=2"}, Exec: []string{"*=true"}, NoMover: true, MaxRecoveries: -1, Interval: 500 * time.Millisecond}
 	var b bytes.Buffer
 	if err := in.Encode(&b); err != nil {
 		t.Fatal(err)
@@ -169,4 +170,45 @@ func TestForkNeedsCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.Stop()
+}
+
+// Durations are time.Duration in Go and strings in JSON: a Go duration
+// ("30s") as Encode writes it, or seconds ("5", "0.5") as earlier releases
+// and work's flags write them; "0" keeps its old meanings (interval: Drain,
+// term_timeout: at once).
+func TestConfigJSONDurations(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	in := node.Config{Queues: "a", Interval: 30 * time.Second, JobTimeout: 1500 * time.Millisecond, TermTimeout: -1}
+	if err := in.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"interval":"30s"`, `"job_timeout":"1.5s"`, `"term_timeout":"0"`, `"heartbeat_interval":""`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("Encode = %s\nwant %s in it", b.String(), want)
+		}
+	}
+	for text, want := range map[string]node.Config{
+		`{"queues":"a","interval":"5","heartbeat_interval":"2.5","job_timeout":"250ms"}`: {Queues: "a", Interval: 5 * time.Second,
+			HeartbeatInterval: 2500 * time.Millisecond, JobTimeout: 250 * time.Millisecond},
+		`{"queues":"a","interval":"0","term_timeout":"0"}`:                 {Queues: "a", Drain: true, TermTimeout: -1},
+		`{"queues":"a","interval":"","term_timeout":"","http_timeout":""}`: {Queues: "a"},
+		`{"queues":"a","http_connect_timeout":"1m","http_timeout":"90"}`:   {Queues: "a", HTTPConnectTimeout: time.Minute, HTTPTimeout: 90 * time.Second},
+	} {
+		got, err := node.Decode(strings.NewReader(text))
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("Decode(%s) = %+v, %v\nwant %+v", text, got, err, want)
+		}
+	}
+	for text, want := range map[string]string{
+		`{"queues":"a","interval":"soon"}`:          `node config: interval "soon": want seconds`,
+		`{"queues":"a","job_timeout":"-1"}`:         `node config: job_timeout "-1": must not be negative`,
+		`{"queues":"a","heartbeat_interval":"0"}`:   `node config: heartbeat_interval "0": want 1 to 60 seconds`,
+		`{"queues":"a","interval":"5","intervl":1}`: `node config: json: unknown field "intervl"`,
+	} {
+		_, err := node.Decode(strings.NewReader(text))
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, node.ErrConfig) {
+			t.Errorf("Decode(%s) = %v, want %q", text, err, want)
+		}
+	}
 }

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -167,7 +166,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 	queues, interval := cfg.Queues, s.durations.interval
 	if len(s.sources) > 0 {
 		queues = s.spec.String() // the label of a mass pool's worker ids
-		if strings.TrimSpace(cfg.Interval) == "" {
+		if cfg.Interval == 0 {
 			interval = time.Second // mass sources are polled
 		}
 	}
@@ -176,7 +175,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 		Client: n.client, Registry: reg, Queues: queues, Sources: s.sources, Serial: cfg.Serial, Concurrency: cfg.Concurrency,
 		Hostname: cfg.Hostname, Polling: cfg.Polling,
 		Interval: interval, HeartbeatInterval: s.durations.heartbeat,
-		Drain:      s.durations.interval == 0 && strings.TrimSpace(cfg.Interval) != "",
+		Drain:      cfg.Drain,
 		JobTimeout: s.durations.jobTimeout, TermTimeout: s.durations.termTimeout,
 		DirtyExitOnTerm: cfg.DirtyExitOnTerm, MaxRecoveries: cfg.MaxRecoveries, RubyPrune: cfg.RubyPrune,
 		Logger: log, Retry: s.retry.def, ClassRetry: s.retry.classes, Fork: o.fork,

@@ -125,7 +125,7 @@ func TestStartRegistersAndStopUnregisters(t *testing.T) {
 	e := newEnv(t)
 	cfg := e.config("a,b")
 	cfg.Concurrency = 2
-	cfg.HeartbeatInterval = "2.5"
+	cfg.HeartbeatInterval = 2500 * time.Millisecond
 	n := e.node(cfg)
 	if err := n.Start(context.Background()); err != nil {
 		t.Fatal(err)

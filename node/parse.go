@@ -27,32 +27,30 @@ type durations struct {
 }
 
 func (c Config) parseDurations() (durations, error) {
-	var d durations
+	d := durations{interval: c.Interval, jobTimeout: c.JobTimeout, termTimeout: c.TermTimeout, heartbeat: c.HeartbeatInterval}
 	for _, f := range []struct {
-		flag string
-		v    string
-		d    *time.Duration
+		field string
+		d     time.Duration
 	}{
-		{"node: Config.Interval", c.Interval, &d.interval},
-		{"node: Config.JobTimeout", c.JobTimeout, &d.jobTimeout},
-		{"node: Config.TermTimeout", c.TermTimeout, &d.termTimeout},
-		{"node: Config.HeartbeatInterval", c.HeartbeatInterval, &d.heartbeat},
+		{"Interval", c.Interval}, {"JobTimeout", c.JobTimeout}, {"HeartbeatInterval", c.HeartbeatInterval},
+		{"HTTPConnectTimeout", c.HTTPConnectTimeout}, {"HTTPTimeout", c.HTTPTimeout},
 	} {
-		v, err := parseSeconds(f.flag, f.v)
-		if err != nil {
-			return d, err
+		if f.d < 0 {
+			return d, badf("node: Config.%s %s: must not be negative", f.field, f.d)
 		}
-		*f.d = v
 	}
-	if strings.TrimSpace(c.TermTimeout) != "" && d.termTimeout == 0 {
-		// "0" is Ruby's TERM_TIMEOUT=0: take running jobs back at once (the
-		// runtime reads a negative timeout so; 0 would be its default)
+	if c.Drain && c.Interval != 0 {
+		return d, badf("node: Config.Drain works until the queues are empty: it takes no Config.Interval (%s)", c.Interval)
+	}
+	if d.termTimeout < 0 {
+		// Ruby's TERM_TIMEOUT=0: take running jobs back at once (the
+		// runtime reads a negative timeout so; 0 is its default)
 		d.termTimeout = -1
 	}
-	if strings.TrimSpace(c.HeartbeatInterval) == "" {
+	if d.heartbeat == 0 {
 		d.heartbeat = defaultHeartbeat
 	} else if d.heartbeat < minHeartbeat || d.heartbeat > maxHeartbeat {
-		return d, badf("node: Config.HeartbeatInterval %q: want 1 to 60 seconds (heartbeats are stored to the second; Ruby Resque prunes a worker whose heartbeat is 300 s old)",
+		return d, badf("node: Config.HeartbeatInterval %s: want 1 to 60 seconds (heartbeats are stored to the second; Ruby Resque prunes a worker whose heartbeat is 300 s old)",
 			c.HeartbeatInterval)
 	}
 	return d, nil
@@ -191,15 +189,10 @@ type handlerSpecs struct {
 // parseHandlers reads Exec, HTTP and the HTTP options.
 func (c Config) parseHandlers() (handlerSpecs, error) {
 	var h handlerSpecs
-	connect, err := parseSeconds("node: Config.HTTPConnectTimeout", c.HTTPConnectTimeout)
-	if err != nil {
-		return h, err
+	if c.HTTPConnectTimeout < 0 || c.HTTPTimeout < 0 {
+		return h, badf("node: Config.HTTPConnectTimeout %s, Config.HTTPTimeout %s: must not be negative", c.HTTPConnectTimeout, c.HTTPTimeout)
 	}
-	total, err := parseSeconds("node: Config.HTTPTimeout", c.HTTPTimeout)
-	if err != nil {
-		return h, err
-	}
-	h.http = worker.HTTPOptions{Token: c.HTTPToken, ConnectTimeout: connect, Timeout: total}
+	h.http = worker.HTTPOptions{Token: c.HTTPToken, ConnectTimeout: c.HTTPConnectTimeout, Timeout: c.HTTPTimeout}
 	cut := func(field, spec string) (handlerSpec, error) {
 		class, target, ok := strings.Cut(spec, "=")
 		class, target = strings.TrimSpace(class), strings.TrimSpace(target)
