@@ -334,8 +334,8 @@ workers: [{queues: q, processes: 2}]
 	}
 }
 
-// The manager killed with -9: its children notice and exit within a few
-// seconds, unregistering as on TERM.
+// The manager killed with -9: its children notice and exit (within a few
+// seconds on an idle machine), unregistering as on TERM.
 func TestPoolManagerKill9ChildrenExit(t *testing.T) {
 	t.Parallel()
 	ns := redistest.Namespace(t)
@@ -351,17 +351,11 @@ func TestPoolManagerKill9ChildrenExit(t *testing.T) {
 	p.signal(t, syscall.SIGKILL)
 	p.wait(t)
 	killed := time.Now()
-	deadline := killed.Add(10 * time.Second)
-	for {
-		left := slices.DeleteFunc(slices.Clone(pids), gone)
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("children %v still running 10 s after the manager died", left)
-		}
-		<-time.After(20 * time.Millisecond) // bounded poll
-	}
+	// They take a few seconds (TERM, then --term-timeout); the bound is
+	// for a busy machine, the time it took is logged.
+	eventually(t, "the children gone after the manager's kill -9", func() bool {
+		return len(slices.DeleteFunc(slices.Clone(pids), gone)) == 0
+	})
 	t.Logf("children gone %v after the manager's kill -9", time.Since(killed).Round(10*time.Millisecond))
 	eventually(t, "children unregistered", func() bool { return do(t, c, "SCARD", c.Keys().Workers()).(int64) == 0 })
 }
