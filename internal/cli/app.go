@@ -65,9 +65,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, reg *work
 }
 
 // runApp runs app, prints its error as one line (plus a hint for usage
-// errors) and returns the exit code.
+// errors) and returns the exit code. Flags may come after positional
+// arguments (flagsFirst).
 func runApp(ctx context.Context, app *ucli.App, args []string) int {
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, flagsFirst(app, args))
 	if err == nil {
 		return ExitOK
 	}

@@ -116,11 +116,6 @@ func checkRange(c *ucli.Context, client *rdb.Client, idx []int64) error {
 func indexes(c *ucli.Context) ([]int64, error) {
 	var out []int64
 	for _, a := range c.Args().Slice() {
-		if strings.HasPrefix(a, "-") && a != "-0" {
-			if _, err := strconv.Atoi(a); err != nil {
-				return nil, usagef("flags go before the indexes: %s %s ... INDEX", c.Command.FullName(), a)
-			}
-		}
 		n, err := strconv.ParseInt(a, 10, 64)
 		if err != nil || n < 0 {
 			return nil, usagef("%q is not an entry index (0, 1, 2 ...)", a)

@@ -227,10 +227,10 @@ func TestFailedUsageErrors(t *testing.T) {
 	}{
 		{[]string{"retry"}, "needs INDEX... or --all"},
 		{[]string{"remove", "--all", "0"}, "not both"},
-		{[]string{"retry", "0", "--json"}, "flags go before the indexes"},
+		{[]string{"retry", "0", "-x"}, "flag provided but not defined: -x"},
 		{[]string{"remove", "-1"}, "-1"},
 		{[]string{"remove", "0", "-1"}, `"-1" is not an entry index`},
-		{[]string{"remove", "0", "--all"}, "flags go before the indexes"},
+		{[]string{"remove", "0", "--all"}, "not both"},
 		{[]string{"show"}, "at least one INDEX"},
 		{[]string{"show", "x"}, `"x" is not an entry index`},
 		{[]string{"list", "3"}, "list takes no argument"},

@@ -102,7 +102,7 @@ func massCommand() *ucli.Command {
 
 func noArgs(c *ucli.Context) error {
 	if c.NArg() > 0 {
-		return usagef("%s takes no argument (flags go first): %q", c.Command.FullName(), c.Args().First())
+		return usagef("%s takes no argument (got %q)", c.Command.FullName(), c.Args().First())
 	}
 	return nil
 }
@@ -117,7 +117,7 @@ func noArgsClient(c *ucli.Context) (*rdb.Client, error) {
 
 func oneArg(c *ucli.Context, what string) (string, error) {
 	if c.NArg() != 1 || c.Args().First() == "" {
-		return "", usagef("%s takes one %s (flags go before it)", c.Command.FullName(), what)
+		return "", usagef("%s takes one %s", c.Command.FullName(), what)
 	}
 	return c.Args().First(), nil
 }

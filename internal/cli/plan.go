@@ -70,7 +70,7 @@ func planArg(c *ucli.Context) (string, error) {
 	case c.NArg() == 0:
 		return "", usagef("%s needs a plan ID", c.Command.FullName())
 	case c.NArg() > 1:
-		return "", usagef("%s takes one ID, got %d arguments (flags go before ID)", c.Command.FullName(), c.NArg())
+		return "", usagef("%s takes one ID, got %d arguments", c.Command.FullName(), c.NArg())
 	case c.Args().First() == "":
 		return "", usagef("%s: the plan id is empty", c.Command.FullName())
 	}

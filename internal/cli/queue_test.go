@@ -12,7 +12,6 @@ import (
 func (e *cliEnv) queue(args ...string) (int, string, string) {
 	e.t.Helper()
 	stdout, stderr := newSyncBuffer(), newSyncBuffer()
-	// flags go before QUEUE: urfave/cli stops at the first argument
 	full := append([]string{args[0]}, e.redisArgs()...)
 	code := runCommand(context.Background(), queueCommand(), append(full, args[1:]...), stdout, stderr)
 	return code, stdout.String(), stderr.String()
