@@ -162,8 +162,12 @@ func baseApp(stdout, stderr io.Writer, cmds ...*ucli.Command) *ucli.App {
 
 func prepareCommand(cmd *ucli.Command, parent string) {
 	path := parent + " " + cmd.Name
+	hint := "Run '" + path + " --help' for usage."
 	cmd.OnUsageError = func(c *ucli.Context, err error, _ bool) error {
-		return usageHint(err, "Run '"+path+" --help' for usage.")
+		return usageHint(err, hint)
+	}
+	if action := cmd.Action; action != nil {
+		cmd.Action = func(c *ucli.Context) error { return withHint(action(c), hint) }
 	}
 	if len(cmd.Subcommands) > 0 && cmd.Action == nil {
 		cmd.Action = func(c *ucli.Context) error {
@@ -176,16 +180,26 @@ func prepareCommand(cmd *ucli.Command, parent string) {
 	before := cmd.Before
 	cmd.Before = func(c *ucli.Context) error {
 		if err := applyEnvAliases(c, cmd.Flags, os.LookupEnv); err != nil {
-			return err
+			return withHint(err, hint)
 		}
 		if before != nil {
-			return before(c)
+			return withHint(before(c), hint)
 		}
 		return nil
 	}
 	for _, sub := range cmd.Subcommands {
 		prepareCommand(sub, path)
 	}
+}
+
+// withHint adds hint to a usage error (exit 2) that has none yet, so that
+// every bad flag, value or file is answered with where to read the usage.
+func withHint(err error, hint string) error {
+	var h hintedError
+	if err == nil || exitCode(err) != ExitUsage || errors.As(err, &h) {
+		return err
+	}
+	return usageHint(err, hint)
 }
 
 func onUsageError(c *ucli.Context, err error, _ bool) error {

@@ -59,7 +59,7 @@ func TestFlagsAfterArguments(t *testing.T) {
 	}{
 		{"failed show 3 4 --namespace X", "namespace", "X", "3 4"},
 		{"failed retry 3 --redis X", "redis", "X", "3"},
-		{"failed remove 3 --class C", "class", "C", "3"},
+		{"failed remove 3 --class C --yes", "class", "C", "3"},
 		{"queue size q --namespace X", "namespace", "X", "q"},
 		{"queue peek q --limit 5", "limit", "5", "q"},
 		{"queue remove rm --class Drop", "class", "Drop", "rm"},

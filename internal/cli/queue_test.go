@@ -90,7 +90,7 @@ func TestQueueCommandRemovesAndClears(t *testing.T) {
 		t.Fatalf("queue after removes: %q", got)
 	}
 	code, _, errOut := e.queue("clear", "q")
-	if code != ExitUsage || errOut != "resque-go: clear deletes every job of queue \"q\": add --yes to confirm\n" {
+	if code != ExitUsage || noHint(errOut) != "resque-go: clear deletes every job of queue \"q\": add --yes to confirm\n" {
 		t.Fatalf("clear without --yes: %d %q", code, errOut)
 	}
 	if code, out, _ := e.queue("clear", "--yes", "q"); code != 0 || out != "removed 2\n" {

@@ -81,7 +81,7 @@ func badInputTable(t *testing.T, closedAddr string) []badRow {
 		{"failed show", nil, []string{"0"}, true, false},
 		{"failed retry", []string{"--all"}, nil, true, false},
 		{"failed remove", nil, []string{"0"}, true, false},
-		{"failed clear", nil, nil, true, false},
+		{"failed clear", []string{"--yes"}, nil, true, false},
 		{"queue list", nil, nil, true, false},
 		{"queue size", nil, []string{"q"}, true, false},
 		{"queue peek", nil, []string{"q"}, true, false},
@@ -187,6 +187,8 @@ func badInputTable(t *testing.T, closedAddr string) []badRow {
 		r("failed remove", 2, `remove needs INDEX... or --all`),
 		r("failed remove", 2, `"1.5" is not an entry index`, "1.5"),
 		r("failed clear", 2, `clear takes no index`, "0"),
+		r("failed clear", 2, `clear deletes every failed entry (0 now): add --yes to confirm`),
+		r("failed remove", 2, `remove --all deletes every failed entry matching --class "C": add --yes to confirm`, "--all", "--class", "C"),
 		// queue
 		r("queue size", 2, `size needs a QUEUE`),
 		r("queue size", 2, `size takes one QUEUE, got 2 arguments`, "a", "b"),
