@@ -177,9 +177,13 @@ func prepareCommand(cmd *ucli.Command, parent string) {
 			return ucli.ShowSubcommandHelp(c)
 		}
 	}
+	required := takeRequired(cmd)
 	before := cmd.Before
 	cmd.Before = func(c *ucli.Context) error {
 		if err := applyEnvAliases(c, cmd.Flags, os.LookupEnv); err != nil {
+			return withHint(err, hint)
+		}
+		if err := checkRequired(c, strings.TrimPrefix(path, "resque-go "), required); err != nil {
 			return withHint(err, hint)
 		}
 		if before != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -188,5 +189,44 @@ func TestEnvAliases(t *testing.T) {
 	out, errOut = newSyncBuffer(), newSyncBuffer()
 	if code := runCommand(context.Background(), cmd, nil, out, errOut); code != ExitUsage || !strings.Contains(errOut.String(), `RESQUE_CONCURRENCY="many" (read as --concurrency)`) {
 		t.Errorf("a bad alias value: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// runArgs runs the whole app as Run does on args (after "resque-go") and
+// returns the exit code, stdout and stderr.
+func runArgs(args ...string) (int, string, string) {
+	parseMu.Lock()
+	defer parseMu.Unlock()
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), append([]string{"resque-go"}, args...), &out, &errOut, nil)
+	return code, out.String(), errOut.String()
+}
+
+// A required flag left out is one line naming it and the hint, exit 2,
+// not the whole help and exit 1; --help lists required flags first, marked.
+func TestRequiredFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mass", "weight"}, "resque-go: mass weight needs --source and --weight"},
+		{[]string{"mass", "weight", "--weight", "2"}, "resque-go: mass weight needs --source"},
+		{[]string{"mass", "limit", "--source", "s"}, "resque-go: mass limit needs --concurrency"},
+		{[]string{"mass", "enqueue", "--source", "s"}, "resque-go: mass enqueue needs --name and --class"},
+		{[]string{"mass", "batch", "create", "--name", "n"}, "resque-go: mass batch create needs --source"},
+		{[]string{"mass", "pause"}, "resque-go: mass pause needs --source"},
+	} {
+		code, out, errOut := runArgs(tc.args...)
+		path, _, _ := strings.Cut(strings.TrimPrefix(tc.want, "resque-go: "), " needs")
+		hint := "Run 'resque-go " + path + " --help' for usage.\n"
+		if code != ExitUsage || out != "" || errOut != tc.want+"\n"+hint {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2, %q and the hint", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	code, out, _ := runArgs("mass", "weight", "--help")
+	opts := regexp.MustCompile(`(?m)^ +(--\S+)(?: value)? +(\(required\))?`).FindAllStringSubmatch(out, 3)
+	if code != ExitOK || len(opts) != 3 || opts[0][1] != "--source" || opts[1][1] != "--weight" || opts[0][2] == "" || opts[1][2] == "" || opts[2][2] != "" {
+		t.Errorf("mass weight --help: exit %d\n%s", code, out)
 	}
 }
