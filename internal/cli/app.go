@@ -34,9 +34,6 @@ const (
 	ExitDuplicate = 3
 )
 
-// Version is set at build time with -ldflags.
-var Version = "dev"
-
 // usageError marks bad input: a flag, a value, a config file (exit 2).
 type usageError struct{ err error }
 
@@ -111,25 +108,22 @@ func errorLine(err error) string {
 }
 
 func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
-	app := baseApp(stdout, stderr,
-		workCommand(reg),
-		runJobCommand(reg),
-		enqueueCommand(),
-		statsCommand(),
-		failedCommand(),
-		queueCommand(),
-		uniqueCommand(),
-		schedulerCommand(),
-		scheduleCommand(),
-		planCommand(),
-		delayedCommand(),
-		massCommand(),
-		demoCommand(),
-		poolCommand(),
-		benchCommand(),
-	)
+	groups := []helpGroup{
+		{"Run", []*ucli.Command{demoCommand(), workCommand(reg), poolCommand(), schedulerCommand(), runJobCommand(reg)}},
+		{"Enqueue & inspect", []*ucli.Command{enqueueCommand(), statsCommand(), queueCommand(), delayedCommand(), uniqueCommand()}},
+		{"Scheduling", []*ucli.Command{planCommand(), scheduleCommand()}},
+		{"Failed", []*ucli.Command{failedCommand()}},
+		{"Mass queues", []*ucli.Command{massCommand()}},
+		{"Admin", []*ucli.Command{versionCommand(), benchCommand()}},
+	}
+	app := baseApp(stdout, stderr, grouped(groups...)...)
+	var names []string
+	for _, g := range groups {
+		names = append(names, g.name)
+	}
+	app.CustomAppHelpTemplate = appHelpTemplate(names)
 	app.Usage = "a Resque-compatible worker runtime"
-	app.Version = Version
+	app.Version = versionLine()
 	app.Description = "Runs jobs queued by Ruby Resque, php-resque, node-resque and resque-v3 producers.\n" +
 		"Every flag can also be set from the environment variable shown next to it; the older names\n" +
 		"QUEUES, RESQUE_CONCURRENCY, FAIL_RETRIES, REDIS_BACKEND, PREFIX and LOGGING are still read."
@@ -147,7 +141,14 @@ func baseApp(stdout, stderr io.Writer, cmds ...*ucli.Command) *ucli.App {
 		OnUsageError:   onUsageError,
 		ExitErrHandler: func(*ucli.Context, error) {}, // runApp maps errors to exit codes
 		Commands:       cmds,
+		// --version is a flag of ours: urfave/cli's also answers -v.
+		HideVersion: true,
+		Flags:       []ucli.Flag{&ucli.BoolFlag{Name: "version", Usage: "print the version (as the version command)"}},
 		Action: func(c *ucli.Context) error {
+			if c.Bool("version") {
+				_, err := fmt.Fprintln(c.App.Writer, versionLine())
+				return err
+			}
 			if c.NArg() > 0 {
 				return usageHint(fmt.Errorf("no command %q", c.Args().First()), "Run 'resque-go --help' for the commands.")
 			}

@@ -85,7 +85,7 @@ func massCommand() *ucli.Command {
 			{Name: "status", Usage: "pools, units, batches with remaining sizes, sources' active batches and backlogs, static jobs waiting", ArgsUsage: " ",
 				Flags: withJSON(config(), &ucli.DurationFlag{Name: "dead-after", Usage: "a unit silent this long is dead", Value: 30 * time.Second}), Action: massStatus},
 			{Name: "failures", Usage: "batches and static jobs that could not be placed (batch:allocation_failures)", ArgsUsage: " ", Flags: withJSON(), Action: massFailures},
-			{Name: "reallocate", Usage: "give allocation failure ID (a batch id or a job id), or --all, another try", ArgsUsage: "ID",
+			{Name: "reallocate", Usage: "give allocation failure ID (a batch id or a job id), or --all, another try", ArgsUsage: "ID | --all",
 				Flags: withJSON(&ucli.BoolFlag{Name: "all", Usage: "every allocation failure"}), Action: massReallocate},
 			{Name: "weight", Usage: "a source's share of its pools (jobs per turn, default 1; in a batch pool, claims of its batch in a row)", ArgsUsage: " ",
 				Flags: withJSON(source(), &ucli.IntFlag{Name: "weight", Usage: "jobs per turn, >= 1", Required: true}), Action: massWeight},

@@ -11,7 +11,8 @@ import (
 const requiredMark = "(required) "
 
 // takeRequired moves the flags of cmd marked Required to the front of its
-// flags, marks their help with requiredMark and returns their names; it
+// flags, marks their help with requiredMark, names them in its USAGE line
+// ("--source SOURCE") and returns their names; it
 // clears their Required field, so that a missing one is reported by
 // checkRequired (one line and exit 2) and not by urfave/cli (the whole
 // help and exit 1).
@@ -41,6 +42,13 @@ func takeRequired(cmd *ucli.Command) []string {
 		required = append(required, f)
 	}
 	cmd.Flags = append(required, rest...)
+	if len(names) > 0 && cmd.UsageText == "" {
+		var usage []string
+		for _, n := range names {
+			usage = append(usage, "--"+n+" "+strings.ToUpper(n))
+		}
+		cmd.ArgsUsage = strings.TrimSpace(strings.Join(usage, " ") + " " + cmd.ArgsUsage)
+	}
 	return names
 }
 
