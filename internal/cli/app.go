@@ -95,14 +95,23 @@ func exitCode(err error) int {
 // urlInText finds Redis URLs in messages.
 var urlInText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`rediss?(\+sentinel)?://[^\s"']*`) })
 
+// internalPrefix finds the prefixes that name resque-go's internal
+// packages in error messages ("protocol: args are not valid JSON"): words a
+// user of the command line has no use for.
+var internalPrefix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|: )(?:protocol|rdb|redisproc|recovery|runtime|plan: invalid plan|plan): `)
+})
+
 // errorLine is the one line printed for err: a connection failure is said
-// without the call chain that met it, Redis URLs never show a password.
+// without the call chain that met it, Redis URLs never show a password,
+// and no internal package is named.
 func errorLine(err error) string {
 	msg := err.Error()
 	var ce *rdb.ConnError
 	if errors.As(err, &ce) {
 		msg = ce.Error()
 	}
+	msg = internalPrefix().ReplaceAllString(msg, "$1")
 	msg = urlInText().ReplaceAllStringFunc(msg, rdb.RedactURL)
 	return strings.Join(strings.Fields(msg), " ")
 }

@@ -129,14 +129,15 @@ func enqueueUnique(c *ucli.Context) (protocol.Unique, error) {
 	if c.IsSet("unique-id") && u.UID == "" {
 		return u, usagef("--unique-id is empty")
 	}
+	// the uid travels in the payload ("unique"), which --plain leaves out
+	if u.UID != "" && c.Bool("plain") {
+		return u, usagef("--plain writes only class and args: it takes no --unique-id")
+	}
 	if d == "" {
 		return u, nil
 	}
 	if u.UID == "" {
 		return u, usagef("--deferrable-by needs --unique-id")
-	}
-	if c.Bool("plain") {
-		return u, usagef("--plain writes only class and args: it takes no --unique-id")
 	}
 	secs, err := strconv.ParseInt(d, 10, 64)
 	if err != nil || secs < 0 {
