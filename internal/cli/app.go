@@ -99,7 +99,7 @@ var urlInText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 // packages in error messages ("protocol: args are not valid JSON"): words a
 // user of the command line has no use for.
 var internalPrefix = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(^|: )(?:protocol|rdb|redisproc|recovery|runtime|plan: invalid plan|plan): `)
+	return regexp.MustCompile(`(^|: )(?:(?:protocol|rdb|redisproc|recovery|runtime|plan: invalid plan|plan): )+`)
 })
 
 // errorLine is the one line printed for err: a connection failure is said
@@ -347,8 +347,9 @@ func buildLogger(w io.Writer, level zerolog.Level, format string) (zerolog.Logge
 	return zerolog.New(w).Level(level).With().Timestamp().Logger(), nil
 }
 
-// colourful reports whether w is a terminal that should get colours
-// (https://no-color.org: NO_COLOR set to anything turns them off).
+// colourful reports whether w is a terminal that should get colours and
+// screen codes (https://no-color.org: NO_COLOR set to anything turns them
+// off).
 func colourful(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok || os.Getenv("NO_COLOR") != "" {

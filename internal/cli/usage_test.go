@@ -14,6 +14,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/pool"
 )
 
 // A parse error is one line plus a hint, never the whole help, exit 2.
@@ -76,6 +77,7 @@ func TestExitCodeAndErrorLine(t *testing.T) {
 		{fmt.Errorf("enqueue: %w", errors.New(`protocol: args are not valid JSON: "[1"`)), ExitFailure, `enqueue: args are not valid JSON: "[1"`},
 		{errors.New(`rdb: claim "q": WRONGTYPE x`), ExitFailure, `claim "q": WRONGTYPE x`},
 		{errors.New(`plan: invalid plan: period "P0D" is zero`), ExitFailure, `period "P0D" is zero`},
+		{errors.New(`plan: invalid plan: protocol: queue name "a,b"`), ExitFailure, `queue name "a,b"`},
 		{errors.New(`plan "x": plan: a plan with this id exists`), ExitFailure, `plan "x": a plan with this id exists`},
 		{errors.New(`unique: state of "u": rdb: WRONGTYPE`), ExitFailure, `unique: state of "u": WRONGTYPE`},
 		{errors.New("boom\nsecond line"), ExitFailure, "boom second line"},
@@ -150,6 +152,21 @@ func TestConsoleLogsWithoutColourOffTerminal(t *testing.T) {
 	}
 	if colourful(w) || colourful(&buf) {
 		t.Error("a pipe or a buffer counts as a terminal")
+	}
+}
+
+// The pool manager's console log is plain off a terminal, as every
+// command's is.
+func TestPoolLogPlainOffTerminal(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	log, err := poolLogger(&buf, &pool.Config{LogLevel: "info", LogFormat: "console"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Warn().Str("queue", "mail").Msg("hello")
+	if got := buf.String(); !strings.Contains(got, "WRN hello component=pool queue=mail") || strings.Contains(got, "\x1b[") {
+		t.Errorf("pool log %q: want plain text", got)
 	}
 }
 
