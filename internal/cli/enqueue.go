@@ -27,8 +27,8 @@ func enqueueCommand() *ucli.Command {
 			"job running, this job is parked instead (exit 0, \"deferred\" on stderr) and enqueued\n" +
 			"SECONDS after that job succeeds.",
 		Flags: append(redisFlags(),
-			&ucli.StringFlag{Name: "queue", Usage: "queue name (required)"},
-			&ucli.StringFlag{Name: "class", Usage: "job class (required)"},
+			&ucli.StringFlag{Name: "queue", Usage: "queue name", Required: true},
+			&ucli.StringFlag{Name: "class", Usage: "job class", Required: true},
 			&ucli.StringFlag{Name: "args", Usage: "JSON args: an array (one element per argument), or an object (kept as is, as php-resque and resque-v3 write it)", Value: "[]"},
 			&ucli.BoolFlag{Name: "plain", Usage: "write only class and args, byte-identical to Ruby's Resque.enqueue (args must be an array)"},
 			&ucli.StringFlag{Name: "at", Usage: "run at `TIME` (RFC 3339, e.g. 2026-12-01T08:00:00Z, or Unix seconds) through the delayed queue"},

@@ -39,8 +39,8 @@ func planCommand() *ucli.Command {
 					"now: --start (RFC 3339 or Unix seconds) sets the phase of --every/--period and the\n" +
 					"earliest slot of --cron; a past start never fires retroactively.",
 				Flags: withRedis(
-					&ucli.StringFlag{Name: "queue", Usage: "queue name (required)"},
-					&ucli.StringFlag{Name: "class", Usage: "job class (required)"},
+					&ucli.StringFlag{Name: "queue", Usage: "queue name", Required: true},
+					&ucli.StringFlag{Name: "class", Usage: "job class", Required: true},
 					&ucli.StringFlag{Name: "args", Usage: "JSON args: an array, or an object (kept as is)", Value: "[]"},
 					&ucli.StringFlag{Name: "every", Usage: "interval: 90s, 5m, 2h"},
 					&ucli.StringFlag{Name: "period", Usage: "ISO 8601 period: P1M, P1D, PT5M, P0Y0M0DT0H5M0S"},

@@ -170,8 +170,10 @@ func badInputTable(t *testing.T, closedAddr string) []badRow {
 		r("enqueue", 2, `--deferrable-by "-1"`, "--queue", "q", "--class", "C", "--unique-id", "u", "--deferrable-by", "-1"),
 		r("enqueue", 2, `--deferrable-by needs --unique-id`, "--queue", "q", "--class", "C", "--deferrable-by", "5"),
 		r("enqueue", 2, `--plain writes only class and args: it takes no --unique-id`, "--queue", "q", "--class", "C", "--plain", "--unique-id", "u"),
-		r("enqueue", 2, `enqueue needs --queue and --class`, "--queue", "q"),
-		r("enqueue", 2, `enqueue needs --queue and --class`, "--class", "C"),
+		r("enqueue", 2, `enqueue needs --class`, "--queue", "q"),
+		r("enqueue", 2, `enqueue needs --queue`, "--class", "C"),
+		r("enqueue", 2, `enqueue needs --queue and --class`),
+		r("plan add", 2, `plan add needs --queue and --class`, "--every", "5m"),
 		r("enqueue", 2, `queue name "a,b"`, "--queue", "a,b", "--class", "C"),
 		r("enqueue", 2, `enqueue takes no arguments (got "extra")`, "--queue", "q", "--class", "C", "extra"),
 		// stats
