@@ -132,7 +132,6 @@ func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 	}
 	app.CustomAppHelpTemplate = appHelpTemplate(names)
 	app.Usage = "a Resque-compatible worker runtime"
-	app.Version = versionLine()
 	app.Description = "Runs jobs queued by Ruby Resque, php-resque, node-resque and resque-v3 producers.\n" +
 		"Every flag can also be set from the environment variable shown next to it; the older names\n" +
 		"QUEUES, RESQUE_CONCURRENCY, FAIL_RETRIES, REDIS_BACKEND, PREFIX and LOGGING are still read."

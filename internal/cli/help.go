@@ -43,10 +43,7 @@ func appHelpTemplate(groups []string) string {
    {{template "helpNameTemplate" .}}
 
 USAGE:
-   {{.HelpName}} command [flags] [arguments]
-
-VERSION:
-   {{.Version}}{{if .Description}}
+   {{.HelpName}} command [flags] [arguments]{{if .Description}}
 
 DESCRIPTION:
    {{template "descriptionTemplate" .}}{{end}}
