@@ -1,6 +1,6 @@
 module github.com/resque-go/resque-go
 
-go 1.26.8
+go 1.25.0
 
 require (
 	github.com/FZambia/sentinel v1.1.1

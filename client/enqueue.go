@@ -16,7 +16,8 @@ import (
 // JobInfo describes a job the client wrote.
 type JobInfo struct {
 	// ID is the payload's "id" (32 lowercase hex, or the one given with
-	// the ID option); "" for a Plain job, which has none.
+	// the ID option); "" for a Plain job and for a delayed job written
+	// without WithID, which have none (as Ruby's jobs have none).
 	ID    string
 	Queue string
 	Class string
@@ -39,6 +40,7 @@ type Option interface{ apply(*enqueueOptions) }
 
 type enqueueOptions struct {
 	plain  bool
+	withID bool
 	id     string
 	at     time.Time
 	in     time.Duration
@@ -55,21 +57,36 @@ func (f optionFunc) apply(o *enqueueOptions) { f(o) }
 // no queue_time. Args must then be an array, as Ruby always writes.
 func Plain() Option { return optionFunc(func(o *enqueueOptions) { o.plain = true }) }
 
-// ID sets the job's "id" instead of a random one (not with Plain).
+// ID sets the job's "id" instead of a random one (not with Plain). For a
+// delayed job it implies WithID.
 func ID(id string) Option { return optionFunc(func(o *enqueueOptions) { o.id = id }) }
 
+// WithID gives a delayed job (At, In) an "id" and a "queue_time" from the
+// start, as a job pushed at once has: JobInfo.ID names it and the promoted
+// job keeps it. The cost: the delayed item is then no longer
+// {"class","args","queue"}, so resque-scheduler's remove_delayed and
+// find_delayed_selection, resque-web's "Cancel Job" and the timestamps:
+// lookup by class and args cannot find it (`resque-go delayed remove
+// --scan` can). Without it a delayed job (not Unique) is written
+// byte-identical to resque-scheduler's enqueue_at and has no id, as
+// Ruby's jobs have none. A job pushed at once always has an id unless
+// Plain.
+func WithID() Option { return optionFunc(func(o *enqueueOptions) { o.withID = true }) }
+
 // At delays the job until t through the delayed queue (see EnqueueAt). A
-// zero t means no delay.
+// zero t means no delay. A time before 1970 or after year 9999 is refused
+// (ErrInvalid).
 func At(t time.Time) Option {
 	return optionFunc(func(o *enqueueOptions) { o.at, o.hasIn = t, false })
 }
 
-// In delays the job by d through the delayed queue (see EnqueueIn).
+// In delays the job by d through the delayed queue (see EnqueueIn). A d
+// over 100 years (protocol.MaxDelay) is refused (ErrInvalid).
 func In(d time.Duration) Option {
 	return optionFunc(func(o *enqueueOptions) { o.in, o.hasIn = d, true })
 }
 
-// Unique makes the job unique (protocol.md 8, the resque-v3 "unique"
+// Unique makes the job unique (docs/protocol.md#unique-jobs, the resque-v3 "unique"
 // field): at most one job with uid is queued or running. An enqueue that
 // meets one is refused with ErrDuplicate and writes nothing, unless the job
 // is deferrable (DeferrableBy) and the other job is running: it is then
@@ -80,7 +97,8 @@ func Unique(uid string) Option {
 
 // DeferrableBy makes a Unique job deferrable: parked while its uid's job
 // runs, then enqueued d after that job succeeds (0: at once). d is
-// rounded down to whole seconds, the field's unit. It needs Unique.
+// rounded down to whole seconds, the field's unit; over 100 years it is
+// refused (ErrInvalid). It needs Unique.
 func DeferrableBy(d time.Duration) Option {
 	return optionFunc(func(o *enqueueOptions) {
 		o.unique.Deferrable, o.unique.DeferrableBy = true, int64(d/time.Second)
@@ -103,7 +121,10 @@ func (c *Client) Enqueue(ctx context.Context, queue, class string, args ...any) 
 
 // EnqueueAt is Enqueue for a job due at t, through the delayed queue in
 // resque-scheduler's layout (delayed_queue_schedule, delayed:<ts>,
-// timestamps:<item>). A mover promotes it to its queue when due: every
+// timestamps:<item>). The item is byte-identical to what
+// resque-scheduler's enqueue_at writes ({"class","args","queue"}, no id:
+// JobInfo.ID is ""), so Ruby's tools find and cancel it; EnqueueRaw with
+// WithID gives it an id instead. A mover promotes it to its queue when due: every
 // `resque-go work` runs one unless --mover=false, and resque-scheduler is
 // one too; until then the job is in no queue. t is rounded up to the second; a t in the past is due at once.
 func (c *Client) EnqueueAt(ctx context.Context, t time.Time, queue, class string, args ...any) (JobInfo, error) {
@@ -141,17 +162,21 @@ func (c *Client) EnqueueRaw(ctx context.Context, queue, class string, argsJSON [
 		return JobInfo{}, err
 	}
 	now := c.now()
-	payload, err := protocol.NewPayload(class, argsJSON, protocol.EnqueueOptions{Plain: o.plain, Now: now, ID: o.id, Unique: o.unique})
+	due := o.at
+	if o.hasIn {
+		due = now.Add(o.in)
+	}
+	// A delayed job is written as resque-scheduler writes it (class and
+	// args, no id), so its remove_delayed and resque-web find it, unless
+	// the caller asks for an id.
+	plain := o.plain || !due.IsZero() && o.unique.UID == "" && !o.withID && o.id == ""
+	payload, err := protocol.NewPayload(class, argsJSON, protocol.EnqueueOptions{Plain: plain, Now: now, ID: o.id, Unique: o.unique})
 	if err != nil {
 		return JobInfo{}, invalidf("%v", err)
 	}
 	info := JobInfo{Queue: queue, Class: class, Payload: payload}
 	if p, err := protocol.DecodePayload(payload); err == nil {
 		info.ID = p.ID
-	}
-	due := o.at
-	if o.hasIn {
-		due = now.Add(o.in)
 	}
 	if o.unique.UID != "" {
 		return c.enqueueUnique(ctx, info, due)
@@ -213,6 +238,9 @@ func checkJob(queue, class string, args []byte, o enqueueOptions) error {
 	if o.plain && o.id != "" {
 		return invalidf("Plain writes only class and args: it takes no ID")
 	}
+	if o.plain && o.withID {
+		return invalidf("Plain writes only class and args: it takes no WithID")
+	}
 	if o.plain && o.unique.UID != "" {
 		return invalidf("Plain writes only class and args: it takes no Unique")
 	}
@@ -221,6 +249,17 @@ func checkJob(queue, class string, args []byte, o enqueueOptions) error {
 	}
 	if o.unique.DeferrableBy < 0 {
 		return invalidf("DeferrableBy must not be negative")
+	}
+	// bounded (protocol.MaxDelay, MaxTimestamp): a larger value would be
+	// written as a float and refused by Redis when the job is released
+	if err := protocol.CheckDelaySeconds("DeferrableBy", float64(o.unique.DeferrableBy)); o.unique.Deferrable && err != nil {
+		return invalidf("%v", err)
+	}
+	if err := protocol.CheckDelay("In", o.in); o.hasIn && o.in > 0 && err != nil {
+		return invalidf("%v", err) // a negative one is a time in the past: due at once
+	}
+	if err := protocol.CheckDue("At", o.at); !o.hasIn && !o.at.IsZero() && err != nil {
+		return invalidf("%v", err)
 	}
 	if o.unique.UID != "" && !utf8.ValidString(o.unique.UID) {
 		return invalidf("the unique id must be valid UTF-8")

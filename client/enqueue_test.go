@@ -13,6 +13,7 @@ import (
 	"github.com/resque-go/resque-go/client"
 	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/fixtures"
+	"github.com/resque-go/resque-go/internal/protocol"
 )
 
 // rubyArgs is the args text Ruby Resque wrote for the fixtures' eight
@@ -146,13 +147,13 @@ func TestClientEnqueueAtMatchesResqueScheduler(t *testing.T) {
 	}
 }
 
-// EnqueueIn goes through the delayed queue, rounded up to the second; the
-// mover promotes it only when due, with the id JobInfo reported.
+// In goes through the delayed queue, rounded up to the second; the mover
+// promotes it only when due, with the id JobInfo reported (WithID).
 func TestClientEnqueueInIsPromotedWhenDue(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1795296000, 500_000_000)
 	e := newEnv(t, client.Options{Now: fixedClock(now)})
-	info, err := e.c.EnqueueIn(ctx(), 90*time.Second, "mail", "Reminder", 7)
+	info, err := e.c.EnqueueRaw(ctx(), "mail", "Reminder", []byte("[7]"), client.In(90*time.Second), client.WithID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,6 +219,11 @@ func TestClientEnqueueRefusesBadInput(t *testing.T) {
 		{"invalid UTF-8 class", "q", "C\xff", "[]", nil},
 		{"plain object", "q", "C", `{"k":1}`, []client.Option{client.Plain()}},
 		{"plain with id", "q", "C", `[]`, []client.Option{client.Plain(), client.ID("x")}},
+		// past the bounds (protocol.MaxDelay, MaxTimestamp)
+		{"in over 100 years", "q", "C", `[]`, []client.Option{client.In(protocol.MaxDelay + time.Second)}},
+		{"at after year 9999", "q", "C", `[]`, []client.Option{client.At(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))}},
+		{"at before 1970", "q", "C", `[]`, []client.Option{client.At(time.Unix(-1, 0))}},
+		{"deferrable by over 100 years", "q", "C", `[]`, []client.Option{client.Unique("D"), client.DeferrableBy(protocol.MaxDelay + time.Second)}},
 	}
 	for _, tc := range cases {
 		_, err := e.c.EnqueueRaw(ctx(), tc.queue, tc.class, []byte(tc.args), tc.opts...)

@@ -9,7 +9,7 @@ import (
 	"github.com/resque-go/resque-go/massqueue"
 )
 
-// MassJob is a job of the mass queues (massqueue.md): routed by its
+// MassJob is a job of the mass queues (docs/massqueue.md#routing): routed by its
 // source (sourceId, the tenant) and job name to a pool, not by a queue.
 type MassJob struct {
 	Class  string

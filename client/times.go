@@ -1,55 +1,11 @@
 package client
 
 import (
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/resque-go/resque-go/internal/protocol"
 )
 
-// Every Resque implementation writes its times in its own form. These are
-// the forms found in the captured fixtures; a time in any other form, or
-// whose zone is an abbreviation other than UTC or GMT (Go cannot tell what
-// "EST" means without guessing), reads as the zero time.
-var (
-	// Layouts that carry a numeric offset: exact.
-	offsetLayouts = []string{
-		time.RFC3339,                // heartbeats; php-resque 1.3+ failed_at, started, run_at; Ruby run_at
-		"2006-01-02 15:04:05 -0700", // Ruby Time#to_s: worker:<id>:started
-		"2006/01/02 15:04:05 -0700",
-		"Mon Jan 02 2006 15:04:05 GMT-0700", // node-resque: JavaScript Date#toString, without the "(zone name)"
-	}
-	// Layouts with a zone abbreviation: trusted for UTC and GMT only.
-	zoneLayouts = []string{
-		"2006/01/02 15:04:05 MST", // Ruby failed_at and retried_at; resque-go
-		time.UnixDate,             // php-resque (chrisboulton) date(): failed_at, started, run_at
-	}
-)
-
-// parseTime reads a time as Resque software stores it, or returns zero.
-func parseTime(s string) time.Time {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}
-	}
-	// node-resque stores worker:<id>:started as Unix seconds.
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
-		return time.Unix(n, 0)
-	}
-	if i := strings.Index(s, " ("); i > 0 && strings.HasSuffix(s, ")") {
-		s = s[:i]
-	}
-	for _, l := range offsetLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return t
-		}
-	}
-	for _, l := range zoneLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			if name, _ := t.Zone(); name == "UTC" || name == "GMT" {
-				return t
-			}
-			return time.Time{}
-		}
-	}
-	return time.Time{}
-}
+// parseTime reads a time as Resque software stores it, or returns zero (see
+// protocol.ParseStoredTime).
+func parseTime(s string) time.Time { return protocol.ParseStoredTime(s) }

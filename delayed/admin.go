@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/resque-go/resque-go/internal/protocol"
@@ -198,23 +199,53 @@ func decodeItem(ts int64, pos int, raw []byte) Item {
 }
 
 // eachBucket calls fn for the scheduled buckets in [from, to], oldest first,
-// reading the schedule a page at a time (fn may remove buckets).
-func eachBucket(ctx context.Context, c *rdb.Client, from, to int64, fn func(ts int64) error) error {
+// reading the schedule a page at a time (fn may remove buckets). A member
+// that is not a time names no bucket: it goes to bad (nil: skipped).
+func eachBucket(ctx context.Context, c *rdb.Client, from, to int64, fn func(ts int64) error, bad func(rdb.ScheduleMember) error) error {
+	fromScore := ""
+	seen := map[string]bool{} // members with score fromScore already done
 	for {
-		page, err := c.DelayedBuckets(ctx, from, to, bucketPage)
+		page, err := c.DelayedBuckets(ctx, from, to, fromScore, bucketPage)
 		if err != nil {
 			return err
 		}
-		for _, ts := range page {
-			if err := fn(ts); err != nil {
+		fresh := 0
+		for _, m := range page {
+			if seen[m.Member] {
+				continue
+			}
+			fresh++
+			switch {
+			case !m.Bad:
+				err = fn(m.TS)
+			case bad != nil:
+				err = bad(m)
+			}
+			if err != nil {
 				return err
 			}
 		}
-		if len(page) < bucketPage || page[len(page)-1] == math.MaxInt64 {
+		if len(page) < bucketPage || fresh == 0 {
 			return nil
 		}
-		from = page[len(page)-1] + 1
+		// the next page starts at the last score, included: members that
+		// are not times may share a score with others
+		last := page[len(page)-1].Score
+		if next := strconv.FormatFloat(last, 'g', -1, 64); next != fromScore {
+			fromScore, seen = next, map[string]bool{}
+		}
+		for _, m := range page {
+			if m.Score == last {
+				seen[m.Member] = true
+			}
+		}
 	}
+}
+
+// wrongType reports whether err says that a bucket holds another type.
+func wrongType(err error) bool {
+	var kt *rdb.KeyTypeError
+	return errors.As(err, &kt)
 }
 
 // bucketItems reads bucket ts a page at a time, calling fn for each item.
@@ -255,13 +286,17 @@ func Walk(ctx context.Context, c *rdb.Client, f Filter, fn func(Item) error) err
 	}
 	from, to := f.bounds()
 	return eachBucket(ctx, c, from, to, func(ts int64) error {
-		return bucketItems(ctx, c, ts, func(it Item) error {
+		err := bucketItems(ctx, c, ts, func(it Item) error {
 			if m.match(it) {
 				return fn(it)
 			}
 			return nil
 		})
-	})
+		if wrongType(err) {
+			return nil // holds no items: a mover sets it aside
+		}
+		return err
+	}, nil)
 }
 
 // indexLookup returns the buckets in range that the index names for the byte
@@ -301,6 +336,9 @@ func walkIndex(ctx context.Context, c *rdb.Client, f Filter, fn func(Item) error
 	for _, ts := range order {
 		forms := byTS[ts]
 		pos, err := c.DelayedPositions(ctx, ts, forms)
+		if wrongType(err) {
+			continue // holds no items: a mover sets it aside
+		}
 		if err != nil {
 			return err
 		}
@@ -354,6 +392,9 @@ func Count(ctx context.Context, c *rdb.Client, f Filter) (Counts, error) {
 		var page []int64
 		flush := func() error {
 			lens, err := c.DelayedBucketLens(ctx, page)
+			if _, ok := rdb.BadKeys(err); ok {
+				err = nil // buckets of another type hold no items
+			}
 			for _, l := range lens {
 				if l > 0 {
 					n.Items += l
@@ -368,7 +409,7 @@ func Count(ctx context.Context, c *rdb.Client, f Filter) (Counts, error) {
 				return flush()
 			}
 			return nil
-		})
+		}, nil)
 		if err == nil {
 			err = flush()
 		}
@@ -442,7 +483,7 @@ func Remove(ctx context.Context, c *rdb.Client, f Filter, progress func(Progress
 		}
 		p.Buckets = int64(len(order))
 		for _, ts := range order {
-			if err := step(ts, byTS[ts]); err != nil {
+			if err := step(ts, byTS[ts]); err != nil && !wrongType(err) {
 				return p.Removal, err
 			}
 		}
@@ -455,6 +496,18 @@ func Remove(ctx context.Context, c *rdb.Client, f Filter, progress func(Progress
 	from, to := f.bounds()
 	if p.Buckets, err = c.DelayedScheduleCount(ctx, from, to); err != nil {
 		return Removal{}, err
+	}
+	// a schedule member that is not a time, or a bucket of another type,
+	// holds no item: removing every item takes it off the schedule (the key
+	// is left as it is), a filter skips it
+	var bad func(rdb.ScheduleMember) error
+	if f.matchesAll() {
+		bad = func(sm rdb.ScheduleMember) error {
+			if err := unschedule(ctx, c, sm, "", &p); err != nil {
+				return err
+			}
+			return bucketDone()
+		}
 	}
 	err = eachBucket(ctx, c, from, to, func(ts int64) error {
 		for {
@@ -472,6 +525,16 @@ func Remove(ctx context.Context, c *rdb.Client, f Filter, progress func(Progress
 				}
 				return nil
 			})
+			var kt *rdb.KeyTypeError
+			if errors.As(err, &kt) {
+				if bad == nil {
+					return bucketDone()
+				}
+				if err := unschedule(ctx, c, rdb.ScheduleMember{Member: strconv.FormatInt(ts, 10), TS: ts}, kt.Type, &p); err != nil {
+					return err
+				}
+				return bucketDone()
+			}
 			if err != nil {
 				return err
 			}
@@ -494,8 +557,21 @@ func Remove(ctx context.Context, c *rdb.Client, f Filter, progress func(Progress
 				return err
 			}
 		}
-	})
+	}, bad)
 	return p.Removal, err
+}
+
+// unschedule takes sm, a schedule member that is not a time or (listType)
+// whose bucket holds that type, off the schedule, counted in p.
+func unschedule(ctx context.Context, c *rdb.Client, sm rdb.ScheduleMember, listType string, p *Progress) error {
+	done, err := c.SetAsideDelayed(ctx, sm, listType, nil)
+	if err != nil {
+		return err
+	}
+	if done {
+		p.Unscheduled++
+	}
+	return nil
 }
 
 // trimBucket removes the items of snap, the whole of bucket ts as read,

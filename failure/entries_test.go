@@ -105,7 +105,7 @@ func TestParseToleratesOddFields(t *testing.T) {
 // failure-requeue-tz-new-york): the entry keeps its bytes and gains
 // retried_at as its last key. Ruby writes retried_at in the process's zone
 // ("... EST"); resque-go writes UTC like every failed_at it writes
-// (protocol.md section 4), which resque-web parses alike.
+// (docs/protocol.md#failures-and-retries), which resque-web parses alike.
 func TestRetryNewYorkEntry(t *testing.T) {
 	t.Parallel()
 	c := newClient(t)

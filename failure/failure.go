@@ -179,6 +179,13 @@ func (s *Store) retry(ctx context.Context, e Entry, at int64) (int64, error) {
 	// An operator's retry starts a fresh attempt budget: no failCount in the
 	// payload, no attempt counter left for its class and args.
 	payload, digest := protocol.FreshAttempts(e.PayloadBytes()), ""
+	if e.Queue == "" {
+		// a mass-queue job that names no queue (resqu-client's delayed job):
+		// back through unassigned with an id, as its producer enqueues
+		if payload, err = protocol.WithJobID(payload, s.now()); err != nil {
+			return 0, fmt.Errorf("failure: entry %d: %w", e.Index, err)
+		}
+	}
 	if p, err := protocol.DecodePayload(payload); err == nil {
 		digest = protocol.AttemptsDigest(p)
 	}

@@ -1,4 +1,4 @@
-// Package massqueue implements mass queues (massqueue.md): work routed by
+// Package massqueue implements mass queues (docs/massqueue.md): work routed by
 // source (a tenant) and job name to named pools; static jobs served fairly
 // between sources, and batches ("mass actions") worked by units, one active
 // batch per source per pool.
@@ -71,7 +71,7 @@ type Enqueued struct {
 }
 
 // EnqueueStaticJob is EnqueueStatic, reporting a deferral. A unique job
-// (protocol.md 8) is refused with ErrDuplicate while its uid is queued, or
+// (docs/protocol.md#unique-jobs) is refused with ErrDuplicate while its uid is queued, or
 // running unless it is deferrable (then parked, the first one only).
 func EnqueueStaticJob(ctx context.Context, c *rdb.Client, j Job) (Enqueued, error) {
 	p, err := Payload(j, time.Now())
@@ -107,7 +107,7 @@ func EnqueueStaticJob(ctx context.Context, c *rdb.Client, j Job) (Enqueued, erro
 
 // ErrDuplicate: a unique job's uid is queued or running; a static job was
 // not written, a batch push stopped at that job (DuplicateError). It is
-// unique.ErrDuplicate (protocol.md 8).
+// unique.ErrDuplicate (docs/protocol.md#unique-jobs).
 var ErrDuplicate = unique.ErrDuplicate
 
 // DefaultBatchTTL is how long an uncommitted batch lives after its last

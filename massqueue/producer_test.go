@@ -216,7 +216,7 @@ func TestCreateBatchThenPushByID(t *testing.T) {
 	}
 }
 
-// A unique static job is refused while its uid is queued (protocol.md 8),
+// A unique static job is refused while its uid is queued (docs/protocol.md#unique-jobs),
 // and pushed to unassigned like any static job when the uid is free.
 func TestUniqueStaticJob(t *testing.T) {
 	t.Parallel()

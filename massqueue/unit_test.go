@@ -73,7 +73,7 @@ func TestUnitInterleaves(t *testing.T) {
 	_, _ = b1, b2
 }
 
-// The scenario, with workers as goroutines: 3 sources with batches
+// The design's reference scenario, with workers as goroutines: 3 sources with batches
 // of 1,000, 100 and 10 jobs (two batches each), a pool of 2 units of 2
 // workers; then every worker of one unit dies holding a job. Never two
 // active batches of a source, batches to the least-loaded unit, every job

@@ -41,13 +41,13 @@ type Config struct {
 	Polling  bool   `json:"polling"`
 	Interval string `json:"interval"`
 	// Mass, instead of Queues, makes the node work a mass-queue pool
-	// (massqueue.md): "static:<pool>" serves a static pool's sources
+	// (docs/massqueue.md#static-pools, docs/massqueue.md#batch-pools): "static:<pool>" serves a static pool's sources
 	// round-robin, "unit:<pool>:<unit id>" one unit of a batch pool. The
 	// pool manager sets it for the workers of its mass config. The slots
 	// poll every Interval ("" means 1 s here) when there is no job.
 	Mass string `json:"mass,omitempty"`
 	// Serial names queues of Queues that run one job at a time across
-	// every process (literal names; protocol.md 9).
+	// every process (literal names; docs/protocol.md#serial-queues).
 	Serial []string `json:"serial,omitempty"`
 	// HeartbeatInterval is 1 to 60 seconds; "" means 5 s.
 	HeartbeatInterval string `json:"heartbeat_interval"`
@@ -85,8 +85,12 @@ type Config struct {
 	// everywhere costs Redis one poll per second in all.
 	NoMover bool `json:"no_mover"`
 	// MetricsAddr serves Prometheus /metrics and /healthz on this address
-	// (":9292"); "" means off.
+	// ("127.0.0.1:9292"; a bare port, ":9292" or "9292", listens on
+	// 127.0.0.1 only, "0.0.0.0:9292" on every interface); "" means off.
 	MetricsAddr string `json:"metrics_addr"`
+	// MetricsToken, when set, is the bearer token /metrics and /healthz
+	// require (401 without it).
+	MetricsToken string `json:"metrics_token,omitempty"`
 	// Fork runs every job in a child process (see WithFork).
 	Fork bool `json:"fork"`
 

@@ -46,6 +46,7 @@ func TestValidateMessages(t *testing.T) {
 		{func(c *node.Config) { c.Exec = []string{"nocommand"} }, `--exec "nocommand": want 'Class=...' or '*=...'`},
 		{func(c *node.Config) { c.HTTP = []string{"A=ftp://x"} }, `--http "A=ftp://x": the URL must start with http:// or https://`},
 		{func(c *node.Config) { c.HTTP = []string{"=http://x"} }, `--http "=http://x": want 'Class=...' or '*=...'`},
+		{func(c *node.Config) { c.HTTP = []string{"A=http://x/?s={sourceId}"} }, `--http "A=http://x/?s={sourceId}": {sourceId} may stand only in the URL's path`},
 		{func(c *node.Config) { c.SupervisorPID = -1 }, "supervisor_pid -1"},
 	} {
 		cfg := ok

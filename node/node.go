@@ -146,7 +146,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 	}
 	var onFinish func(runtime.Finished)
 	if cfg.MetricsAddr != "" {
-		n.metrics = metrics.New(metrics.Config{Client: n.client, Logger: log,
+		n.metrics = metrics.New(metrics.Config{Client: n.client, Logger: log, Token: cfg.MetricsToken,
 			Queues: func(ctx context.Context) ([]string, error) { return n.w.Queues(ctx) },
 			Slots:  func() (int, int) { return n.w.Slots() }})
 		onFinish = n.metrics.Observe
@@ -174,7 +174,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 	}
 	pub, err := stats.NewPublisher(stats.PublisherConfig{
 		Client: n.client, Hostname: cfg.Hostname, Interval: s.durations.heartbeat,
-		Slots: n.w.Slots, WorkerIDs: n.w.IDs(), Logger: log,
+		Slots: n.w.Slots, WorkerIDs: n.w.IDs(), WrongTypeQueues: n.w.WrongTypeQueues, Logger: log,
 	})
 	if err != nil {
 		return err

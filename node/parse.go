@@ -222,6 +222,9 @@ func (c Config) parseHandlers() (handlerSpecs, error) {
 		if err != nil {
 			return h, err
 		}
+		if err := worker.CheckHTTPEndpoint(s.target); err != nil {
+			return h, badf("--http %q: %v", spec, err)
+		}
 		h.specs = append(h.specs, s)
 	}
 	return h, nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -54,8 +55,11 @@ type SchedulerConfig struct {
 	NoSchedules bool `json:"no_schedules"`
 	NoPlans     bool `json:"no_plans"`
 	NoMover     bool `json:"no_mover"`
-	// MetricsAddr serves /metrics and /healthz ("" off).
-	MetricsAddr string `json:"metrics_addr"`
+	// MetricsAddr serves /metrics and /healthz ("" off; a bare port
+	// listens on 127.0.0.1 only); MetricsToken, when set, is the bearer
+	// token both require.
+	MetricsAddr  string `json:"metrics_addr"`
+	MetricsToken string `json:"metrics_token,omitempty"`
 	// SupervisorPID: once it is no longer this process's parent, the
 	// scheduler stops (a pool manager that died).
 	SupervisorPID int `json:"supervisor_pid"`
@@ -172,7 +176,7 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 		}
 	}
 	if cfg.MetricsAddr != "" {
-		s.metrics = metrics.NewScheduler(client, s.counts)
+		s.metrics = metrics.NewScheduler(client, s.counts, metrics.ServerOptions{Token: cfg.MetricsToken, Logger: &s.log})
 	}
 	return s, nil
 }
@@ -234,6 +238,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.started = time.Now().UTC()
 	s.running = true
+	s.keepSchedulerPid(ctx)
 	for _, c := range s.components() {
 		c.Start(context.Background())
 	}
@@ -293,6 +298,7 @@ func (s *Scheduler) recordLoop(ctx context.Context) {
 }
 
 func (s *Scheduler) publish(ctx context.Context) {
+	s.keepSchedulerPid(ctx)
 	callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if due, next, err := s.client.SchedulerGauges(callCtx, time.Now()); err == nil {
@@ -332,6 +338,11 @@ func (s *Scheduler) Stop() {
 		s.record.Stop()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = s.client.DeleteSchedulerRecord(ctx, s.host, s.pid)
+		if s.KeepsSchedulerPid() {
+			if err := s.client.ReleaseSchedulerPid(ctx, s.host, s.pid); err != nil {
+				s.log.Warn().Err(err).Msg("scheduler_pid not removed")
+			}
+		}
 		cancel()
 		if s.metrics != nil {
 			_ = s.metrics.Close()
@@ -341,6 +352,40 @@ func (s *Scheduler) Stop() {
 	}
 	s.client.Close()
 	close(s.done)
+}
+
+// KeepsSchedulerPid reports whether the scheduler keeps resque-v3's
+// scheduler_pid:<host> record (in the resque-v3 namespace): its pid while
+// it runs, removed when it stops cleanly, so v3 tooling sees a scheduler on
+// the host. The v3 init process then signals that pid: HUP (reload) and
+// USR1 (reopen logs), which a resque-go scheduler takes without stopping,
+// and TERM when it shuts down.
+func (s *Scheduler) KeepsSchedulerPid() bool { return s.client.Keys().KeepsSchedulerPid() }
+
+// keepSchedulerPid writes this process's pid to scheduler_pid:<host>
+// unless it is there already or names another process that is alive (a v3
+// scheduler on this host keeps its record); a pid left by a scheduler that
+// died is replaced. Called at start and on every record refresh, so the
+// record comes back after another scheduler's clean stop removed it.
+func (s *Scheduler) keepSchedulerPid(ctx context.Context) {
+	if !s.KeepsSchedulerPid() {
+		return
+	}
+	callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cur, err := s.client.SchedulerPid(callCtx, s.host)
+	if err != nil || cur == s.pid || cur > 0 && pidAlive(cur) {
+		return
+	}
+	if _, err := s.client.SetSchedulerPid(callCtx, s.host, s.pid, false); err != nil && ctx.Err() == nil {
+		s.log.Debug().Err(err).Msg("scheduler_pid not written")
+	}
+}
+
+// pidAlive reports whether a process with pid exists on this machine.
+func pidAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // Done is closed when the scheduler has stopped.

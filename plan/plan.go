@@ -1,4 +1,4 @@
-// Package plan is resque-v3's recurring plans (protocol.md 7): a job
+// Package plan is resque-v3's recurring plans (docs/protocol.md#plans): a job
 // enqueued at every slot of a recurrence (an interval, an ISO 8601 period
 // or a cron line in a time zone), fired by any number of Planners, each
 // (plan, slot) exactly once. Plans written by the resque-v3 PHP producers
@@ -58,7 +58,7 @@ type Plan struct {
 	// Args is a JSON array or object; empty means [].
 	Args json.RawMessage
 	// UniqueID gives the job "unique":{"uid":UniqueID}: a slot whose uid
-	// is still queued (or running) is skipped (protocol.md 8).
+	// is still queued (or running) is skipped (docs/protocol.md#unique-jobs).
 	UniqueID string
 	// Every is an interval of whole seconds (elapsed time). It is stored
 	// as its period (5m is P0Y0M0DT0H5M0S); plans read back report Period.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -44,7 +45,8 @@ type Planner struct {
 	cfg    PlannerConfig
 	log    zerolog.Logger
 	runner service.Runner
-	zones  sync.Map // time zone name -> *time.Location
+	zones  sync.Map       // time zone name -> *time.Location
+	stuck  service.OnceIn // plans and slots left for the next pass, logged once a minute
 }
 
 // NewPlanner returns a planner; Start runs it.
@@ -96,23 +98,70 @@ const maxChanged = 5
 
 // Pass fires every slot due now, oldest first, and returns how many jobs
 // it pushed.
+//
+// One bad entry never stops the other plans. A plan_schedule member that
+// is not a time, or a slot plan_schedule:<ts> of another type, is taken
+// off the schedule with a failed entry naming it; a plan:<id> of another
+// type is taken out of its slot with a failed entry naming the key (the
+// keys are kept as they are). A plan that cannot be fired now (its queue
+// key holds another type) stays in its slot for the next pass, and the
+// others of the slot and of later slots fire. Only an error of Redis itself
+// (unreachable, loading) ends the pass.
 func (p *Planner) Pass(ctx context.Context) (int, error) {
 	c := p.cfg.Client
 	fired := 0
+	skip := map[string]bool{} // slots left for the next pass
 	for ctx.Err() == nil {
-		ts, ok, err := c.NextPlanSlot(ctx, p.cfg.Now().Unix())
-		if err != nil || !ok {
-			return fired, err
-		}
-		ids, err := c.PlanSlotIDs(ctx, ts, p.cfg.Batch)
+		due, err := c.DuePlanSlots(ctx, p.cfg.Now().Unix(), len(skip)+1)
 		if err != nil {
 			return fired, err
 		}
-		if len(ids) == 0 {
-			if err := c.CleanPlanSlot(ctx, ts); err != nil {
+		i := slices.IndexFunc(due, func(d rdb.ScheduleMember) bool { return !skip[d.Member] })
+		if i < 0 {
+			return fired, nil
+		}
+		d := due[i]
+		n, err := p.slot(ctx, d)
+		fired += n
+		if err != nil {
+			if rdb.IsTransient(err) || ctx.Err() != nil {
 				return fired, err
 			}
-			continue
+			if p.stuck.Due("slot "+d.Member, p.cfg.Now()) {
+				p.log.Error().Err(err).Str("slot", d.Member).Msg("plan slot left for the next pass; the other slots go on (logged once a minute)")
+			}
+			skip[d.Member] = true
+		}
+	}
+	return fired, ctx.Err()
+}
+
+// slot fires the plans of due slot d, or sets d aside when it is not a time
+// or its key holds another type.
+func (p *Planner) slot(ctx context.Context, d rdb.ScheduleMember) (int, error) {
+	c := p.cfg.Client
+	sched := c.Keys().PlanSchedule()
+	if d.Bad {
+		return 0, p.setAside(ctx, d, "", protocol.ExcBadSchedule,
+			fmt.Sprintf("%s member %q (score %v) is not a Unix time in seconds: taken off the schedule", sched, d.Member, d.Score))
+	}
+	fired := 0
+	stuck := map[string]error{} // plans of the slot that cannot be fired now
+	for ctx.Err() == nil {
+		ids, err := c.PlanSlotIDs(ctx, d.TS, p.cfg.Batch+len(stuck))
+		if kt := (*rdb.KeyTypeError)(nil); errors.As(err, &kt) {
+			return fired, p.setAside(ctx, d, kt.Type, protocol.ExcWrongType,
+				fmt.Sprintf("%s: taken off %s and left as it is; the plans it names fire again once filed in a slot", kt, sched))
+		}
+		if err != nil {
+			return fired, err
+		}
+		ids = slices.DeleteFunc(ids, func(id string) bool { return stuck[id] != nil })
+		if len(ids) == 0 {
+			for _, err := range stuck {
+				return fired, err
+			}
+			return fired, c.CleanPlanSlot(ctx, d.TS)
 		}
 		raws, err := c.Plans(ctx, ids)
 		if err != nil {
@@ -120,9 +169,16 @@ func (p *Planner) Pass(ctx context.Context) (int, error) {
 		}
 		progress := false
 		for i, id := range ids {
-			res, err := p.fire(ctx, ts, id, raws[i])
+			res, err := p.fire(ctx, d.TS, id, raws[i])
 			if err != nil {
-				return fired, err
+				if rdb.IsTransient(err) || ctx.Err() != nil {
+					return fired, err
+				}
+				if p.stuck.Due("plan "+id, p.cfg.Now()) {
+					p.log.Error().Err(err).Str("plan_id", id).Int64("slot", d.TS).Msg("plan cannot be fired now; it stays in its slot, the other plans go on (logged once a minute)")
+				}
+				stuck[id], progress = err, true
+				continue
 			}
 			if res == rdb.FireFired {
 				fired++
@@ -130,14 +186,30 @@ func (p *Planner) Pass(ctx context.Context) (int, error) {
 			progress = progress || res != rdb.FireChanged
 		}
 		if !progress {
-			return fired, fmt.Errorf("plan: slot %d: its plans kept changing while being fired", ts)
+			return fired, fmt.Errorf("plan: slot %d: its plans kept changing while being fired", d.TS)
 		}
 	}
 	return fired, ctx.Err()
 }
 
+// setAside takes d off plan_schedule with a failed entry saying why
+// (listType: its slot holds that type).
+func (p *Planner) setAside(ctx context.Context, d rdb.ScheduleMember, listType, exception, why string) error {
+	f := protocol.Failure{FailedAt: p.cfg.Now(), Exception: exception, Error: why,
+		Backtrace: []string{}, Worker: p.cfg.WorkerID, ProcessedBy: p.cfg.Hostname}
+	done, err := p.cfg.Client.SetAsidePlanSlot(ctx, d, listType, f.Encode())
+	if err != nil {
+		return err
+	}
+	if done {
+		p.log.Error().Str("slot", d.Member).Str("error", why).Msg("plan schedule entry set aside, recorded in failed")
+	}
+	return nil
+}
+
 // fire fires plan id for slot ts, reading the plan again while it changes
-// under the step.
+// under the step. A plan:<id> of another type is parked with a failed
+// entry naming the key.
 func (p *Planner) fire(ctx context.Context, ts int64, id string, raw []byte) (rdb.FireResult, error) {
 	c := p.cfg.Client
 	for range maxChanged {
@@ -152,6 +224,12 @@ func (p *Planner) fire(ctx context.Context, ts int64, id string, raw []byte) (rd
 			res, err = c.ParkPlan(ctx, id, raw, ts, nil)
 		default:
 			res, err = c.FirePlan(ctx, f)
+		}
+		if kt := (*rdb.KeyTypeError)(nil); errors.As(err, &kt) && kt.Key == c.Keys().Plan(id) {
+			problem = kt
+			res, err = c.ParkWrongTypePlan(ctx, id, ts, kt.Type, protocol.Failure{FailedAt: now, Exception: protocol.ExcWrongType,
+				Error:     fmt.Sprintf("plan %q cannot be fired: %s; it was taken off the schedule (the key is kept: fix or remove it)", id, kt),
+				Backtrace: []string{}, Worker: p.cfg.WorkerID, ProcessedBy: p.cfg.Hostname}.Encode())
 		}
 		if err != nil || res != rdb.FireChanged {
 			p.logResult(id, ts, f, res, problem)

@@ -473,8 +473,8 @@ func timeoutText(d time.Duration) string {
 func maskURL(raw string) string { return rdb.RedactURL(raw) }
 
 // describeChild is n as one line of JSON without the settings left at
-// their defaults (zero values), the Redis password and the HTTP token
-// masked.
+// their defaults (zero values), the Redis and Sentinel passwords and the
+// HTTP and metrics tokens masked.
 func describeChild(n node.Config) string {
 	n.Redis.URL = maskURL(n.Redis.URL)
 	if n.HTTPToken != "" {
@@ -482,6 +482,9 @@ func describeChild(n node.Config) string {
 	}
 	if n.Redis.SentinelPassword != "" {
 		n.Redis.SentinelPassword = "***"
+	}
+	if n.MetricsToken != "" {
+		n.MetricsToken = "***"
 	}
 	return nonZeroJSON(reflect.ValueOf(n))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/massqueue"
 	"github.com/resque-go/resque-go/node"
+	"github.com/resque-go/resque-go/worker"
 )
 
 // maxErrors bounds how many problems one Parse reports.
@@ -746,6 +747,10 @@ func (d *decoder) decodeHTTP(n *yaml.Node, path string) *HTTPEndpoint {
 	checkURL := func(v *yaml.Node, p, u string) bool {
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 			d.errorf(v, p, "%q: the URL must start with http:// or https://", u)
+			return false
+		}
+		if err := worker.CheckHTTPEndpoint(u); err != nil {
+			d.errorf(v, p, "%q: %v", u, err)
 			return false
 		}
 		return true

@@ -228,7 +228,7 @@ func (l *loop) spawn(sl *slot, now time.Time) {
 		config = func(w *os.File) { writeJSON(w, sc, s.log) }
 	} else {
 		if addr, off, ok := l.metricsAddr(); ok {
-			child.MetricsAddr = addr
+			child.MetricsAddr, child.MetricsToken = addr, s.p.MetricsToken
 			sl.metrics = off
 		}
 		config = func(w *os.File) { writeConfig(w, child, s.log) }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -39,20 +40,34 @@ func ReadStatus(ctx context.Context, client *rdb.Client, host string) (recs []Re
 	return recs, warnings, nil
 }
 
-// StatusDoc is the JSON document `resque-go pool status --json` prints.
+// StatusDoc is the JSON document `resque-go pool status --json` prints:
+// the records as every list of resque-go's --json outputs them, with their
+// total.
 type StatusDoc struct {
-	Pools []Record `json:"pools"`
+	Items []Record `json:"items"`
+	Total int      `json:"total"`
 }
 
-// WriteStatusJSON writes recs as a StatusDoc.
+// WriteStatusJSON writes recs as a StatusDoc, CPU percentages rounded to
+// one decimal as RenderStatus shows them.
 func WriteStatusJSON(w io.Writer, recs []Record) error {
-	if recs == nil {
-		recs = []Record{}
+	out := make([]Record, len(recs))
+	for i, r := range recs {
+		r.CPUPercent = roundPercent(r.CPUPercent)
+		children := make([]protocol.PoolChild, len(r.Children))
+		for j, c := range r.Children {
+			c.CPUPercent = roundPercent(c.CPUPercent)
+			children[j] = c
+		}
+		r.Children = children
+		out[i] = r
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(StatusDoc{Pools: recs})
+	return enc.Encode(StatusDoc{Items: out, Total: len(out)})
 }
+
+func roundPercent(f float64) float64 { return math.Round(f*10) / 10 }
 
 // RenderStatus writes recs as two tables: the managers, then their
 // children. Ages come from the records (as of their last refresh), so the
@@ -75,7 +90,7 @@ func RenderStatus(w io.Writer, recs []Record) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d running\t%s\n", poolName(r), r.Config, r.Format, r.State,
 			stats.FormatDuration(r.UpdatedAt.Sub(r.StartedAt)), stats.FormatBytes(r.RSSBytes), stats.FormatPercent(r.CPUPercent), running, len(r.Children),
-			r.UpdatedAt.UTC().Format(time.RFC3339))
+			stats.FormatTime(r.UpdatedAt))
 	}
 	_ = tw.Flush()
 	b.WriteByte('\n')

@@ -107,7 +107,10 @@ func TestStatusJSONFieldNames(t *testing.T) {
 		}
 	}
 	walk("", doc)
-	pool := doc["pools"].([]any)[0].(map[string]any)
+	if doc["total"] != 2.0 {
+		t.Errorf("total = %v, want 2", doc["total"])
+	}
+	pool := doc["items"].([]any)[0].(map[string]any)
 	child := pool["children"].([]any)[1].(map[string]any)
 	for _, f := range []string{"slot", "queues", "pid", "state", "restarts", "started_at", "uptime_s", "restart_at",
 		"last_exit", "last_exit_reason", "rss_bytes", "cpu_percent"} {

@@ -54,10 +54,13 @@ type Params struct {
 	Stdout, Stderr io.Writer
 	// PID is the manager's pid the children watch; default os.Getpid().
 	PID int
-	// MetricsAddr, when set (host:port), gives every running child its own
-	// --metrics-addr on the ports that follow: port+1, port+2 ... (the
-	// lowest free one at each start). The manager itself serves port.
-	MetricsAddr string
+	// MetricsAddr, when set (host:port; a bare port means 127.0.0.1),
+	// gives every running child its own --metrics-addr on the ports that
+	// follow: port+1, port+2 ... (the lowest free one at each start). The
+	// manager itself serves port. MetricsToken, when set, is the bearer
+	// token the endpoints of the manager and of every child require.
+	MetricsAddr  string
+	MetricsToken string
 	// BackoffMin is the first restart delay of a slot, doubling per quick
 	// death up to BackoffMax; a child that stayed up BackoffReset starts the
 	// count again. Defaults 1 s, 60 s, 60 s.
@@ -202,6 +205,13 @@ func New(p Params, cfg *Config) (*Supervisor, error) {
 	if cfg == nil {
 		return nil, errors.New("pool: no config")
 	}
+	if p.MetricsAddr != "" {
+		addr, err := metrics.ListenAddr(p.MetricsAddr)
+		if err != nil {
+			return nil, &MetricsError{Err: err}
+		}
+		p.MetricsAddr = addr // the children's ports follow this one
+	}
 	host := cfg.Hostname
 	if host == "" {
 		h, err := os.Hostname()
@@ -226,7 +236,7 @@ func New(p Params, cfg *Config) (*Supervisor, error) {
 	if p.MetricsAddr != "" {
 		// the manager serves /metrics and /healthz on MetricsAddr; its
 		// children get the next ports
-		s.metrics = metrics.NewPool(p.Client, s.metricsChildren)
+		s.metrics = metrics.NewPool(p.Client, s.metricsChildren, metrics.ServerOptions{Token: p.MetricsToken, Logger: &s.log})
 		bound, err := s.metrics.Serve(p.MetricsAddr)
 		if err != nil {
 			return nil, &MetricsError{Err: err}

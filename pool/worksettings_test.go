@@ -97,7 +97,10 @@ func TestSupervisorPassesEverySetting(t *testing.T) {
 	}
 	addr := l.Addr().(*net.TCPAddr)
 	l.Close()
-	h := newHarness(t, workSettings+allSets, func(p *Params) { p.MetricsAddr = addr.String() })
+	// a bare port: the manager and its children listen on 127.0.0.1
+	h := newHarness(t, workSettings+allSets, func(p *Params) {
+		p.MetricsAddr, p.MetricsToken = ":"+strconv.Itoa(addr.Port), "t0ken"
+	})
 	h.sup.Start(context.Background())
 	evs := h.waitFor("child", func(evs []Event) bool { return count(evs, EventStarted, "a,b") == 1 })
 	pid := pidsOf(evs, EventStarted, "a,b")[0]
@@ -106,6 +109,7 @@ func TestSupervisorPassesEverySetting(t *testing.T) {
 	want := allSet
 	want.SupervisorPID = os.Getpid()
 	want.MetricsAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(addr.Port+1))
+	want.MetricsToken = "t0ken"
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("child config = %+v\nwant           %+v", got, want)
 	}

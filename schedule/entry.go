@@ -28,6 +28,9 @@ import (
 const (
 	SourceFile  = "file"  // the YAML schedule file
 	SourceRedis = "redis" // persistent_schedules (Resque.set_schedule)
+	// SourceMaster is a schedule the master scheduler published as one it
+	// fires (from its schedule file), read by Inspect.
+	SourceMaster = "master"
 )
 
 // Entry is one recurring schedule.
@@ -54,7 +57,12 @@ type Entry struct {
 	Source string `json:"source"`
 
 	timing *timing
+	config json.RawMessage // the config as read (JSON), what a master publishes
 }
+
+// Config returns the entry's config as it was read, as JSON (the form of a
+// persistent_schedules value).
+func (e Entry) Config() json.RawMessage { return e.config }
 
 // Manual reports whether the entry has neither cron nor every: it is never
 // fired by a scheduler.
@@ -142,7 +150,7 @@ func parseConfig(name string, config []byte, source string) (Entry, error) {
 	if err := json.Unmarshal(config, &m); err != nil || m == nil {
 		return fail("", "want a mapping of class, queue, cron or every, args... (got %s)", excerpt(config))
 	}
-	e := Entry{Name: name, Source: source}
+	e := Entry{Name: name, Source: source, config: config}
 	var err error
 	if e.Class, err = optString(m, "class"); err != nil {
 		return fail("class", "%v", err)
@@ -176,7 +184,7 @@ func parseConfig(name string, config []byte, source string) (Entry, error) {
 		}
 		break
 	}
-	if e.Class == "" && source == SourceFile {
+	if e.Class == "" && source != SourceRedis {
 		e.Class = name
 	}
 	if e.Manual() {

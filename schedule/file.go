@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"os"
@@ -53,12 +54,36 @@ func LoadFile(path, environment string) ([]Entry, error) {
 	return FilterEnv(entries, environment), err
 }
 
+// Limits of a schedule: a file larger than MaxFileSize is refused before
+// it is read, and a schedule of more than MaxEntries entries before its
+// entries are parsed. resque-scheduler's files hold tens of entries; these
+// bounds keep a wrong file (a log, a dump) from costing a scheduler
+// minutes and gigabytes to read.
+const (
+	MaxFileSize = 4 << 20
+	MaxEntries  = 10_000
+)
+
 // ParseFile is Parse of a file's content: every entry, whatever its
-// environment; errors name the file.
+// environment; errors name the file. A file over MaxFileSize is refused
+// unread.
 func ParseFile(path string) ([]Entry, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > MaxFileSize {
+		return nil, fmt.Errorf("schedule: %s: %s is over the %s limit of a schedule file", path, sizeText(st.Size()), sizeText(MaxFileSize))
+	}
+	// read one byte past the limit: a file that grew since Stat (or a
+	// pipe) is refused too
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("schedule: %s: over the %s limit of a schedule file", path, sizeText(MaxFileSize))
 	}
 	entries, err := Parse(data)
 	var fe *FileError
@@ -86,6 +111,9 @@ func FilterEnv(entries []Entry, environment string) []Entry {
 // is read as Ruby's Psych reads it where that changes a job's args: plain
 // yes/no/on/off are booleans and :name is the string name (a symbol).
 func Parse(data []byte) ([]Entry, error) {
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("%s is over the %s limit of a schedule", sizeText(int64(len(data))), sizeText(MaxFileSize))
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, err
@@ -99,6 +127,9 @@ func Parse(data []byte) ([]Entry, error) {
 	}
 	if root.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("line %d: want a mapping of schedule name to its config", root.Line)
+	}
+	if n := len(root.Content) / 2; n > MaxEntries {
+		return nil, fmt.Errorf("%d entries: over the limit of %d entries in a schedule", n, MaxEntries)
 	}
 	pairs, err := mappingPairs(root, newBudget())
 	if err != nil {
@@ -128,6 +159,17 @@ func Parse(data []byte) ([]Entry, error) {
 		return entries, &FileError{Entries: bad}
 	}
 	return entries, nil
+}
+
+// sizeText writes n bytes in MiB, or in bytes below 1 MiB.
+func sizeText(n int64) string {
+	if n < 1<<20 {
+		return strconv.FormatInt(n, 10) + " bytes"
+	}
+	if n%(1<<20) == 0 {
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	}
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
 }
 
 type pair struct {

@@ -2,6 +2,9 @@ package schedule_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -183,5 +186,49 @@ func TestPayloadMatchesResqueScheduler(t *testing.T) {
 	jobs := d.List("resque:queue:" + e.Queue)
 	if got := jobs[len(jobs)-1]; string(p) != got {
 		t.Errorf("payload %s, resque-scheduler pushed %s", p, got)
+	}
+}
+
+// A schedule file over MaxFileSize is refused before it is read, one over
+// MaxEntries entries before its entries are parsed; both with one line
+// naming the limit.
+func TestScheduleFileLimits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yml")
+	entry := "tick:\n  every: 1m\n  class: Tick\n  queue: q\n"
+	data := []byte(entry + strings.Repeat("# padding\n", schedule.MaxFileSize/10+1))
+	if err := os.WriteFile(big, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := schedule.ParseFile(big)
+	if err == nil || !strings.Contains(err.Error(), "over the 4 MiB limit") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("ParseFile(%d bytes) = %v", len(data), err)
+	}
+	if _, err := schedule.LoadFile(big, ""); err == nil {
+		t.Error("LoadFile read a file over the limit")
+	}
+	if _, err := schedule.Parse(data); err == nil {
+		t.Error("Parse took data over the limit")
+	}
+	var b strings.Builder
+	for i := range schedule.MaxEntries + 1 {
+		fmt.Fprintf(&b, "e%d: {every: 1m, class: C, queue: q}\n", i)
+	}
+	many := filepath.Join(dir, "many.yml")
+	if err := os.WriteFile(many, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = schedule.ParseFile(many)
+	if err == nil || !strings.Contains(err.Error(), "10001 entries: over the limit of 10000") {
+		t.Errorf("ParseFile(%d entries) = %v", schedule.MaxEntries+1, err)
+	}
+	// at the limits the file is read
+	ok := filepath.Join(dir, "ok.yml")
+	if err := os.WriteFile(ok, []byte(entry+strings.Repeat("#", schedule.MaxFileSize-len(entry)-1)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := schedule.ParseFile(ok); err != nil || len(entries) != 1 {
+		t.Errorf("a file of exactly %d bytes: %d entries, %v", schedule.MaxFileSize, len(entries), err)
 	}
 }

@@ -249,6 +249,10 @@ func (s *Scheduler) loop(ctx context.Context) {
 	defer func() {
 		// also when a takeover failed half way: the lock may be ours
 		callCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		// what this master published goes first, while the lock is ours
+		if err := s.cfg.Client.WithdrawSchedules(callCtx, s.lockKey, s.value); err != nil {
+			s.log.Warn().Err(err).Msg("published schedules not withdrawn")
+		}
 		if err := s.cfg.Client.ReleaseSchedulerMaster(callCtx, s.lockKey, s.value); err != nil {
 			s.log.Warn().Err(err).Msg("scheduler master lock release failed")
 		}
@@ -302,8 +306,13 @@ func (s *Scheduler) pass(ctx context.Context) (PassResult, error) {
 		}
 		s.master.Store(true)
 		s.log.Info().Str("lock", s.lockKey).Str("value", s.value).Int("schedules", len(s.active())).Msg("scheduler is master")
+		s.publish(ctx)
 	} else if s.cfg.Dynamic {
-		if err := s.reloadChanged(ctx, now); err != nil {
+		changed, err := s.reloadChanged(ctx, now)
+		if changed {
+			s.publish(ctx)
+		}
+		if err != nil {
 			return PassResult{}, err
 		}
 	}
@@ -370,18 +379,35 @@ func (s *Scheduler) takeOver(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// reloadChanged reloads the schedules named in schedules_changed.
-func (s *Scheduler) reloadChanged(ctx context.Context, now time.Time) error {
+// publish writes the schedules this master fires where `resque-go
+// schedule list` reads them (rdb.PublishSchedules); a failure is logged:
+// firing does not depend on it.
+func (s *Scheduler) publish(ctx context.Context) {
+	configs := map[string][]byte{}
+	for _, l := range s.active() {
+		if len(l.config) > 0 {
+			configs[l.Name] = l.config
+		}
+	}
+	if _, err := s.cfg.Client.PublishSchedules(ctx, s.lockKey, s.value, configs); err != nil && ctx.Err() == nil {
+		s.log.Warn().Err(err).Msg("schedules not published")
+	}
+}
+
+// reloadChanged reloads the schedules named in schedules_changed; changed
+// reports whether it reloaded any.
+func (s *Scheduler) reloadChanged(ctx context.Context, now time.Time) (changed bool, err error) {
 	c := s.cfg.Client
 	for range 100 {
 		names, err := c.PopChangedSchedules(ctx, 100)
 		if err != nil || len(names) == 0 {
-			return err
+			return changed, err
 		}
+		changed = true
 		for _, name := range names {
 			raw, ok, err := c.PersistentSchedule(ctx, name)
 			if err != nil {
-				return err
+				return changed, err
 			}
 			prev := s.dynamic[name]
 			delete(s.dynamic, name)
@@ -395,7 +421,7 @@ func (s *Scheduler) reloadChanged(ctx context.Context, now time.Time) error {
 			s.log.Info().Str("schedule", name).Bool("removed", !ok).Msg("dynamic schedule reloaded")
 		}
 	}
-	return nil
+	return changed, nil
 }
 
 // setDynamic loads a persistent schedule (one for another environment is
@@ -483,11 +509,12 @@ type BadSchedule struct {
 	Error string `json:"error"`
 }
 
-// Inspect reads the master lock, the persistent schedules and the records
-// of past enqueues, and merges them with the static entries the way a
-// scheduler does (a persistent schedule replaces a static one of its name;
-// entries for another environment are left out). Schedules are sorted by
-// name.
+// Inspect reads the master lock, the schedules the master published as
+// the ones it fires, the persistent schedules and the records of past
+// enqueues, and merges them with the static entries the way a scheduler
+// does (a static entry replaces a published one of its name, a persistent
+// schedule either; entries for another environment are left out).
+// Schedules are sorted by name.
 func Inspect(ctx context.Context, c *rdb.Client, static []Entry, environment, lockPrefix string, now time.Time) (Overview, error) {
 	o := Overview{LockKey: c.Keys().SchedulerMasterLock(lockPrefix), Schedules: []Info{}, Errors: []BadSchedule{}}
 	var err error
@@ -499,6 +526,19 @@ func Inspect(ctx context.Context, c *rdb.Client, static []Entry, environment, lo
 		return o, err
 	}
 	byName := map[string]Entry{}
+	// what the master fires from its own file, published while it holds
+	// the lock (a master that died left it: not shown)
+	publisher, published, err := c.PublishedSchedules(ctx)
+	if err != nil {
+		return o, err
+	}
+	if publisher != "" && publisher == o.Master {
+		for name, raw := range published {
+			if e, err := parseConfig(name, raw, SourceMaster); err == nil && e.MatchesEnv(environment) {
+				byName[name] = e
+			}
+		}
+	}
 	for _, e := range static {
 		if e.MatchesEnv(environment) {
 			byName[e.Name] = e

@@ -25,7 +25,8 @@ import (
 func Collect(ctx context.Context, client *rdb.Client, hostFilter string) (*Snapshot, error) {
 	k := client.Keys()
 	ov, err := client.StatsOverview(ctx)
-	if err != nil {
+	bad, _ := rdb.BadKeys(err)
+	if err != nil && bad == nil {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
 	statKeys, err := client.ScanKeys(ctx, k.QueueStatPattern())
@@ -59,9 +60,11 @@ func Collect(ctx context.Context, client *rdb.Client, hostFilter string) (*Snaps
 
 	gets := slices.Concat(c.statKeys, c.recordKeys, c.startedKeys, c.procKeys, c.schedKeys)
 	lens, vals, err := client.BatchRead(ctx, c.queueKeys, gets)
-	if err != nil {
+	more, _ := rdb.BadKeys(err)
+	if err != nil && more == nil {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
+	bad = append(bad, more...)
 	statVals, vals := vals[:len(c.statKeys)], vals[len(c.statKeys):]
 	recVals, vals := vals[:len(c.recordKeys)], vals[len(c.recordKeys):]
 	startedVals, vals := vals[:len(c.startedKeys)], vals[len(c.startedKeys):]
@@ -71,6 +74,7 @@ func Collect(ctx context.Context, client *rdb.Client, hostFilter string) (*Snaps
 	s.Totals = Totals{Processed: ov.Processed, Failed: ov.Failed, Retries: ov.Retries,
 		FailedList: ov.FailedLen, RetriesList: ov.RetriesLen}
 	c.fillQueues(lens, statVals)
+	c.fillProblems(k, bad)
 	c.fillHosts(procVals)
 	c.fillSchedulers(schedVals)
 	c.fillWorkers(ov, recVals, startedVals)
@@ -239,6 +243,28 @@ func (c *collector) fillQueues(lens []int64, statVals [][]byte) {
 		slices.SortFunc(q.Hosts, func(a, b QueueHost) int { return cmp.Compare(a.Host, b.Host) })
 		q.averages()
 		s.Queues[i] = q
+	}
+}
+
+// fillProblems lists the keys that could not be read and marks the queues
+// whose key is one of them.
+func (c *collector) fillProblems(k protocol.Keys, bad []rdb.KeyProblem) {
+	s := c.snap
+	s.Problems = make([]KeyProblem, len(bad))
+	byKey := map[string]string{}
+	for i, p := range bad {
+		s.Problems[i] = KeyProblem{Key: p.Key, Problem: p.Problem}
+		byKey[p.Key] = p.Problem
+	}
+	for i := range s.Queues {
+		s.Queues[i].Problem = byKey[c.queueKeys[i]]
+	}
+	s.unreadTotals = map[string]bool{}
+	for total, key := range map[string]string{"processed": k.StatProcessed(), "failed": k.StatFailed(),
+		"retries": k.StatRetries(), "failed_list": k.Failed(), "retries_list": k.Retries()} {
+		if _, ok := byKey[key]; ok {
+			s.unreadTotals[total] = true
+		}
 	}
 }
 

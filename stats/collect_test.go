@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/stats"
 )
 
@@ -366,5 +367,34 @@ func TestCollectBusySlotsFromWorkerRecords(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^web-1\s+100\s+4/4\s`).Match(text.Bytes()) {
 		t.Errorf("process 100 is not shown 4/4:\n%s", text.String())
+	}
+}
+
+// A process whose claims skip a queue whose key holds another type says so
+// in its runtime record, and stats shows it (text and JSON).
+func TestStatsShowsQueuesOfWrongType(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	rec := stats.Record{PID: 42, Host: "web-1", StartedAt: snapshotTime, UpdatedAt: snapshotTime, WrongTypeQueues: []string{"b"}}
+	b, err := protocol.EncodeProcessRecord(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.SetProcessRecord(e.ctx(), "web-1", 42, b, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	s := collect(e, "")
+	var text, js bytes.Buffer
+	if err := stats.Render(&text, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := stats.WriteJSON(&js, s); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "SKIPPED QUEUES") || !regexp.MustCompile(`(?m)^web-1\s+42\s+b$`).MatchString(text.String()) {
+		t.Errorf("stats text does not show queue b skipped by web-1:42:\n%s", text.String())
+	}
+	if !strings.Contains(js.String(), `"wrong_type_queues": [`) {
+		t.Errorf("stats JSON has no wrong_type_queues:\n%s", js.String())
 	}
 }

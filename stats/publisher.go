@@ -20,8 +20,8 @@ import (
 )
 
 // Record is a runtime record: what a Publisher writes at
-// <ns>:resque-go:process:<host>:<pid>. Field names are documented in the
-// README ("Runtime records").
+// <ns>:resque-go:process:<host>:<pid>. Field names are documented in
+// docs/operations.md#runtime-records.
 type Record = protocol.ProcessRecord
 
 // recordTTLIntervals is how many refresh intervals a record outlives its last
@@ -47,6 +47,10 @@ type PublisherConfig struct {
 	Slots func() (busy, total int)
 	// WorkerIDs are the process's worker ids (runtime.Worker.IDs()).
 	WorkerIDs []string
+	// WrongTypeQueues, when set, reports the queues the process's claims
+	// skipped lately because their key holds another type
+	// (runtime.Worker.WrongTypeQueues): the record's wrong_type_queues.
+	WrongTypeQueues func() []string
 	// Logger defaults to a disabled logger.
 	Logger *zerolog.Logger
 	// Now is the clock for started_at and updated_at; default time.Now.
@@ -146,6 +150,10 @@ func (p *Publisher) publish(ctx context.Context, smp *sampler, started time.Time
 func (p *Publisher) record(ctx context.Context, smp *sampler, started time.Time) Record {
 	busy, total := p.cfg.Slots()
 	m := smp.sample(ctx)
+	var wrong []string
+	if p.cfg.WrongTypeQueues != nil {
+		wrong = p.cfg.WrongTypeQueues()
+	}
 	return Record{
 		PID: p.cfg.PID, Host: p.cfg.Hostname,
 		StartedAt: started, UpdatedAt: p.cfg.Now(),
@@ -155,6 +163,7 @@ func (p *Publisher) record(ctx context.Context, smp *sampler, started time.Time)
 		RSSBytes: m.rss, CPUPercent: round2(m.cpu), Goroutines: m.goroutines,
 		HostCPUPercent: round2(m.hostCPU), MemUsedPercent: round2(m.memUsed),
 		Load1: round2(m.load1), Load5: round2(m.load5), Load15: round2(m.load15),
+		WrongTypeQueues: wrong,
 	}
 }
 

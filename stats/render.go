@@ -19,7 +19,7 @@ import (
 // redraw does not flicker.
 func Render(w io.Writer, s *Snapshot) error {
 	var b bytes.Buffer
-	b.WriteString("resque-go stats at " + s.Time.UTC().Format("2006-01-02 15:04:05 UTC"))
+	b.WriteString("resque-go stats at " + FormatTime(s.Time))
 	if s.HostFilter != "" {
 		b.WriteString(" (host " + s.HostFilter + ")")
 	}
@@ -29,6 +29,7 @@ func Render(w io.Writer, s *Snapshot) error {
 	renderHosts(&b, s)
 	renderSchedulers(&b, s)
 	renderTotals(&b, s)
+	renderProblems(&b, s)
 	_, err := w.Write(b.Bytes())
 	return err
 }
@@ -46,7 +47,11 @@ func renderQueues(b *bytes.Buffer, s *Snapshot) {
 			t.add(append([]string{name, h.Host, ""}, counterCells(h.QueueCounters)...)...)
 			name = ""
 		}
-		t.add(append([]string{name, "total", num(q.Pending)}, counterCells(q.QueueCounters)...)...)
+		pending := num(q.Pending)
+		if q.Problem != "" {
+			pending = unreadable
+		}
+		t.add(append([]string{name, "total", pending}, counterCells(q.QueueCounters)...)...)
 	}
 	t.write(b)
 	b.WriteByte('\n')
@@ -111,6 +116,29 @@ func renderHosts(b *bytes.Buffer, s *Snapshot) {
 	}
 	t.write(b)
 	b.WriteByte('\n')
+	renderWrongType(b, s)
+}
+
+// renderWrongType lists the queues processes skip because their key holds
+// another type; nothing when there are none.
+func renderWrongType(b *bytes.Buffer, s *Snapshot) {
+	var t *table
+	for _, h := range s.Hosts {
+		for _, p := range h.Processes {
+			if len(p.WrongTypeQueues) == 0 {
+				continue
+			}
+			if t == nil {
+				b.WriteString("SKIPPED QUEUES (their key holds another type: fix or delete the key)\n")
+				t = newTable("HOST", ">PID", "QUEUES")
+			}
+			t.add(p.Host, strconv.Itoa(p.PID), strings.Join(p.WrongTypeQueues, ","))
+		}
+	}
+	if t != nil {
+		t.write(b)
+		b.WriteByte('\n')
+	}
 }
 
 // renderSchedulers shows the scheduler records; nothing when there are none.
@@ -126,7 +154,7 @@ func renderSchedulers(b *bytes.Buffer, s *Snapshot) {
 			master = "yes"
 		}
 		if !in.NextPlanSlot.IsZero() {
-			next = in.NextPlanSlot.UTC().Format("2006-01-02 15:04:05")
+			next = FormatTime(in.NextPlanSlot)
 		}
 		t.add(in.Host, strconv.Itoa(in.PID), master, strconv.Itoa(in.Schedules), num(in.DueItems), next,
 			num(in.Promoted), num(in.PlansFired), num(in.SchedulesFired), since(s.Time, in.LastPass), since(s.Time, in.Started))
@@ -135,21 +163,44 @@ func renderSchedulers(b *bytes.Buffer, s *Snapshot) {
 	b.WriteByte('\n')
 }
 
+// unreadable stands for a number whose key is listed under PROBLEMS.
+const unreadable = "?"
+
 func renderTotals(b *bytes.Buffer, s *Snapshot) {
 	b.WriteString("TOTALS\n")
 	tt := s.Totals
+	// counter is n, or unreadable when Collect could not read its key
+	counter := func(n int64, total string) string {
+		if s.unreadTotals[total] {
+			return unreadable
+		}
+		return num(n)
+	}
 	t := newTable("", ">")
-	t.add("processed", num(tt.Processed))
-	t.add("failed", num(tt.Failed))
-	t.add("retries", num(tt.Retries))
-	t.add("failed list", num(tt.FailedList))
-	t.add("retries list", num(tt.RetriesList))
+	t.add("processed", counter(tt.Processed, "processed"))
+	t.add("failed", counter(tt.Failed, "failed"))
+	t.add("retries", counter(tt.Retries, "retries"))
+	t.add("failed list", counter(tt.FailedList, "failed_list"))
+	t.add("retries list", counter(tt.RetriesList, "retries_list"))
 	t.add("pending", num(tt.Pending))
 	t.add("queues", strconv.Itoa(tt.Queues))
 	t.add("workers", strconv.Itoa(tt.Workers))
 	t.add("working", strconv.Itoa(tt.Working))
 	t.add("processes", strconv.Itoa(tt.Processes))
 	t.rows = t.rows[1:] // no header line
+	t.write(b)
+}
+
+// renderProblems lists the keys that could not be read; nothing when none.
+func renderProblems(b *bytes.Buffer, s *Snapshot) {
+	if len(s.Problems) == 0 {
+		return
+	}
+	b.WriteString("\nPROBLEMS (shown as " + unreadable + " above; the rest is whole)\n")
+	t := newTable("KEY", "PROBLEM")
+	for _, p := range s.Problems {
+		t.add(p.Key, p.Problem)
+	}
 	t.write(b)
 }
 
@@ -266,6 +317,27 @@ func since(now, t time.Time) string {
 		return "-"
 	}
 	return FormatDuration(now.Sub(t))
+}
+
+// FormatTime is how resque-go's text output shows a time: in UTC, to the
+// second, "2026-11-28 14:05:03 UTC"; "-" for the zero time.
+func FormatTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// FormatAgo is how resque-go's text output shows how long before now t
+// was: "3m12s ago" ("in 3m12s" for a time after now); "-" for the zero time.
+func FormatAgo(now, t time.Time) string {
+	switch {
+	case t.IsZero():
+		return "-"
+	case t.After(now):
+		return "in " + FormatDuration(t.Sub(now))
+	}
+	return FormatDuration(now.Sub(t)) + " ago"
 }
 
 // FormatDuration shows d in at most two units: 42s, 5m07s, 2h03m, 3d04h

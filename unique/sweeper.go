@@ -102,7 +102,10 @@ func (s *Sweeper) loop(ctx context.Context) {
 	}
 }
 
-// Pass sweeps once and returns how many uids it freed.
+// Pass sweeps once and returns how many uids it freed. A uid it cannot
+// read or clear (a key of another type, written by hand) is skipped and
+// named in the error, which joins every such uid's: the others are swept
+// all the same.
 func (s *Sweeper) Pass(ctx context.Context) (int, error) {
 	c := s.cfg.Client
 	uids, err := c.UniqueUIDs(ctx)
@@ -113,20 +116,25 @@ func (s *Sweeper) Pass(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	var skipped []error
 	running := map[string]string{}
 	for _, in := range infos {
+		if in.Err != nil {
+			skipped = append(skipped, in.Err)
+			continue
+		}
 		if protocol.IsRunningState(in.State) {
 			running[in.UID] = in.State
 		}
 	}
 	if len(running) == 0 {
 		clear(s.suspects)
-		return 0, nil
+		return 0, errors.Join(skipped...)
 	}
 	// read after the states: a job that started since is in the records
 	records, err := c.RunningRecords(ctx)
 	if err != nil {
-		return 0, err
+		return 0, errors.Join(append(skipped, err)...)
 	}
 	for _, rec := range records {
 		r, err := protocol.ParseWorkerRecord(rec)
@@ -155,7 +163,12 @@ func (s *Sweeper) Pass(ctx context.Context) (int, error) {
 		}
 		res, err := c.UniqueClear(ctx, uid, state, "resque-go unique sweep", now)
 		if err != nil {
-			return freed, err
+			if !rdb.IsReplyError(err) {
+				return freed, errors.Join(append(skipped, err)...) // the connection: the next pass goes on
+			}
+			// this uid's keys: the others are still swept
+			skipped = append(skipped, err)
+			continue
 		}
 		delete(s.suspects, uid)
 		if res == rdb.ClearCleared || res == rdb.ClearReleased {
@@ -164,5 +177,5 @@ func (s *Sweeper) Pass(ctx context.Context) (int, error) {
 				Dur("without_holder", now.Sub(first)).Msg("freed a unique id whose running job has no live worker")
 		}
 	}
-	return freed, nil
+	return freed, errors.Join(skipped...)
 }

@@ -1,4 +1,4 @@
-// Package unique is the unique-job state machine of protocol.md section 8,
+// Package unique is the unique-job state machine of docs/protocol.md#unique-jobs,
 // shared with the resque-v3 PHP fork: at most one job per uid is queued or
 // running; a deferrable job that meets its uid running is parked and
 // released when that job succeeds.
@@ -59,6 +59,9 @@ func Enqueue(ctx context.Context, c *rdb.Client, j Job) (Result, error) {
 	}
 	rj := rdb.UniqueJob{UID: u.UID, Queue: j.Queue, Push: j.Payload}
 	if !j.DueAt.IsZero() {
+		if err := protocol.CheckDue("due time", j.DueAt); err != nil {
+			return "", fmt.Errorf("unique: %w", err)
+		}
 		item, err := protocol.DelayedItem(j.Payload, j.Queue)
 		if err != nil {
 			return "", fmt.Errorf("unique: %w", err)
@@ -116,6 +119,9 @@ func List(ctx context.Context, c *rdb.Client) ([]Info, error) {
 	}
 	out := make([]Info, len(infos))
 	for i, in := range infos {
+		if in.Err != nil {
+			return nil, in.Err
+		}
 		out[i] = Info{UID: in.UID, State: in.State, Deferred: in.Deferred}
 	}
 	return out, nil
@@ -126,6 +132,9 @@ func Get(ctx context.Context, c *rdb.Client, uid string) (Info, error) {
 	infos, err := c.UniqueInfos(ctx, []string{uid})
 	if err != nil {
 		return Info{}, err
+	}
+	if infos[0].Err != nil {
+		return Info{}, infos[0].Err
 	}
 	return Info{UID: uid, State: infos[0].State, Deferred: infos[0].Deferred}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -197,5 +198,37 @@ func TestSweeperFreesOrphanedRunningState(t *testing.T) {
 		if got, _ := do(t, c, "GET", k.UniqueState(uid)).([]byte); string(got) != want {
 			t.Errorf("state of %s = %q, want %q", uid, got, want)
 		}
+	}
+}
+
+// One uid the sweep cannot read or clear (a key of another type, written
+// by hand) does not stop the sweep: the other orphaned uids are freed, and
+// the pass's error names the bad one's key.
+func TestSweeperGoesOnPastABadUID(t *testing.T) {
+	t.Parallel()
+	c := newClient(t)
+	k := c.Keys()
+	ctx := context.Background()
+	now := time.Unix(1700000000, 0)
+	s, err := unique.NewSweeper(unique.SweeperConfig{Client: c, Owner: "me", Grace: time.Minute, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a state key of another type: unreadable
+	do(t, c, "HSET", k.UniqueState("a-hash"), "f", "v")
+	// a deferred key of another type: the clear fails on it
+	do(t, c, "SET", k.UniqueState("b-list"), "running")
+	do(t, c, "RPUSH", k.UniqueDeferred("b-list"), "x")
+	do(t, c, "SET", k.UniqueState("orphan"), "running")
+	if _, err := s.Pass(ctx); err == nil || !strings.Contains(err.Error(), k.UniqueState("a-hash")) {
+		t.Fatalf("first pass: %v; want an error naming %s", err, k.UniqueState("a-hash"))
+	}
+	now = now.Add(2 * time.Minute)
+	n, err := s.Pass(ctx)
+	if n != 1 || err == nil || !strings.Contains(err.Error(), "b-list") {
+		t.Fatalf("second pass freed %d, %v; want 1 freed and an error naming b-list", n, err)
+	}
+	if v := do(t, c, "EXISTS", k.UniqueState("orphan")); v != int64(0) {
+		t.Errorf("the orphan's state is still there")
 	}
 }

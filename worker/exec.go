@@ -259,13 +259,14 @@ func jobEnv(vars ...string) []string {
 	return append(out, vars...)
 }
 
-// hiddenFromJobs names the variables a job process never inherits: the
-// Redis URL (it may hold a password) and the --http bearer token, which
-// resque-go reads for itself (internal/cli, and the pool passes them to its
-// children in the environment), and the job variables the handler sets.
+// hiddenFromJobs names the variables a job process never inherits: those
+// that carry a secret resque-go reads for itself (the Redis URL, which may
+// hold a password, the Sentinels' password, the --http bearer token and the
+// /metrics token; a fork-mode job process gets the --http token in its
+// environment), and the job variables the handler sets.
 func hiddenFromJobs(name string) bool {
 	switch name {
-	case "REDIS_URL", "REDIS_BACKEND", "RESQUE_HTTP_TOKEN",
+	case "REDIS_URL", "REDIS_BACKEND", "REDIS_SENTINEL_PASSWORD", "RESQUE_HTTP_TOKEN", "RESQUE_METRICS_TOKEN",
 		"RESQUE_CLASS", "RESQUE_QUEUE", "RESQUE_WORKER", "RESQUE_JOB_ID",
 		"RESQUE_ARGS", "RESQUE_ARGS_OMITTED", "RESQUE_RESULT":
 		return true
@@ -273,7 +274,7 @@ func hiddenFromJobs(name string) bool {
 	return false
 }
 
-// Exit codes an exec command uses to steer its job (documented in the README).
+// Exit codes an exec command uses to steer its job (docs/jobs.md#the-exec-contract).
 const (
 	ExitRetry   = 75 // EX_TEMPFAIL: retry with the class's backoff
 	ExitDiscard = 76 // drop the job without a failed entry

@@ -118,6 +118,8 @@ func TestExecEnvHidesSecrets(t *testing.T) {
 	t.Setenv("REDIS_URL", "redis://:hunter2-url@127.0.0.1:1/0")
 	t.Setenv("REDIS_BACKEND", "redis://:hunter2-backend@127.0.0.1:1/0")
 	t.Setenv("RESQUE_HTTP_TOKEN", "hunter2-token")
+	t.Setenv("REDIS_SENTINEL_PASSWORD", "hunter2-sentinel")
+	t.Setenv("RESQUE_METRICS_TOKEN", "hunter2-metrics")
 	t.Setenv("RESQUE_JOB_ID", "stale-outer-id")
 	t.Setenv("RESQUE_GO_TEST_KEEP", "kept")
 	out := filepath.Join(t.TempDir(), "env")

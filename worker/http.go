@@ -2,8 +2,10 @@ package worker
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -35,12 +37,14 @@ type httpReply struct {
 	RescheduleDelay *float64 `json:"rescheduleDelay"`
 }
 
-// HTTPHandler POSTs the raw payload to endpoint ("{sourceId}" in it is
-// replaced by the payload's sourceId). A 2xx answer is success, and a JSON
-// body {"message","retry","rescheduleDelay"} is honoured: retry asks for a
-// retry, rescheduleDelay > 0 reschedules the job after that many seconds.
-// 4xx, 5xx and connection errors are retried with exponential backoff
-// (2, 4, 8 ... s) until the class's attempts are used up, then failed.
+// HTTPHandler POSTs the raw payload to endpoint ("{sourceId}" in its path
+// is replaced by the payload's sourceId, see CheckHTTPEndpoint). A 2xx
+// answer is success, and a JSON body {"message","retry","rescheduleDelay"}
+// is honoured: retry asks for a retry, rescheduleDelay > 0 reschedules the
+// job after that many seconds. 4xx, 5xx and connection errors are retried
+// with exponential backoff (2, 4, 8 ... s) until the class's attempts are
+// used up, then failed. A job whose placeholder value cannot fill its path
+// segment fails as ResqueGo::HTTPPlaceholder without a request.
 func HTTPHandler(endpoint string, opt HTTPOptions) HandlerFunc {
 	if opt.ConnectTimeout <= 0 {
 		opt.ConnectTimeout = 5 * time.Second
@@ -61,21 +65,42 @@ func HTTPHandler(endpoint string, opt HTTPOptions) HandlerFunc {
 			IdleConnTimeout:     90 * time.Second,
 		}
 	}
-	client := &http.Client{Transport: transport}
-	return func(ctx context.Context, job *Job) error {
-		backoff := time.Duration(float64(opt.RetryBase) * math.Pow(2, float64(job.Attempt-1)))
-		target := endpoint
-		if strings.Contains(target, "{sourceId}") {
-			var sid string
-			_ = json.Unmarshal(job.Field("sourceId"), &sid)
-			target = strings.ReplaceAll(target, "{sourceId}", url.PathEscape(sid))
+	configured, badEndpoint := endpointOrigin(endpoint)
+	client := &http.Client{Transport: transport, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		// the payload (and, within the same domain, the token) would
+		// follow a redirect: only to the configured host, and not forever
+		if req.URL.Scheme+"://"+req.URL.Host != configured || len(via) >= 10 {
+			return http.ErrUseLastResponse // a 3xx answer: retried, then failed
 		}
+		return nil
+	}}
+	if badEndpoint != nil {
+		badEndpoint = &Error{Exception: "ResqueGo::HTTPError", Message: fmt.Sprintf("bad endpoint %q: %v", redactURL(endpoint), badEndpoint), Backtrace: []string{}}
+	}
+	return func(ctx context.Context, job *Job) error {
+		if badEndpoint != nil {
+			return badEndpoint
+		}
+		backoff := time.Duration(float64(opt.RetryBase) * math.Pow(2, float64(job.Attempt-1)))
+		target, err := fillEndpoint(endpoint, job)
+		if err != nil {
+			return &Error{Exception: "ResqueGo::HTTPPlaceholder", Message: err.Error(), Backtrace: []string{}}
+		}
+		u, err := url.Parse(target)
+		if err == nil && u.Scheme+"://"+u.Host != configured {
+			// not reached: a filled placeholder stays in its path segment
+			err = fmt.Errorf("the request would go to %s, not %s", u.Scheme+"://"+u.Host, configured)
+		}
+		if err != nil {
+			return &Error{Exception: "ResqueGo::HTTPError", Message: fmt.Sprintf("bad endpoint %q: %v", redactURL(endpoint), err), Backtrace: []string{}}
+		}
+		shown := u.Redacted()
 		parent := ctx
 		ctx, cancel := context.WithTimeout(parent, opt.Timeout)
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(job.Payload))
 		if err != nil {
-			return &Error{Exception: "ResqueGo::HTTPError", Message: fmt.Sprintf("bad endpoint %q: %v", target, err), Backtrace: []string{}}
+			return &Error{Exception: "ResqueGo::HTTPError", Message: fmt.Sprintf("bad endpoint %q: %v", shown, err), Backtrace: []string{}}
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("User-Agent", "resque-go")
@@ -87,12 +112,12 @@ func HTTPHandler(endpoint string, opt HTTPOptions) HandlerFunc {
 			if parent.Err() != nil {
 				return err // the job was cancelled (stop, USR1, --timeout): not an endpoint failure
 			}
-			return Retry(&Error{Exception: "ResqueGo::HTTPError", Message: fmt.Sprintf("POST %s: %v", target, err), Backtrace: []string{}}, backoff)
+			return Retry(&Error{Exception: "ResqueGo::HTTPError", Message: fmt.Sprintf("POST %s: %v", shown, err), Backtrace: []string{}}, backoff)
 		}
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {
-			msg := fmt.Sprintf("POST %s: %s", target, resp.Status)
+			msg := fmt.Sprintf("POST %s: %s", shown, resp.Status)
 			if b := strings.TrimSpace(string(body)); b != "" {
 				msg += ": " + clipText(b, 300)
 			}
@@ -121,4 +146,71 @@ func clipText(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// sourceIDPlaceholder in an HTTP endpoint's path is replaced by the
+// payload's sourceId (resque-v3's mass-queue tenant).
+const sourceIDPlaceholder = "{sourceId}"
+
+// placeholderProbe stands in for a placeholder while an endpoint is
+// checked: a value that is valid in every part of a URL.
+const placeholderProbe = "resquegoplaceholder"
+
+// CheckHTTPEndpoint reports whether endpoint can be given to HTTPHandler:
+// an http:// or https:// URL with a host, whose placeholders ("{sourceId}")
+// stand only in its path, where each value fills one path segment. In the
+// host, the user info, the query or the fragment a value could send the
+// request (and its bearer token) elsewhere or change its parameters.
+func CheckHTTPEndpoint(endpoint string) error {
+	u, err := url.Parse(strings.ReplaceAll(endpoint, sourceIDPlaceholder, placeholderProbe))
+	if err != nil {
+		return fmt.Errorf("not a URL: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("want an http:// or https:// URL with a host")
+	}
+	for _, part := range []string{u.User.String(), u.Host, u.RawQuery, u.Fragment} {
+		if strings.Contains(part, placeholderProbe) {
+			return fmt.Errorf("%s may stand only in the URL's path", sourceIDPlaceholder)
+		}
+	}
+	return nil
+}
+
+// endpointOrigin is "scheme://host" of endpoint, the only place its
+// requests may go, or CheckHTTPEndpoint's error.
+func endpointOrigin(endpoint string) (string, error) {
+	if err := CheckHTTPEndpoint(endpoint); err != nil {
+		return "", err
+	}
+	u, _ := url.Parse(strings.ReplaceAll(endpoint, sourceIDPlaceholder, placeholderProbe))
+	return u.Scheme + "://" + u.Host, nil
+}
+
+// fillEndpoint replaces the placeholders of endpoint with the job's
+// values, each escaped to stay one path segment. A value that is missing,
+// not a string, empty, "." or ".." (which would name another path) is an
+// error naming the placeholder.
+func fillEndpoint(endpoint string, job *Job) (string, error) {
+	if !strings.Contains(endpoint, sourceIDPlaceholder) {
+		return endpoint, nil
+	}
+	raw := job.Field("sourceId")
+	var v string
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return "", fmt.Errorf("%s: the payload's sourceId is %s, want a string", sourceIDPlaceholder, clipText(cmp.Or(string(raw), "missing"), 100))
+	}
+	if v == "" || v == "." || v == ".." {
+		return "", fmt.Errorf("%s: the payload's sourceId %q cannot be a path segment", sourceIDPlaceholder, v)
+	}
+	return strings.ReplaceAll(endpoint, sourceIDPlaceholder, url.PathEscape(v)), nil
+}
+
+// redactURL is an endpoint with any password masked, for messages.
+func redactURL(endpoint string) string {
+	u, err := url.Parse(strings.ReplaceAll(endpoint, sourceIDPlaceholder, placeholderProbe))
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return strings.ReplaceAll(u.Redacted(), placeholderProbe, sourceIDPlaceholder)
 }

@@ -1,4 +1,4 @@
-// Package bench measures what a job costs Redis (issue 10): a Resque
+// Package bench measures what a job costs Redis: a Resque
 // deployment has one Redis, which runs commands and scripts on one core, so
 // jobs/s is capped at 1 / (Redis CPU per job). It drains prefilled no-op
 // jobs with a minimal Resque loop (the reference) and with resque-go worker

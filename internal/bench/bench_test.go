@@ -68,7 +68,7 @@ func TestRunReportsEveryScenario(t *testing.T) {
 		t.Errorf("throughput scenarios %v, want %v", names, want)
 	}
 	// the static scenarios claimed from the pool's ring (an LRANGE of its
-	// head per batch), and issue 11's bounds are checked for each pair
+	// head per batch), and the mass-queue bounds are checked for each pair
 	for _, th := range rep.Throughput {
 		if strings.Contains(th.Scenario, "static") && th.PerCommand["lrange"].Calls == 0 {
 			t.Errorf("%s: no LRANGE of the ring: %v", th.Scenario, th.PerCommand)
@@ -82,7 +82,7 @@ func TestRunReportsEveryScenario(t *testing.T) {
 	}
 	if len(mass) != 3 || !strings.Contains(mass[0], "(static vs 1x16)") || !strings.Contains(mass[1], "(2x16-static vs 2x16)") ||
 		!strings.Contains(mass[2], "(static-sources vs static)") {
-		t.Errorf("issue 11's checks: %q", mass)
+		t.Errorf("mass-queue checks: %q", mass)
 	}
 	// The loop is exactly five commands per job (LPOP SET INCR INCR DEL);
 	// each of its 16 connections pops once more to find the queue empty.

@@ -151,7 +151,8 @@ type Latency struct {
 	Max    LatencyMetrics   `json:"max"`
 }
 
-// Check is one of issue 10's targets against what was measured.
+// Check is one target (a bound on Redis CPU, memory, idle cost, pickup
+// latency or mass-queue fairness) against what was measured.
 type Check struct {
 	Target   string  `json:"target"`
 	Measured string  `json:"measured"`

@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/resque-go/resque-go/internal/proctitle"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/unique"
@@ -57,6 +58,12 @@ func usageHint(err error, hint string) error { return hintedError{usageError{err
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, reg *worker.Registry) int {
 	if reg == nil {
 		reg = worker.NewRegistry()
+	}
+	// ps shows every user the command line for the process's whole life:
+	// a password or token given there is masked at once (work and the pool
+	// children show a title later; see package proctitle).
+	if masked := maskArgs(args); !slices.Equal(masked, args) {
+		proctitle.SetArgs(masked)
 	}
 	return runApp(ctx, newApp(stdout, stderr, reg), args)
 }
@@ -271,6 +278,11 @@ func redisFlags() []ucli.Flag {
 		&ucli.BoolFlag{Name: "verbose", Usage: "log at info level even if --log-level is higher (Ruby Resque's VERBOSE)", EnvVars: []string{"VERBOSE"}},
 		&ucli.BoolFlag{Name: "very-verbose", Usage: "log at debug level (Ruby Resque's VVERBOSE)", EnvVars: []string{"VVERBOSE"}},
 	}
+}
+
+// metricsTokenFlag is --metrics-token of the commands that serve /metrics.
+func metricsTokenFlag() ucli.Flag {
+	return &ucli.StringFlag{Name: "metrics-token", Usage: "bearer token /metrics and /healthz require (401 without it); empty: none", EnvVars: []string{"RESQUE_METRICS_TOKEN"}}
 }
 
 func newClient(c *ucli.Context) (*rdb.Client, error) { return clientFor(c, redisConfig(c)) }

@@ -16,7 +16,7 @@ import (
 	"github.com/resque-go/resque-go/worker"
 )
 
-// benchCommand measures what a job costs Redis (issue 10). Its flags have no
+// benchCommand measures what a job costs Redis. Its flags have no
 // environment variables on purpose: REDIS_URL set for the workers must not
 // point a benchmark at a production server.
 func benchCommand() *ucli.Command {

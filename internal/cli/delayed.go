@@ -41,8 +41,8 @@ func delayedCommand() *ucli.Command {
 			"atomic step, and take a bucket off the schedule when it is left empty.\n\n" +
 			"--args finds items through the timestamps index, as resque-scheduler's remove_delayed does:\n" +
 			"at once on any size, for items written with class, args and queue only (resque-scheduler,\n" +
-			"node-resque, enqueue --plain). Add --scan to compare the args of every item in the time\n" +
-			"range instead, which also finds items that carry an id (enqueue without --plain).",
+			"node-resque, enqueue --at/--in). Add --scan to compare the args of every item in the time\n" +
+			"range instead, which also finds items that carry an id (enqueue --with-id).",
 		Subcommands: []*ucli.Command{
 			{
 				Name: "list", Usage: "the delayed items, oldest first (the order a mover promotes them)", ArgsUsage: " ",
@@ -129,25 +129,26 @@ func delayedErr(err error) error {
 // indexHint is said when the index found nothing: the item may carry an id.
 func indexHint(c *ucli.Context, f delayed.Filter) {
 	if f.Args != nil && !f.Scan {
-		fmt.Fprintln(c.App.ErrWriter, "nothing found through the timestamps index; items that carry an id (enqueue without --plain) are found with --scan")
+		fmt.Fprintln(c.App.ErrWriter, "nothing found through the timestamps index; items that carry an id (enqueue --with-id) are found with --scan")
 	}
 }
 
-// delayedJSONItem is an item as --json prints it.
+// delayedJSONItem is an item as --json prints it: due_at_unix is its
+// bucket's timestamp as stored (delayed:<ts>), payload the item as stored.
 type delayedJSONItem struct {
-	DueAt    string          `json:"due_at"`
-	TS       int64           `json:"ts"`
-	Position int             `json:"position"`
-	Queue    string          `json:"queue,omitempty"`
-	Class    string          `json:"class,omitempty"`
-	Args     json.RawMessage `json:"args,omitempty"`
-	Error    string          `json:"error,omitempty"`
-	Item     json.RawMessage `json:"item"`
+	DueAt     *string         `json:"due_at"`
+	DueAtUnix int64           `json:"due_at_unix"`
+	Position  int             `json:"position"`
+	Queue     string          `json:"queue,omitempty"`
+	Class     string          `json:"class,omitempty"`
+	Args      json.RawMessage `json:"args,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	Payload   json.RawMessage `json:"payload"`
 }
 
 func toDelayedJSON(it delayed.Item) delayedJSONItem {
-	j := delayedJSONItem{DueAt: formatDue(it.At), TS: it.At.Unix(), Position: it.Pos, Queue: it.Queue, Class: it.Class,
-		Item: protocol.EmbedPayload(it.Raw)}
+	j := delayedJSONItem{DueAt: jsonTime(it.At), DueAtUnix: it.At.Unix(), Position: it.Pos, Queue: it.Queue, Class: it.Class,
+		Payload: protocol.EmbedPayload(it.Raw)}
 	if it.Err != nil {
 		j.Error = it.Err.Error()
 	} else if json.Valid(it.Args) {
@@ -156,7 +157,13 @@ func toDelayedJSON(it delayed.Item) delayedJSONItem {
 	return j
 }
 
-func formatDue(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+func delayedViews(items []delayed.Item) []delayedJSONItem {
+	out := make([]delayedJSONItem, len(items))
+	for i, it := range items {
+		out[i] = toDelayedJSON(it)
+	}
+	return out
+}
 
 func delayedList(c *ucli.Context) error {
 	f, err := delayedFilter(c)
@@ -188,11 +195,19 @@ func delayedList(c *ucli.Context) error {
 		indexHint(c, f)
 	}
 	if c.Bool("json") {
-		out := make([]delayedJSONItem, len(items))
-		for i, it := range items {
-			out[i] = toDelayedJSON(it)
+		page := struct {
+			listJSON[delayedJSONItem]
+			Offset int `json:"offset"`
+			Limit  int `json:"limit"`
+		}{listOf(delayedViews(items)), offset, limit}
+		if more || offset > 0 {
+			n, err := delayed.Count(c.Context, client, f)
+			if err != nil {
+				return delayedErr(err)
+			}
+			page.Total = int(n.Items)
 		}
-		return writeJSON(c.App.Writer, out)
+		return writeJSON(c.App.Writer, page)
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "DUE\tQUEUE\tCLASS\tARGS")
@@ -201,7 +216,7 @@ func delayedList(c *ucli.Context) error {
 		if it.Err != nil {
 			class, args = "(bad item)", string(it.Raw) // show TIME says what is wrong
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", formatDue(it.At), it.Queue, class, clip(args, 80))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", humanTime(it.At), it.Queue, class, clip(args, 80))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -230,9 +245,10 @@ func delayedCount(c *ucli.Context) error {
 		indexHint(c, f)
 	}
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, n)
+		// total, as in every list's output: the matching items
+		return writeJSON(c.App.Writer, map[string]int64{"total": n.Items, "buckets": n.Buckets})
 	}
-	fmt.Fprintf(c.App.Writer, "%d items in %d buckets\n", n.Items, n.Buckets)
+	fmt.Fprintf(c.App.Writer, "%s in %s\n", plural(n.Items, "item", "items"), plural(n.Buckets, "bucket", "buckets"))
 	return nil
 }
 
@@ -255,18 +271,14 @@ func delayedShow(c *ucli.Context) error {
 	}
 	w := c.App.Writer
 	if c.Bool("json") {
-		out := struct {
-			DueAt string            `json:"due_at"`
-			TS    int64             `json:"ts"`
-			Items []json.RawMessage `json:"items"`
-		}{formatDue(t), t.Unix(), []json.RawMessage{}}
-		for _, it := range items {
-			out.Items = append(out.Items, protocol.EmbedPayload(it.Raw))
-		}
-		return writeJSON(w, out)
+		return writeJSON(w, struct {
+			listJSON[delayedJSONItem]
+			DueAt     *string `json:"due_at"`
+			DueAtUnix int64   `json:"due_at_unix"`
+		}{listOf(delayedViews(items)), jsonTime(t), t.Unix()})
 	}
 	if len(items) == 0 {
-		fmt.Fprintf(c.App.ErrWriter, "no delayed items due at %s (%d)\n", formatDue(t), t.Unix())
+		fmt.Fprintf(c.App.ErrWriter, "no delayed items due at %s (%d)\n", humanTime(t), t.Unix())
 		return nil
 	}
 	for _, it := range items {
@@ -313,7 +325,8 @@ func printRemoval(c *ucli.Context, r delayed.Removal, err error) error {
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, r)
 	}
-	fmt.Fprintf(c.App.Writer, "removed %d items (%d index entries, %d buckets taken off the schedule)\n", r.Removed, r.Unindexed, r.Unscheduled)
+	fmt.Fprintf(c.App.Writer, "removed %s (%s, %s taken off the schedule)\n", plural(r.Removed, "item", "items"),
+		plural(r.Unindexed, "index entry", "index entries"), plural(r.Unscheduled, "bucket", "buckets"))
 	return nil
 }
 

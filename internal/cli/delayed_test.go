@@ -35,11 +35,11 @@ func TestDelayedCommandInspects(t *testing.T) {
 	e.do("RPUSH", e.client.Keys().Delayed(1795300025), "garbage")
 
 	code, out, _ := e.delayedCmd("list")
-	want := "DUE                   QUEUE  CLASS       ARGS\n" +
-		"2026-11-21T22:26:05Z  mail   Mail        [1,\"two\"]\n" +
-		"2026-11-21T22:26:05Z  mail   Other       []\n" +
-		"2026-11-21T22:27:05Z  high   Mail        [3]\n" +
-		"2026-11-21T22:27:05Z         (bad item)  garbage\n"
+	want := "DUE                      QUEUE  CLASS       ARGS\n" +
+		"2026-11-21 22:26:05 UTC  mail   Mail        [1,\"two\"]\n" +
+		"2026-11-21 22:26:05 UTC  mail   Other       []\n" +
+		"2026-11-21 22:27:05 UTC  high   Mail        [3]\n" +
+		"2026-11-21 22:27:05 UTC         (bad item)  garbage\n"
 	if code != 0 || out != want {
 		t.Errorf("list: %d\n%s\nwant\n%s", code, out, want)
 	}
@@ -48,17 +48,22 @@ func TestDelayedCommandInspects(t *testing.T) {
 		t.Errorf("list --limit 1: %d %q %q", code, out, errOut)
 	}
 	code, out, _ = e.delayedCmd("list", "--json", "--queue", "high")
-	var items []map[string]any
-	if err := json.Unmarshal([]byte(out), &items); code != 0 || err != nil || len(items) != 1 ||
-		items[0]["ts"] != 1795300025.0 || items[0]["due_at"] != "2026-11-21T22:27:05Z" || items[0]["position"] != 0.0 ||
-		items[0]["item"].(map[string]any)["id"] != "abc" {
+	var list struct {
+		Items []map[string]any
+		Total int
+	}
+	err := json.Unmarshal([]byte(out), &list)
+	items := list.Items
+	if code != 0 || err != nil || len(items) != 1 || list.Total != 1 ||
+		items[0]["due_at_unix"] != 1795300025.0 || items[0]["due_at"] != "2026-11-21T22:27:05Z" || items[0]["position"] != 0.0 ||
+		items[0]["payload"].(map[string]any)["id"] != "abc" {
 		t.Errorf("list --json: %d %v\n%s", code, err, out)
 	}
 	if code, out, _ = e.delayedCmd("count"); code != 0 || out != "4 items in 2 buckets\n" {
 		t.Errorf("count: %d %q", code, out)
 	}
 	code, out, _ = e.delayedCmd("count", "--json", "--class", "Mail", "--queue", "mail", "--args", `[1, "two"]`)
-	if code != 0 || strings.Join(strings.Fields(out), "") != `{"items":1,"buckets":1}` {
+	if code != 0 || strings.Join(strings.Fields(out), "") != `{"buckets":1,"total":1}` {
 		t.Errorf("count --args: %d %q", code, out)
 	}
 	// the id-bearing item is not in the index: a hint names --scan
@@ -66,7 +71,7 @@ func TestDelayedCommandInspects(t *testing.T) {
 	if code != 0 || out != "0 items in 0 buckets\n" || !strings.Contains(errOut, "--scan") {
 		t.Errorf("count --args, id-bearing: %d %q %q", code, out, errOut)
 	}
-	if code, out, _ = e.delayedCmd("count", "--scan", "--class", "Mail", "--args", `[3]`); code != 0 || out != "1 items in 1 buckets\n" {
+	if code, out, _ = e.delayedCmd("count", "--scan", "--class", "Mail", "--args", `[3]`); code != 0 || out != "1 item in 1 bucket\n" {
 		t.Errorf("count --scan: %d %q", code, out)
 	}
 	code, out, _ = e.delayedCmd("show", "2026-11-21T22:27:05Z")
@@ -76,15 +81,19 @@ func TestDelayedCommandInspects(t *testing.T) {
 	}
 	code, out, _ = e.delayedCmd("show", "--json", "1795299965")
 	var bucket struct {
-		DueAt string            `json:"due_at"`
-		TS    int64             `json:"ts"`
-		Items []json.RawMessage `json:"items"`
+		DueAt     string `json:"due_at"`
+		DueAtUnix int64  `json:"due_at_unix"`
+		Items     []struct {
+			Payload json.RawMessage
+		}
+		Total int
 	}
-	if err := json.Unmarshal([]byte(out), &bucket); code != 0 || err != nil || bucket.TS != 1795299965 || len(bucket.Items) != 2 ||
-		string(jsonLine(bucket.Items[0])) != `{"class":"Mail","args":[1,"two"],"queue":"mail"}` {
+	if err := json.Unmarshal([]byte(out), &bucket); code != 0 || err != nil || bucket.DueAtUnix != 1795299965 || len(bucket.Items) != 2 ||
+		bucket.Total != 2 || bucket.DueAt != "2026-11-21T22:26:05Z" ||
+		string(jsonLine(bucket.Items[0].Payload)) != `{"class":"Mail","args":[1,"two"],"queue":"mail"}` {
 		t.Errorf("show --json: %d %v\n%s", code, err, out)
 	}
-	if code, out, errOut = e.delayedCmd("show", "1"); code != 0 || out != "" || !strings.Contains(errOut, "no delayed items due at 1970-01-01T00:00:01Z") {
+	if code, out, errOut = e.delayedCmd("show", "1"); code != 0 || out != "" || !strings.Contains(errOut, "no delayed items due at 1970-01-01 00:00:01 UTC") {
 		t.Errorf("show empty: %d %q %q", code, out, errOut)
 	}
 }
@@ -103,7 +112,7 @@ func TestDelayedCommandRemovesAndClears(t *testing.T) {
 	e.delay("mail", `{"class":"Mail","args":[2],"id":"x"}`, 300)
 
 	code, out, _ := e.delayedCmd("remove", "--class", "Mail", "--queue", "mail", "--args", "[1]")
-	if code != 0 || out != "removed 2 items (2 index entries, 1 buckets taken off the schedule)\n" {
+	if code != 0 || out != "removed 2 items (2 index entries, 1 bucket taken off the schedule)\n" {
 		t.Fatalf("remove --args: %d %q", code, out)
 	}
 	code, out, _ = e.delayedCmd("remove", "--json", "--from", "250", "--class", "Mail")

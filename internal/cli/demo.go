@@ -19,6 +19,7 @@ import (
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/runtime"
+	"github.com/resque-go/resque-go/stats"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -152,13 +153,17 @@ func runDemo(ctx context.Context, out io.Writer) error {
 
 func printDemoResults(ctx context.Context, out io.Writer, client *rdb.Client) error {
 	k := client.Keys()
-	fmt.Fprintln(out, "\nCounters:")
-	for _, key := range []string{k.StatProcessed(), k.StatFailed(), k.StatRetries()} {
-		n, err := client.Int(ctx, key)
+	fmt.Fprintln(out, "\nCounters (what resque-web and stats read):")
+	for _, c := range []struct{ key, what string }{
+		{k.StatProcessed(), "jobs done, failed ones included (as Ruby Resque counts)"},
+		{k.StatFailed(), "jobs failed"},
+		{k.StatRetries(), "failed attempts retried"},
+	} {
+		n, err := client.Int(ctx, c.key)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "  %-44s %d\n", key, n)
+		fmt.Fprintf(out, "  %-40s %10d  %s\n", c.key, n, c.what)
 	}
 	qs, err := client.ScanKeys(ctx, k.QueueStatPattern())
 	if err != nil {
@@ -170,7 +175,7 @@ func printDemoResults(ctx context.Context, out io.Writer, client *rdb.Client) er
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "  %-44s %d\n", key, n)
+		fmt.Fprintf(out, "  %-40s %10d  %s\n", key, n, queueStatMeaning(k, key, n))
 	}
 	failed, err := client.List(ctx, k.Failed(), 0, -1)
 	if err != nil {
@@ -189,7 +194,7 @@ func printDemoResults(ctx context.Context, out io.Writer, client *rdb.Client) er
 		if err := json.Unmarshal(f, &e); err != nil {
 			return fmt.Errorf("demo: failed entry is not JSON: %w", err)
 		}
-		fmt.Fprintf(out, "  %s  %s: %s\n    queue=%s worker=%s\n    payload=%s\n", e.FailedAt, e.Exception, clip(e.Error, 90), e.Queue, e.Worker, clip(string(e.Payload), 90))
+		fmt.Fprintf(out, "  %s  %s: %s\n    queue=%s worker=%s\n    payload=%s\n", humanStored(e.FailedAt), e.Exception, clip(e.Error, 90), e.Queue, e.Worker, clip(string(e.Payload), 90))
 	}
 	pending, err := client.Len(ctx, k.Queue("mail"))
 	if err != nil {
@@ -197,6 +202,32 @@ func printDemoResults(ctx context.Context, out io.Writer, client *rdb.Client) er
 	}
 	fmt.Fprintf(out, "\nPending in %s: %d. Every job ran or is in failed.\n", k.Queue("mail"), pending)
 	return nil
+}
+
+// queueStatMeaning says what the queuestat:<host>:<stat>:<queue> counter key
+// holding n counts; the two time counters are sums of milliseconds.
+func queueStatMeaning(k protocol.Keys, key string, n int64) string {
+	parts := strings.SplitN(strings.TrimPrefix(key, strings.TrimSuffix(k.QueueStatPattern(), "*")), ":", 3)
+	if len(parts) != 3 {
+		return ""
+	}
+	host, stat, q := parts[0], parts[1], parts[2]
+	total := stats.FormatDuration(time.Duration(n) * time.Millisecond)
+	switch stat {
+	case protocol.QueueStatDequeued:
+		return fmt.Sprintf("jobs taken from queue %s on host %s", q, host)
+	case protocol.QueueStatProcessed:
+		return "of them succeeded"
+	case protocol.QueueStatFailed:
+		return "of them failed"
+	case protocol.QueueStatRetries:
+		return "of them retried"
+	case protocol.QueueStatQueueTime:
+		return "ms waited in the queue, summed: " + total + " (the sample jobs carry the time they were captured)"
+	case protocol.QueueStatProcessingTime:
+		return "ms spent running, summed: " + total
+	}
+	return ""
 }
 
 func clip(s string, n int) string {

@@ -21,7 +21,11 @@ func enqueueCommand() *ucli.Command {
 		UsageText: "resque-go enqueue --queue mail --class MailJob --args '[1,\"two\"]' [--at TIME | --in DURATION] [--unique-id U [--deferrable-by SECONDS]]",
 		Description: "Prints the payload written (a delayed or deferred job: the delayed item).\n" +
 			"--at/--in file the job in the delayed queue (resque-scheduler's layout); a mover (every\n" +
-			"`resque-go work`, or resque-scheduler) pushes it to its queue when due.\n" +
+			"`resque-go work`, or resque-scheduler) pushes it to its queue when due. The delayed item is\n" +
+			"written byte-identical to resque-scheduler's enqueue_at ({\"class\",\"args\",\"queue\"}, no id),\n" +
+			"so resque-scheduler's remove_delayed and resque-web's \"Cancel Job\" find it; --with-id adds an\n" +
+			"id and queue_time, at a cost: Ruby's tools (and `delayed remove --args` without --scan) no\n" +
+			"longer find it.\n" +
 			"--unique-id: at most one job with that id is queued or running. When one is, the\n" +
 			"enqueue is refused with exit code 3 and writes nothing; with --deferrable-by and that\n" +
 			"job running, this job is parked instead (exit 0, \"deferred\" on stderr) and enqueued\n" +
@@ -31,10 +35,11 @@ func enqueueCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "class", Usage: "job class", Required: true},
 			&ucli.StringFlag{Name: "args", Usage: "JSON args: an array (one element per argument), or an object (kept as is, as php-resque and resque-v3 write it)", Value: "[]"},
 			&ucli.BoolFlag{Name: "plain", Usage: "write only class and args, byte-identical to Ruby's Resque.enqueue (args must be an array)"},
-			&ucli.StringFlag{Name: "at", Usage: "run at `TIME` (RFC 3339, e.g. 2026-12-01T08:00:00Z, or Unix seconds) through the delayed queue"},
-			&ucli.StringFlag{Name: "in", Usage: "run after `DURATION` (90s, 5m, 2h) through the delayed queue"},
+			&ucli.BoolFlag{Name: "with-id", Usage: "with --at/--in: give the delayed job an id and queue_time (resque-scheduler's remove_delayed and resque-web's Cancel Job then cannot find it)"},
+			&ucli.StringFlag{Name: "at", Usage: "run at `TIME` (RFC 3339, e.g. 2026-12-01T08:00:00Z, or Unix seconds; 1970 to the end of 9999) through the delayed queue"},
+			&ucli.StringFlag{Name: "in", Usage: "run after `DURATION` (90s, 5m, 2h; at most 100 years, 876000h) through the delayed queue"},
 			&ucli.StringFlag{Name: "unique-id", Usage: "make the job unique under `UID` (refused with exit code 3 while a job with it is queued or running)"},
-			&ucli.StringFlag{Name: "deferrable-by", Usage: "with --unique-id: when the uid's job is running, park this job and enqueue it `SECONDS` after that job succeeds"},
+			&ucli.StringFlag{Name: "deferrable-by", Usage: "with --unique-id: when the uid's job is running, park this job and enqueue it `SECONDS` (at most 3153600000, 100 years) after that job succeeds"},
 		),
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 0 {
@@ -59,7 +64,13 @@ func enqueueCommand() *ucli.Command {
 			if err != nil {
 				return err
 			}
-			payload, err := protocol.NewPayload(class, args, protocol.EnqueueOptions{Plain: c.Bool("plain"), Unique: u})
+			if c.Bool("plain") && c.Bool("with-id") {
+				return usagef("--plain writes only class and args: it takes no --with-id")
+			}
+			// a delayed job is written as resque-scheduler writes it unless
+			// --with-id asks for an id
+			plain := c.Bool("plain") || !due.IsZero() && u.UID == "" && !c.Bool("with-id")
+			payload, err := protocol.NewPayload(class, args, protocol.EnqueueOptions{Plain: plain, Unique: u})
 			if err != nil {
 				return usageError{err}
 			}
@@ -104,18 +115,24 @@ func enqueueDue(c *ucli.Context) (time.Time, error) {
 	case at != "" && in != "":
 		return time.Time{}, usagef("give --at or --in, not both")
 	case at != "":
-		if secs, err := strconv.ParseInt(at, 10, 64); err == nil {
-			return time.Unix(secs, 0), nil
-		}
 		t, err := time.Parse(time.RFC3339, at)
+		if secs, ierr := strconv.ParseInt(at, 10, 64); ierr == nil {
+			t, err = time.Unix(secs, 0), nil
+		}
 		if err != nil {
 			return time.Time{}, usagef("--at %q: want RFC 3339 (2026-12-01T08:00:00Z) or Unix seconds", at)
+		}
+		if protocol.CheckDue("--at", t) != nil {
+			return time.Time{}, usagef("--at %q: out of range: want a time from 1970 to the end of year 9999", at)
 		}
 		return t, nil
 	case in != "":
 		d, err := time.ParseDuration(in)
 		if err != nil || d < 0 {
 			return time.Time{}, usagef("--in %q: want a duration such as 90s, 5m or 2h", in)
+		}
+		if protocol.CheckDelay("--in", d) != nil {
+			return time.Time{}, usagef("--in %q: out of range: want at most 100 years (%v)", in, protocol.MaxDelay)
 		}
 		return time.Now().Add(d), nil
 	}
@@ -140,8 +157,8 @@ func enqueueUnique(c *ucli.Context) (protocol.Unique, error) {
 		return u, usagef("--deferrable-by needs --unique-id")
 	}
 	secs, err := strconv.ParseInt(d, 10, 64)
-	if err != nil || secs < 0 {
-		return u, usagef("--deferrable-by %q: want whole seconds >= 0", d)
+	if err != nil || secs < 0 || secs > protocol.MaxDelaySeconds {
+		return u, usagef("--deferrable-by %q: want whole seconds from 0 to %d (100 years)", d, protocol.MaxDelaySeconds)
 	}
 	u.Deferrable, u.DeferrableBy = true, secs
 	return u, nil

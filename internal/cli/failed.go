@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -12,6 +11,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/resque-go/resque-go/failure"
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 )
 
@@ -174,21 +174,29 @@ func failedList(c *ucli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, map[string]any{"total": total, "entries": nonNil(entries)})
+		// total is the length of the failed list: with filters, counting
+		// the matches would mean reading all of it.
+		page := struct {
+			listJSON[failedJSON]
+			Offset int `json:"offset"`
+			Limit  int `json:"limit"`
+		}{listOf(failedViews(entries)), c.Int("offset"), c.Int("limit")}
+		page.Total = int(total)
+		return writeJSON(c.App.Writer, page)
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "INDEX\tFAILED AT\tQUEUE\tCLASS\tEXCEPTION\tERROR\tRETRIED")
+	fmt.Fprintln(tw, "INDEX\tFAILED AT\tQUEUE\tCLASS\tEXCEPTION\tERROR\tRETRIED AT")
 	for _, e := range entries {
 		retried := ""
 		if e.RetriedAt != "" {
-			retried = e.RetriedAt
+			retried = humanStored(e.RetriedAt)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Index, e.FailedAt, e.Queue, e.Class, e.Exception, clip(e.Error, 60), retried)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Index, humanStored(e.FailedAt), e.Queue, e.Class, e.Exception, clip(e.Error, 60), retried)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "%d shown, %d entries in the failed list\n", len(entries), total)
+	fmt.Fprintf(c.App.Writer, "%d shown, %s in the failed list\n", len(entries), plural(total, "entry", "entries"))
 	return nil
 }
 
@@ -217,17 +225,20 @@ func failedShow(c *ucli.Context) error {
 		entries = append(entries, e)
 	}
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, entries)
+		return writeJSON(c.App.Writer, listOf(failedViews(entries)))
 	}
 	w := c.App.Writer
 	for _, e := range entries {
 		fmt.Fprintf(w, "index:        %d\nfailed_at:    %s\nqueue:        %s\nclass:        %s\nexception:    %s\nerror:        %s\nworker:       %s\n",
-			e.Index, e.FailedAt, e.Queue, e.Class, e.Exception, e.Error, e.Worker)
+			e.Index, humanStored(e.FailedAt), e.Queue, e.Class, e.Exception, e.Error, e.Worker)
 		if e.ProcessedBy != "" {
 			fmt.Fprintf(w, "processed_by: %s\n", e.ProcessedBy)
 		}
 		if e.RetriedAt != "" {
-			fmt.Fprintf(w, "retried_at:   %s\n", e.RetriedAt)
+			fmt.Fprintf(w, "retried_at:   %s (requeued by hand)\n", humanStored(e.RetriedAt))
+		}
+		if by := retriedBy(e); by != "" {
+			fmt.Fprintf(w, "retried_by:   %s (the automatic retry)\n", by)
 		}
 		fmt.Fprintf(w, "payload:      %s\nbacktrace:\n", e.Payload)
 		for _, l := range e.Backtrace {
@@ -336,16 +347,54 @@ func printResult(c *ucli.Context, verb string, r failure.Result) error {
 	return nil
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+// failedJSON is a failed entry as --json prints it. failed_at and
+// retried_at are RFC 3339 (null when absent or not readable without
+// guessing, e.g. a zone written as "EST"); *_raw are the texts as stored.
+// retried_at is set by a requeue (failed retry, resque-web's Retry);
+// retried_by names the job an automatic retry enqueued, and is left out
+// for "no retry", which resque-v3 and resque-go write on every entry of
+// the failed list.
+type failedJSON struct {
+	Index        int64           `json:"index"`
+	FailedAt     *string         `json:"failed_at"`
+	FailedAtRaw  string          `json:"failed_at_raw"`
+	Queue        string          `json:"queue"`
+	Class        string          `json:"class"`
+	Exception    string          `json:"exception"`
+	Error        string          `json:"error"`
+	Backtrace    []string        `json:"backtrace"`
+	Worker       string          `json:"worker"`
+	ProcessedBy  string          `json:"processed_by,omitempty"`
+	RetriedAt    *string         `json:"retried_at"`
+	RetriedAtRaw string          `json:"retried_at_raw,omitempty"`
+	RetriedBy    string          `json:"retried_by,omitempty"`
+	Unreadable   bool            `json:"unreadable,omitempty"`
+	Payload      json.RawMessage `json:"payload"`
 }
 
-func nonNil(e []failure.Entry) []failure.Entry {
-	if e == nil {
-		return []failure.Entry{}
+func failedViews(entries []failure.Entry) []failedJSON {
+	out := make([]failedJSON, len(entries))
+	for i, e := range entries {
+		bt := e.Backtrace
+		if bt == nil {
+			bt = []string{}
+		}
+		payload := e.Payload
+		if payload == nil {
+			payload = json.RawMessage("null")
+		}
+		out[i] = failedJSON{Index: e.Index, FailedAt: jsonTime(storedTime(e.FailedAt)), FailedAtRaw: e.FailedAt,
+			Queue: e.Queue, Class: e.Class, Exception: e.Exception, Error: e.Error, Backtrace: bt, Worker: e.Worker,
+			ProcessedBy: e.ProcessedBy, RetriedAt: jsonTime(storedTime(e.RetriedAt)), RetriedAtRaw: e.RetriedAt,
+			RetriedBy: retriedBy(e), Unreadable: e.Unreadable, Payload: payload}
 	}
-	return e
+	return out
+}
+
+// retriedBy is the entry's retried_by unless it says "no retry".
+func retriedBy(e failure.Entry) string {
+	if e.RetriedBy == protocol.RetriedByNoRetry {
+		return ""
+	}
+	return e.RetriedBy
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/resque-go/resque-go/fixtures"
+	"github.com/resque-go/resque-go/internal/protocol"
 )
 
 // failed runs `failed <sub> <redis flags> args...` in-process.
@@ -56,7 +58,7 @@ func TestFailedListAndShow(t *testing.T) {
 		t.Fatalf("list: exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"INDEX", "FAILED AT", "QUEUE", "CLASS", "EXCEPTION", "ERROR",
-		"2026/11/21 21:23:48 UTC", "Sat Nov 21 21:26:55 UTC 2026", "Sat Nov 21 2026 21:29:37 GMT+0000",
+		"2026-11-21 21:23:48 UTC", "2026-11-21 21:26:55 UTC", "2026-11-21 21:29:37 UTC",
 		"Fail_Job", "RuntimeError", "boom <1>", "unreadable entry", "4 shown, 4 entries in the failed list"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list lacks %q:\n%s", want, out)
@@ -67,12 +69,14 @@ func TestFailedListAndShow(t *testing.T) {
 	var listed struct {
 		Total   int
 		Entries []struct {
-			Index     int
-			Class     string
-			Exception string
-			Payload   json.RawMessage
-			Backtrace []string
-		}
+			Index       int
+			Class       string
+			Exception   string
+			FailedAt    string `json:"failed_at"`
+			FailedAtRaw string `json:"failed_at_raw"`
+			Payload     json.RawMessage
+			Backtrace   []string
+		} `json:"items"`
 	}
 	if err := json.Unmarshal([]byte(out), &listed); code != ExitOK || err != nil {
 		t.Fatalf("list --json: exit %d, %v: %s%s", code, err, out, errOut)
@@ -84,7 +88,8 @@ func TestFailedListAndShow(t *testing.T) {
 	}
 	if listed.Total != 4 || len(listed.Entries) != 2 || listed.Entries[0].Exception != "RuntimeError" ||
 		listed.Entries[1].Index != 2 || listed.Entries[1].Exception != "Error" ||
-		!strings.HasPrefix(payload.String(), `{"class":"FailJob","queue":"mail"`) || len(listed.Entries[1].Backtrace) != 4 {
+		!strings.HasPrefix(payload.String(), `{"class":"FailJob","queue":"mail"`) || len(listed.Entries[1].Backtrace) != 4 ||
+		listed.Entries[1].FailedAt != "2026-11-21T21:29:37Z" || !strings.HasPrefix(listed.Entries[1].FailedAtRaw, "Sat Nov 21 2026 21:29:37 GMT+0000") {
 		t.Errorf("list --json --class FailJob --exception Err:\n%s", out)
 	}
 
@@ -106,11 +111,14 @@ func TestFailedListAndShow(t *testing.T) {
 	}
 
 	code, out, _ = e.failed("show", "--json", "3")
-	var shown []struct {
-		Unreadable bool
-		Error      string
+	var shown struct {
+		Items []struct {
+			Unreadable bool
+			Error      string
+		}
+		Total int
 	}
-	if err := json.Unmarshal([]byte(out), &shown); code != ExitOK || err != nil || len(shown) != 1 || !shown[0].Unreadable {
+	if err := json.Unmarshal([]byte(out), &shown); code != ExitOK || err != nil || shown.Total != 1 || len(shown.Items) != 1 || !shown.Items[0].Unreadable {
 		t.Errorf("show --json 3: exit %d, %v: %s", code, err, out)
 	}
 
@@ -246,5 +254,39 @@ func TestFailedUsageErrors(t *testing.T) {
 	}
 	if n := len(e.list(e.client.Keys().Failed())); n != 4 {
 		t.Errorf("failed has %d entries after usage errors, want 4", n)
+	}
+}
+
+// An entry resque-go wrote says retried_by "no retry" (no automatic retry
+// happened); after a requeue it also has retried_at. show and --json give
+// the requeue time and leave the "no retry" out, so that the two do not
+// contradict each other.
+func TestFailedRequeuedEntryShowsRetriedAtOnly(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t)
+	at := time.Date(2026, 11, 28, 14, 5, 3, 0, time.UTC)
+	e.do("RPUSH", e.client.Keys().Failed(), protocol.Failure{FailedAt: at, Payload: []byte(`{"class":"Mail","args":[1]}`),
+		Exception: "RuntimeError", Error: "boom", Queue: "mail", Worker: "vm:1:mail"}.Encode())
+	if code, _, errOut := e.failed("retry", "0"); code != ExitOK {
+		t.Fatalf("retry 0: exit %d: %s", code, errOut)
+	}
+	code, out, _ := e.failed("show", "0")
+	if code != ExitOK || !strings.Contains(out, "failed_at:    2026-11-28 14:05:03 UTC\n") || !strings.Contains(out, "retried_at:") ||
+		strings.Contains(out, "no retry") {
+		t.Errorf("show 0: exit %d:\n%s", code, out)
+	}
+	code, out, _ = e.failed("show", "--json", "0")
+	var shown struct {
+		Items []map[string]any
+	}
+	if err := json.Unmarshal([]byte(out), &shown); code != ExitOK || err != nil || len(shown.Items) != 1 {
+		t.Fatalf("show --json 0: exit %d, %v: %s", code, err, out)
+	}
+	got := shown.Items[0]
+	if _, ok := got["retried_by"]; ok || got["failed_at"] != "2026-11-28T14:05:03Z" || got["failed_at_raw"] != "2026/11/28 14:05:03 UTC" {
+		t.Errorf("show --json 0: %s", out)
+	}
+	if s, _ := got["retried_at"].(string); !strings.HasSuffix(s, "Z") {
+		t.Errorf("retried_at %v: want an RFC 3339 UTC time\n%s", got["retried_at"], out)
 	}
 }

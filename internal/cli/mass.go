@@ -16,9 +16,10 @@ import (
 
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/massqueue"
+	"github.com/resque-go/resque-go/stats"
 )
 
-// massCommand is `resque-go mass ...`: mass queues (massqueue.md).
+// massCommand is `resque-go mass ...`: mass queues (docs/massqueue.md).
 func massCommand() *ucli.Command {
 	withJSON := func(fs ...ucli.Flag) []ucli.Flag {
 		return append(append(redisFlags(), fs...), &ucli.BoolFlag{Name: "json", Usage: "print JSON"})
@@ -206,7 +207,7 @@ func massRoutes(c *ucli.Context) error {
 		rs = []massqueue.Route{}
 	}
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, rs)
+		return writeJSON(c.App.Writer, listOf(rs))
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tSOURCE\tJOB\tPOOL\tFROM\tPROBLEM")
@@ -372,7 +373,7 @@ func pushLines(c *ucli.Context, b *massqueue.Batch) (int, error) {
 				"the lines before it (%s) are in batch %s, it and the lines after it were not pushed", lines[de.Index], de.UID, jobCount(pushed), b.ID()), err}
 		}
 		if err != nil {
-			return massUsage(fmt.Errorf("stdin lines %d-%d (%d jobs pushed before them): %w", lines[0], lines[len(lines)-1], pushed, err))
+			return massUsage(fmt.Errorf("stdin lines %d-%d (%s pushed before them): %w", lines[0], lines[len(lines)-1], plural(pushed, "job", "jobs"), err))
 		}
 		pushed += len(jobs)
 		jobs, lines = jobs[:0], lines[:0]
@@ -418,7 +419,7 @@ func pushLines(c *ucli.Context, b *massqueue.Batch) (int, error) {
 		if ferr := flush(); ferr != nil {
 			return pushed, ferr
 		}
-		return pushed, fmt.Errorf("reading stdin after line %d (%d jobs pushed to %s): %w", line, pushed, b.ID(), err)
+		return pushed, fmt.Errorf("reading stdin after line %d (%s pushed to %s): %w", line, plural(pushed, "job", "jobs"), b.ID(), err)
 	}
 	if err := flush(); err != nil {
 		return pushed, err
@@ -478,6 +479,11 @@ func massStatus(c *ucli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
+		for _, p := range st.Batch {
+			for i := range p.Units {
+				p.Units[i].LastBeat = p.Units[i].LastBeat.UTC().Truncate(time.Second)
+			}
+		}
 		return writeJSON(c.App.Writer, st)
 	}
 	return printMassStatus(c.App.Writer, st, now)
@@ -489,7 +495,7 @@ func printMassStatus(w io.Writer, st massqueue.Status, now time.Time) error {
 		fmt.Fprintf(w, "paused sources: %s\n", strings.Join(st.Paused, " "))
 	}
 	for _, p := range st.Static {
-		fmt.Fprintf(w, "\nstatic pool %s: %d waiting, %d sources on the ring", p.Pool, p.Waiting, p.Ring)
+		fmt.Fprintf(w, "\nstatic pool %s: %d waiting, %s on the ring", p.Pool, p.Waiting, plural(p.Ring, "source", "sources"))
 		if len(p.Parked) > 0 {
 			fmt.Fprintf(w, ", at their limit: %s", strings.Join(p.Parked, " "))
 		}
@@ -507,9 +513,9 @@ func printMassStatus(w io.Writer, st massqueue.Status, now time.Time) error {
 			}
 			beat := "never"
 			if !u.LastBeat.IsZero() {
-				beat = now.Sub(u.LastBeat).Round(time.Second).String() + " ago"
+				beat = stats.FormatAgo(now, u.LastBeat)
 			}
-			fmt.Fprintf(w, "  unit %s: %s (beat %s), %d batches\n", u.Unit, state, beat, len(u.Batches))
+			fmt.Fprintf(w, "  unit %s: %s (beat %s), %s\n", u.Unit, state, beat, plural(len(u.Batches), "batch", "batches"))
 			for _, b := range u.Batches {
 				fmt.Fprintf(w, "    %s  %d left\n", b.ID, b.Remaining)
 			}
@@ -544,6 +550,7 @@ func massFailures(c *ucli.Context) error {
 	if c.Bool("json") {
 		type row struct {
 			massqueue.Failure
+			At    *string         `json:"at"`
 			Entry json.RawMessage `json:"entry"`
 		}
 		rows := make([]row, 0, len(fs))
@@ -552,18 +559,14 @@ func massFailures(c *ucli.Context) error {
 			if f.Kind == massqueue.KindStatic && json.Valid(f.Entry) {
 				e = f.Entry
 			}
-			rows = append(rows, row{f, e})
+			rows = append(rows, row{f, jsonTime(f.At), e})
 		}
-		return writeJSON(c.App.Writer, rows)
+		return writeJSON(c.App.Writer, listOf(rows))
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tID\tSOURCE\tJOB\tAT\tREASON")
 	for _, f := range fs {
-		at := "-"
-		if !f.At.IsZero() {
-			at = f.At.UTC().Format(time.RFC3339)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Kind, dash(f.ID), dash(f.Source), dash(f.Job), at, dash(f.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Kind, dash(f.ID), dash(f.Source), dash(f.Job), humanTime(f.At), dash(f.Reason))
 	}
 	return tw.Flush()
 }
@@ -728,7 +731,7 @@ func massSettings(c *ucli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, ss)
+		return writeJSON(c.App.Writer, listOf(ss))
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SOURCE\tWEIGHT\tLIMIT\tPAUSED")

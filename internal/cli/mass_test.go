@@ -121,10 +121,11 @@ func TestMassRoutesStatusFailures(t *testing.T) {
 	if code, _, _ := e.mass("", "route", "--source", "s1"); code != ExitUsage {
 		t.Errorf("route without --pool: exit %d", code)
 	}
-	var routes []massqueue.Route
-	if err := json.Unmarshal([]byte(e.massOK("", "routes", "--json", "--config", cfgPath)), &routes); err != nil {
-		t.Fatal(err)
+	var routeList listJSON[massqueue.Route]
+	if err := json.Unmarshal([]byte(e.massOK("", "routes", "--json", "--config", cfgPath)), &routeList); err != nil || routeList.Total != len(routeList.Items) {
+		t.Fatal(err, routeList.Total)
 	}
+	routes := routeList.Items
 	if len(routes) != 4 || routes[0].From != "src:s1:cfg:report" || routes[0].Pool != "general" || routes[3].Problem == "" {
 		t.Fatalf("routes: %+v", routes)
 	}
@@ -171,12 +172,14 @@ func TestMassRoutesStatusFailures(t *testing.T) {
 	if out := e.massOK("", "status", "--config", cfgPath); !strings.Contains(out, "unit n1-0: alive") || !strings.Contains(out, "backlog 1") {
 		t.Errorf("status text:\n%s", out)
 	}
-	var fs []struct {
-		Kind, ID, Reason string
-	}
-	if err := json.Unmarshal([]byte(e.massOK("", "failures", "--json")), &fs); err != nil || len(fs) != 1 || fs[0].Kind != "batch" ||
-		!strings.Contains(fs[0].Reason, "missing_batch") {
-		t.Fatalf("failures: %+v %v", fs, err)
+	var failures listJSON[struct {
+		Kind, ID, Reason, At string
+	}]
+	err = json.Unmarshal([]byte(e.massOK("", "failures", "--json")), &failures)
+	fs := failures.Items
+	if err != nil || len(fs) != 1 || failures.Total != 1 || fs[0].Kind != "batch" ||
+		!strings.Contains(fs[0].Reason, "missing_batch") || !strings.HasSuffix(fs[0].At, "Z") {
+		t.Fatalf("failures: %+v %v", failures, err)
 	}
 	if code, _, _ := e.mass("", "reallocate", "nope:x:1"); code != ExitUsage {
 		t.Errorf("reallocate unknown: exit %d", code)
@@ -198,17 +201,18 @@ func TestMassSettings(t *testing.T) {
 	e.massOK("", "weight", "--source", "s1", "--weight", "3")
 	e.massOK("", "limit", "--source", "s1", "--concurrency", "2")
 	e.massOK("", "pause", "--source", "s2")
-	var ss []massqueue.SourceSetting
-	if err := json.Unmarshal([]byte(e.massOK("", "settings", "--json")), &ss); err != nil {
-		t.Fatal(err)
+	var settings listJSON[massqueue.SourceSetting]
+	if err := json.Unmarshal([]byte(e.massOK("", "settings", "--json")), &settings); err != nil || settings.Total != 2 {
+		t.Fatal(err, settings.Total)
 	}
+	ss := settings.Items
 	if len(ss) != 2 || ss[0] != (massqueue.SourceSetting{Source: "s1", Weight: 3, Limit: 2}) || !ss[1].Paused {
 		t.Fatalf("settings %+v", ss)
 	}
 	e.massOK("", "resume", "--source", "s2")
 	e.massOK("", "limit", "--source", "s1", "--concurrency", "0")
 	e.massOK("", "weight", "--source", "s1", "--weight", "1")
-	if out := e.massOK("", "settings", "--json"); strings.TrimSpace(out) != "[]" {
+	if out := e.massOK("", "settings", "--json"); strings.Join(strings.Fields(out), "") != `{"items":[],"total":0}` {
 		t.Errorf("settings left: %s", out)
 	}
 	if code, _, _ := e.mass("", "weight", "--source", "s1", "--weight", "0"); code != ExitUsage {

@@ -159,34 +159,39 @@ func planAdd(c *ucli.Context) error {
 	return nil
 }
 
-// planJSON is a plan as the --json outputs write it.
+// planJSON is a plan as the --json outputs write it: next_run_at_unix is
+// the plan's score in the schedule as stored (0: none), next_run_at its
+// RFC 3339 form (null: none); stored is the plan's JSON as stored.
 type planJSON struct {
-	ID         string          `json:"id"`
-	Class      string          `json:"class"`
-	Queue      string          `json:"queue"`
-	Args       json.RawMessage `json:"args,omitempty"`
-	Recurrence string          `json:"recurrence"`
-	Timezone   string          `json:"timezone,omitempty"`
-	Misfire    string          `json:"misfire"`
-	UniqueID   string          `json:"uniqueId,omitempty"`
-	NextRun    int64           `json:"nextRun"`
-	NextRunAt  string          `json:"nextRunAt"`
-	Problem    string          `json:"problem,omitempty"`
-	Upcoming   []string        `json:"upcoming,omitempty"`
-	Stored     json.RawMessage `json:"stored,omitempty"`
+	ID            string          `json:"id"`
+	Class         string          `json:"class"`
+	Queue         string          `json:"queue"`
+	Args          json.RawMessage `json:"args,omitempty"`
+	Recurrence    string          `json:"recurrence"`
+	Timezone      string          `json:"timezone,omitempty"`
+	Misfire       string          `json:"misfire"`
+	UniqueID      string          `json:"unique_id,omitempty"`
+	NextRunAt     *string         `json:"next_run_at"`
+	NextRunAtUnix int64           `json:"next_run_at_unix"`
+	Problem       string          `json:"problem,omitempty"`
+	Upcoming      []string        `json:"upcoming,omitempty"`
+	Stored        json.RawMessage `json:"stored,omitempty"`
 }
 
 // planView is p for --json, with its next n slots.
 func planView(p plan.Plan, n int) planJSON {
 	v := planJSON{ID: p.ID, Class: p.Class, Queue: p.Queue, Args: p.Args, Recurrence: recurrenceText(p), Timezone: p.Timezone,
-		Misfire: misfireText(p.Misfire), UniqueID: p.UniqueID, NextRun: p.NextRun.Unix(), NextRunAt: formatSlot(p.NextRun), Problem: p.Problem}
+		Misfire: misfireText(p.Misfire), UniqueID: p.UniqueID, NextRunAt: jsonTime(p.NextRun), NextRunAtUnix: max(p.NextRun.Unix(), 0),
+		Problem: p.Problem}
 	if n > 0 {
 		if json.Valid(p.Raw) {
 			v.Stored = p.Raw
 		}
 		up, _ := plan.Upcoming(p, n)
 		for _, t := range up {
-			v.Upcoming = append(v.Upcoming, formatSlot(t))
+			if s := jsonTime(t); s != nil {
+				v.Upcoming = append(v.Upcoming, *s)
+			}
 		}
 	}
 	return v
@@ -211,11 +216,12 @@ func misfireText(m plan.Misfire) string {
 	return string(m)
 }
 
+// formatSlot is a plan's slot for text output; "-" for none.
 func formatSlot(t time.Time) string {
 	if t.Unix() <= 0 {
 		return "-"
 	}
-	return t.UTC().Format(time.RFC3339)
+	return humanTime(t)
 }
 
 func planList(c *ucli.Context) error {
@@ -236,14 +242,14 @@ func planList(c *ucli.Context) error {
 		for i, p := range plans {
 			rows[i] = planView(p, 0)
 		}
-		return writeJSON(c.App.Writer, rows)
+		return writeJSON(c.App.Writer, listOf(rows))
 	}
 	notes := false
 	for _, p := range plans {
 		notes = notes || p.Problem != ""
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-	head := "ID\tCLASS\tQUEUE\tRECURRENCE\tNEXT RUN (UTC)"
+	head := "ID\tCLASS\tQUEUE\tRECURRENCE\tNEXT RUN"
 	if notes {
 		head += "\tNOTE"
 	}
@@ -297,12 +303,16 @@ func planShow(c *ucli.Context) error {
 	if v.UniqueID != "" {
 		fmt.Fprintf(w, "unique id\t%s\n", v.UniqueID)
 	}
-	fmt.Fprintf(w, "next run\t%s\n", v.NextRunAt)
+	fmt.Fprintf(w, "next run\t%s\n", formatSlot(p.NextRun))
 	if v.Problem != "" {
 		fmt.Fprintf(w, "problem\tcannot be fired: %s\n", v.Problem)
 	}
-	if n > 0 && len(v.Upcoming) > 0 {
-		fmt.Fprintf(w, "upcoming\t%s\n", strings.Join(v.Upcoming[:min(n, len(v.Upcoming))], " "))
+	if up, _ := plan.Upcoming(p, n); n > 0 && len(up) > 0 {
+		slots := make([]string, len(up))
+		for i, t := range up {
+			slots[i] = formatSlot(t)
+		}
+		fmt.Fprintf(w, "upcoming\t%s\n", strings.Join(slots, ", "))
 	}
 	fmt.Fprintf(w, "stored\t%s\n", jsonLine(p.Raw))
 	return w.Flush()

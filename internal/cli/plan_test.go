@@ -28,7 +28,8 @@ func TestPlanCommand(t *testing.T) {
 		"--start", "2026-01-31T09:00:00Z", "--misfire", "catch-up", "--unique-id", "monthly")
 	var added planJSON
 	if err := json.Unmarshal([]byte(out), &added); code != 0 || err != nil || len(added.ID) != 32 ||
-		added.Recurrence != "period P0Y1M0DT0H0M0S" || added.Misfire != "catch-up" || added.UniqueID != "monthly" {
+		added.Recurrence != "period P0Y1M0DT0H0M0S" || added.Misfire != "catch-up" || added.UniqueID != "monthly" ||
+		!strings.Contains(out, `"unique_id": "monthly"`) {
 		t.Fatalf("add --json: %d %q %q", code, out, errOut)
 	}
 	if code, _, errOut = e.plan("add", "--queue", "q", "--class", "Nightly", "--cron", "30 2 * * *", "--timezone", "Europe/Prague", "--id", "nightly"); code != 0 {
@@ -42,12 +43,13 @@ func TestPlanCommand(t *testing.T) {
 	code, out, _ = e.plan("list")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code != 0 || len(lines) != 5 || !strings.HasPrefix(lines[0], "ID ") || !strings.HasPrefix(lines[1], "1506092109.1235 ") || !strings.Contains(lines[1], " Php_Job  php ") ||
-		!strings.Contains(out, "cron 30 2 * * * (Europe/Prague)") || !strings.Contains(lines[1], "2017-09-22T15:00:00Z") {
+		!strings.Contains(out, "cron 30 2 * * * (Europe/Prague)") || !strings.Contains(lines[1], "2017-09-22 15:00:00 UTC") {
 		t.Fatalf("list: %d\n%s", code, out)
 	}
 	code, out, _ = e.plan("list", "--json")
-	var rows []planJSON
-	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || len(rows) != 4 || rows[0].Misfire != "coalesce" {
+	var rows listJSON[planJSON]
+	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || rows.Total != 4 || len(rows.Items) != 4 || rows.Items[0].Misfire != "coalesce" ||
+		*rows.Items[0].NextRunAt != "2017-09-22T15:00:00Z" || rows.Items[0].NextRunAtUnix != 1506092400 {
 		t.Fatalf("list --json: %d %v\n%s", code, err, out)
 	}
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"slices"
@@ -16,8 +15,10 @@ import (
 	"github.com/rs/zerolog"
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/resque-go/resque-go/internal/metrics"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/pool"
+	"github.com/resque-go/resque-go/worker"
 )
 
 // resque-pool's default config locations, tried in order when --config is
@@ -77,7 +78,8 @@ func poolConfigFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "environment", Aliases: []string{"E"}, Usage: "environment section of a resque-pool file to apply", EnvVars: []string{"RACK_ENV", "RAILS_ENV", "RESQUE_ENV"}},
 		&ucli.StringFlag{Name: "hostname", Usage: "host name in the children's worker ids (default: this machine's)", EnvVars: []string{"RESQUE_HOSTNAME"}},
 		&ucli.StringFlag{Name: "kill-timeout", Usage: "after passing TERM, how long to wait for the children before killing them (default 10, or the file's kill_timeout)", EnvVars: []string{"RESQUE_POOL_KILL_TIMEOUT"}},
-		&ucli.StringFlag{Name: "metrics-addr", Usage: "serve the manager's /metrics and /healthz here (host:port); each child gets the next free port for its own", EnvVars: []string{"RESQUE_METRICS_ADDR"}},
+		&ucli.StringFlag{Name: "metrics-addr", Usage: "serve the manager's /metrics and /healthz here (e.g. 127.0.0.1:9300; a bare port listens on 127.0.0.1 only); each child gets the next free port for its own", EnvVars: []string{"RESQUE_METRICS_ADDR"}},
+		metricsTokenFlag(),
 		&ucli.StringFlag{Name: "status-interval", Usage: "how often the status record is refreshed", Value: "5", Hidden: true},
 	)
 }
@@ -121,12 +123,13 @@ func runPool(c *ucli.Context) error {
 	}
 	addr := c.String("metrics-addr")
 	if addr != "" {
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return usagef("--metrics-addr %q: want host:port (e.g. :9300)", addr)
+		if _, err := metrics.ListenAddr(addr); err != nil {
+			return usagef("--metrics-addr %q: %v", addr, err)
 		}
 	}
 	sup, err := pool.New(pool.Params{Client: client, Logger: &log, StatusInterval: every,
-		Stdout: c.App.Writer, Stderr: c.App.ErrWriter, MetricsAddr: addr, Env: childEnv(os.Environ())}, cfg)
+		Stdout: c.App.Writer, Stderr: c.App.ErrWriter, MetricsAddr: addr, MetricsToken: c.String("metrics-token"),
+		Env: childEnv(os.Environ())}, cfg)
 	var me *pool.MetricsError
 	if errors.As(err, &me) {
 		return usagef("--metrics-addr %q: %v", addr, me.Err)
@@ -243,7 +246,53 @@ func runPoolCheck(c *ucli.Context) error {
 	if w := cfg.Warning(); w != "" {
 		fmt.Fprintln(c.App.ErrWriter, "resque-go: warning: "+w)
 	}
-	return cfg.Describe(c.App.Writer)
+	if err := cfg.Describe(c.App.Writer); err != nil {
+		return err
+	}
+	for _, note := range fileOverrides(c, cfg) {
+		fmt.Fprintln(c.App.Writer, note)
+	}
+	return nil
+}
+
+// fileOverrides says which of the file's redis and namespace settings a
+// flag or an environment variable replaced, and which one did: a REDIS_URL
+// left in the environment silently wins over the file otherwise.
+func fileOverrides(c *ucli.Context, cfg *pool.Config) []string {
+	file, err := pool.Load(cfg.Path, pool.LoadOptions{Environment: c.String("environment")})
+	if err != nil {
+		return nil
+	}
+	var notes []string
+	for _, s := range []struct{ name, inFile, used string }{
+		{"redis", rdb.RedactURL(file.Redis), rdb.RedactURL(cfg.Redis)},
+		{"namespace", file.Namespace, cfg.Namespace},
+	} {
+		if s.used == "" {
+			s.used = `""`
+		}
+		if s.inFile != "" && s.inFile != s.used {
+			notes = append(notes, fmt.Sprintf("%s: %s from %s, not the file's %s", s.name, s.used, settingSource(c, s.name), s.inFile))
+		}
+	}
+	return notes
+}
+
+// settingSource names where flag name's value came from: the first of its
+// environment variables that holds that value, else the flag.
+func settingSource(c *ucli.Context, name string) string {
+	var envs []string
+	for _, f := range c.Command.Flags {
+		if sf, ok := f.(*ucli.StringFlag); ok && sf.Name == name {
+			envs = sf.EnvVars
+		}
+	}
+	for _, env := range append(envs, envAliases[name]...) {
+		if v, ok := os.LookupEnv(env); ok && v != "" && strings.TrimSuffix(v, ":") == strings.TrimSuffix(c.String(name), ":") {
+			return env
+		}
+	}
+	return "--" + name
 }
 
 // warnIgnored logs the settings of a resque-v3 file that do not apply, in
@@ -369,6 +418,9 @@ func applyPoolFlags(c *ucli.Context, cfg *pool.Config) error {
 			if name == "http" {
 				if !strings.HasPrefix(target, "http://") && !strings.HasPrefix(target, "https://") {
 					return usagef("--http %q: the URL must start with http:// or https://", spec)
+				}
+				if err := worker.CheckHTTPEndpoint(target); err != nil {
+					return usagef("--http %q: %v", spec, err)
 				}
 				h = pool.Handler{Class: class, HTTP: &pool.HTTPEndpoint{URL: target}}
 			}

@@ -111,9 +111,10 @@ func TestPoolStatus(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var doc struct {
-		Pools []map[string]any `json:"pools"`
+		Pools []map[string]any `json:"items"`
+		Total int
 	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Pools) != 1 {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Pools) != 1 || doc.Total != 1 {
 		t.Fatalf("json %v:\n%s", err, out)
 	}
 	p := doc.Pools[0]
@@ -179,5 +180,29 @@ func TestPoolCheckResqueV3File(t *testing.T) {
 	code, out, _ = e.pool("check", "--config", file, "--redis", "redis://127.0.0.1:6390/1")
 	if code != ExitOK || !strings.Contains(out, "redis:        redis://127.0.0.1:6390/1") {
 		t.Errorf("--redis does not win over the file: exit %d\n%s", code, out)
+	}
+}
+
+// pool check says when REDIS_URL (or a flag) replaced the file's redis or
+// namespace, and which one did. Not parallel: it sets the environment.
+func TestPoolCheckSaysWhatOverridesTheFile(t *testing.T) {
+	e := newCLIEnv(t)
+	file := filepath.Join("..", "..", "pool", "testdata", "resque-v3.yml")
+	t.Setenv("REDIS_BACKEND", "")
+	os.Unsetenv("REDIS_BACKEND")
+	t.Setenv("REDIS_URL", "redis://:secret@127.0.0.1:6390/1")
+	code, out, errOut := e.pool("check", "--config", file)
+	if code != ExitOK || !strings.Contains(out, "\nredis: redis://:xxxxx@127.0.0.1:6390/1 from REDIS_URL, not the file's redis://redis.internal:6380\n") ||
+		strings.Contains(out, "secret") {
+		t.Errorf("REDIS_URL: exit %d %s\n%s", code, errOut, out)
+	}
+	code, out, errOut = e.pool("check", "--config", file, "--redis", "redis://127.0.0.1:6391")
+	if code != ExitOK || !strings.Contains(out, "\nredis: redis://127.0.0.1:6391 from --redis, not the file's redis://redis.internal:6380\n") {
+		t.Errorf("--redis: exit %d %s\n%s", code, errOut, out)
+	}
+	os.Unsetenv("REDIS_URL") // t.Setenv restores it at the end
+	code, out, _ = e.pool("check", "--config", writeConfig(t, "redis: redis://127.0.0.1:6392\nnamespace: app\nqueues:\n  default: 1\n"), "--namespace", "other")
+	if code != ExitOK || strings.Contains(out, "not the file's redis") || !strings.Contains(out, "\nnamespace: other from --namespace, not the file's app\n") {
+		t.Errorf("--namespace: exit %d\n%s", code, out)
 	}
 }

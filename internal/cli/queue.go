@@ -88,25 +88,36 @@ func queueList(c *ucli.Context) error {
 		return err
 	}
 	slices.Sort(names)
+	// a queue key of another type does not hide the others: its row says so
 	lens, err := client.QueueLens(c.Context, names)
-	if err != nil {
+	bad, _ := rdb.BadKeys(err)
+	if err != nil && bad == nil {
 		return err
 	}
+	problems := map[string]string{}
+	for _, p := range bad {
+		problems[p.Key] = p.Problem
+	}
 	type row struct {
-		Queue string `json:"queue"`
-		Size  int64  `json:"size"`
+		Name    string `json:"name"`
+		Size    int64  `json:"size"`
+		Problem string `json:"problem,omitempty"`
 	}
 	rows := make([]row, len(names))
 	for i, q := range names {
-		rows[i] = row{q, lens[i]}
+		rows[i] = row{q, lens[i], problems[client.Keys().Queue(q)]}
 	}
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, rows)
+		return writeJSON(c.App.Writer, listOf(rows))
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "QUEUE\tSIZE")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\n", r.Queue, r.Size)
+		if r.Problem != "" {
+			fmt.Fprintf(tw, "%s\t?\t(%s %s)\n", r.Name, client.Keys().Queue(r.Name), r.Problem)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\n", r.Name, r.Size)
 	}
 	return tw.Flush()
 }
@@ -155,11 +166,14 @@ func queuePeek(c *ucli.Context) error {
 		return err
 	}
 	w := c.App.Writer
-	for i, raw := range jobs {
-		if c.Bool("json") {
-			fmt.Fprintf(w, "%s\n", jsonLine(raw))
-			continue
+	if c.Bool("json") {
+		total, err := client.Len(c.Context, client.Keys().Queue(q))
+		if err != nil {
+			return err
 		}
+		return writeJSON(w, peekJSON(q, offset, limit, total, jobs))
+	}
+	for i, raw := range jobs {
 		fmt.Fprintln(w, peekHeader(offset+i, raw))
 		var pretty bytes.Buffer
 		if json.Indent(&pretty, raw, "", "  ") == nil {
@@ -169,6 +183,42 @@ func queuePeek(c *ucli.Context) error {
 		}
 	}
 	return nil
+}
+
+// peekedJob is one job of queue peek --json: its position (0 is the next
+// one a worker takes), class and id when it has them, and its payload as
+// stored (a JSON string when it is not JSON).
+type peekedJob struct {
+	Position int             `json:"position"`
+	Class    string          `json:"class,omitempty"`
+	ID       string          `json:"id,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Payload  json.RawMessage `json:"payload"`
+}
+
+// peekPage is queue peek --json: a page of the queue; total is the queue's
+// length.
+type peekPage struct {
+	listJSON[peekedJob]
+	Queue  string `json:"queue"`
+	Offset int    `json:"offset"`
+	Limit  int    `json:"limit"`
+}
+
+func peekJSON(q string, offset, limit int, total int64, jobs [][]byte) peekPage {
+	items := make([]peekedJob, len(jobs))
+	for i, raw := range jobs {
+		j := peekedJob{Position: offset + i, Payload: jsonLine(raw)}
+		if p, err := protocol.DecodePayload(raw); err != nil {
+			j.Error = "not a job a worker would run: " + err.Error()
+		} else {
+			j.Class, j.ID = p.Class, p.ID
+		}
+		items[i] = j
+	}
+	page := peekPage{listJSON: listOf(items), Queue: q, Offset: offset, Limit: limit}
+	page.Total = int(total)
+	return page
 }
 
 // peekHeader names a job: its position, class and id when it has them.

@@ -39,11 +39,14 @@ func TestQueueCommandInspects(t *testing.T) {
 		t.Fatalf("list: %d\n%s", code, out)
 	}
 	code, out, _ = e.queue("sizes", "--json")
-	var rows []struct {
-		Queue string
-		Size  int64
+	var list struct {
+		Items []struct {
+			Name string
+			Size int64
+		}
+		Total int
 	}
-	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || len(rows) != 3 || rows[2].Queue != "mail" || rows[2].Size != 3 {
+	if err := json.Unmarshal([]byte(out), &list); code != 0 || err != nil || list.Total != 3 || len(list.Items) != 3 || list.Items[2].Name != "mail" || list.Items[2].Size != 3 {
 		t.Fatalf("sizes --json: %d %v\n%s", code, err, out)
 	}
 	if code, out, _ = e.queue("size", "mail"); code != 0 || out != "3\n" {
@@ -58,8 +61,14 @@ func TestQueueCommandInspects(t *testing.T) {
 		t.Errorf("peek: %d\n%s", code, out)
 	}
 	code, out, _ = e.queue("peek", "--json", "--offset", "1", "mail")
-	if code != 0 || out != "\"not json\"\n{\"class\":\"Other\",\"args\":{\"k\":\"v\"}}\n" {
-		t.Errorf("peek --json: %d %q", code, out)
+	want := `{"items":[{"position":1,"error":"not a job a worker would run: ` // the decoder's reason follows
+	if code != 0 || !strings.HasPrefix(strings.Join(strings.Fields(out), ""), strings.Join(strings.Fields(want), "")) ||
+		!strings.HasSuffix(strings.Join(strings.Fields(out), ""), `"payload":"notjson"},{"position":2,"class":"Other","payload":{"class":"Other","args":{"k":"v"}}}],"total":3,"queue":"mail","offset":1,"limit":10}`) {
+		t.Errorf("peek --json: %d %s", code, out)
+	}
+	code, out, _ = e.queue("peek", "--json", "--limit", "1", "mail")
+	if code != 0 || !strings.Contains(strings.Join(strings.Fields(out), ""), `"args":[12345678901234567890]`) {
+		t.Errorf("peek --json changed the payload's number: %d %s", code, out)
 	}
 	if n := len(e.items("mail")); n != 3 {
 		t.Errorf("peek took jobs: %d left", n)

@@ -10,13 +10,8 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/schedule"
 )
-
-// timeLayout is how schedule commands print times: Ruby's Time#to_s, the
-// form resque-scheduler's last_enqueued_at has.
-const timeLayout = protocol.LastEnqueuedAtLayout
 
 func scheduleCommand() *ucli.Command {
 	jsonFlag := &ucli.BoolFlag{Name: "json", Usage: "print JSON"}
@@ -33,7 +28,9 @@ func scheduleCommand() *ucli.Command {
 		Description: "Recurring schedules come from a resque-scheduler YAML file (--schedule) and from the\n" +
 			"dynamic schedules Resque.set_schedule keeps in Redis (persistent_schedules), which replace\n" +
 			"file entries of the same name. Only the scheduler holding resque-scheduler's master lock\n" +
-			"fires them, Ruby's resque-scheduler included. list and show read; they change nothing.",
+			"fires them, Ruby's resque-scheduler included. A resque-go master publishes the schedules it\n" +
+			"fires, so list and show show them (source \"master\") without --schedule, from any host.\n" +
+			"list and show read; they change nothing.",
 		Subcommands: []*ucli.Command{
 			{Name: "list", Usage: "the schedules in force, the master scheduler, and when each last ran and runs next", ArgsUsage: " ",
 				Flags: source(), Action: scheduleList},
@@ -41,7 +38,9 @@ func scheduleCommand() *ucli.Command {
 			{
 				Name: "validate", Usage: "check a resque-scheduler YAML schedule file (no Redis needed)", ArgsUsage: "FILE",
 				Description: "Prints each entry and its next run; a bad entry (a cron or every that cannot be read,\n" +
-					"no queue, an unsupported option) is an error naming the entry and the field (exit 2).",
+					"no queue, an unsupported option) is an error naming the entry and the field (exit 2).\n" +
+					"A schedule file may hold up to 4 MiB and 10,000 entries; a larger one is refused before it is\n" +
+					"parsed (exit 2), here and wherever a schedule file is loaded.",
 				Flags:  []ucli.Flag{jsonFlag, environmentFlag()},
 				Action: scheduleValidate,
 			},
@@ -116,23 +115,22 @@ func scheduleOverview(c *ucli.Context) (schedule.Overview, error) {
 	return schedule.Inspect(c.Context, client, static, c.String("environment"), c.String("lock-prefix"), time.Now())
 }
 
-// scheduleJSON is one schedule as --json prints it.
+// scheduleJSON is one schedule as --json prints it: last_enqueued_at is
+// resque-scheduler's record (Ruby's Time#to_s, as stored in
+// last_enqueued_at_raw) in RFC 3339; last_slot_at the last slot resque-go
+// enqueued, next_run_at the next one; null when there is none.
 type scheduleJSON struct {
 	schedule.Info
-	When     string `json:"when"`
-	LastSlot string `json:"last_slot,omitempty"`
-	Next     string `json:"next,omitempty"`
+	When              string  `json:"when"`
+	LastEnqueuedAt    *string `json:"last_enqueued_at"`
+	LastEnqueuedAtRaw string  `json:"last_enqueued_at_raw,omitempty"`
+	LastSlotAt        *string `json:"last_slot_at"`
+	NextRunAt         *string `json:"next_run_at"`
 }
 
 func toScheduleJSON(i schedule.Info) scheduleJSON {
-	return scheduleJSON{Info: i, When: i.When(), LastSlot: formatTime(i.LastSlot, time.RFC3339), Next: formatTime(i.Next, time.RFC3339)}
-}
-
-func formatTime(t time.Time, layout string) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.Local().Format(layout)
+	return scheduleJSON{Info: i, When: i.When(), LastEnqueuedAt: jsonTime(storedTime(i.LastEnqueuedAt)),
+		LastEnqueuedAtRaw: i.LastEnqueuedAt, LastSlotAt: jsonTime(i.LastSlot), NextRunAt: jsonTime(i.Next)}
 }
 
 func orDash(s string) string {
@@ -162,8 +160,18 @@ func scheduleList(c *ucli.Context) error {
 		for i, s := range o.Schedules {
 			rows[i] = toScheduleJSON(s)
 		}
-		return writeJSON(c.App.Writer, map[string]any{"lock_key": o.LockKey, "master": o.Master,
-			"master_ttl_seconds": int(o.MasterTTL / time.Second), "schedules": rows, "errors": o.Errors})
+		bad := o.Errors
+		if bad == nil {
+			bad = []schedule.BadSchedule{}
+		}
+		// bad_schedules: persistent schedules that cannot be loaded
+		return writeJSON(c.App.Writer, struct {
+			listJSON[scheduleJSON]
+			LockKey          string                 `json:"lock_key"`
+			Master           string                 `json:"master"`
+			MasterTTLSeconds int                    `json:"master_ttl_seconds"`
+			BadSchedules     []schedule.BadSchedule `json:"bad_schedules"`
+		}{listOf(rows), o.LockKey, o.Master, int(o.MasterTTL / time.Second), bad})
 	}
 	w := c.App.Writer
 	fmt.Fprintln(w, masterLine(o))
@@ -171,7 +179,7 @@ func scheduleList(c *ucli.Context) error {
 	fmt.Fprintln(tw, "NAME\tWHEN\tQUEUE\tCLASS\tSOURCE\tLAST ENQUEUED\tNEXT")
 	for _, s := range o.Schedules {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.When(), orDash(s.Queue), s.Class, s.Source,
-			orDash(s.LastEnqueuedAt), orDash(formatTime(s.Next, timeLayout)))
+			humanStored(s.LastEnqueuedAt), humanTime(s.Next))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -225,9 +233,11 @@ func scheduleShow(c *ucli.Context) error {
 		row("description", s.Description)
 		row("environments", s.Env)
 		row("source", s.Source)
-		row("last enqueued", orDash(s.LastEnqueuedAt))
-		row("last slot", formatTime(s.LastSlot, timeLayout))
-		row("next", orDash(formatTime(s.Next, timeLayout)))
+		row("last enqueued", humanStored(s.LastEnqueuedAt))
+		if !s.LastSlot.IsZero() {
+			row("last slot", humanTime(s.LastSlot))
+		}
+		row("next", humanTime(s.Next))
 		row("master", masterLine(o)[len("master: "):])
 		return tw.Flush()
 	}
@@ -251,15 +261,24 @@ func scheduleValidate(c *ucli.Context) error {
 	if c.Bool("json") {
 		type row struct {
 			schedule.Entry
-			When   string `json:"when"`
-			Loaded bool   `json:"loaded"`
-			Next   string `json:"next,omitempty"`
+			When      string  `json:"when"`
+			Loaded    bool    `json:"loaded"`
+			NextRunAt *string `json:"next_run_at"`
 		}
 		rows := []row{}
 		for _, e := range entries {
-			rows = append(rows, row{e, e.When(), e.MatchesEnv(env), formatTime(e.Next(now), time.RFC3339)})
+			rows = append(rows, row{e, e.When(), e.MatchesEnv(env), jsonTime(e.Next(now))})
 		}
-		return writeJSON(c.App.Writer, rows)
+		// environment: null when none was given
+		var envJSON *string
+		if env != "" {
+			envJSON = &env
+		}
+		return writeJSON(c.App.Writer, struct {
+			listJSON[row]
+			File        string  `json:"file"`
+			Environment *string `json:"environment"`
+		}{listOf(rows), path, envJSON})
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tWHEN\tQUEUE\tCLASS\tLOADED\tNEXT")
@@ -272,11 +291,15 @@ func scheduleValidate(c *ucli.Context) error {
 			loaded++
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Name, e.When(), orDash(e.Queue), orDash(e.Class), in,
-			orDash(formatTime(e.Next(now), timeLayout)))
+			humanTime(e.Next(now)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "%s: %d entries, %d fired in environment %q\n", path, len(entries), loaded, env)
+	where := fmt.Sprintf("in environment %q", env)
+	if env == "" {
+		where = "with no --environment (an entry with a rails_env needs one)"
+	}
+	fmt.Fprintf(c.App.Writer, "%s: %s, %d fired %s\n", path, plural(len(entries), "entry", "entries"), loaded, where)
 	return nil
 }

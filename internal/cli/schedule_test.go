@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -43,22 +46,28 @@ func TestScheduleValidate(t *testing.T) {
 		"NAME ", "queue_documents_for_indexing     cron 0 3 * * * Europe/Prague  high ",
 		"production_only ", `no (rails_env "production, staging")`,
 		"ImportOrdersManual ", "manual",
-		"resque_schedule.yml: 9 entries, 5 fired in environment \"\"\n",
+		"resque_schedule.yml: 9 entries, 5 fired with no --environment (an entry with a rails_env needs one)\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("validate output lacks %q:\n%s", want, out)
 		}
 	}
 	code, out, _ = runSchedule("validate", "--json", "--environment", "production", goodScheduleFile)
-	var rows []struct {
-		Name, When, Next string
-		Loaded           bool
-		Args             json.RawMessage
+	var validated struct {
+		Items []struct {
+			Name, When string
+			Next       string `json:"next_run_at"`
+			Loaded     bool
+			Args       json.RawMessage
+		}
+		Total       int
+		Environment string
 	}
-	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || len(rows) != 9 {
+	if err := json.Unmarshal([]byte(out), &validated); code != 0 || err != nil || len(validated.Items) != 9 || validated.Total != 9 ||
+		validated.Environment != "production" {
 		t.Fatalf("validate --json: %d %v\n%s", code, err, out)
 	}
-	if r := rows[6]; r.Name != "production_only" || !r.Loaded || r.When != "every 1h" || r.Next == "" || string(r.Args) != "[]" {
+	if r := validated.Items[6]; r.Name != "production_only" || !r.Loaded || r.When != "every 1h" || !strings.HasSuffix(r.Next, "Z") || string(r.Args) != "[]" {
 		t.Errorf("row %+v", r)
 	}
 
@@ -93,7 +102,7 @@ func TestScheduleListShow(t *testing.T) {
 	for _, want := range []string{
 		"master: otherhost:4242 (lock " + e.ns + ":" + e.ns + ":resque_scheduler_master_lock, ",
 		"\nCancelAbandonedOrders  cron 0 * * * *  orders2  Cancel2  redis  -  2", // the persistent one replaces the file's
-		"\npersisted_every_5m  every 5m  mail  MailJob  redis  2026-11-21 21:26:15 +0000  2",
+		"\npersisted_every_5m  every 5m  mail  MailJob  redis  2026-11-21 21:26:15 UTC  2",
 		"\nevery_thirty  every 30s  default  Ping  file  -  2",
 		"not loaded: schedule \"broken\": every: \"soon\" is not a duration",
 	} {
@@ -111,13 +120,16 @@ func TestScheduleListShow(t *testing.T) {
 		Schedules []struct {
 			Name, When, Source string
 			LastEnqueuedAt     string `json:"last_enqueued_at"`
-		}
-		Errors []struct{ Name, Error string }
+			LastEnqueuedAtRaw  string `json:"last_enqueued_at_raw"`
+		} `json:"items"`
+		Total  int
+		Errors []struct{ Name, Error string } `json:"bad_schedules"`
 	}
-	if err := json.Unmarshal([]byte(out), &l); code != 0 || err != nil || l.Master != "otherhost:4242" || len(l.Schedules) != 2 || len(l.Errors) != 1 {
+	if err := json.Unmarshal([]byte(out), &l); code != 0 || err != nil || l.Master != "otherhost:4242" || len(l.Schedules) != 2 || l.Total != 2 || len(l.Errors) != 1 {
 		t.Fatalf("list --json: %d %v\n%s", code, err, out)
 	}
-	if s := l.Schedules[1]; s.Name != "persisted_every_5m" || s.Source != "redis" || s.LastEnqueuedAt == "" {
+	if s := l.Schedules[1]; s.Name != "persisted_every_5m" || s.Source != "redis" || s.LastEnqueuedAt != "2026-11-21T21:26:15Z" ||
+		s.LastEnqueuedAtRaw != "2026-11-21 21:26:15 +0000" {
 		t.Errorf("%+v", s)
 	}
 
@@ -129,8 +141,9 @@ func TestScheduleListShow(t *testing.T) {
 	}
 	code, out, _ = e.schedule("show", "--json", "--schedule", goodScheduleFile, "check_daemon")
 	var s struct {
-		Name, Every, When, Next string
-		Options                 json.RawMessage
+		Name, Every, When string
+		Next              string `json:"next_run_at"`
+		Options           json.RawMessage
 	}
 	if err := json.Unmarshal([]byte(out), &s); code != 0 || err != nil || s.Every != "30s" || strings.Join(strings.Fields(string(s.Options)), "") != `{"first_in":"120s"}` || s.Next == "" {
 		t.Errorf("show --json: %d %v\n%s", code, err, out)
@@ -182,5 +195,19 @@ func TestRecurringScheduleConfig(t *testing.T) {
 		if _, code, errOut := run(args...); code != ExitUsage || strings.Count(noHint(errOut), "\n") != 1 {
 			t.Errorf("%v: %d %q", args, code, errOut)
 		}
+	}
+}
+
+// schedule validate refuses a file over the size limit with one line
+// and exit 2, before reading it.
+func TestScheduleValidateRefusesAHugeFile(t *testing.T) {
+	t.Parallel()
+	big := filepath.Join(t.TempDir(), "big.yml")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("# padding\n"), 5<<20/10), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runSchedule("validate", big)
+	if code != ExitUsage || out != "" || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(errOut, "limit of a schedule file") {
+		t.Errorf("validate: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

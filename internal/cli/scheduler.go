@@ -20,7 +20,8 @@ func schedulerCommand() *ucli.Command {
 		&ucli.BoolFlag{Name: "plans", Usage: "fire resque-v3 plans (resque-go plan add)", Value: true},
 		&ucli.BoolFlag{Name: "mover", Usage: "promote due delayed items (elected with the workers' movers)", Value: true},
 		&ucli.StringFlag{Name: "hostname", Usage: "host name in the scheduler's record and lock value (default: this machine's)", EnvVars: []string{"RESQUE_HOSTNAME"}},
-		&ucli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on this address (e.g. :9293); empty: off", EnvVars: []string{"RESQUE_METRICS_ADDR"}},
+		&ucli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on this address (e.g. 127.0.0.1:9293; a bare port listens on 127.0.0.1 only); empty: off", EnvVars: []string{"RESQUE_METRICS_ADDR"}},
+		metricsTokenFlag(),
 		&ucli.IntFlag{Name: "supervisor-pid", Hidden: true, Usage: "stop when this process is no longer our parent; set by resque-go pool"},
 		&ucli.IntFlag{Name: "scheduler-config-fd", Hidden: true, Usage: "read every setting, as node.SchedulerConfig JSON, from this file descriptor; set by resque-go pool"},
 	)
@@ -32,6 +33,9 @@ func schedulerCommand() *ucli.Command {
 			"schedules of --schedule and of Redis (persistent_schedules). Any number may run, next to\n" +
 			"Ruby's resque-scheduler: each delayed item and plan slot is taken once, one master fires\n" +
 			"the schedules. `resque-go stats` shows every scheduler.\n\n" +
+			"In the resque-v3 namespace it keeps resque-v3's scheduler_pid:<host> (its pid, removed at a clean\n" +
+			"stop), so v3 tooling sees a scheduler on the host; HUP and USR1 (which the v3 init process\n" +
+			"sends that pid) are then ignored.\n\n" +
 			"Signals: QUIT, TERM and INT stop it (the current pass finishes).",
 		Flags:  flags,
 		Action: runScheduler,
@@ -68,6 +72,7 @@ func runScheduler(c *ucli.Context) error {
 			Environment: c.String("environment"), Dynamic: c.Bool("dynamic-schedule"), LockPrefix: c.String("lock-prefix"),
 			LockTimeout: c.String("lock-timeout"), ScheduleInterval: c.String("schedule-interval"), NoSchedules: !c.Bool("schedules"),
 			NoPlans: !c.Bool("plans"), NoMover: !c.Bool("mover"), MetricsAddr: c.String("metrics-addr"),
+			MetricsToken:  c.String("metrics-token"),
 			SupervisorPID: c.Int("supervisor-pid"), LogLevel: level.String(), LogFormat: c.String("log-format")}
 		if cfg.NoSchedules && cfg.NoPlans && cfg.NoMover {
 			return usagef("--schedules=false --plans=false --mover=false leaves the scheduler nothing to do")
@@ -83,6 +88,11 @@ func runScheduler(c *ucli.Context) error {
 		return nodeError(err)
 	}
 	signal.Ignore(syscall.SIGPIPE)
+	if s.KeepsSchedulerPid() {
+		// resque-v3's init process signals the pid in scheduler_pid:<host>:
+		// HUP to reload, USR1 to reopen logs; neither stops us
+		signal.Ignore(syscall.SIGHUP, syscall.SIGUSR1)
+	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)

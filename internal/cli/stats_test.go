@@ -55,9 +55,29 @@ func TestStatsJSON(t *testing.T) {
 	t.Parallel()
 	e := newCLIEnv(t)
 	e.seed()
+	e.do("SET", e.ns+":queuestat:web-1:queue_time:high", "100") // ms, summed: 100 / 10 dequeued
+	e.do("SET", e.ns+":queuestat:web-2:queue_time:high", "3")
+	e.do("SET", e.ns+":worker:web-1:11:high,low:started", "2024-05-01 13:59:00 +0200") // Ruby's Time#to_s
 	code, out, errOut := e.stats(context.Background(), "--json")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// times are RFC 3339 in UTC with the stored text beside them; the
+	// average is rounded as the table shows it
+	var view struct {
+		Time    string
+		Queues  []map[string]any
+		Workers []map[string]any
+	}
+	if err := json.Unmarshal([]byte(out), &view); err != nil || !strings.HasSuffix(view.Time, "Z") || len(view.Queues) != 2 || len(view.Workers) != 2 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if q := view.Queues[0]; q["avg_queue_time_ms"] != 10.3 {
+		t.Errorf("avg_queue_time_ms = %v, want 10.3 (103 ms over 10 jobs, one decimal)", q["avg_queue_time_ms"])
+	}
+	if w := view.Workers[0]; w["run_at"] != "2024-05-01T12:00:00Z" || w["started"] != "2024-05-01T11:59:00Z" ||
+		w["started_raw"] != "2024-05-01 13:59:00 +0200" || w["heartbeat"] != nil {
+		t.Errorf("worker times: %v", w)
 	}
 	var s stats.Snapshot
 	if err := json.Unmarshal([]byte(out), &s); err != nil {

@@ -78,7 +78,7 @@ func uniqueList(c *ucli.Context) error {
 		rows = append(rows, uniqueRowOf(in))
 	}
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, rows)
+		return writeJSON(c.App.Writer, listOf(rows))
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "UID\tSTATE\tDEFERRED")

@@ -1,15 +1,23 @@
 // Package metrics serves Prometheus metrics of a worker process on
 // /metrics, and /healthz, which fails while Redis is unreachable.
+//
+// A bare port (":9292", "9292") listens on 127.0.0.1 only; an address
+// with a host ("0.0.0.0:9292") listens there. With a token set, both
+// endpoints answer 401 to a request without "Authorization: Bearer <token>".
 package metrics
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	vm "github.com/VictoriaMetrics/metrics"
@@ -20,7 +28,7 @@ import (
 )
 
 // The exposition carries # HELP and # TYPE lines (VictoriaMetrics/metrics
-// writes no help text: the README's Metrics section says what each metric
+// writes no help text: docs/operations.md#metrics says what each metric
 // is). This library, unlike Prometheus's client, pulls in no protobuf: the
 // binary is 3.4 MB smaller and a worker's resident set 2 MB smaller (most
 // of it is the binary's mapped pages).
@@ -34,13 +42,68 @@ type Config struct {
 	// Slots returns busy and total job slots.
 	Slots  func() (busy, total int)
 	Logger *zerolog.Logger
+	// Token, when set, is the bearer token /metrics and /healthz require.
+	Token string
+	// MaxLabelValues bounds the distinct values of each of the queue and
+	// class labels of the job metrics; 0 means DefaultMaxLabelValues.
+	MaxLabelValues int
 }
+
+// DefaultMaxLabelValues is how many distinct queue names, and how many
+// distinct class names, the job metrics of one process show. Both come
+// from payloads, so without a bound every new class would add series (and
+// memory) for the life of the worker: the values seen after the first
+// these many are counted under OtherLabel.
+const DefaultMaxLabelValues = 200
+
+// OtherLabel is the label value of the jobs whose queue or class came
+// after the first MaxLabelValues.
+const OtherLabel = "other"
 
 // Metrics holds the metrics of one process.
 type Metrics struct {
-	cfg Config
-	set *vm.Set
+	cfg             Config
+	set             *vm.Set
+	queues, classes *boundedLabel
 	httpServer
+}
+
+// boundedLabel hands out the values of one label: the first max distinct
+// values as they are, any later one as OtherLabel.
+type boundedLabel struct {
+	name string
+	log  *zerolog.Logger
+	mu   sync.Mutex
+	seen map[string]struct{}
+	max  int
+	full bool // the first value over max was logged
+}
+
+func newBoundedLabel(name string, max int, log *zerolog.Logger) *boundedLabel {
+	return &boundedLabel{name: name, log: log, seen: map[string]struct{}{}, max: max}
+}
+
+// limit is the most distinct values the label takes.
+func (b *boundedLabel) limit() int { return b.max }
+
+// value is v, or OtherLabel once max other values have been seen (the
+// first time, logged).
+func (b *boundedLabel) value(v string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.seen[v]; ok {
+		return v
+	}
+	if len(b.seen) >= b.max {
+		if !b.full && b.log != nil {
+			b.log.Warn().Str("label", b.name).Int("max", b.max).Str("value", v).
+				Msg("metrics: too many distinct label values; this one and later new ones are counted as \"other\"")
+		}
+		b.full = true
+		return OtherLabel
+	}
+	b.seen[v] = struct{}{}
+	return v
 }
 
 var (
@@ -61,8 +124,13 @@ func exponential(start, factor float64, n int) []float64 {
 
 // New builds the metrics.
 func New(cfg Config) *Metrics {
-	m := &Metrics{cfg: cfg, set: vm.NewSet()}
-	m.httpServer.log = cfg.Logger
+	limit := cfg.MaxLabelValues
+	if limit <= 0 {
+		limit = DefaultMaxLabelValues
+	}
+	m := &Metrics{cfg: cfg, set: vm.NewSet(),
+		queues: newBoundedLabel("queue", limit, cfg.Logger), classes: newBoundedLabel("class", limit, cfg.Logger)}
+	m.httpServer = httpServer{log: cfg.Logger, token: cfg.Token}
 	m.set.RegisterMetricsWriter(m.writeLive)
 	return m
 }
@@ -73,7 +141,7 @@ func (m *Metrics) Observe(f runtime.Finished) {
 	if class == "" {
 		class = "unknown"
 	}
-	q, c := labelValue(f.Queue), labelValue(class)
+	q, c := labelValue(m.queues.value(f.Queue)), labelValue(m.classes.value(class))
 	m.set.GetOrCreateCounter(`resque_jobs_total{queue="` + q + `",class="` + c + `",outcome="` + labelValue(f.Outcome) + `"}`).Inc()
 	if f.Outcome != "requeued" {
 		m.set.GetOrCreatePrometheusHistogramExt(`resque_job_duration_seconds{queue="`+q+`",class="`+c+`"}`, durationBuckets).
@@ -97,33 +165,77 @@ func labelValue(s string) string {
 
 // Handler serves /metrics and /healthz.
 func (m *Metrics) Handler() http.Handler {
-	return handler(m.set, m.cfg.Client)
+	return m.httpServer.handler(m.set, m.cfg.Client)
 }
 
 // handler serves set and the process's go_* and process_* metrics on
-// /metrics, and healthz on /healthz.
-func handler(set *vm.Set, c *rdb.Client) http.Handler {
+// /metrics, and healthz on /healthz, both behind the token when one is set.
+func (h *httpServer) handler(set *vm.Set, c *rdb.Client) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		set.WritePrometheus(w)
 		vm.WriteProcessMetrics(w)
 	})
-	mux.HandleFunc("/healthz", healthz(c))
-	return mux
+	mux.HandleFunc("/healthz", healthz(c, h.log))
+	if h.token == "" {
+		return mux
+	}
+	return requireToken(h.token, mux)
 }
 
-// healthz answers 200 "ok" while Redis answers PING within 2 s, else 503.
-func healthz(c *rdb.Client) http.HandlerFunc {
+// requireToken answers 401 to a request without "Authorization: Bearer
+// <token>"; the comparison takes the same time whatever the header holds.
+func requireToken(token string, next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte("Bearer " + token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="resque-go"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// healthz answers 200 "ok" while Redis answers PING within 2 s, else 503
+// "not ok"; why goes to the log, not to whoever asks.
+func healthz(c *rdb.Client, log *zerolog.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := c.Ping(ctx); err != nil {
-			http.Error(w, "redis unreachable: "+err.Error(), http.StatusServiceUnavailable)
+			if log != nil {
+				log.Warn().Err(err).Msg("healthz: redis does not answer")
+			}
+			http.Error(w, "not ok", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	}
+}
+
+// ListenAddr is the address a metrics endpoint given as addr listens on: a
+// bare port (":9292" or "9292") means 127.0.0.1 only, so that metrics are
+// not served to every network by default; a host ("0.0.0.0:9292",
+// "[::]:9292", "10.0.0.5:9292") is used as given.
+func ListenAddr(addr string) (string, error) {
+	a := strings.TrimSpace(addr)
+	if _, err := strconv.ParseUint(a, 10, 16); err == nil {
+		a = ":" + a
+	}
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return "", fmt.Errorf("want [host]:port or a port (e.g. 127.0.0.1:9292 or 9292): %w", err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "", fmt.Errorf("port %q: want 0 to 65535", port)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
 }
 
 // Serve listens on addr in the background; Close stops it. It returns the
@@ -133,13 +245,19 @@ func (m *Metrics) Serve(addr string) (string, error) { return m.httpServer.serve
 // Close stops the server started by Serve.
 func (m *Metrics) Close() error { return m.httpServer.close() }
 
-// httpServer is the HTTP side both Metrics and PoolServer share.
+// httpServer is the HTTP side Metrics, PoolServer and SchedulerServer
+// share.
 type httpServer struct {
 	server *http.Server
 	log    *zerolog.Logger
+	token  string // required as a bearer token when set
 }
 
 func (h *httpServer) serve(addr string, handler http.Handler) (string, error) {
+	addr, err := ListenAddr(addr)
+	if err != nil {
+		return "", err
+	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", err
@@ -182,7 +300,9 @@ func (m *Metrics) writeLive(w io.Writer) {
 		up = 0
 	}
 	first := true
-	for _, q := range queues {
+	// the queues after the first MaxLabelValues are shown as one, "other"
+	var other int64
+	for i, q := range queues {
 		n, err := cfg.Client.Len(ctx, cfg.Client.Keys().Queue(q))
 		if err != nil {
 			up = 0
@@ -192,7 +312,14 @@ func (m *Metrics) writeLive(w io.Writer) {
 			vm.WriteMetadataIfNeeded(w, "resque_queue_length", "gauge")
 			first = false
 		}
+		if i >= m.queues.limit() {
+			other += n
+			continue
+		}
 		fmt.Fprintf(w, "resque_queue_length{queue=\"%s\"} %d\n", labelValue(q), n)
+	}
+	if len(queues) > m.queues.limit() {
+		fmt.Fprintf(w, "resque_queue_length{queue=\"%s\"} %d\n", OtherLabel, other)
 	}
 	vm.WriteGaugeUint64(w, "resque_redis_up", up)
 }

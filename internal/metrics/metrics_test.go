@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/rs/zerolog"
 
 	"github.com/resque-go/resque-go/internal/metrics"
 	"github.com/resque-go/resque-go/internal/rdb"
@@ -179,10 +181,10 @@ func TestPoolAndSchedulerMetrics(t *testing.T) {
 	defer c.Close()
 	p := metrics.NewPool(c, func() []metrics.PoolChild {
 		return []metrics.PoolChild{{State: "running", Restarts: 2}, {State: "running"}, {State: "crash\"loop", Restarts: 5}}
-	})
+	}, metrics.ServerOptions{})
 	s := metrics.NewScheduler(c, func() metrics.SchedulerCounts {
 		return metrics.SchedulerCounts{Promoted: 7, PlansFired: 3, SchedulesFired: 4, DueBuckets: 2, Master: true}
-	})
+	}, metrics.ServerOptions{})
 	pf, sf := scrape(t, p.Handler()), scrape(t, s.Handler())
 	for _, tc := range []struct {
 		fams   map[string]*dto.MetricFamily
@@ -205,5 +207,198 @@ func TestPoolAndSchedulerMetrics(t *testing.T) {
 	}
 	if f := sf["resque_delayed_promoted_total"]; f == nil || f.GetType() != dto.MetricType_COUNTER {
 		t.Errorf("resque_delayed_promoted_total is not a counter: %v", f)
+	}
+}
+
+// Class names come from payloads: 20,000 distinct ones leave the job
+// metrics with at most DefaultMaxLabelValues class series (and one
+// "other") per metric, every job still counted.
+func TestClassLabelsAreBounded(t *testing.T) {
+	t.Parallel()
+	m := metrics.New(metrics.Config{})
+	const jobs = 20000
+	for i := range jobs {
+		m.Observe(runtime.Finished{Queue: "q", Class: fmt.Sprintf("Class%05d", i), Outcome: "ok", Duration: time.Millisecond})
+	}
+	fams := scrape(t, m.Handler())
+	for _, name := range []string{"resque_jobs_total", "resque_job_duration_seconds"} {
+		f := fams[name]
+		if f == nil {
+			t.Fatalf("%s missing", name)
+		}
+		classes := map[string]bool{}
+		var total float64
+		for _, s := range f.Metric {
+			for _, l := range s.Label {
+				if l.GetName() == "class" {
+					classes[l.GetValue()] = true
+				}
+			}
+			if s.Counter != nil {
+				total += s.Counter.GetValue()
+			} else {
+				total += float64(s.Histogram.GetSampleCount())
+			}
+		}
+		if len(f.Metric) > metrics.DefaultMaxLabelValues+1 || !classes[metrics.OtherLabel] || !classes["Class00000"] {
+			t.Errorf("%s: %d series (classes other: %v, first: %v), want at most %d and the first class and %q",
+				name, len(f.Metric), classes[metrics.OtherLabel], classes["Class00000"], metrics.DefaultMaxLabelValues+1, metrics.OtherLabel)
+		}
+		if total != jobs {
+			t.Errorf("%s counts %v jobs, want %d", name, total, jobs)
+		}
+	}
+	if got, _ := value(fams, "resque_jobs_total", map[string]string{"class": metrics.OtherLabel}); got != jobs-metrics.DefaultMaxLabelValues {
+		t.Errorf("resque_jobs_total{class=other} = %v, want %d", got, jobs-metrics.DefaultMaxLabelValues)
+	}
+}
+
+// A worker's queue list can grow with its globs: the queue lengths after
+// the first MaxLabelValues are shown as one, "other".
+func TestQueueLengthLabelsAreBounded(t *testing.T) {
+	srv, err := redistest.Start(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	c, err := rdb.New(rdb.Options{URL: srv.URL(), Namespace: redistest.Namespace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	for q, n := range map[string]int{"a": 1, "c": 2, "d": 3} {
+		for range n {
+			if err := c.Enqueue(ctx, q, []byte(`{"class":"X","args":[]}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	m := metrics.New(metrics.Config{Client: c, MaxLabelValues: 2,
+		Queues: func(context.Context) ([]string, error) { return []string{"a", "b", "c", "d"}, nil }})
+	fams := scrape(t, m.Handler())
+	if f := fams["resque_queue_length"]; f == nil || len(f.Metric) != 3 {
+		t.Fatalf("resque_queue_length: %v, want a, b and other", f)
+	}
+	for q, want := range map[string]float64{"a": 1, "b": 0, metrics.OtherLabel: 5} {
+		if got, ok := value(fams, "resque_queue_length", map[string]string{"queue": q}); !ok || got != want {
+			t.Errorf("resque_queue_length{queue=%q} = %v (present %v), want %v", q, got, ok, want)
+		}
+	}
+}
+
+// A bare port listens on 127.0.0.1 only; a host is used as given.
+func TestListenAddr(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"9292": "127.0.0.1:9292", ":9292": "127.0.0.1:9292", " :9292 ": "127.0.0.1:9292",
+		"0.0.0.0:9292": "0.0.0.0:9292", "[::]:9292": "[::]:9292", "10.1.2.3:9292": "10.1.2.3:9292", "localhost:0": "localhost:0",
+		"": "", "host": "", "99999": "", ":http": "", "a:b:c": "",
+	} {
+		got, err := metrics.ListenAddr(in)
+		if got != want || (err == nil) != (want != "") {
+			t.Errorf("ListenAddr(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, srv := range []interface {
+		Serve(string) (string, error)
+		Close() error
+	}{
+		metrics.New(metrics.Config{}),
+		metrics.NewPool(nil, func() []metrics.PoolChild { return nil }, metrics.ServerOptions{}),
+		metrics.NewScheduler(nil, func() metrics.SchedulerCounts { return metrics.SchedulerCounts{} }, metrics.ServerOptions{}),
+	} {
+		bound, err := srv.Serve(":0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(bound, "127.0.0.1:") {
+			t.Errorf("Serve(\":0\") listens on %s, want 127.0.0.1 only", bound)
+		}
+		_ = srv.Close()
+	}
+}
+
+// With a token, /metrics and /healthz of every server answer 401 unless
+// the request carries it as a bearer token.
+func TestMetricsToken(t *testing.T) {
+	t.Parallel()
+	srv, err := redistest.Start(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	c, err := rdb.New(rdb.Options{URL: srv.URL(), Namespace: redistest.Namespace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const token = "t0ken-s3cret"
+	opt := metrics.ServerOptions{Token: token}
+	for name, h := range map[string]http.Handler{
+		"worker":    metrics.New(metrics.Config{Client: c, Token: token}).Handler(),
+		"pool":      metrics.NewPool(c, func() []metrics.PoolChild { return nil }, opt).Handler(),
+		"scheduler": metrics.NewScheduler(c, func() metrics.SchedulerCounts { return metrics.SchedulerCounts{} }, opt).Handler(),
+	} {
+		for _, path := range []string{"/metrics", "/healthz"} {
+			for auth, want := range map[string]int{
+				"": http.StatusUnauthorized, "Bearer wrong": http.StatusUnauthorized, token: http.StatusUnauthorized,
+				"Bearer " + token + "x": http.StatusUnauthorized, "Bearer " + token: http.StatusOK,
+			} {
+				req := httptest.NewRequest(http.MethodGet, path, nil)
+				if auth != "" {
+					req.Header.Set("Authorization", auth)
+				}
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != want {
+					t.Errorf("%s %s with Authorization %q: %d, want %d", name, path, auth, rec.Code, want)
+				}
+				if want == http.StatusUnauthorized && strings.Contains(rec.Body.String(), "resque_") {
+					t.Errorf("%s %s: a refused request got metrics", name, path)
+				}
+			}
+		}
+	}
+	// without a token, no header is needed
+	rec := httptest.NewRecorder()
+	metrics.New(metrics.Config{Client: c}).Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	if rec.Code != http.StatusOK {
+		t.Errorf("/healthz without a token set: %d", rec.Code)
+	}
+}
+
+// /healthz says "not ok" to whoever asks; why (the Redis error, with the
+// server's address) goes to the log.
+func TestHealthzKeepsTheReasonInTheLog(t *testing.T) {
+	t.Parallel()
+	srv, err := redistest.Start(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := srv.Addr()
+	srv.Stop()
+	c, err := rdb.New(rdb.Options{URL: "redis://:pa55word@" + addr, Namespace: redistest.Namespace(t), DialTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var logged strings.Builder
+	log := zerolog.New(&logged)
+	for name, h := range map[string]http.Handler{
+		"worker":    metrics.New(metrics.Config{Client: c, Logger: &log}).Handler(),
+		"pool":      metrics.NewPool(c, func() []metrics.PoolChild { return nil }, metrics.ServerOptions{Logger: &log}).Handler(),
+		"scheduler": metrics.NewScheduler(c, func() metrics.SchedulerCounts { return metrics.SchedulerCounts{} }, metrics.ServerOptions{Logger: &log}).Handler(),
+	} {
+		logged.Reset()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		if rec.Code != http.StatusServiceUnavailable || strings.TrimSpace(rec.Body.String()) != "not ok" {
+			t.Errorf("%s /healthz with Redis down: %d %q, want 503 \"not ok\"", name, rec.Code, rec.Body.String())
+		}
+		_, port, _ := strings.Cut(addr, ":")
+		if !strings.Contains(logged.String(), port) || strings.Contains(logged.String(), "pa55word") {
+			t.Errorf("%s: the log should name the unreachable server (without its password): %s", name, logged.String())
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	vm "github.com/VictoriaMetrics/metrics"
+	"github.com/rs/zerolog"
 
 	"github.com/resque-go/resque-go/internal/rdb"
 )
@@ -29,10 +30,18 @@ type PoolServer struct {
 	httpServer
 }
 
+// ServerOptions protect a server's endpoints and name its log.
+type ServerOptions struct {
+	// Token, when set, is the bearer token /metrics and /healthz require.
+	Token string
+	// Logger receives why /healthz failed; nil: nowhere.
+	Logger *zerolog.Logger
+}
+
 // NewPool builds the manager's metrics; status returns the children
 // as they are at scrape time.
-func NewPool(client *rdb.Client, status func() []PoolChild) *PoolServer {
-	p := &PoolServer{client: client, status: status, set: vm.NewSet()}
+func NewPool(client *rdb.Client, status func() []PoolChild, opt ServerOptions) *PoolServer {
+	p := &PoolServer{client: client, status: status, set: vm.NewSet(), httpServer: httpServer{log: opt.Logger, token: opt.Token}}
 	p.set.RegisterMetricsWriter(p.write)
 	return p
 }
@@ -60,7 +69,7 @@ func (p *PoolServer) write(w io.Writer) {
 }
 
 // Handler serves /metrics and /healthz.
-func (p *PoolServer) Handler() http.Handler { return handler(p.set, p.client) }
+func (p *PoolServer) Handler() http.Handler { return p.httpServer.handler(p.set, p.client) }
 
 // Serve listens on addr in the background and returns the bound address.
 func (p *PoolServer) Serve(addr string) (string, error) { return p.httpServer.serve(addr, p.Handler()) }

@@ -27,8 +27,8 @@ type SchedulerServer struct {
 }
 
 // NewScheduler builds the scheduler's metrics.
-func NewScheduler(client *rdb.Client, counts func() SchedulerCounts) *SchedulerServer {
-	s := &SchedulerServer{client: client, counts: counts, set: vm.NewSet()}
+func NewScheduler(client *rdb.Client, counts func() SchedulerCounts, opt ServerOptions) *SchedulerServer {
+	s := &SchedulerServer{client: client, counts: counts, set: vm.NewSet(), httpServer: httpServer{log: opt.Logger, token: opt.Token}}
 	s.set.RegisterMetricsWriter(s.write)
 	return s
 }
@@ -48,7 +48,7 @@ func (s *SchedulerServer) write(w io.Writer) {
 }
 
 // Handler serves /metrics and /healthz.
-func (s *SchedulerServer) Handler() http.Handler { return handler(s.set, s.client) }
+func (s *SchedulerServer) Handler() http.Handler { return s.httpServer.handler(s.set, s.client) }
 
 // Serve listens on addr in the background and returns the bound address.
 func (s *SchedulerServer) Serve(addr string) (string, error) {

@@ -2,4 +2,4 @@
 
 package proctitle
 
-func commandLineArea() []byte { return nil }
+func commandLineArea() ([]byte, int) { return nil, 0 }

@@ -23,8 +23,9 @@ import (
 const Prefix = "resque-1 (resque-go): "
 
 var (
-	mu   sync.Mutex
-	area []byte // nil: titles are not supported or Prepare was not called
+	mu      sync.Mutex
+	area    []byte // nil: titles are not supported or Prepare was not called
+	argSize int    // the length of the argument strings at the start of area
 )
 
 // Prepare makes os.Args independent of the command-line memory and returns
@@ -38,9 +39,27 @@ func Prepare(args []string) []string {
 		out[i] = strings.Clone(a)
 	}
 	if area == nil {
-		area = commandLineArea()
+		area, argSize = commandLineArea()
 	}
 	return out
+}
+
+// SetArgs shows args in ps in place of the process's arguments, as
+// separate strings the way the kernel passed them: a program hides a
+// secret of its command line (a password in a URL) by showing its
+// arguments with the secret masked. What does not fit the original
+// arguments' space is cut. It does nothing where titles are not supported
+// or Prepare was not called; a later Set replaces it.
+func SetArgs(args []string) {
+	mu.Lock()
+	defer mu.Unlock()
+	if argSize < 2 || len(area) < argSize {
+		return
+	}
+	// the last byte stays NUL: the kernel then shows the argument strings
+	// only, NULs between them
+	n := copy(area[:argSize-1], strings.Join(args, "\x00"))
+	clear(area[n:argSize])
 }
 
 // Set shows title (after Prefix) in ps, cut to the space available. It does

@@ -16,6 +16,14 @@ import (
 // changes the process's command line for good; the parent reads it the way
 // Ruby Resque and php-resque do, with ps -A -o pid,command.
 func TestMain(m *testing.M) {
+	if args := os.Getenv("PROCTITLE_ARGS"); args != "" {
+		os.Args = proctitle.Prepare(os.Args)
+		proctitle.SetArgs(strings.Split(args, "|"))
+		os.Stdout.WriteString("ready\n")
+		var b [1]byte
+		os.Stdin.Read(b[:]) // wait until the parent has looked
+		os.Exit(0)
+	}
 	if title := os.Getenv("PROCTITLE_CHILD"); title != "" {
 		os.Args = proctitle.Prepare(os.Args)
 		home := os.Getenv("HOME")
@@ -90,5 +98,45 @@ func TestSetWithoutPrepareIsHarmless(t *testing.T) {
 	}
 	if strings.Join(os.Args, " ") != before {
 		t.Error("os.Args changed")
+	}
+}
+
+// SetArgs replaces the arguments ps shows with others, still separate
+// strings: a secret given on the command line is gone from
+// /proc/<pid>/cmdline, the rest is as it was.
+func TestSetArgsHidesASecret(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("titles are set on Linux only")
+	}
+	shown := []string{os.Args[0], "-test.run=^$", "--redis", "redis://:***@127.0.0.1:1", "work"}
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "--redis", "redis://:hunter2-secret@127.0.0.1:1", "work")
+	cmd.Env = append(os.Environ(), "PROCTITLE_ARGS="+strings.Join(shown, "|"))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, _ := os.Pipe()
+	cmd.Stdout = w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	buf := make([]byte, 6)
+	if _, err := r.Read(buf); err != nil || string(buf) != "ready\n" {
+		t.Fatalf("child said %q (%v)", buf, err)
+	}
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/cmdline")
+	stdin.Close()
+	if werr := cmd.Wait(); werr != nil {
+		t.Fatalf("child: %v", werr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(cmdline), "hunter2") {
+		t.Errorf("the secret shows: %q", cmdline)
+	}
+	if got := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00"); strings.Join(got, "|") != strings.Join(shown, "|") {
+		t.Errorf("cmdline = %q, want %q", got, shown)
 	}
 }

@@ -69,26 +69,36 @@ func DelayedItem(payload []byte, queue string) ([]byte, error) {
 // a job with fields of its own (resque-v3, php-resque): every field is kept,
 // queue included (resque-v3 reads it for retries and reports), with a fresh
 // queue_time and an id when it had none.
+//
+// An item with no queue but a sourceId or a name is a mass-queue job: the
+// resqu-client v4 producer's enqueueDelayed writes its job that way
+// ({"class","args","sourceId","name",...}, no id, no queue), and the v4
+// server routes it, when due, through unassigned. It is promoted with an
+// id and a queue_time, as the producer's enqueue writes a job to
+// unassigned, and queue is "": the caller pushes it to unassigned.
 func PromotedPayload(item []byte, now time.Time) (payload []byte, queue string, err error) {
 	members, err := objectMembers(item)
 	if err != nil {
 		return nil, "", err
 	}
-	hasID, rubyShaped := false, true
+	hasID, hasQueue, rubyShaped, mass := false, false, true, false
 	for _, m := range members {
 		switch m.name {
 		case "queue":
+			hasQueue = true
 			if err := json.Unmarshal(m.value, &queue); err != nil {
 				return nil, "", fmt.Errorf("%w: delayed item \"queue\" is not a string", ErrBadPayload)
 			}
 		case "id":
 			hasID = true
+		case "sourceId", "name":
+			mass = true
 		}
 		if m.name != "class" && m.name != "args" && m.name != "queue" {
 			rubyShaped = false
 		}
 	}
-	if queue == "" {
+	if queue == "" && (hasQueue || !mass) {
 		return nil, "", fmt.Errorf("%w: delayed item has no queue", ErrBadPayload)
 	}
 	if rubyShaped {
@@ -101,6 +111,43 @@ func PromotedPayload(item []byte, now time.Time) (payload []byte, queue string, 
 	}
 	out, err := WithFields(item, set...)
 	return out, queue, err
+}
+
+// IsMassJob reports whether payload is a mass-queue (v4) job that names no
+// queue of its own: an object with a sourceId or a name and no queue field.
+// Such a job is routed through unassigned (delayed promotion, a retry from
+// failed).
+func IsMassJob(payload []byte) bool {
+	members, err := objectMembers(payload)
+	if err != nil {
+		return false
+	}
+	mass := false
+	for _, m := range members {
+		switch m.name {
+		case "queue":
+			return false
+		case "sourceId", "name":
+			mass = true
+		}
+	}
+	return mass
+}
+
+// WithJobID returns payload with an id and a queue_time when it has no id
+// (a job a producer filed without one, such as resqu-client's delayed
+// job), else payload unchanged.
+func WithJobID(payload []byte, now time.Time) ([]byte, error) {
+	members, err := objectMembers(payload)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range members {
+		if m.name == "id" {
+			return payload, nil
+		}
+	}
+	return WithFields(payload, [2]string{"id", string(MarshalString(NewJobID()))}, [2]string{"queue_time", FormatQueueTime(now)})
 }
 
 // objectMembers returns the top-level members of a JSON object in order,

@@ -74,9 +74,11 @@ func textField(v json.RawMessage) string {
 	return string(v)
 }
 
-// Retryable reports whether the entry names a queue and carries a payload.
+// Retryable reports whether the entry carries a payload and names a
+// queue, or its payload is a mass-queue job that names none (IsMassJob: it
+// is retried through unassigned).
 func (e FailedEntry) Retryable() bool {
-	return !e.Unreadable && e.Queue != "" && len(e.Payload) > 0
+	return !e.Unreadable && len(e.Payload) > 0 && (e.Queue != "" || IsMassJob(e.PayloadBytes()))
 }
 
 // PayloadBytes is the job as it was queued: the payload object itself, or

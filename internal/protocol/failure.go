@@ -9,14 +9,21 @@ import (
 
 // Exception names resque-go writes into failed entries.
 const (
-	ExcBadPayload      = "ResqueGo::BadPayload"
-	ExcNoHandler       = "ResqueGo::NoHandler"
-	ExcTimeout         = "ResqueGo::Timeout"
-	ExcPanic           = "ResqueGo::Panic"
-	ExcExecFailed      = "ResqueGo::ExecFailed"
-	ExcDirtyExit       = "Resque::DirtyExit"
-	ExcPruneDirtyExit  = "Resque::PruneDeadWorkerDirtyExit"
-	ExcCancelled       = "ResqueGo::Cancelled"
+	ExcBadPayload     = "ResqueGo::BadPayload"
+	ExcNoHandler      = "ResqueGo::NoHandler"
+	ExcTimeout        = "ResqueGo::Timeout"
+	ExcPanic          = "ResqueGo::Panic"
+	ExcExecFailed     = "ResqueGo::ExecFailed"
+	ExcDirtyExit      = "Resque::DirtyExit"
+	ExcPruneDirtyExit = "Resque::PruneDeadWorkerDirtyExit"
+	ExcCancelled      = "ResqueGo::Cancelled"
+	// ExcWrongType: a key a job or a schedule entry needs (its queue, its
+	// delayed bucket, its plan or plan slot) holds another type, a key
+	// written by hand; the error names the key.
+	ExcWrongType = "ResqueGo::WrongType"
+	// ExcBadSchedule: a member of delayed_queue_schedule or plan_schedule
+	// that is not a Unix time in seconds was taken off the schedule.
+	ExcBadSchedule     = "ResqueGo::BadSchedule"
 	RetriedByNoRetry   = "no retry"
 	DirtyExitStillBusy = "Job still being processed"
 )

@@ -186,6 +186,7 @@ func FuzzNewPayload(f *testing.F) {
 		if by < 0 {
 			by = 0
 		}
+		by %= protocol.MaxDelaySeconds + 1 // a larger one is refused (TestDelayBounds)
 		u := protocol.Unique{UID: uid, Deferrable: deferrable && uid != "", DeferrableBy: by}
 		if !u.Deferrable {
 			u.DeferrableBy = 0

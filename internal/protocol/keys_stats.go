@@ -52,3 +52,15 @@ func (k Keys) SchedulerPattern() string { return k.key("resque-go", "scheduler",
 func (k Keys) ParseSchedulerRecord(key string) (host string, pid int, ok bool) {
 	return k.parseHostPID("scheduler", key)
 }
+
+// SchedulerPid is resque-v3's record of the host's scheduler process:
+// scheduler_pid:<hostname> holds its pid, SET when it starts and deleted
+// when it stops cleanly (resque-v3's SchedulerProcess). The v3 init
+// process reads it to know that a scheduler runs on the host (it starts
+// its own only when that pid is gone) and signals that pid: HUP to reload,
+// USR1 to reopen logs, TERM when it shuts down.
+func (k Keys) SchedulerPid(hostname string) string { return k.key("scheduler_pid", hostname) }
+
+// KeepsSchedulerPid reports whether a scheduler keeps SchedulerPid: in the
+// resque-v3 namespace, where v3 tooling reads it.
+func (k Keys) KeepsSchedulerPid() bool { return k.Namespace() == V3Namespace }

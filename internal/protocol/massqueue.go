@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Mass queues (massqueue.md): keys producers write (the released layout of
+// Mass queues (docs/protocol.md#mass-queues): keys producers write (the released layout of
 // the PHP producer resqu-client) and keys only servers touch (resque-go's).
 // Values stored inside keys (list items, hash fields, zset members) never
 // carry the namespace.
@@ -311,6 +311,9 @@ func NewMassPayload(j MassJob) ([]byte, error) {
 	}
 	if err := CheckJobName(j.Name); err != nil {
 		return nil, fmt.Errorf("protocol: %w", err)
+	}
+	if err := checkUnique(j.Unique); err != nil {
+		return nil, err
 	}
 	var args []byte
 	if len(bytes.TrimSpace(j.Args)) > 0 {

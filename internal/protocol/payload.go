@@ -184,7 +184,7 @@ type EnqueueOptions struct {
 	// ID overrides the generated job id (tests).
 	ID string
 	// Unique, when its UID is set, adds "unique":{"uid":...} (with
-	// "deferrableBy" when Deferrable), the resque-v3 field (protocol.md 8).
+	// "deferrableBy" when Deferrable), the resque-v3 field (docs/protocol.md#unique-jobs).
 	Unique Unique
 }
 
@@ -195,6 +195,9 @@ type EnqueueOptions struct {
 func NewPayload(class string, args []byte, opt EnqueueOptions) ([]byte, error) {
 	if class == "" {
 		return nil, fmt.Errorf("protocol: class must not be empty")
+	}
+	if err := checkUnique(opt.Unique); err != nil {
+		return nil, err
 	}
 	argJSON, err := normalizeArgs(args)
 	if err != nil {
@@ -315,15 +318,16 @@ func UnembedPayload(s string) []byte {
 }
 
 // parseUnixSeconds reads a queue_time: a JSON number, or a decimal number in
-// a string (some producers quote it). NaN, infinities and hex floats are
-// refused: they would poison the queue-time statistics.
+// a string (some producers quote it). NaN, infinities, hex floats and times
+// outside 1970 to MaxTimestamp are refused: they would poison the
+// queue-time statistics (an INCRBY that overflows fails the whole flush).
 func parseUnixSeconds(raw json.RawMessage) (float64, bool) {
 	s := string(bytes.Trim(raw, `"`))
 	if s == "" || strings.ContainsAny(s, "xXnNiI") {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > MaxTimestamp {
 		return 0, false
 	}
 	return f, true

@@ -25,7 +25,7 @@ func fixtureItem(t *testing.T, dir string, i int) string {
 	return items[i]
 }
 
-// resqueV3Payload is the resque-v3 (PHP fork) shape of protocol.md 1.1.
+// resqueV3Payload is the resque-v3 (PHP fork) shape of docs/protocol.md#payloads-resque-go-runs.
 const resqueV3Payload = `{"class":"Task","args":{"k":"v","big":12345678901234567890},"queue":"q","sourceId":"s1",` +
 	`"unique":{"uid":"u1","deferrableBy":30},"isMonitored":true,"includePath":"x/","environment":{"K":"V"},` +
 	`"failCount":1,"id":"0123456789abcdef0123456789abcdef","queue_time":1700000000.1234}`
@@ -664,7 +664,7 @@ func TestEmbedPayload(t *testing.T) {
 }
 
 // TestDecodePayloadQueueTimeFinite: queue_time is float Unix seconds
-// (protocol.md 1.1); a non-finite value must not reach the queue-time
+// (docs/protocol.md#payloads-resque-go-runs); a non-finite value must not reach the queue-time
 // statistic.
 func TestDecodePayloadQueueTimeFinite(t *testing.T) {
 	t.Parallel()

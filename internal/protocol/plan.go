@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Plan is plan:<id>: the JSON of one recurring plan (protocol.md 7). The
+// Plan is plan:<id>: the JSON of one recurring plan (docs/protocol.md#plans). The
 // id is opaque: resque-v3's PHP producers made it from microtime(true)
 // ("1506092109.1235"), so it is used exactly as the schedule lists hold it.
 func (k Keys) Plan(id string) string { return k.key("plan", id) }

@@ -8,7 +8,7 @@ import (
 )
 
 // ProcessRecord is the JSON value of a runtime record (Keys.Process). Field
-// names are a published contract (README "Runtime records"): add fields, never
+// names are a published contract (docs/operations.md#runtime-records): add fields, never
 // rename them.
 type ProcessRecord struct {
 	PID  int    `json:"pid"`
@@ -34,6 +34,10 @@ type ProcessRecord struct {
 	Load1          float64 `json:"load1"`
 	Load5          float64 `json:"load5"`
 	Load15         float64 `json:"load15"`
+	// WrongTypeQueues are the queues this process's claims skipped in the
+	// last two minutes because their key holds another type (a key written
+	// by hand): fix or delete the key. Absent when none.
+	WrongTypeQueues []string `json:"wrong_type_queues,omitempty"`
 }
 
 // EncodeProcessRecord writes r as compact JSON: times in UTC truncated to the

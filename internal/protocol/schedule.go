@@ -98,3 +98,16 @@ func ScheduleArgs(args []byte) ([]byte, error) {
 	}
 	return []byte("[" + b.String() + "]"), nil
 }
+
+// PublishedSchedules is resque-go's hash of the recurring schedules the
+// master scheduler fires: schedule name to its config as JSON (the form of
+// a persistent_schedules value). The master writes it when it becomes
+// master and when its schedules change, and removes it at a clean stop,
+// so `resque-go schedule list` shows a master's file schedules from any
+// host.
+func (k Keys) PublishedSchedules() string { return k.key("resque-go", "schedules") }
+
+// SchedulesPublisher holds the master lock value of the scheduler that
+// wrote PublishedSchedules: readers trust the hash only while that
+// scheduler holds the lock.
+func (k Keys) SchedulesPublisher() string { return k.key("resque-go", "schedules_master") }

@@ -14,10 +14,10 @@ type Source struct {
 	Queue string
 	List  string
 	// Serial: at most one job of this source runs at a time across every
-	// process, under the lock SerialLock(Queue) (protocol.md 9).
+	// process, under the lock SerialLock(Queue) (docs/protocol.md#serial-queues).
 	Serial bool
 	// Ring, when set, makes the source a ring of lists (mass queues,
-	// massqueue.md): RingStatic serves a static pool's per-source FIFOs
+	// docs/massqueue.md#static-pools): RingStatic serves a static pool's per-source FIFOs
 	// round-robin (weighted, with per-source limits and pause), RingUnit a
 	// batch pool unit's batches. Pool names the pool, Unit the unit. A job
 	// claimed from a ring reports the list it came from as its source

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
-// Unique job states (protocol.md 8), as the resque-v3 PHP fork writes them.
+// Unique job states (docs/protocol.md#unique-jobs), as the resque-v3 PHP fork writes them.
 const (
 	UniqueQueued  = "queued"
 	UniqueRunning = "running"
@@ -104,10 +103,13 @@ func ParseUnique(payload []byte) (u Unique, ok bool, err error) {
 			return u, true, fmt.Errorf("unique deferrableBy must be a number of seconds, got %s", truncate(f.DeferrableBy))
 		}
 		fl, err := strconv.ParseFloat(n.String(), 64)
-		// float64(math.MaxInt64) is 2^63, which int64 cannot hold: a larger
-		// deferral would convert to a negative one.
-		if err != nil || fl < 0 || fl >= math.MaxInt64 {
+		if err != nil || fl < 0 {
 			return u, true, fmt.Errorf("unique deferrableBy must be a number of seconds >= 0, got %s", n)
+		}
+		// bounded (MaxDelaySeconds): released, a larger one would make the
+		// release fail at every attempt
+		if err := CheckDelaySeconds("unique deferrableBy", fl); err != nil {
+			return u, true, err
 		}
 		u.Deferrable, u.DeferrableBy = true, int64(fl)
 	}

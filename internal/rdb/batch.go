@@ -221,6 +221,10 @@ func (b *finishBatcher) send(batch []*batchCall) {
 	}
 	args = append(args, string(kinds), len(first.ck), len(first.ca), len(batch))
 	replies, err := redis.Values(c.evalHot(ctx, c.finishClaimBatch, args...))
+	var wrongType any // the sources skipped for a key of another type, rarely
+	if err == nil && len(replies) == batchStride*len(batch)+1 {
+		replies, wrongType = replies[:len(replies)-1], replies[len(replies)-1]
+	}
 	if err == nil && len(replies) != batchStride*len(batch) {
 		err = fmt.Errorf("rdb: finish and claim batch: %d replies for %d slots", len(replies), len(batch))
 	}
@@ -235,7 +239,7 @@ func (b *finishBatcher) send(batch []*batchCall) {
 			call.reply, call.err = c.finishClaimOne(ctx, call.workerID, call.host, call.src, call.o, call.ck, call.ca)
 			continue
 		}
-		call.reply = unflatten(r)
+		call.reply = unflatten(r, wrongType)
 	}
 }
 
@@ -243,15 +247,23 @@ func (b *finishBatcher) send(batch []*batchCall) {
 const batchStride = 6
 
 // unflatten turns a slot's part of finish_claim_batch.lua's flat reply back
-// into finish_claim.lua's {finish result, claim result}.
-func unflatten(r []any) any {
+// into finish_claim.lua's {finish result, claim result}. wrongType, when
+// not nil, lists the sources the claims skipped for a key of another type:
+// the claim result is then claim.lua's claim_wrongtype form.
+func unflatten(r []any, wrongType any) any {
 	switch r[1].(type) {
 	case nil:
+		if wrongType != nil {
+			return []any{r[0], []any{nil, nil, nil, nil, nil, wrongType}}
+		}
 		return []any{r[0], nil}
 	case int64:
 		if n := r[1].(int64); n < 0 {
 			return []any{r[0], n}
 		}
+	}
+	if wrongType != nil {
+		return []any{r[0], []any{r[1], r[2], r[3], r[4], r[5], wrongType}}
 	}
 	claim := []any{r[1], r[2], r[3]}
 	for _, v := range r[4:] {
@@ -289,6 +301,10 @@ func (c *Client) finishClaimOne(ctx context.Context, workerID, host string, src 
 		if err != nil {
 			return nil, err
 		}
+		var wrongType any // the sources skipped for a key of another type, rarely
+		if len(v) == batchStride+1 {
+			v, wrongType = v[:batchStride], v[batchStride]
+		}
 		if len(v) != batchStride {
 			return nil, fmt.Errorf("rdb: finish and claim: reply has %d elements", len(v))
 		}
@@ -301,7 +317,7 @@ func (c *Client) finishClaimOne(ctx context.Context, workerID, host string, src 
 			short, compact = false, false
 			continue
 		}
-		return unflatten(v), nil
+		return unflatten(v, wrongType), nil
 	}
 }
 

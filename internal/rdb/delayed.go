@@ -36,20 +36,29 @@ func (c *Client) Delay(ctx context.Context, item []byte, ts int64) error {
 	return nil
 }
 
-// NextDue returns the oldest bucket due at or before now (Unix seconds).
-func (c *Client) NextDue(ctx context.Context, now int64) (ts int64, ok bool, err error) {
-	v, err := redis.Strings(c.do(ctx, "ZRANGEBYSCORE", c.keys.DelayedSchedule(), "-inf", now, "LIMIT", 0, 1))
+// DueDelayed returns up to n members of the delayed schedule due at or
+// before now (Unix seconds), oldest first; a Bad one is set aside with
+// SetAsideDelayed.
+func (c *Client) DueDelayed(ctx context.Context, now int64, n int) ([]ScheduleMember, error) {
+	v, err := c.scheduleMembers(ctx, c.keys.DelayedSchedule(), "-inf", strconv.FormatInt(now, 10), n)
 	if err != nil {
-		return 0, false, fmt.Errorf("rdb: next due: %w", err)
+		return nil, fmt.Errorf("rdb: due delayed buckets: %w", err)
 	}
-	if len(v) == 0 {
-		return 0, false, nil
+	return v, nil
+}
+
+// SetAsideDelayed takes member off the delayed schedule and records entry
+// in failed ("": nothing recorded), in one step: a member that is not a
+// time, or, with listType, a bucket delayed:<ts> that still holds a
+// listType (another type than a list). The bucket key is left as it is.
+// It reports false, with nothing done, when the member is gone or the
+// bucket changed since.
+func (c *Client) SetAsideDelayed(ctx context.Context, m ScheduleMember, listType string, entry []byte) (bool, error) {
+	list := ""
+	if listType != "" {
+		list = c.keys.Delayed(m.TS)
 	}
-	ts, err = strconv.ParseInt(v[0], 10, 64)
-	if err != nil {
-		return 0, false, fmt.Errorf("rdb: next due: schedule member %q is not a timestamp", v[0])
-	}
-	return ts, true, nil
+	return c.setAside(ctx, c.keys.DelayedSchedule(), m.Member, list, listType, entry)
 }
 
 // Lease takes or renews the lease key for owner for ttl; it reports whether
@@ -71,17 +80,21 @@ var promoteBatchScript = loadScript("promote_batch.lua", -1)
 
 // Promotion is one item of PromoteBatch: the item read from the bucket,
 // and the payload it becomes (nil: Failure is recorded in failed instead).
+// With Unassigned the payload is a mass-queue job: it is pushed to
+// unassigned (LPUSH, as producers push there) instead of queue:<Queue>.
 type Promotion struct {
 	Item, Payload []byte
 	Queue         string
+	Unassigned    bool
 	Failure       []byte
 }
 
 // BucketHeads returns up to n items from the head of delayed:<ts>.
 func (c *Client) BucketHeads(ctx context.Context, ts int64, n int) ([][]byte, error) {
-	v, err := redis.ByteSlices(c.do(ctx, "LRANGE", c.keys.Delayed(ts), 0, n-1))
+	key := c.keys.Delayed(ts)
+	v, err := redis.ByteSlices(c.do(ctx, "LRANGE", key, 0, n-1))
 	if err != nil {
-		return nil, fmt.Errorf("rdb: bucket heads: %w", err)
+		return nil, fmt.Errorf("rdb: bucket heads: %w", c.keyTypeError(ctx, err, key, "list"))
 	}
 	return v, nil
 }
@@ -91,16 +104,21 @@ func (c *Client) BucketHeads(ctx context.Context, ts int64, n int) ([][]byte, er
 // head. It returns how many it moved and whether the bucket is now empty
 // (and off the schedule); moved < len(ps) with !empty means another mover
 // changed the bucket: read it again. An empty ps drops the schedule entry
-// of an empty bucket.
+// of an empty bucket. A *KeyTypeError says that the destination of
+// ps[moved] (its queue, or failed) holds another type: that item and the
+// ones after it are still in the bucket.
 func (c *Client) PromoteBatch(ctx context.Context, ts int64, ps []Promotion) (moved int, empty bool, err error) {
 	k := c.keys
 	n := len(ps)
-	args := make([]any, 0, 1+4+2*n+2+4*n)
+	args := make([]any, 0, 1+4+2*n+2+5*n)
 	args = append(args, 4+2*n, k.Delayed(ts), k.DelayedSchedule(), k.Queues(), k.Failed())
 	for _, p := range ps {
-		if p.Payload == nil {
+		switch {
+		case p.Payload == nil:
 			args = append(args, k.Failed())
-		} else {
+		case p.Unassigned:
+			args = append(args, k.Unassigned())
+		default:
 			args = append(args, k.Queue(p.Queue))
 		}
 	}
@@ -109,13 +127,25 @@ func (c *Client) PromoteBatch(ctx context.Context, ts int64, ps []Promotion) (mo
 	}
 	args = append(args, ts, protocol.DelayedMember(ts))
 	for _, p := range ps {
-		args = append(args, p.Item, p.Payload, p.Queue, p.Failure)
+		queue, mode := p.Queue, "queue"
+		if p.Payload != nil && p.Unassigned {
+			queue, mode = "", "unassigned"
+		}
+		args = append(args, p.Item, p.Payload, queue, p.Failure, mode)
 	}
 	v, err := redis.Values(c.eval(ctx, promoteBatchScript, args...))
-	if err != nil || len(v) != 2 {
+	if err == nil && len(v) != 2 && len(v) != 4 {
+		err = fmt.Errorf("script reply has %d values", len(v))
+	}
+	if err != nil {
 		return 0, false, fmt.Errorf("rdb: promote batch: %w", err)
 	}
 	moved, _ = redis.Int(v[0], nil)
 	state, _ := redis.String(v[1], nil)
+	if state == "wrongtype" && len(v) == 4 {
+		key, _ := redis.String(v[2], nil)
+		typ, _ := redis.String(v[3], nil)
+		return moved, false, fmt.Errorf("rdb: promote batch: %w", &KeyTypeError{Key: key, Type: typ, Want: "list"})
+	}
 	return moved, state == "empty", nil
 }

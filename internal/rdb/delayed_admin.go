@@ -26,33 +26,34 @@ func scoreBound(v int64) string {
 	return strconv.FormatInt(v, 10)
 }
 
-// DelayedBuckets returns up to limit timestamps of the schedule
-// (delayed_queue_schedule) from from to to, both included, oldest first.
-// math.MinInt64 and math.MaxInt64 mean no bound.
-func (c *Client) DelayedBuckets(ctx context.Context, from, to int64, limit int) ([]int64, error) {
-	v, err := redis.Strings(c.do(ctx, "ZRANGEBYSCORE", c.keys.DelayedSchedule(), scoreBound(from), scoreBound(to), "LIMIT", 0, limit))
+// DelayedBuckets returns up to limit members of the schedule
+// (delayed_queue_schedule) with scores from from to to, both included,
+// lowest first; fromScore, when not "", is the lower bound instead (a zset
+// bound, for paging on scores). math.MinInt64 and math.MaxInt64 mean no
+// bound. A Bad member names no bucket.
+func (c *Client) DelayedBuckets(ctx context.Context, from, to int64, fromScore string, limit int) ([]ScheduleMember, error) {
+	if fromScore == "" {
+		fromScore = scoreBound(from)
+	}
+	v, err := c.scheduleMembers(ctx, c.keys.DelayedSchedule(), fromScore, scoreBound(to), limit)
 	if err != nil {
 		return nil, fmt.Errorf("rdb: delayed buckets: %w", err)
 	}
-	out := make([]int64, 0, len(v))
-	for _, m := range v {
-		ts, err := strconv.ParseInt(m, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("rdb: delayed buckets: schedule member %q is not a timestamp", m)
-		}
-		out = append(out, ts)
-	}
-	return out, nil
+	return v, nil
 }
 
 // DelayedBucketLens returns the length of each bucket delayed:<ts>, in one
-// round trip per thousand.
+// round trip per thousand; a bucket of another type reads as empty and is
+// named in a *BadKeysError returned with the lengths.
 func (c *Client) DelayedBucketLens(ctx context.Context, ts []int64) ([]int64, error) {
 	keys := make([]string, len(ts))
 	for i, t := range ts {
 		keys[i] = c.keys.Delayed(t)
 	}
 	lens, _, err := c.BatchRead(ctx, keys, nil)
+	if _, ok := BadKeys(err); ok {
+		return lens, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("rdb: delayed bucket lengths: %w", err)
 	}
@@ -61,9 +62,10 @@ func (c *Client) DelayedBucketLens(ctx context.Context, ts []int64) ([]int64, er
 
 // DelayedItems returns the items start..stop of bucket delayed:<ts>.
 func (c *Client) DelayedItems(ctx context.Context, ts int64, start, stop int) ([][]byte, error) {
-	v, err := redis.ByteSlices(c.do(ctx, "LRANGE", c.keys.Delayed(ts), start, stop))
+	key := c.keys.Delayed(ts)
+	v, err := redis.ByteSlices(c.do(ctx, "LRANGE", key, start, stop))
 	if err != nil {
-		return nil, fmt.Errorf("rdb: delayed items at %d: %w", ts, err)
+		return nil, fmt.Errorf("rdb: delayed items at %d: %w", ts, c.keyTypeError(ctx, err, key, "list"))
 	}
 	return v, nil
 }
@@ -103,7 +105,7 @@ func (c *Client) DelayedPositions(ctx context.Context, ts int64, items [][]byte)
 		}}
 	}
 	if err := c.pipeline(ctx, steps); err != nil {
-		return nil, fmt.Errorf("rdb: delayed positions at %d: %w", ts, err)
+		return nil, fmt.Errorf("rdb: delayed positions at %d: %w", ts, c.keyTypeError(ctx, err, c.keys.Delayed(ts), "list"))
 	}
 	return out, nil
 }
@@ -140,7 +142,7 @@ func (c *Client) RemoveDelayed(ctx context.Context, ts int64, items [][]byte) (D
 		err = fmt.Errorf("script reply has %d values, want 3", len(v))
 	}
 	if err != nil {
-		return DelayedRemoval{}, fmt.Errorf("rdb: remove delayed items at %d: %w", ts, err)
+		return DelayedRemoval{}, fmt.Errorf("rdb: remove delayed items at %d: %w", ts, c.keyTypeError(ctx, err, k.Delayed(ts), "list"))
 	}
 	return DelayedRemoval{Removed: v[0], Unindexed: v[1], Unscheduled: v[2] == 1}, nil
 }

@@ -31,7 +31,8 @@ const removedSentinel = "\x00resque-go:removed\x00"
 // pushes payload to queue, in one step, if the entry is still in the list
 // (found by its bytes if it moved), and clears the job's attempt counter
 // (attempts: its AttemptsDigest, "" when it has none). It returns the index
-// it changed, or -1.
+// it changed, or -1. A mass-queue job (queue "" or a mass queue's name)
+// goes back through unassigned.
 func (c *Client) RetryFailed(ctx context.Context, entry []byte, index int64, retried, payload []byte, queue, attempts string) (int64, error) {
 	k := c.keys
 	attemptsKey := k.Attempts(attempts)
@@ -39,7 +40,7 @@ func (c *Client) RetryFailed(ctx context.Context, entry []byte, index int64, ret
 		attemptsKey = k.Attempts("none") // never written: DEL of it is a no-op
 	}
 	target := k.Queue(queue)
-	if protocol.IsMassQueueName(queue) {
+	if queue == "" || protocol.IsMassQueueName(queue) {
 		// a mass-queue job goes back through routing, as it came
 		target, queue = k.Unassigned(), ""
 	}

@@ -82,7 +82,7 @@ func newHotScripts(functions bool, edit func(name, src string) string) hotScript
 	}
 	// every call starts by setting those upvalues
 	bodies := []struct{ name, body string }{
-		{"claim", "hot_globals()\nreturn claim(KEYS, ARGV)"},
+		{"claim", "hot_globals()\nlocal r = claim(KEYS, ARGV)\nif wrongtype then\n  return claim_wrongtype(r)\nend\nreturn r"},
 		{"finish", "hot_globals()\nreturn finish(KEYS, ARGV)"},
 		{"finish_claim", "hot_globals()\n" + own("finish_claim.lua")},
 		{"finish_claim_batch", "hot_globals()\n" + own("finish_claim_batch.lua")},

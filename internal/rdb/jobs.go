@@ -109,6 +109,11 @@ type ClaimResult struct {
 	// (queuestat:*): Queue, except for a job from a ring, which is counted
 	// under the ring's name (a static pool, a unit), not under each batch.
 	StatQueue string
+	// WrongType names the sources (their Queue) the claim skipped because
+	// their list's key holds another type, a key written by hand: the
+	// claim went on to the sources after them (and a finish that rode with
+	// it was recorded). Usually nil; set with a job or with Empty.
+	WrongType []string
 }
 
 // StatName is StatQueue, or Queue when it is not set.
@@ -303,6 +308,11 @@ func parseClaim(a ClaimArgs, reply any) (ClaimResult, error) {
 	case int64:
 		return ClaimResult{Paused: true}, nil
 	case []any:
+		if len(v) == 6 {
+			// sources skipped for a key of another type (claim.lua's
+			// claim_wrongtype): rare, so parsed apart from the rest
+			return parseWrongType(a, v)
+		}
 		if len(v) < 3 || len(v) > 5 {
 			return ClaimResult{}, fmt.Errorf("rdb: claim reply has %d elements", len(v))
 		}
@@ -365,6 +375,36 @@ func parseClaim(a ClaimArgs, reply any) (ClaimResult, error) {
 	return ClaimResult{}, fmt.Errorf("rdb: claim: unexpected reply %T", reply)
 }
 
+// parseWrongType reads a claim reply that names the sources it skipped
+// because their key holds another type: {i, payload, seq, attempts, list,
+// skipped}, nil standing for what the claim lacks (all nil: no job).
+func parseWrongType(a ClaimArgs, v []any) (ClaimResult, error) {
+	idx, err := redis.Ints(v[5], nil)
+	if err != nil {
+		return ClaimResult{}, fmt.Errorf("rdb: claim reply: skipped sources: %w", err)
+	}
+	srcs := a.sources()
+	names := make([]string, 0, len(idx))
+	for _, i := range idx {
+		if i < 1 || i > len(srcs) {
+			return ClaimResult{}, fmt.Errorf("rdb: claim reply: skipped source %d out of range", i)
+		}
+		names = append(names, srcs[i-1].Queue)
+	}
+	res := ClaimResult{Empty: true}
+	if v[0] != nil {
+		job := v[:5]
+		if job[4] == nil {
+			job = job[:4]
+		}
+		if res, err = parseClaim(a, job); err != nil {
+			return ClaimResult{}, err
+		}
+	}
+	res.WrongType = names
+	return res, nil
+}
+
 // OutcomeKind says how a job ended.
 type OutcomeKind string
 
@@ -409,7 +449,7 @@ type Outcome struct {
 	// instead of the source's (ClaimResult.StatQueue).
 	StatQueue string
 	// UniqueID is the uid of a unique job (protocol.ParseUnique): the
-	// finish moves its state on (protocol.md 8) in the same step.
+	// finish moves its state on (docs/protocol.md#unique-jobs) in the same step.
 	UniqueID string
 	Now      time.Time
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 )
 
-// Producer scripts of mass queues (massqueue.md), as resqu-client runs them;
+// Producer scripts of mass queues (docs/protocol.md#mass-queues), as resqu-client runs them;
 // immutable once built.
 var (
 	massBatchInitScript   = loadScript("mass_batch_init.lua", 1)
@@ -111,7 +111,7 @@ type BatchPushed struct {
 }
 
 // BatchPushChecked pushes jobs to an uncommitted batch in one step,
-// checking its unique jobs (protocol.md 8): a unique job is pushed only
+// checking its unique jobs (docs/protocol.md#unique-jobs): a unique job is pushed only
 // when its uid is free, and its state becomes queued for stateTTL (more
 // than ttl, the list's time to live: an abandoned batch frees its uids);
 // the push stops at the first refused job. The states of the batch's

@@ -11,7 +11,7 @@ import (
 	"github.com/resque-go/resque-go/internal/protocol"
 )
 
-// Scripts of plans (protocol.md 7); immutable once built.
+// Scripts of plans (docs/protocol.md#plans); immutable once built.
 var (
 	planAddScript    = loadScript("plan_add.lua", 3)
 	planFireScript   = loadScriptWith("plan_fire.lua", 8, "plan_take.lua")
@@ -81,41 +81,52 @@ func (c *Client) Plans(ctx context.Context, ids []string) ([][]byte, error) {
 }
 
 // PlanSlots returns the slot times of the schedule from min to max (Unix
-// seconds, inclusive), oldest first, at most limit of them (0: all).
+// seconds, inclusive), oldest first, at most limit of them (0: all). A
+// member that is not a time names no slot and is left out.
 func (c *Client) PlanSlots(ctx context.Context, min, max int64, limit int) ([]int64, error) {
-	args := []any{c.keys.PlanSchedule(), min, max}
-	if limit > 0 {
-		args = append(args, "LIMIT", 0, limit)
-	}
-	v, err := redis.Strings(c.do(ctx, "ZRANGEBYSCORE", args...))
+	v, err := c.scheduleMembers(ctx, c.keys.PlanSchedule(), strconv.FormatInt(min, 10), strconv.FormatInt(max, 10), limit)
 	if err != nil {
 		return nil, fmt.Errorf("rdb: plan slots: %w", err)
 	}
 	out := make([]int64, 0, len(v))
-	for _, s := range v {
-		ts, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("rdb: plan slots: member %q is not a timestamp", s)
+	for _, m := range v {
+		if !m.Bad {
+			out = append(out, m.TS)
 		}
-		out = append(out, ts)
 	}
 	return out, nil
 }
 
-// NextPlanSlot returns the oldest slot due at or before now.
-func (c *Client) NextPlanSlot(ctx context.Context, now int64) (ts int64, ok bool, err error) {
-	v, err := c.PlanSlots(ctx, 0, now, 1)
-	if err != nil || len(v) == 0 {
-		return 0, false, err
+// DuePlanSlots returns up to n members of plan_schedule due at or before
+// now, oldest first; a Bad one is set aside with SetAsidePlanSlot.
+func (c *Client) DuePlanSlots(ctx context.Context, now int64, n int) ([]ScheduleMember, error) {
+	v, err := c.scheduleMembers(ctx, c.keys.PlanSchedule(), "-inf", strconv.FormatInt(now, 10), n)
+	if err != nil {
+		return nil, fmt.Errorf("rdb: due plan slots: %w", err)
 	}
-	return v[0], true, nil
+	return v, nil
 }
 
-// PlanSlotIDs returns up to n plan ids of slot ts (0: all), in order.
+// SetAsidePlanSlot takes member off plan_schedule and records entry in
+// failed, in one step: a member that is not a time, or, with listType, a
+// slot plan_schedule:<ts> that still holds a listType (another type than
+// a list). The slot key is left as it is. It reports false, with nothing
+// done, when the member is gone or the slot changed since.
+func (c *Client) SetAsidePlanSlot(ctx context.Context, m ScheduleMember, listType string, entry []byte) (bool, error) {
+	list := ""
+	if listType != "" {
+		list = c.keys.PlanSlot(m.TS)
+	}
+	return c.setAside(ctx, c.keys.PlanSchedule(), m.Member, list, listType, entry)
+}
+
+// PlanSlotIDs returns up to n plan ids of slot ts (0: all), in order; a
+// *KeyTypeError when the slot holds another type.
 func (c *Client) PlanSlotIDs(ctx context.Context, ts int64, n int) ([]string, error) {
-	v, err := redis.Strings(c.do(ctx, "LRANGE", c.keys.PlanSlot(ts), 0, n-1))
+	key := c.keys.PlanSlot(ts)
+	v, err := redis.Strings(c.do(ctx, "LRANGE", key, 0, n-1))
 	if err != nil {
-		return nil, fmt.Errorf("rdb: plan slot %d: %w", ts, err)
+		return nil, fmt.Errorf("rdb: plan slot %d: %w", ts, c.keyTypeError(ctx, err, key, "list"))
 	}
 	return v, nil
 }
@@ -143,7 +154,25 @@ const (
 	FireGone      FireResult = "gone"
 	FireParked    FireResult = "parked"
 	FireDropped   FireResult = "dropped"
+	// FireWrongType is never returned: FirePlan and ParkPlan return a
+	// *KeyTypeError naming plan:<id> instead (park it with
+	// ParkWrongTypePlan).
+	FireWrongType FireResult = "wrongtype"
 )
+
+// planTypeError turns the "wrongtype" result about plan:<id> into a
+// *KeyTypeError.
+func (c *Client) planTypeError(ctx context.Context, id string, res FireResult) error {
+	if res != FireWrongType {
+		return nil
+	}
+	key := c.keys.Plan(id)
+	t, err := redis.String(c.do(ctx, "TYPE", key))
+	if err != nil {
+		return err
+	}
+	return &KeyTypeError{Key: key, Type: t, Want: "string"}
+}
 
 // Fire is one plan firing for one slot.
 type Fire struct {
@@ -188,6 +217,9 @@ func (c *Client) FirePlan(ctx context.Context, f Fire) (FireResult, error) {
 	v, err := redis.String(c.eval(ctx, planFireScript,
 		k.Plan(f.ID), k.PlanSchedule(), k.PlanSlot(f.TS), nextKey, queueKey, k.Queues(), uidState, uidDeferred,
 		f.ID, f.Read, f.Write, f.TS, next, f.Payload, f.Queue, f.UID, f.Deferred, protocol.UniqueQueued))
+	if err == nil {
+		err = c.planTypeError(ctx, f.ID, FireResult(v))
+	}
 	if err != nil {
 		return "", fmt.Errorf("rdb: fire plan %q: %w", f.ID, err)
 	}
@@ -201,7 +233,25 @@ func (c *Client) FirePlan(ctx context.Context, f Fire) (FireResult, error) {
 func (c *Client) ParkPlan(ctx context.Context, id string, read []byte, ts int64, failure []byte) (FireResult, error) {
 	k := c.keys
 	v, err := redis.String(c.eval(ctx, planParkScript, k.Plan(id), k.PlanSchedule(), k.PlanSlot(ts), k.Failed(),
-		id, read, ts, failure))
+		id, read, ts, failure, ""))
+	if err == nil {
+		err = c.planTypeError(ctx, id, FireResult(v))
+	}
+	if err != nil {
+		return "", fmt.Errorf("rdb: park plan %q: %w", id, err)
+	}
+	return FireResult(v), nil
+}
+
+// ParkWrongTypePlan takes id out of slot ts and records failure in failed,
+// in one step, while plan:<id> holds planType, another type than a string
+// (a key written by hand, left as it is). It returns FireParked, or
+// FireChanged (the key's type changed: read it again), FireTaken or
+// FireGone as FirePlan does.
+func (c *Client) ParkWrongTypePlan(ctx context.Context, id string, ts int64, planType string, failure []byte) (FireResult, error) {
+	k := c.keys
+	v, err := redis.String(c.eval(ctx, planParkScript, k.Plan(id), k.PlanSchedule(), k.PlanSlot(ts), k.Failed(),
+		id, "", ts, failure, planType))
 	if err != nil {
 		return "", fmt.Errorf("rdb: park plan %q: %w", id, err)
 	}

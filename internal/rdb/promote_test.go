@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -11,9 +12,10 @@ import (
 )
 
 // A due delayed item whose queue key was written by hand with another type
-// stays at the head of its bucket, and the promotion's error names the key;
-// once the key is fixed the next promotion moves it. Before, the item left
-// the bucket first and was lost with the failed push.
+// stays at the head of its bucket, and the promotion's *KeyTypeError names
+// the key (the mover then records the item in failed); once the key is
+// fixed the next promotion moves it. Before, the item left the bucket first
+// and was lost with the failed push.
 func TestPromoteKeepsItemWhenQueueHasWrongType(t *testing.T) {
 	t.Parallel()
 	c, _, do := ringTestClient(t, false)
@@ -25,8 +27,9 @@ func TestPromoteKeepsItemWhenQueueHasWrongType(t *testing.T) {
 	do("ZADD", k.DelayedSchedule(), 100, 100)
 	do("SET", k.Queue("q"), "not a list")
 	ps := []Promotion{{Item: item, Payload: payload, Queue: "q"}}
-	if _, _, err := c.PromoteBatch(ctx, 100, ps); err == nil || !strings.Contains(err.Error(), k.Queue("q")) || !strings.Contains(err.Error(), "WRONGTYPE") {
-		t.Fatalf("promote: %v, want an error naming %s", err, k.Queue("q"))
+	var kt *KeyTypeError
+	if _, _, err := c.PromoteBatch(ctx, 100, ps); !errors.As(err, &kt) || kt.Key != k.Queue("q") || kt.Type != "string" {
+		t.Fatalf("promote: %v, want a *KeyTypeError naming %s", err, k.Queue("q"))
 	}
 	if got, err := c.BucketHeads(ctx, 100, 5); err != nil || len(got) != 1 || string(got[0]) != string(item) {
 		t.Fatalf("bucket after the failed promotion: %q %v", got, err)

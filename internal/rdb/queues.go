@@ -199,12 +199,17 @@ func (c *Client) ClearQueue(ctx context.Context, queue string) (int64, error) {
 }
 
 // QueueLens returns the length of each queue in queues, in one round trip.
+// A queue key of another type reads as empty and is named in a
+// *BadKeysError returned with the lengths.
 func (c *Client) QueueLens(ctx context.Context, queues []string) ([]int64, error) {
 	keys := make([]string, len(queues))
 	for i, q := range queues {
 		keys[i] = c.keys.Queue(q)
 	}
 	lens, _, err := c.BatchRead(ctx, keys, nil)
+	if _, ok := BadKeys(err); ok {
+		return lens, err
+	}
 	if err != nil {
 		return nil, err
 	}

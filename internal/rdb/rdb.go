@@ -600,9 +600,13 @@ func (c *Client) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 // IsTransient reports whether err is worth retrying: a network or timeout
 // error, or a server reply saying the server is not ready (LOADING, BUSY,
 // READONLY...). Error replies caused by the command itself are not, nor is
-// anything IsFatal.
+// a *KeyTypeError, nor anything IsFatal.
 func IsTransient(err error) bool {
 	if err == nil || errors.Is(err, ErrNotOwned) || errors.Is(err, ErrStillBusy) || errors.Is(err, ErrRecordRemoved) || IsFatal(err) {
+		return false
+	}
+	var kt *KeyTypeError
+	if errors.As(err, &kt) {
 		return false
 	}
 	var re redis.Error

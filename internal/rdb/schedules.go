@@ -13,16 +13,81 @@ import (
 
 // scheduleScripts are loaded on first use.
 type scheduleScripts struct {
-	once         sync.Once
-	master, fire *script
+	once                  sync.Once
+	master, fire, publish *script
 }
 
 func (c *Client) scheduleScripts() *scheduleScripts {
 	c.schedules.once.Do(func() {
 		c.schedules.master = loadScript("sched_master.lua", 1)
 		c.schedules.fire = loadScript("sched_fire.lua", 5)
+		c.schedules.publish = loadScript("sched_publish.lua", 3)
 	})
 	return &c.schedules
+}
+
+// PublishSchedules replaces the published schedules (name to config JSON)
+// with configs, if value holds the master lock lockKey; it reports whether
+// it did.
+func (c *Client) PublishSchedules(ctx context.Context, lockKey, value string, configs map[string][]byte) (bool, error) {
+	k := c.keys
+	args := make([]any, 0, 5+2*len(configs))
+	args = append(args, lockKey, k.PublishedSchedules(), k.SchedulesPublisher(), value, "publish")
+	for name, cfg := range configs {
+		args = append(args, name, cfg)
+	}
+	n, err := redis.Int(c.eval(ctx, c.scheduleScripts().publish, args...))
+	if err != nil {
+		return false, fmt.Errorf("rdb: publish schedules: %w", err)
+	}
+	return n == 1, nil
+}
+
+// WithdrawSchedules removes the published schedules if value published
+// them.
+func (c *Client) WithdrawSchedules(ctx context.Context, lockKey, value string) error {
+	k := c.keys
+	if _, err := c.eval(ctx, c.scheduleScripts().publish, lockKey, k.PublishedSchedules(), k.SchedulesPublisher(), value, "withdraw"); err != nil {
+		return fmt.Errorf("rdb: withdraw schedules: %w", err)
+	}
+	return nil
+}
+
+// PublishedSchedules returns the published schedules (name to config JSON)
+// and the lock value of the scheduler that published them ("" when none
+// did), read in one step.
+func (c *Client) PublishedSchedules(ctx context.Context) (publisher string, configs map[string][]byte, err error) {
+	conn, err := c.pool.GetContext(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("rdb: published schedules: %w", err)
+	}
+	defer conn.Close()
+	k := c.keys
+	if err := conn.Send("MULTI"); err != nil {
+		return "", nil, fmt.Errorf("rdb: published schedules: %w", err)
+	}
+	_ = conn.Send("GET", k.SchedulesPublisher())
+	_ = conn.Send("HGETALL", k.PublishedSchedules())
+	v, err := redis.Values(redis.DoContext(conn, ctx, "EXEC"))
+	if err != nil || len(v) != 2 {
+		return "", nil, fmt.Errorf("rdb: published schedules: %w", err)
+	}
+	publisher, err = redis.String(v[0], nil)
+	if err == redis.ErrNil {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("rdb: published schedules: %w", err)
+	}
+	kv, err := redis.ByteSlices(v[1], nil)
+	if err != nil {
+		return "", nil, fmt.Errorf("rdb: published schedules: %w", err)
+	}
+	configs = make(map[string][]byte, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		configs[string(kv[i])] = kv[i+1]
+	}
+	return publisher, configs, nil
 }
 
 // ErrNotMaster is returned by FireSchedule when the caller no longer holds

@@ -44,7 +44,7 @@ type UniqueJob struct {
 	Unassigned bool
 }
 
-// EnqueueUnique enqueues a unique job in one step (protocol.md 8): pushed
+// EnqueueUnique enqueues a unique job in one step (docs/protocol.md#unique-jobs): pushed
 // when its uid is free, parked when its uid's job is running and it is
 // deferrable, refused otherwise.
 func (c *Client) EnqueueUnique(ctx context.Context, j UniqueJob) (UniqueResult, error) {
@@ -106,6 +106,9 @@ type UniqueInfo struct {
 	UID      string
 	State    string // queued, running (or what another runtime wrote); "" when absent
 	Deferred []byte // the parked payload, nil when none
+	// Err is set when this uid's keys could not be read (a key of another
+	// type, written by hand); State and Deferred are then empty.
+	Err error
 }
 
 // UniqueUIDs lists the uids that have a state key (SCAN).
@@ -124,7 +127,9 @@ func (c *Client) UniqueUIDs(ctx context.Context) ([]string, error) {
 }
 
 // UniqueInfos reads the state and deferred payload of each uid in one
-// pipeline.
+// pipeline. A uid whose keys cannot be read (Redis refuses the GET: a key
+// of another type) gets its error in Err, and the others are read all the
+// same; the error returned is the connection's.
 func (c *Client) UniqueInfos(ctx context.Context, uids []string) ([]UniqueInfo, error) {
 	if len(uids) == 0 {
 		return nil, nil
@@ -149,17 +154,42 @@ func (c *Client) UniqueInfos(ctx context.Context, uids []string) ([]UniqueInfo, 
 	for i, uid := range uids {
 		out[i].UID = uid
 		st, err := redis.String(redis.ReceiveContext(conn, ctx))
-		if err != nil && !errors.Is(err, redis.ErrNil) {
-			return nil, fmt.Errorf("rdb: unique state of %q: %w", uid, err)
+		if err := uniqueReadErr(err); err != nil {
+			if !IsReplyError(err) {
+				return nil, fmt.Errorf("rdb: unique state of %q: %w", uid, err)
+			}
+			out[i].Err = fmt.Errorf("rdb: unique state of %q (%s): %w", uid, c.keys.UniqueState(uid), err)
 		}
-		out[i].State = st
-		d, err := redis.Bytes(redis.ReceiveContext(conn, ctx))
-		if err != nil && !errors.Is(err, redis.ErrNil) {
-			return nil, fmt.Errorf("rdb: unique deferred of %q: %w", uid, err)
+		d, derr := redis.Bytes(redis.ReceiveContext(conn, ctx))
+		if derr := uniqueReadErr(derr); derr != nil {
+			if !IsReplyError(derr) {
+				return nil, fmt.Errorf("rdb: unique deferred of %q: %w", uid, derr)
+			}
+			if out[i].Err == nil {
+				out[i].Err = fmt.Errorf("rdb: unique deferred of %q (%s): %w", uid, c.keys.UniqueDeferred(uid), derr)
+			}
 		}
-		out[i].Deferred = d
+		if out[i].Err == nil {
+			out[i].State, out[i].Deferred = st, d
+		}
 	}
 	return out, nil
+}
+
+// uniqueReadErr is err, but nil for a missing key.
+func uniqueReadErr(err error) error {
+	if errors.Is(err, redis.ErrNil) {
+		return nil
+	}
+	return err
+}
+
+// IsReplyError reports whether err is an error reply from Redis (a
+// command or script was refused, e.g. by a key of another type; the
+// connection is fine).
+func IsReplyError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
 }
 
 // ClearResult is what UniqueClear did.

@@ -24,6 +24,14 @@ const (
 	reasonStale                           // heartbeat too old
 )
 
+// pidCheckInterval is how often the pruner looks, between passes, whether a
+// same-host worker it saw alive has died: a kill(pid, 0) per such worker,
+// no Redis command.
+const pidCheckInterval = time.Second
+
+// pruneLoop runs a pass every PruneInterval, and one at once when a
+// same-host worker seen alive by the last pass has died: its job goes
+// back within pidCheckInterval, not at the next pass.
 func (s *Service) pruneLoop(ctx context.Context) {
 	for {
 		callCtx, cancel := context.WithTimeout(ctx, s.cfg.PruneInterval)
@@ -31,26 +39,59 @@ func (s *Service) pruneLoop(ctx context.Context) {
 			s.log.Warn().Err(err).Msg("pruning dead workers failed")
 		}
 		cancel()
-		if !service.Sleep(ctx, s.cfg.PruneInterval) {
+		next := time.Now().Add(s.cfg.PruneInterval)
+		for !s.watchedPidDied() {
+			wait := time.Until(next)
+			if wait <= 0 {
+				break
+			}
+			if !service.Sleep(ctx, min(wait, pidCheckInterval)) {
+				return
+			}
+		}
+		if ctx.Err() != nil {
 			return
 		}
 	}
+}
+
+// watchedPidDied reports whether a same-host pid the last pass saw alive
+// is gone.
+func (s *Service) watchedPidDied() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, pid := range s.watched {
+		if !pidAlive(pid) {
+			return true
+		}
+	}
+	return false
 }
 
 // Prune runs one pruning pass: it finds dead workers and recovers their
 // jobs. Same-host ids whose pid is gone are pruned at once; ids with an old
 // heartbeat only under the shared pruning lock, after 3 of their own
 // heartbeat intervals for resque-go workers and after Ruby's 300 s for any
-// other. The process's own ids are never judged.
+// other. The process's own ids are never judged. The same-host workers it
+// finds alive are watched until the next pass (see pruneLoop).
 func (s *Service) Prune(ctx context.Context) error {
 	snap, err := s.client.Workers(ctx)
 	if err != nil {
 		return err
 	}
+	var watched []int
+	defer func() {
+		s.mu.Lock()
+		s.watched = watched
+		s.mu.Unlock()
+	}()
 	locked, triedLock := false, false
 	for _, id := range snap.IDs {
 		if s.own[id] {
 			continue
+		}
+		if wid, err := protocol.ParseWorkerID(id); err == nil && wid.Host == s.cfg.Hostname && wid.PID != s.cfg.PID && pidAlive(wid.PID) {
+			watched = append(watched, wid.PID)
 		}
 		hb := snap.Heartbeats[id]
 		reason := s.deadReason(id, hb, snap)

@@ -1,7 +1,8 @@
 // Package recovery keeps a process's worker ids alive and recovers the jobs
 // of dead ones, as one service: the heartbeat writes every id of the process
 // in one step each HeartbeatInterval, and the pruner finds dead workers (a
-// same-host pid that is gone, a heartbeat too old) every PruneInterval,
+// same-host pid that is gone, a heartbeat too old) every PruneInterval
+// (and within a second of the death of a same-host worker it saw alive),
 // unregisters them and requeues the job each held, or records it as failed
 // once it was recovered MaxRecoveries times. The runtime starts one for its
 // slots; the pool manager runs single passes as an observer with no ids.
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -91,6 +93,9 @@ type Service struct {
 	lockOwner string
 
 	heartbeat, pruner service.Runner
+
+	mu      sync.Mutex
+	watched []int // pids of same-host workers the last pass saw alive
 }
 
 // New validates cfg and returns a Service ready to Start (or to Prune).

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -235,4 +236,59 @@ func TestStartStop(t *testing.T) {
 	s.Start(ctx)
 	cancel()
 	s.Stop()
+}
+
+// A same-host worker that dies while the pruner runs is pruned within a
+// second or so, not at the next pass: the pruner watches the pids of the
+// same-host workers its last pass saw alive (here the passes are an hour
+// apart).
+func TestSameHostWorkerPrunedSoonAfterItDies(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	k := e.c.Keys()
+	now, err := e.c.Time(e.ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := syscall.ForkExec("/bin/sleep", []string{"sleep", "60"}, &syscall.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reaped := false
+	defer func() {
+		if !reaped {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(pid, &ws, 0, nil)
+		}
+	}()
+	job := `{"class":"J","args":["soon"]}`
+	live := fmt.Sprintf("testhost:%d:q", pid)
+	marker := fmt.Sprintf("testhost:%d:marker", deadPid(t)) // pruned by the first pass
+	for _, id := range []string{live, marker} {
+		e.do([]any{"SADD", k.Workers(), id}, []any{"HSET", k.Heartbeats(), id, protocol.FormatHeartbeat(now)})
+	}
+	e.do([]any{"SET", k.Worker(live), string(protocol.EncodeWorkerRecord("q", now, []byte(job)))})
+	s := e.service(recovery.Config{PruneInterval: time.Hour})
+	s.Start(context.Background())
+	t.Cleanup(s.Stop)
+	eventually(t, "the first pass", func() bool { return !slices.Contains(e.strings("SMEMBERS", k.Workers()), marker) })
+	if got := e.strings("LRANGE", k.Queue("q"), 0, -1); len(got) != 0 {
+		t.Fatalf("a live worker's job was recovered: %q", got)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	reaped = true
+	eventually(t, "the dead worker's job recovered", func() bool {
+		got := e.strings("LRANGE", k.Queue("q"), 0, -1)
+		return len(got) == 1 && got[0] == job
+	})
+	if slices.Contains(e.strings("SMEMBERS", k.Workers()), live) {
+		t.Error("the dead worker is still registered")
+	}
 }

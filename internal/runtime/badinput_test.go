@@ -39,6 +39,8 @@ func garbageRows() []struct{ name, payload, want string } {
 		// the claim marks uid running: the failure must release it
 		{"unique deferral a word", `{"class":"Good","args":[],"unique":{"uid":"garbage-1","deferrableBy":"soon"}}`, "unique deferrableBy must be a number"},
 		{"unique deferral negative", `{"class":"Good","args":[],"unique":{"uid":"garbage-2","deferrableBy":-5}}`, "unique deferrableBy must be a number of seconds >= 0"},
+		// past protocol.MaxDelaySeconds: its release would fail at every attempt
+		{"unique deferral past 100 years", `{"class":"Good","args":[],"unique":{"uid":"garbage-3","deferrableBy":9e18}}`, "unique deferrableBy 9000000000000000000: out of range"},
 	}
 }
 
@@ -173,7 +175,7 @@ func TestGarbageInQueues(t *testing.T) {
 			t.Errorf("failed entry with a payload of none of the rows: %.200q", original)
 		}
 	}
-	for _, uid := range []string{"garbage-1", "garbage-2"} {
+	for _, uid := range []string{"garbage-1", "garbage-2", "garbage-3"} {
 		if st := e.get(e.client.Keys().UniqueState(uid)); st != "" {
 			t.Errorf("unique uid %s is still %q after its job failed", uid, st)
 		}

@@ -271,8 +271,8 @@ func BenchmarkForkOverhead(b *testing.B) {
 	}
 }
 
-// BenchmarkReferenceLoop is the minimal Resque loop the issue compares
-// with: LPOP; SET worker:<id>; INCR stat:processed; INCR
+// BenchmarkReferenceLoop is the minimal Resque loop resque-go's cost per
+// job is compared with: LPOP; SET worker:<id>; INCR stat:processed; INCR
 // stat:processed:<id>; DEL worker:<id>, the writes of one job sent together
 // with the next pop, over 16 connections.
 //

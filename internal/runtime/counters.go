@@ -12,7 +12,7 @@ import (
 const counterFlush = 250 * time.Millisecond
 
 // countClaim counts a claimed job in the per-host queue statistics
-// (queuestat:<host>:dequeued and :queue_time, protocol.md 3). They are
+// (queuestat:<host>:dequeued and :queue_time, docs/protocol.md#statistics). They are
 // batched: written once per counterFlush for all slots, in one round trip,
 // instead of costing Redis commands with every job.
 func (w *Worker) countClaim(res rdb.ClaimResult, p *protocol.Payload, now time.Time) {

@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -86,5 +87,49 @@ func TestHTTPHandler(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("server saw %q", seen)
+	}
+}
+
+// A payload whose sourceId would move the POST (and its bearer token) to
+// another path fails as a valid-JSON entry in failed naming the
+// placeholder; the endpoint sees nothing of it, and the next job is served.
+func TestHTTPPlaceholderOutsideItsSegmentFails(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.EscapedPath())
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	e := newEnv(t)
+	e.reg.Register("Tenant", worker.HTTPHandler(srv.URL+"/t/{sourceId}/run", worker.HTTPOptions{Token: "s3cret"}))
+	var rec recorder
+	e.push("q", `{"class":"Tenant","args":[],"sourceId":".."}`, `{"class":"Tenant","args":[],"sourceId":"ok"}`)
+	e.start(runtime.Config{Queues: "q", OnFinish: rec.add, Retry: worker.RetryPolicy{MaxAttempts: 1}})
+	rec.waitN(t, 2)
+	failed := e.list(e.client.Keys().Failed())
+	if len(failed) != 1 {
+		t.Fatalf("failed = %q, want the job with sourceId \"..\"", failed)
+	}
+	var entry struct {
+		Exception string `json:"exception"`
+		Error     string `json:"error"`
+		Payload   struct {
+			SourceID string `json:"sourceId"`
+		} `json:"payload"`
+	}
+	if err := json.Unmarshal([]byte(failed[0]), &entry); err != nil {
+		t.Fatalf("failed entry is not JSON: %v: %s", err, failed[0])
+	}
+	if entry.Exception != "ResqueGo::HTTPPlaceholder" || !strings.Contains(entry.Error, "{sourceId}") || entry.Payload.SourceID != ".." {
+		t.Errorf("failed entry = %s", failed[0])
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 || seen[0] != "/t/ok/run" {
+		t.Errorf("endpoint saw %q, want only /t/ok/run", seen)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -273,4 +274,25 @@ func statusFields(t *testing.T, s string) map[string]string {
 		out[k] = string(v)
 	}
 	return out
+}
+
+// A handler's delay past protocol.MaxDelay (a reschedule by the largest
+// Duration) is filed 100 years out, not at a time that wrapped around into
+// the past or past year 9999.
+func TestHandlerDelayIsBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.reg.Register("Later", func(ctx context.Context, j *worker.Job) error { return worker.Reschedule(math.MaxInt64) })
+	fixed := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	var rec recorder
+	e.push("q", `{"class":"Later","args":[]}`)
+	e.start(runtime.Config{Queues: "q", OnFinish: rec.add, Now: func() time.Time { return fixed }})
+	if done := rec.waitN(t, 1); done[0].Outcome != "reschedule" {
+		t.Fatalf("outcome %+v", done[0])
+	}
+	k := e.client.Keys()
+	due := fixed.Unix() + protocol.MaxDelaySeconds
+	if items := e.list(k.Delayed(due)); len(items) != 1 {
+		t.Errorf("the rescheduled job is not in delayed:%d (now + 100 years)", due)
+	}
 }

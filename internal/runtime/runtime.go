@@ -53,7 +53,7 @@ type Config struct {
 	// Interval is the poll interval when polling; default 5 s.
 	Interval time.Duration
 	// Serial names queues that run one job at a time across every process
-	// (protocol.md 9), under a lock that lives LockTTL past its holder's
+	// (docs/protocol.md#serial-queues), under a lock that lives LockTTL past its holder's
 	// last refresh (default 30 s; refreshed every third of it while the job
 	// runs).
 	Serial  []string
@@ -188,6 +188,9 @@ type Worker struct {
 	cancelJobs context.CancelCauseFunc
 	abandon    context.Context // cancelled when a hard stop gives up on Redis
 	giveUp     context.CancelFunc
+
+	// wrongType: the queues claims skipped for a key of another type
+	wrongType wrongTypes
 
 	paused   atomic.Bool
 	claimMu  sync.RWMutex // slots hold it shared while claiming; Pause waits for them

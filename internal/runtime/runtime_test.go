@@ -19,7 +19,7 @@ import (
 	"github.com/resque-go/resque-go/worker"
 )
 
-// Every payload shape of protocol.md 1.1 reaches its handler with the args
+// Every payload shape of docs/protocol.md#payloads-resque-go-runs reaches its handler with the args
 // bytes unchanged.
 func TestRunsEveryProducerShape(t *testing.T) {
 	t.Parallel()

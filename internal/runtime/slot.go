@@ -82,6 +82,9 @@ func (s *slot) loop(ctx context.Context) {
 			b.reset()
 			res = &claimed
 		}
+		if len(res.WrongType) > 0 {
+			w.noteWrongType(res.WrongType)
+		}
 		switch {
 		case res.Paused:
 			service.Sleep(ctx, pausePoll)
@@ -451,6 +454,13 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 	case errors.Is(err, rdb.ErrNotOwned):
 		log.get().Warn().Str("class", p.Class).Msg("job was recovered by another worker while it ran; its result is not recorded")
 		return next
+	case err != nil && rdb.IsReplyError(err):
+		// Redis refused the step (a script error: Redis keeps what a
+		// script wrote before it), so its finish may have run: say so
+		// rather than guess
+		log.get().Error().Err(err).Str("class", p.Class).
+			Msg("redis refused the job's end and the next claim; the end may be recorded, else the job will be recovered and run again")
+		return nil
 	case err != nil:
 		log.get().Error().Err(err).Str("class", p.Class).Msg("could not record the job's end; it will be recovered and run again")
 		return nil
@@ -598,8 +608,10 @@ func sourceOf(res rdb.ClaimResult) protocol.Source {
 }
 
 // dueAt rounds a delay up to whole seconds, the delayed queue's resolution.
+// A handler's delay past protocol.MaxDelay is filed 100 years out (and a
+// larger one would overflow here).
 func dueAt(now time.Time, d time.Duration) int64 {
-	return now.Add(d + time.Second - 1).Unix()
+	return now.Add(min(d, protocol.MaxDelay) + time.Second - 1).Unix()
 }
 
 // interrupted handles a job stopped by a hard stop: requeue it at the head of

@@ -101,3 +101,50 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// A queue whose key holds another type does not stop the queues after it
+// (-q b,a with queue:b a string: a drains, one job after the other, each
+// end recorded with the next claim); the worker names it in its log once
+// (not once a job) and in WrongTypeQueues, and never says a job's end was
+// not recorded.
+func TestQueueOfWrongTypeIsSkipped(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	k := e.client.Keys()
+	if _, err := e.client.Do(e.ctx(), "SET", k.Queue("b"), "x"); err != nil {
+		t.Fatal(err)
+	}
+	e.reg.Register("J", func(ctx context.Context, j *worker.Job) error { return nil })
+	const jobs = 20
+	for i := 0; i < jobs; i++ {
+		e.push("a", `{"class":"J","args":[]}`)
+	}
+	var rec recorder
+	var logBuf lockedBuffer
+	l := zerolog.New(io.MultiWriter(zerolog.NewTestWriter(t), &logBuf)).Level(zerolog.WarnLevel)
+	w := e.start(runtime.Config{Queues: "b,a", Interval: 50 * time.Millisecond, OnFinish: rec.add, Logger: &l})
+	done := rec.waitN(t, jobs)
+	for _, f := range done {
+		if f.Outcome != "ok" || f.Queue != "a" {
+			t.Fatalf("finished %+v", f)
+		}
+	}
+	if n, err := e.client.Int(e.ctx(), k.StatProcessed()); err != nil || n != jobs {
+		t.Errorf("stat:processed %d (%v), want %d", n, err, jobs)
+	}
+	if got := w.WrongTypeQueues(); len(got) != 1 || got[0] != "b" {
+		t.Errorf("WrongTypeQueues %q, want [b]", got)
+	}
+	out := logBuf.String()
+	if n := strings.Count(out, "queue key holds another type"); n != 1 || !strings.Contains(out, `"key":"`+k.Queue("b")+`"`) {
+		t.Errorf("the log names the queue %d times (want once, with its key):\n%s", n, out)
+	}
+	for _, bad := range []string{"could not record", "claim failed", "refused the job's end"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the log says %q:\n%s", bad, out)
+		}
+	}
+	if v, err := redis.String(e.client.Do(e.ctx(), "GET", k.Queue("b"))); err != nil || v != "x" {
+		t.Errorf("queue:b became %q (%v)", v, err)
+	}
+}

@@ -178,7 +178,10 @@ func (p *producer) push(ctx context.Context, j jobSpec) {
 		var info client.JobInfo
 		var err error
 		if j.in > 0 {
-			info, err = p.cl.EnqueueIn(ctx, j.in, j.queue, j.class, j.key, j.sleepMS)
+			// with an id, so every run of the job (retries included) is
+			// known as one job in the ledger
+			args, _ := json.Marshal([]any{j.key, j.sleepMS})
+			info, err = p.cl.EnqueueRaw(ctx, j.queue, j.class, args, client.In(j.in), client.WithID())
 		} else {
 			info, err = p.cl.Enqueue(ctx, j.queue, j.class, j.key, j.sleepMS)
 		}

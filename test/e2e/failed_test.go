@@ -33,7 +33,7 @@ func TestFailedCommand(t *testing.T) {
 			Index int
 			Class string
 			Queue string
-		}
+		} `json:"items"`
 	}
 	if err := json.Unmarshal([]byte(out), &listed); code != 0 || err != nil || listed.Total != 3 || len(listed.Entries) != 2 || listed.Entries[1].Index != 2 {
 		t.Fatalf("list --json: %d %v\n%s", code, err, out)

@@ -53,7 +53,7 @@ func poolStatus(t *testing.T, ns string) []protocol.PoolRecord {
 		t.Fatalf("pool status: exit %d: %s", code, out)
 	}
 	var doc struct {
-		Pools []protocol.PoolRecord `json:"pools"`
+		Pools []protocol.PoolRecord `json:"items"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("pool status --json: %v\n%s", err, out)

@@ -32,9 +32,16 @@ func TestQueueCommand(t *testing.T) {
 		t.Errorf("size --json: %d %q", code, out)
 	}
 	code, out := r("peek", "--json", "mail")
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != 0 || len(lines) != 4 || lines[2] != `"oops"` || !json.Valid([]byte(lines[0])) {
-		t.Errorf("peek --json: %d\n%s", code, out)
+	var page struct {
+		Items []struct {
+			Position int
+			Payload  json.RawMessage
+		}
+		Total int
+	}
+	if err := json.Unmarshal([]byte(out), &page); code != 0 || err != nil || page.Total != 4 || len(page.Items) != 4 ||
+		string(page.Items[2].Payload) != `"oops"` || page.Items[2].Position != 2 || page.Items[0].Payload[0] != '{' {
+		t.Errorf("peek --json: %d %v\n%s", code, err, out)
 	}
 	if code, out := r("remove", "--class", "Mail", "--args", `{"to":"x"}`, "mail"); code != 0 || out != "removed 1\n" {
 		t.Errorf("remove --args: %d %q", code, out)

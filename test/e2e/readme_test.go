@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,12 +20,19 @@ import (
 	"github.com/resque-go/resque-go/internal/redistest"
 )
 
-// readmeUntested lists the commands of README.md's ```sh blocks that this
-// test does not run, and why. Any other command that is not resque-go fails
-// the test, so a new example is either run here or listed here.
+// readmeUntested lists the commands of the ```sh blocks of README.md and
+// docs/*.md that this test does not run, and why, by the start of their
+// text (after any VAR=value assignments). Any other command that is not
+// resque-go fails the test, so a new example is either run here or listed
+// here; an entry no document uses fails it too.
 var readmeUntested = map[string]string{
-	"go build -o resque-go .": "TestMain has built the binary the other examples run",
-	"make test":               "the whole suite; this test is part of it",
+	"redis-server --port 6390": "starts the quick start's throwaway Redis; the test runs every example against " +
+		"its own redis-server, given in REDIS_URL",
+	"export REDIS_URL=":                "the test sets REDIS_URL and RESQUE_NAMESPACE for every command it runs",
+	"redis-cli -p 6390 shutdown":       "stops the quick start's throwaway Redis, which the test does not start",
+	"go install github.com/resque-go/": "fetches the module from the network; TestMain built the same code",
+	"go install .":                     "TestMain has built the binary the other examples run",
+	"make test":                        "the whole suite; this test is part of it",
 	"go run ./examples/custom": "builds a second binary (slow); TestCustomBinaryGoHandler runs " +
 		"examples/custom's enqueue and work the same way",
 	"go run ./examples/producer": "TestExternalModuleUsesPublicPackages builds and runs examples/producer " +
@@ -33,21 +42,31 @@ var readmeUntested = map[string]string{
 	"go test -count=1 -v -run TestChaosLedgerShort ./test/chaos": "runs with the suite (go test ./...)",
 }
 
-// readmeLine is one command of a ```sh block.
+// readmeLine is one command of a ```sh block, or one line of a ```text block.
 type readmeLine struct {
-	line int    // 1-based line number in README.md
+	line int    // 1-based line number in its file
 	text string // as written, comment stripped
 }
 
-// readmeBlocks returns the commands of every ```sh block and the bodies of
-// the ```yaml blocks, in file order.
-func readmeBlocks(t *testing.T, path string) (cmds []readmeLine, yamls []string) {
+// docBlocks is what a Markdown file's fenced blocks hold for this test.
+type docBlocks struct {
+	cmds  []readmeLine // the commands of its ```sh blocks
+	yamls []string     // the bodies of its ```yaml blocks
+	texts []readmeLine // the lines of its ```text blocks (synopses)
+}
+
+// readmeBlocks returns the commands of every ```sh block, the bodies of the
+// ```yaml blocks and the lines of the ```text blocks of the Markdown file
+// at path, in file order.
+func readmeBlocks(t *testing.T, path string) docBlocks {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	name := docName(path)
+	var out docBlocks
 	sc := bufio.NewScanner(f)
 	lang, inBlock, n := "", false, 0
 	var body strings.Builder
@@ -62,16 +81,16 @@ func readmeBlocks(t *testing.T, path string) (cmds []readmeLine, yamls []string)
 				body.Reset()
 				switch lang {
 				case "bash", "shell", "console", "zsh":
-					t.Errorf("README.md:%d: shell example in a ```%s block: mark it ```sh so this test runs it", n, lang)
+					t.Errorf("%s:%d: shell example in a ```%s block: mark it ```sh so this test runs it", name, n, lang)
 				}
 				continue
 			}
 			if pending != nil {
-				t.Errorf("README.md:%d: command ends with a line continuation", pending.line)
+				t.Errorf("%s:%d: command ends with a line continuation", name, pending.line)
 				pending = nil
 			}
 			if lang == "yaml" {
-				yamls = append(yamls, body.String())
+				out.yamls = append(out.yamls, body.String())
 			}
 			inBlock = false
 			continue
@@ -80,6 +99,9 @@ func readmeBlocks(t *testing.T, path string) (cmds []readmeLine, yamls []string)
 			continue
 		}
 		body.WriteString(raw + "\n")
+		if lang == "text" && strings.TrimSpace(raw) != "" {
+			out.texts = append(out.texts, readmeLine{line: n, text: raw})
+		}
 		if lang != "sh" {
 			continue
 		}
@@ -94,14 +116,42 @@ func readmeBlocks(t *testing.T, path string) (cmds []readmeLine, yamls []string)
 				pending.text = strings.TrimSpace(cont)
 				continue
 			}
-			cmds = append(cmds, *pending)
+			out.cmds = append(out.cmds, *pending)
 			pending = nil
 		}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return cmds, yamls
+	return out
+}
+
+// docName is path as the repository names it: README.md, docs/X.md.
+func docName(path string) string {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(root, path); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return path
+}
+
+// documents returns README.md, then docs/*.md in name order: the files
+// whose examples this test runs.
+func documents(t *testing.T) (root string, paths []string) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(docs)
+	return root, append([]string{filepath.Join(root, "README.md")}, docs...)
 }
 
 // stripComment drops a shell comment: a # that starts a word outside quotes.
@@ -188,42 +238,69 @@ func shellWords(s string) ([]string, error) {
 	return words, nil
 }
 
-// TestReadmeExamples runs every command of README.md's ```sh blocks, in
-// order, as a user would from the repository root: the real binary, the job
-// scripts of examples/jobs, the README's YAML block saved as resque.yml, all
-// against the test redis-server in a namespace of its own (REDIS_URL and
-// RESQUE_NAMESPACE in the environment stand in for 127.0.0.1:6379 and
-// "resque"). Commands that end by themselves must exit 0. Commands that run
-// until stopped are stopped as the README says once they have done their
-// work: `work` with QUIT when its queues are drained, `pool` with QUIT when
-// its children are up, `stats --watch` with INT after its first screen; they
-// too must exit 0.
+// TestReadmeExamples runs every command of the ```sh blocks of README.md,
+// then of each docs/*.md file, in order, as a user would from the
+// repository root: the real binary, the job scripts of examples/jobs, the
+// file's YAML block (if it has one) saved as resque.yml, all against the
+// test redis-server, each file in a namespace of its own (REDIS_URL and
+// RESQUE_NAMESPACE in the environment stand in for the quick start's Redis
+// and "resque"). Commands that end by themselves must exit 0. Commands that
+// run until stopped are stopped as the documents say once they have done
+// their work: `work` with QUIT when its queues are drained, `pool` with QUIT
+// when its children are up, `scheduler` with QUIT once it runs, `stats
+// --watch` with INT after its first screen; they too must exit 0.
 func TestReadmeExamples(t *testing.T) {
 	t.Parallel()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
+	root, paths := documents(t)
+	used := map[string]bool{}
+	total := 0
+	for _, path := range paths {
+		name := docName(path)
+		b := readmeBlocks(t, path)
+		total += len(b.cmds)
+		if name == "README.md" && len(b.cmds) < 5 {
+			t.Fatalf("found only %d commands in README.md's ```sh blocks", len(b.cmds))
+		}
+		t.Run(name, func(t *testing.T) { runDocument(t, root, name, b, used) })
 	}
-	cmds, yamls := readmeBlocks(t, filepath.Join(root, "README.md"))
-	if len(cmds) < 10 {
-		t.Fatalf("found only %d commands in README.md's ```sh blocks", len(cmds))
+	if total < 40 {
+		t.Errorf("found only %d commands in the ```sh blocks of README.md and docs/*.md", total)
 	}
-	// The README says to save its one YAML block as resque.yml.
-	if len(yamls) != 1 {
-		t.Fatalf("README.md has %d ```yaml blocks; the test saves exactly one as resque.yml", len(yamls))
+	if !t.Failed() {
+		for prefix := range readmeUntested {
+			if !used[prefix] {
+				t.Errorf("readmeUntested lists %q, which no document's ```sh block has: remove it", prefix)
+			}
+		}
+	}
+}
+
+// runDocument runs the commands of one document in order, in a directory
+// of its own and a namespace of its own.
+func runDocument(t *testing.T, root, name string, b docBlocks, used map[string]bool) {
+	// A document that shows a YAML block has the reader save it as resque.yml.
+	if len(b.yamls) > 1 {
+		t.Fatalf("%s has %d ```yaml blocks; the test saves at most one, as resque.yml", name, len(b.yamls))
 	}
 	dir := t.TempDir()
 	if err := os.Symlink(filepath.Join(root, "examples"), filepath.Join(dir, "examples")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "resque.yml"), []byte(yamls[0]), 0o644); err != nil {
-		t.Fatal(err)
+	if len(b.yamls) == 1 {
+		if err := os.WriteFile(filepath.Join(dir, "resque.yml"), []byte(b.yamls[0]), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ns := redistest.Namespace(t)
 	r := &readmeRunner{t: t, dir: dir, ns: ns, c: client(t, ns)}
 	var untested []string
-	for _, cmd := range cmds {
-		where := fmt.Sprintf("README.md:%d: %s", cmd.line, cmd.text)
+	for _, cmd := range b.cmds {
+		where := fmt.Sprintf("%s:%d: %s", name, cmd.line, cmd.text)
+		if prefix, reason, ok := untestedReason(cmd.text); ok {
+			used[prefix] = true
+			untested = append(untested, fmt.Sprintf("%s (%s)", where, reason))
+			continue
+		}
 		words, err := shellWords(cmd.text)
 		if err != nil {
 			t.Errorf("%s: %v", where, err)
@@ -243,12 +320,12 @@ func TestReadmeExamples(t *testing.T) {
 		case len(words) >= 3 && words[0] == "go" && words[1] == "run" && words[2] == ".":
 			args = words[3:] // `go run .` builds the binary TestMain built
 		default:
-			reason, ok := untestedReason(words)
-			if !ok {
-				t.Errorf("%s: not a resque-go command; run it in this test or list it in readmeUntested", where)
+			if prefix, reason, ok := untestedReason(strings.Join(words, " ")); ok {
+				used[prefix] = true
+				untested = append(untested, fmt.Sprintf("%s (%s)", where, reason))
 				continue
 			}
-			untested = append(untested, fmt.Sprintf("%s (%s)", where, reason))
+			t.Errorf("%s: not a resque-go command; run it in this test or list it in readmeUntested", where)
 			continue
 		}
 		r.run(where, env, args)
@@ -258,6 +335,89 @@ func TestReadmeExamples(t *testing.T) {
 	}
 	for _, u := range untested {
 		t.Logf("not run: %s", u)
+	}
+}
+
+// TestReadmeSynopses checks the command lines the ```text blocks of
+// README.md and docs/*.md show (synopses such as `resque-go queue peek
+// [--offset N] QUEUE`): each names a command that exists, and each --flag it
+// shows is one that command takes, as its --help lists it.
+func TestReadmeSynopses(t *testing.T) {
+	t.Parallel()
+	_, paths := documents(t)
+	helps := map[string]string{}
+	checked := 0
+	for _, path := range paths {
+		name := docName(path)
+		for _, l := range readmeBlocks(t, path).texts {
+			for _, syn := range synopses(l.text) {
+				where := fmt.Sprintf("%s:%d: resque-go %s", name, l.line, strings.Join(syn.path, " "))
+				key := strings.Join(syn.path, " ")
+				help, ok := helps[key]
+				if !ok {
+					code, out := runCLI(t, append(append([]string{}, syn.path...), "--help")...)
+					if code != 0 {
+						t.Errorf("%s: no such command (--help exits %d):\n%s", where, code, out)
+						helps[key] = ""
+						continue
+					}
+					help, helps[key] = out, out
+				}
+				if help == "" {
+					continue
+				}
+				checked++
+				for _, f := range syn.flags {
+					if !regexp.MustCompile(`(^|[\s,])` + regexp.QuoteMeta(f) + `([\s,=]|$)`).MatchString(help) {
+						t.Errorf("%s: shows %s, which its --help does not list", where, f)
+					}
+				}
+			}
+		}
+	}
+	if checked < 20 {
+		t.Errorf("checked only %d synopses in the ```text blocks", checked)
+	}
+}
+
+// synopsis is one `resque-go ...` command line of a ```text block: the
+// command's path (its words before the first flag or argument) and the
+// --flags it shows.
+type synopsis struct {
+	path  []string
+	flags []string
+}
+
+// synopses finds each `resque-go` command in a line of a ```text block. A
+// command ends at a | (alternatives, pipes), ; or ) or a # comment.
+func synopses(line string) []synopsis {
+	var out []synopsis
+	rest := line
+	for {
+		i := strings.Index(rest, "resque-go ")
+		if i < 0 {
+			return out
+		}
+		rest = rest[i+len("resque-go "):]
+		seg := rest
+		if j := strings.IndexAny(seg, "|;)#"); j >= 0 {
+			seg = seg[:j]
+		}
+		var syn synopsis
+		inPath := true
+		for _, w := range strings.Fields(seg) {
+			if inPath && regexp.MustCompile(`^[a-z][a-z-]*$`).MatchString(w) {
+				syn.path = append(syn.path, w)
+				continue
+			}
+			inPath = false
+			if m := regexp.MustCompile(`--[a-z][a-z0-9-]*`).FindString(w); m != "" {
+				syn.flags = append(syn.flags, m)
+			}
+		}
+		if len(syn.path) > 0 {
+			out = append(out, syn)
+		}
 	}
 }
 
@@ -274,14 +434,13 @@ func isAssignment(w string) bool {
 	return true
 }
 
-func untestedReason(words []string) (string, bool) {
-	for prefix, reason := range readmeUntested {
-		p := strings.Fields(prefix)
-		if len(words) >= len(p) && strings.Join(words[:len(p)], " ") == prefix {
-			return reason, true
+func untestedReason(text string) (prefix, reason string, ok bool) {
+	for p, r := range readmeUntested {
+		if strings.HasPrefix(text, p) {
+			return p, r, true
 		}
 	}
-	return "", false
+	return "", "", false
 }
 
 // readmeRunner runs README commands in one namespace, in order.

@@ -132,7 +132,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	}
 }
 
-// enqueue writes protocol.md 1.2 payloads; --plain writes Ruby's bytes.
+// enqueue writes docs/protocol.md#payloads-resque-go-writes payloads; --plain writes Ruby's bytes.
 func TestEnqueueCommand(t *testing.T) {
 	t.Parallel()
 	ns := redistest.Namespace(t)
@@ -170,7 +170,8 @@ func TestDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exit %d:\n%s", code, out)
 	}
-	for _, want := range []string{"resque:stat:processed                        11", "resque:stat:retries                          1", "ResqueGo::BadPayload", "boom <1>", "Pending in resque:queue:mail: 0"} {
+	for _, want := range []string{"resque:stat:processed                            11  jobs done", "resque:stat:retries                               1  failed attempts retried",
+		"ms waited in the queue, summed: ", "ResqueGo::BadPayload", "boom <1>", "Pending in resque:queue:mail: 0"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

@@ -27,7 +27,7 @@
 -- ARGV[9+3n..]   the rings' descriptions, 7 arguments each (none without
 --                rings)
 --
--- Rings (mass queues, massqueue.md): a source can be a ring of lists
+-- Rings (mass queues, docs/protocol.md#mass-queues): a source can be a ring of lists
 -- instead of one list. KEYS[4+i] is then the ring, a list of names, and
 -- KEYS[4+n+i] the ring's state hash (a static pool's; a unit's turns);
 -- ARGV[5+i] is the record's head after its queue (,"run_at":"<t>","payload":)
@@ -86,17 +86,17 @@
 -- the payload it got and rewrites the record in the rare case it was not
 -- valid JSON after all, so resque-web always finds valid JSON there.
 --
--- Job status (protocol.md 5): a job with a top-level "id" gets its status set
+-- Job status (docs/protocol.md#job-status): a job with a top-level "id" gets its status set
 -- to running here, in the same step as the claim. The key <prefix><id>:status
 -- is built inside this script: the id is only known after the pop, and a
 -- second round trip per job would be the price of passing it in.
 --
--- Serial sources (protocol.md 9): a source whose lock another slot holds is
+-- Serial sources (docs/protocol.md#serial-queues): a source whose lock another slot holds is
 -- skipped (the next source is tried); a job popped from a serial source
 -- takes the lock (SET PX, the slot's token) in the same step, and finish.lua
 -- releases it. A source that is not serial costs no command.
 --
--- Unique jobs (protocol.md 8): a job whose payload has "unique":{"uid":U}
+-- Unique jobs (docs/protocol.md#unique-jobs): a job whose payload has "unique":{"uid":U}
 -- sets <prefix>U:state to running in the same step (built here, like the
 -- status key: the uid is only known after the pop). Any other job costs one
 -- string.find.
@@ -129,6 +129,15 @@
 --                      the same from ring i, with the name of the list the
 --                      job came from, without the namespace (the record's
 --                      "source")
+--   {i or false, payload or false, seq or false, attempts or false,
+--    list or false, skipped}
+--                      as above (false for what it lacks; all false: no
+--                      job), when a source whose list's key holds another
+--                      type (written by hand) was skipped: skipped are
+--                      their indexes. Such a key fails the LPOP before it
+--                      takes anything (redis.pcall: wrong_type in
+--                      hot_globals.lua), and the sources after it are
+--                      served as if it were empty.
 --
 -- The body is the function claim(KEYS, ARGV, seq, ko, ao, slot) so
 -- finish_claim.lua and finish_claim_batch.lua can reuse it: its keys and
@@ -741,11 +750,18 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
     local payload, list, holders, lj = nil, nil, nil, nil
     local head, tail = ARGV[ao + 5 + i], ARGV[ao + 5 + n + i]
     if flag == '' then
-      payload = rcall('LPOP', KEYS[ko + 4 + i])
+      -- a queue whose key holds another type is skipped (wrong_type)
+      payload = rpcall('LPOP', KEYS[ko + 4 + i])
+      if payload and payload.err then
+        payload = wrong_type(i)
+      end
     elseif flag == '1' then
       local holder = rcall('GET', KEYS[ko + 4 + n + i])
       if not holder or holder == token then
-        payload = rcall('LPOP', KEYS[ko + 4 + i])
+        payload = rpcall('LPOP', KEYS[ko + 4 + i])
+        if payload and payload.err then
+          payload = wrong_type(i)
+        end
         if payload then
           rcall('SET', KEYS[ko + 4 + n + i], token, 'PX', ARGV[ao + 7 + 3 * n])
         end
@@ -833,7 +849,11 @@ end
 -- attempts, false) and returns true, or false when no queue had a job.
 local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, ui, keep)
   for i = 1, n do
-    local payload = rcall('LPOP', KEYS[ko + 4 + i])
+    local payload = rpcall('LPOP', KEYS[ko + 4 + i])
+    if payload and payload.err then
+      -- its key holds another type: skipped (wrong_type)
+      payload = wrong_type(i)
+    end
     if payload then
       local object = sbyte(payload, 1) == 123 and sbyte(payload, -1) == 125
       local record
@@ -868,6 +888,21 @@ local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, u
     return 'gone'
   end
   return false
+end
+
+-- claim_wrongtype adds to claim()'s result r the sources it skipped
+-- because their key holds another type (wrongtype: called only when it is
+-- set): a job's reply gets them as its sixth element (its fifth, the ring's
+-- list, false when it has none), no job's reply is {false, false, false,
+-- false, false, wrongtype}.
+local function claim_wrongtype(r)
+  if r == nil then
+    return {false, false, false, false, false, wrongtype}
+  end
+  if type(r) == 'table' and r[1] ~= 0 then
+    r[5], r[6] = r[5] or false, wrongtype
+  end
+  return r
 end
 
 return claim(KEYS, ARGV)

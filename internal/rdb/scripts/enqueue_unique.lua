@@ -1,4 +1,4 @@
--- enqueue_unique.lua: enqueue a unique job (protocol.md 8), in one step.
+-- enqueue_unique.lua: enqueue a unique job (docs/protocol.md#unique-jobs), in one step.
 --
 -- KEYS[1] unique:<uid>:state
 -- KEYS[2] unique:<uid>:deferred

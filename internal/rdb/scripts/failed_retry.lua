@@ -12,7 +12,8 @@
 -- ARGV[3] the entry with retried_at set
 -- ARGV[4] the payload to push (without failCount: a fresh attempt budget)
 -- ARGV[5] queue name ("" for a mass-queue job: KEYS[2] is then unassigned,
---         and no queue joins queues)
+--         the payload is LPUSHed there as producers push it, and no queue
+--         joins queues)
 --
 -- Returns the index changed, or -1 when the entry is no longer in the list.
 -- When the list moved, the entry is looked up by its bytes (LPOS).
@@ -25,7 +26,11 @@ if redis.call('LINDEX', KEYS[1], idx) ~= ARGV[1] then
 end
 -- the push first: a queue of another type (a key written by hand) stops
 -- the retry before the entry says retried_at
-redis.call('RPUSH', KEYS[2], ARGV[4])
+if ARGV[5] ~= '' then
+  redis.call('RPUSH', KEYS[2], ARGV[4])
+else
+  redis.call('LPUSH', KEYS[2], ARGV[4])
+end
 redis.call('LSET', KEYS[1], idx, ARGV[3])
 if ARGV[5] ~= '' then
   redis.call('SADD', KEYS[3], ARGV[5])

@@ -44,7 +44,7 @@
 --          always sent, so with finish_claim.lua none is the claim's)
 -- ARGV[16] the index in KEYS of that source's lock, queuedata:<q>:lock
 --          (after the outcome's keys); 0 without one
--- ARGV[17] for a unique job (protocol.md 8): the index in KEYS of
+-- ARGV[17] for a unique job (docs/protocol.md#unique-jobs): the index in KEYS of
 --          unique:<uid>:state, unique:<uid>:deferred following it (after
 --          the lock); 0 for any other job (ARGV[17..19] are always sent)
 -- ARGV[18] the namespace prefix "<ns>:" (a released deferred job's keys

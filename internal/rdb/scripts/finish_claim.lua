@@ -55,7 +55,9 @@
 -- Returns six values, flat (Redis probes seven special fields of every
 -- table it turns into a reply): the finish result, then the claim result
 -- laid flat: -1 (paused), nil (no job) or its first element, then its other
--- elements (nil for those it lacks).
+-- elements (nil for those it lacks); and a seventh, only when the claim
+-- skipped a source whose key holds another type: the skipped sources'
+-- indexes (claim.lua's wrongtype), the finish being recorded all the same.
 if ARGV[#ARGV] == 'c' then
   -- compact form: a plain success and a claim from plain queues, without
   -- the arguments such a claim does not read; no KEYS, its keys are the
@@ -99,6 +101,9 @@ if ARGV[#ARGV] == 'c' then
   end
   rcall('INCR', A[1])
   rcall('INCR', A[1] .. ':' .. wid)
+  if wrongtype then
+    out[7] = wrongtype
+  end
   return out
 end
 local nk, na = tonum(ARGV[#ARGV - 1]), tonum(ARGV[#ARGV])
@@ -167,6 +172,9 @@ if plain and seq then
     rcall('INCR', KEYS[1])
     rcall('INCR', KEYS[1] .. ':' .. wid)
   end
+  if wrongtype then
+    out[7] = wrongtype
+  end
   return out
 end
 local c = claim(KEYS, ARGV, seq, nk, na) or false
@@ -174,5 +182,8 @@ if type(c) == 'table' then
   out[2], out[3], out[4], out[5], out[6] = c[1], c[2], c[3], c[4] or false, c[5] or false
 else
   out[2] = c
+end
+if wrongtype then
+  out[7] = wrongtype
 end
 return out

@@ -50,6 +50,9 @@
 -- Returns six values per slot, one after the other: the finish result, then
 -- the claim result of finish_claim.lua laid flat: -1 (paused), nil (no job)
 -- or its first element, then its other elements (nil for those it lacks).
+-- Then, only when a claim skipped a source whose key holds another type,
+-- one more: the skipped sources' indexes (claim.lua's wrongtype; the slots
+-- share their sources).
 -- claim_static is claim() for a slot whose one source is a static pool's
 -- ring (claim.lua's ring_static, the batch's rotation in memory) and whose
 -- sequence is known: the same record, marks, holders and attempts in
@@ -336,4 +339,8 @@ elseif processed > 0 then
   rcall('INCRBY', KEYS[nkc + 1], processed)
 end
 ring_flush(memo)
+if wrongtype then
+  -- a source whose key holds another type was skipped (claim.lua)
+  out[6 * m + 1] = wrongtype
+end
 return out

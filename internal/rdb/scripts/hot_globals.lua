@@ -7,10 +7,45 @@
 -- the start of every call by hot_globals(): a library cannot keep them when
 -- it is loaded, since Redis shows its code only redis.register_function and
 -- redis.log then.
-local rcall, sfind, sbyte, ssub, tonum
+local rcall, sfind, sbyte, ssub, tonum, rpcall
+
+-- wrongtype lists the sources (their indexes, 1-based, in the claim's
+-- priority order) a claim of this call skipped because their list's key
+-- holds another type (wrong_type); nil while none did. A function library
+-- keeps it between calls: hot_globals() clears it.
+local wrongtype
 
 local function hot_globals()
-  rcall, sfind, sbyte, ssub, tonum = redis.call, string.find, string.byte, string.sub, tonumber
+  -- each global read here is a lookup through the globals' protection
+  -- (about 150 ns): redis and string are read once
+  local r, s = redis, string
+  rcall, sfind, sbyte, ssub, tonum, rpcall = r.call, s.find, s.byte, s.sub, tonumber, r.pcall
+  wrongtype = nil
+end
+
+-- wrong_type notes that source i was skipped because its list's key holds
+-- another type (written by hand) and returns nil. A pop from a source's
+-- list is a redis.pcall (which costs what redis.call does): on such a key
+-- the LPOP fails before it takes anything, and its error reply (a table
+-- with an err field; a payload is a string, whose .err is nil) sends the
+-- claim on to the next source, so the sources after it are still served
+-- and whatever the script wrote before the pop stands:
+--   local payload = rpcall('LPOP', key)
+--   if payload and payload.err then payload = wrong_type(i) end
+-- inline, as here: a call a job would cost Redis more than the test.
+local function wrong_type(i)
+  local w = wrongtype
+  if not w then
+    wrongtype = {i}
+    return nil
+  end
+  for j = 1, #w do
+    if w[j] == i then
+      return nil -- every slot of a batch meets it
+    end
+  end
+  w[#w + 1] = i
+  return nil
 end
 
 -- sized returns an empty table with room for n values in its array part

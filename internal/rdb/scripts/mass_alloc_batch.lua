@@ -1,5 +1,4 @@
--- mass_alloc_batch.lua: allocate one committed batch (massqueue.md, mass
--- path step 2). Loaded after mass_route.lua.
+-- mass_alloc_batch.lua: allocate one committed batch (docs/massqueue.md#batch-pools). Loaded after mass_route.lua.
 --
 -- KEYS[1] committed (list of batch ids)
 -- KEYS[2] batch:allocation_failures

@@ -1,5 +1,5 @@
 -- mass_batch_push.lua: a push to an uncommitted batch that checks unique
--- jobs (protocol.md 8): a batch's first push by id (`mass batch push ID`),
+-- jobs (docs/protocol.md#unique-jobs): a batch's first push by id (`mass batch push ID`),
 -- and every push that carries a unique job or goes to a batch that holds
 -- one. (A batch without unique jobs is built with LPUSH/LPUSHX as
 -- resqu-client does, see mass_batch_init.lua.)

@@ -1,5 +1,4 @@
--- mass_unit_handback.lua: hand a dead unit's batches back (massqueue.md,
--- failure and membership). Loaded after mass_route.lua.
+-- mass_unit_handback.lua: hand a dead unit's batches back (docs/massqueue.md#dead-units-and-failures). Loaded after mass_route.lua.
 --
 -- KEYS[1] pool:<pool>:<unit>:queues
 -- KEYS[2] pool:<pool>:unit_queues

@@ -1,5 +1,4 @@
--- mass_unit_sweep.lua: finish the done batches of one unit (massqueue.md,
--- mass path step 4). Loaded after mass_route.lua.
+-- mass_unit_sweep.lua: finish the done batches of one unit (docs/massqueue.md#batch-pools). Loaded after mass_route.lua.
 --
 -- KEYS[1] pool:<pool>:<unit>:queues (the unit's batch ids)
 -- KEYS[2] pool:<pool>:unit_queues

@@ -38,6 +38,8 @@
 -- id listed twice (plan_park.lua) since the plan's nextRun is then past
 -- this slot.
 --   "gone"       the plan no longer exists: its id was dropped from the slot
+--   "wrongtype"  plan:<id> holds another type than a string: nothing done
+--                (the caller parks the id with plan_park.lua)
 -- An error reply: the queue or the next slot is a key of another type
 -- (nothing done), or the queues set is (the job is queued and the plan is
 -- in its next slot; only queues is not written). A unique state of

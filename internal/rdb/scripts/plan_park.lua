@@ -11,6 +11,9 @@
 -- ARGV[2] the plan JSON the caller read
 -- ARGV[3] ts
 -- ARGV[4] the failed entry ("": a leftover entry, nothing recorded)
+-- ARGV[5] "": a plan whose JSON was read (ARGV[2]); else the type plan:<id>
+--         was seen holding instead of a string (a key written by hand):
+--         the id is parked while the key still holds that type
 --
 -- Returns "parked" (recorded in failed), "dropped" (a leftover entry), or
 -- "changed" / "taken" / "gone" as plan_fire.lua does. A failed key of
@@ -28,9 +31,26 @@ if refused then
   return refused
 end
 
-local taken = take_plan(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3])
-if taken then
-  return taken
+if ARGV[5] ~= '' then
+  local t = redis.call('TYPE', KEYS[1])['ok']
+  if t == 'none' then
+    redis.call('LREM', KEYS[3], 1, ARGV[1])
+    cleanup()
+    return 'gone'
+  end
+  if t ~= ARGV[5] then
+    return 'changed'
+  end
+  if not redis.call('LPOS', KEYS[3], ARGV[1]) then
+    cleanup()
+    return 'taken'
+  end
+  redis.call('LREM', KEYS[3], 1, ARGV[1])
+else
+  local taken = take_plan(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3])
+  if taken then
+    return taken
+  end
 end
 cleanup()
 if ARGV[4] == '' then

@@ -9,6 +9,9 @@
 --   "gone"    plan:<id> no longer exists (its id was dropped from the slot)
 --   "taken"   the id is no longer in the slot (another scheduler took it)
 --   "changed" the plan's JSON is not seen any more (read it again)
+--   "wrongtype" plan:<id> holds another type than a string (a key written
+--             by hand): the caller parks the id with a failed entry
+--             (park_wrong_type)
 -- not_a_list(key, what): an error reply naming key when it holds something
 --   other than a list (a key written by hand), else nil; take_plan takes
 --   the id out before the callers write, so they look first
@@ -19,6 +22,14 @@ local function slot_cleanup(schedule, slot, ts)
 end
 
 local function take_plan(plan_key, schedule, slot, id, seen, ts)
+  local t = redis.call('TYPE', plan_key)['ok']
+  if t ~= 'string' and t ~= 'none' then
+    if not redis.call('LPOS', slot, id) then
+      slot_cleanup(schedule, slot, ts)
+      return 'taken'
+    end
+    return 'wrongtype'
+  end
   local plan = redis.call('GET', plan_key)
   if not plan then
     redis.call('LREM', slot, 1, id)

@@ -7,18 +7,27 @@
 -- KEYS[2]          delayed_queue_schedule
 -- KEYS[3]          queues
 -- KEYS[4]          failed
--- KEYS[5..4+n]     item i's destination: queue:<q_i> (failed when failing)
+-- KEYS[5..4+n]     item i's destination: queue:<q_i>, unassigned for a
+--                  mass-queue job, failed when failing
 -- KEYS[5+n..4+2n]  timestamps:<item_i>
 -- ARGV[1]          ts (the schedule member)
 -- ARGV[2]          the index member, delayed:<ts> (no namespace)
--- ARGV[3+4(i-1)..] for item i: the item the caller read, the payload to
+-- ARGV[3+5(i-1)..] for item i: the item the caller read, the payload to
 --                  push ("" records the failed entry instead), the queue
---                  name, the failed entry
+--                  name ("" for unassigned: it joins no queues set), the
+--                  failed entry, the destination's kind: "queue" (RPUSH,
+--                  as Resque pushes) or "unassigned" (LPUSH, as mass-queue
+--                  producers push: allocators pop the other end)
 --
 -- Returns {moved, state}: moved counts items pushed or failed; state is
 -- "empty" (the bucket is empty and off the schedule), "changed" (an item
 -- was no longer at the head: another mover took it; the caller reads the
--- bucket again) or "more" (all n moved, the bucket may hold more).
+-- bucket again) or "more" (all n moved, the bucket may hold more). Or
+-- {moved, "wrongtype", key, type}: item moved+1's destination key (its
+-- queue, unassigned, or failed) holds another type, a key written by hand; that item
+-- is still at the head and nothing was done for it or after it (the
+-- caller records it in failed instead, or, for failed itself, leaves the
+-- bucket until the key is fixed).
 local n = (#KEYS - 4) / 2
 local moved = 0
 for i = 1, n do
@@ -27,24 +36,31 @@ for i = 1, n do
     redis.call('ZREM', KEYS[2], ARGV[1])
     return {moved, 'empty'}
   end
-  local a = 3 + 4 * (i - 1)
+  local a = 3 + 5 * (i - 1)
   if head ~= ARGV[a] then
     return {moved, 'changed'}
   end
   -- pushed before it leaves the bucket: a destination of another type (a
   -- key written by hand) stops the call with the item still at the head,
-  -- where the next pass finds it, instead of losing it
-  local pushed
-  if ARGV[a + 1] ~= '' then
-    pushed = redis.pcall('RPUSH', KEYS[4 + i], ARGV[a + 1])
+  -- instead of losing it
+  local dest, pushed = KEYS[4 + i], nil
+  if ARGV[a + 1] ~= '' and ARGV[a + 4] == 'unassigned' then
+    pushed = redis.pcall('LPUSH', dest, ARGV[a + 1])
+  elseif ARGV[a + 1] ~= '' then
+    pushed = redis.pcall('RPUSH', dest, ARGV[a + 1])
   else
-    pushed = redis.pcall('RPUSH', KEYS[4], ARGV[a + 3])
+    dest = KEYS[4]
+    pushed = redis.pcall('RPUSH', dest, ARGV[a + 3])
   end
   if type(pushed) == 'table' then
-    return redis.error_reply('promote ' .. KEYS[4 + i] .. ': ' .. tostring(pushed.err))
+    local err = tostring(pushed.err)
+    if string.sub(err, 1, 9) == 'WRONGTYPE' then
+      return {moved, 'wrongtype', dest, redis.call('TYPE', dest)['ok']}
+    end
+    return redis.error_reply('promote ' .. dest .. ': ' .. err)
   end
   redis.call('LPOP', KEYS[1])
-  if ARGV[a + 1] ~= '' then
+  if ARGV[a + 1] ~= '' and ARGV[a + 2] ~= '' then
     redis.call('SADD', KEYS[3], ARGV[a + 2])
   end
   redis.call('SREM', KEYS[4 + n + i], ARGV[2])

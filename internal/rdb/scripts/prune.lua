@@ -21,7 +21,7 @@
 -- ARGV[5]  how many recoveries requeue before the job fails (0: always fail)
 -- ARGV[6]  failed entry to record instead of requeueing
 -- ARGV[7]  TTL of the recovery counter, seconds
--- ARGV[8]  "1" when the held job is unique (protocol.md 8), "" otherwise:
+-- ARGV[8]  "1" when the held job is unique (docs/protocol.md#unique-jobs), "" otherwise:
 --          while its uid is running, a requeue sets it back to queued
 --          (the deferred job waits on), a failure clears it (state and
 --          deferred job, as the PHP fork did on failure)

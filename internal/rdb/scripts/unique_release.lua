@@ -1,5 +1,5 @@
 -- unique_release.lua: a fragment (local functions) for scripts that
--- release a deferred unique job (protocol.md 8): finish.lua on success,
+-- release a deferred unique job (docs/protocol.md#unique-jobs): finish.lua on success,
 -- unique_clear.lua for an operator; and key_fits.
 --
 -- release_deferred(skey, deferred, prefix, now, failed, failed_at, worker, queue)
@@ -16,7 +16,9 @@
 --             a JSON object: recorded there (failed_at, worker, queue fill
 --             the entry), never dropped; so is one whose destination (its
 --             queue, the delayed queue, unassigned, with their indexes)
---             is a key of another type (ResqueGo::WrongType)
+--             is a key of another type (ResqueGo::WrongType), or whose
+--             deferrableBy is out of range (Resque::BadPayload: below 0 or
+--             past protocol.MaxDelaySeconds)
 -- Returns true when the job was released (skey says queued), false when
 -- it was recorded in failed (skey untouched): the caller deletes the
 -- deferred key only after it (and skey too when false), so an error
@@ -50,6 +52,23 @@ local function release_deferred(skey, deferred, prefix, now, failed, failed_at, 
   local delay = 0
   if ok and type(d) == 'table' and type(d['unique']) == 'table' and type(d['unique']['deferrableBy']) == 'number' then
     delay = math.floor(d['unique']['deferrableBy'])
+    -- bounded as protocol.MaxDelaySeconds (100 years; a test checks the
+    -- two agree): a larger one, written by another producer, would make
+    -- the release fail at every attempt (now + 9e18 is no expiry Redis
+    -- takes) and keep the uid running for ever
+    if delay < 0 or delay > 3153600000 then
+      if type(q) ~= 'string' or q == '' then
+        q = queue
+      end
+      -- named as written in digits (as Go's error for the same value)
+      local by = d['unique']['deferrableBy']
+      local shown = string.format('%.17g', by)
+      if by == math.floor(by) and math.abs(by) < 1e21 then
+        shown = string.format('%.0f', by)
+      end
+      return record('Resque::BadPayload', 'deferred unique job not released: deferrableBy ' .. shown ..
+        ' is out of range (0 to 3153600000 seconds)', q)
+    end
   end
   -- where it goes: {key, type} pairs, the first the one that holds it
   local dest
@@ -81,14 +100,16 @@ local function release_deferred(skey, deferred, prefix, now, failed, failed_at, 
         ', not a ' .. dest[i + 1], q)
     end
   end
+  -- numbers reach Redis as integers (string.format): redis.call writes a
+  -- Lua number with 17 significant digits, 1e+15 and up in exponent form
   if delay > 0 and type(q) == 'string' and q ~= '' then
     -- expires a day after it is due: see enqueue_unique.lua
-    redis.call('SET', skey, 'queued', 'EX', delay + 86400)
+    redis.call('SET', skey, 'queued', 'EX', string.format('%d', delay + 86400))
   else
     redis.call('SET', skey, 'queued')
   end
   if #dest == 2 and dest[2] == 'zset' then
-    redis.call('ZADD', dest[1], tonumber(now) + delay, deferred)
+    redis.call('ZADD', dest[1], string.format('%d', tonumber(now) + delay), deferred)
   elseif #dest == 2 then
     redis.call('LPUSH', dest[1], deferred)
   elseif delay > 0 then

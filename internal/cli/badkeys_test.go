@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/resque-go/resque-go/stats"
+)
+
+// seedBadKeys is seed with a counter that is not an integer, a queue key
+// and a worker record of another type.
+func (e *cliEnv) seedBadKeys() {
+	e.t.Helper()
+	e.seed()
+	e.do("SET", e.ns+":stat:processed", "abc")
+	e.do("SADD", e.ns+":queues", "broken")
+	e.do("SET", e.ns+":queue:broken", "not a list")
+	e.do("SADD", e.ns+":workers", "web-3:33:*")
+	e.do("HSET", e.ns+":worker:web-3:33:*", "f", "v")
+}
+
+// One garbage counter or key of another type does not hide the rest of
+// stats: every queue and worker is shown, the bad keys are marked in the
+// text (? and a PROBLEMS list) and in the JSON (problems, and the queue's
+// problem), and the command succeeds. Before, it failed whole.
+func TestStatsShowsTheRestAroundBadKeys(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t)
+	e.seedBadKeys()
+	code, out, errOut := e.stats(context.Background())
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"web-1:11:high,low", "web-3:33:*", "PROBLEMS", e.ns + ":stat:processed", e.ns + ":queue:broken",
+		e.ns + ":worker:web-3:33:*", "processed     ?"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errOut = e.stats(context.Background(), "--json")
+	if code != ExitOK {
+		t.Fatalf("--json: exit %d: %s", code, errOut)
+	}
+	var s stats.Snapshot
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(s.Queues) != 3 || s.Queues[0].Name != "broken" || s.Queues[0].Problem == "" || s.Queues[1].Pending != 2 || len(s.Workers) != 3 {
+		t.Errorf("snapshot: %+v", s)
+	}
+	keys := map[string]bool{}
+	for _, p := range s.Problems {
+		keys[p.Key] = p.Problem != ""
+	}
+	for _, k := range []string{e.ns + ":stat:processed", e.ns + ":queue:broken", e.ns + ":worker:web-3:33:*"} {
+		if !keys[k] {
+			t.Errorf("problems lack %s: %+v", k, s.Problems)
+		}
+	}
+}
+
+// queue list shows every queue around one whose key holds another type,
+// and marks that one (text and --json). Before, it failed whole.
+func TestQueueListShowsTheRestAroundBadKeys(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t)
+	e.seedBadKeys()
+	code, out, errOut := e.queue("list")
+	if code != 0 || !strings.Contains(out, "high    2\n") || !strings.Contains(out, "low     0\n") ||
+		!strings.Contains(out, "broken  ?  ("+e.ns+":queue:broken holds a string, not a list)") {
+		t.Fatalf("list: %d %s\n%s", code, errOut, out)
+	}
+	code, out, errOut = e.queue("list", "--json")
+	var list struct {
+		Items []struct {
+			Name    string
+			Size    int64
+			Problem string
+		}
+	}
+	err := json.Unmarshal([]byte(out), &list)
+	rows := list.Items
+	if code != 0 || err != nil || len(rows) != 3 ||
+		rows[0].Name != "broken" || rows[0].Problem == "" || rows[1].Size != 2 || rows[2].Problem != "" {
+		t.Fatalf("list --json: %d %v %s\n%s", code, err, errOut, out)
+	}
+}
