@@ -207,7 +207,7 @@ func TestScheduleValidateRefusesAHugeFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := runSchedule("validate", big)
-	if code != ExitUsage || out != "" || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(errOut, "limit of a schedule file") {
+	if code != ExitUsage || out != "" || strings.Count(strings.TrimSpace(noHint(errOut)), "\n") != 0 || !strings.Contains(errOut, "limit of a schedule file") {
 		t.Errorf("validate: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
