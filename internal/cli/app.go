@@ -185,6 +185,9 @@ func prepareCommand(cmd *ucli.Command, parent string) {
 	if action := cmd.Action; action != nil {
 		cmd.Action = func(c *ucli.Context) error { return withHint(action(c), hint) }
 	}
+	if len(cmd.Subcommands) > 0 && cmd.UsageText == "" {
+		cmd.UsageText = path + " COMMAND [flags] [arguments]"
+	}
 	if len(cmd.Subcommands) > 0 && cmd.Action == nil {
 		cmd.Action = func(c *ucli.Context) error {
 			if c.NArg() > 0 {

@@ -75,3 +75,15 @@ func TestHelpGroupsCommands(t *testing.T) {
 		}
 	}
 }
+
+// A command made of subcommands says so in its USAGE line.
+func TestHelpOfCommandGroups(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"failed"}, {"mass", "batch"}, {"queue"}} {
+		code, out, _ := runArgs(append(args, "--help")...)
+		want := "USAGE:\n   resque-go " + strings.Join(args, " ") + " COMMAND [flags] [arguments]\n"
+		if code != ExitOK || !strings.Contains(out, want) {
+			t.Errorf("%v --help: exit %d, want %q in\n%s", args, code, want, out)
+		}
+	}
+}
