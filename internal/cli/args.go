@@ -37,6 +37,9 @@ func flagsFirst(app *ucli.App, args []string) []string {
 		flags, cmds = sub.Flags, sub.Subcommands
 		start = i + 1
 	}
+	if start == 1 {
+		return args // no command: the app itself takes no arguments
+	}
 	out := append([]string(nil), args[:start]...)
 	var pos []string
 	dashes := false

@@ -35,7 +35,7 @@ func TestFlagsFirst(t *testing.T) {
 		{"--help failed", "--help failed"},
 		{"work -q a,b -c 2", "work -q a,b -c 2"},
 		{"help queue", "help queue"},
-		{"nothing --yes", "--yes nothing"},
+		{"nothing --yes", "nothing --yes"},
 		{"", ""},
 	} {
 		in := append([]string{"resque-go"}, strings.Fields(tc.in)...)

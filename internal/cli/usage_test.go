@@ -50,6 +50,7 @@ func TestRunUnknownCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"resque-go", "wrok"}, `resque-go: no command "wrok"`},
+		{[]string{"resque-go", "wrok", "--yes"}, `resque-go: no command "wrok"`},
 		{[]string{"resque-go", "--nope"}, "resque-go: flag provided but not defined: -nope"},
 		{[]string{"resque-go", "help", "wrok"}, "resque-go: No help topic for 'wrok'"},
 	} {
