@@ -145,6 +145,40 @@ func location(tz string) (*time.Location, error) {
 	return loc, nil
 }
 
+// MaxYearsAhead bounds how far after now a plan's start and first run may
+// be. Further is a typo (P1000000Y, a start in the year 9999) that would
+// leave a plan that never fires, and a time past the year 5138 is not read
+// back as Unix seconds.
+const MaxYearsAhead = 100
+
+// checkHorizon refuses a start before 1970 (plans store Unix seconds, read
+// as unsigned) or a start or first run of the recurrence named rec more
+// than MaxYearsAhead after now.
+func checkHorizon(rec string, start, first, now time.Time) error {
+	limit := now.AddDate(MaxYearsAhead, 0, 0)
+	switch {
+	case !start.IsZero() && start.Unix() < 0:
+		return fmt.Errorf("%w: start %s is before 1970", ErrInvalid, start.UTC().Format(time.RFC3339))
+	case start.After(limit):
+		return fmt.Errorf("%w: start in the year %d is more than %d years away", ErrInvalid, start.UTC().Year(), MaxYearsAhead)
+	case first.After(limit):
+		return fmt.Errorf("%w: %s: the first run would be in the year %d, more than %d years away", ErrInvalid, rec, first.UTC().Year(), MaxYearsAhead)
+	}
+	return nil
+}
+
+// recurrenceName is the plan's recurrence as given: every 5m0s, period "P1M"
+// or cron "0 3 * * *".
+func (p Plan) recurrenceName() string {
+	switch {
+	case p.Cron != "":
+		return fmt.Sprintf("cron %q", p.Cron)
+	case p.Period != "":
+		return fmt.Sprintf("period %q", p.Period)
+	}
+	return "every " + p.Every.String()
+}
+
 func (p Plan) check() error {
 	if p.Class == "" || p.Queue == "" {
 		return fmt.Errorf("%w: a plan needs a queue and a class", ErrInvalid)
@@ -189,6 +223,9 @@ func AddAt(ctx context.Context, c *rdb.Client, p Plan, now time.Time) (string, e
 	first, ok := rec.Next(after)
 	if !ok {
 		return "", fmt.Errorf("%w: the recurrence has no slot after %s", ErrInvalid, after.Format(time.RFC3339))
+	}
+	if err := checkHorizon(p.recurrenceName(), p.Start, first, now); err != nil {
+		return "", err
 	}
 	spec := protocol.PlanSpec{ID: p.ID, Class: p.Class, Queue: p.Queue, Args: p.Args, UniqueID: p.UniqueID,
 		NextRun: first.Unix(), Cron: p.Cron, Timezone: p.Timezone, Misfire: string(p.Misfire)}

@@ -135,7 +135,7 @@ func TestWorkNodeConfigFDErrors(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		code := runCommand(ctx, workCmd(), append([]string{"--node-config-fd", strconv.Itoa(fd)}, tc.extra...), out, errOut)
 		cancel()
-		if code != ExitUsage || !strings.HasPrefix(errOut.String(), tc.want) || strings.Count(errOut.String(), "\n") != 1 {
+		if code != ExitUsage || !strings.HasPrefix(errOut.String(), tc.want) || strings.Count(noHint(errOut.String()), "\n") != 1 {
 			t.Errorf("%q %v: exit %d, stderr %q; want 2 and %q", tc.text, tc.extra, code, errOut.String(), tc.want)
 		}
 	}
@@ -160,7 +160,7 @@ func TestWorkExplicitZeroRefused(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a regression would run the worker
 		code := runCommand(ctx, workCmd(), append(append(e.redisArgs(), "-q", "a"), tc.args...), out, errOut)
 		cancel()
-		if code != ExitUsage || !strings.HasPrefix(errOut.String(), tc.want) || strings.Count(errOut.String(), "\n") != 1 {
+		if code != ExitUsage || !strings.HasPrefix(errOut.String(), tc.want) || strings.Count(noHint(errOut.String()), "\n") != 1 {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, errOut.String(), tc.want)
 		}
 	}
