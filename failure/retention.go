@@ -27,9 +27,9 @@ import (
 // still counts it.
 type Retention struct {
 	FailedMax     int           `json:"failed_max,omitempty"`
-	FailedMaxAge  time.Duration `json:"-"`
+	FailedMaxAge  time.Duration `json:"failed_max_age,omitempty"`
 	RetriesMax    int           `json:"retries_max,omitempty"`
-	RetriesMaxAge time.Duration `json:"-"`
+	RetriesMaxAge time.Duration `json:"retries_max_age,omitempty"`
 	// Archive, when set, is a file each trimmed entry is appended to first,
 	// as one JSON line ({"list","archived_at","entry"}), written and
 	// fsynced before the entries leave Redis. A crash between the two, or

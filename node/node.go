@@ -25,6 +25,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/internal/metrics"
 	"github.com/resque-go/resque-go/internal/proctitle"
 	"github.com/resque-go/resque-go/internal/protocol"
@@ -204,6 +205,13 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 		return err
 	}
 	n.components = append(n.components, sweeper)
+	if cfg.Retention.On() {
+		trimmer, err := failure.NewTrimmer(failure.TrimmerConfig{Client: n.client, Owner: n.w.IDs()[0], Retention: cfg.Retention, Logger: log})
+		if err != nil {
+			return configError{err}
+		}
+		n.components = append(n.components, trimmer)
+	}
 	// The scheduler, the planner and the allocator join here.
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/internal/metrics"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/service"
@@ -62,6 +63,9 @@ type SchedulerConfig struct {
 	// token both require.
 	MetricsAddr  string `json:"metrics_addr"`
 	MetricsToken string `json:"metrics_token,omitempty"`
+	// Retention trims the failed and retries lists, as Config.Retention
+	// (elected with the workers' trimmers).
+	Retention failure.Retention `json:"retention,omitzero"`
 	// SupervisorPID: once it is no longer this process's parent, the
 	// scheduler stops (a pool manager that died).
 	SupervisorPID int `json:"supervisor_pid"`
@@ -84,6 +88,7 @@ type Scheduler struct {
 	started time.Time
 
 	mover   *delayed.Mover
+	trimmer *failure.Trimmer
 	planner *plan.Planner
 	sched   *schedule.Scheduler
 	metrics *metrics.SchedulerServer
@@ -145,6 +150,13 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 		if err != nil {
 			client.Close()
 			return nil, err
+		}
+	}
+	if cfg.Retention.On() {
+		s.trimmer, err = failure.NewTrimmer(failure.TrimmerConfig{Client: client, Owner: id, Retention: cfg.Retention, Logger: log})
+		if err != nil {
+			client.Close()
+			return nil, configError{fmt.Errorf("node: SchedulerConfig.%s", strings.TrimPrefix(err.Error(), "failure: "))}
 		}
 	}
 	if !cfg.NoPlans {
@@ -246,6 +258,9 @@ func (s *Scheduler) components() []component {
 	var out []component
 	if s.mover != nil {
 		out = append(out, s.mover)
+	}
+	if s.trimmer != nil {
+		out = append(out, s.trimmer)
 	}
 	if s.planner != nil {
 		out = append(out, s.planner)

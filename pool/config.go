@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/massqueue"
@@ -77,6 +78,9 @@ type Config struct {
 	RubyPrune         *bool
 	GracefulTerm      *bool
 	DirtyExitOnTerm   *bool
+	// Retention (the file's retention mapping) trims failed and retries:
+	// every child gets it, one of them (elected) trims.
+	Retention failure.Retention
 
 	// Mass is the mass-queue section (node_id, pools, mapping), nil
 	// without one: the manager runs an allocator and the units'
@@ -134,7 +138,7 @@ func (c *Config) SchedulerChild() node.SchedulerConfig {
 			TLSServerName: c.RedisTLS.TLSServerName, TLSInsecureSkipVerify: c.RedisTLS.TLSInsecureSkipVerify,
 			SentinelPassword: c.RedisTLS.SentinelPassword},
 		Hostname: c.Hostname, Schedule: s.Schedule, Environment: s.Environment, Dynamic: s.Dynamic,
-		LogLevel: c.LogLevel, LogFormat: c.LogFormat,
+		LogLevel: c.LogLevel, LogFormat: c.LogFormat, Retention: c.Retention,
 	}
 }
 
@@ -337,6 +341,7 @@ func (c *Config) Child(set QueueSet) node.Config {
 		GracefulTerm:    c.GracefulTerm != nil && *c.GracefulTerm,
 		DirtyExitOnTerm: c.DirtyExitOnTerm != nil && *c.DirtyExitOnTerm,
 		NoMover:         c.Mover != nil && !*c.Mover,
+		Retention:       c.Retention,
 	}
 	if set.Mass != "" {
 		n.Queues = ""

@@ -42,6 +42,7 @@ func workCommand(reg *worker.Registry) *ucli.Command {
 		&ucli.BoolFlag{Name: "ruby-prune", Usage: "record a dead worker's job as failed at once (Ruby Resque's behaviour) instead of requeueing it", EnvVars: []string{"RESQUE_RUBY_PRUNE"}},
 		&ucli.IntFlag{Name: "node-config-fd", Hidden: true, Usage: "read every setting, as node.Config JSON, from this file descriptor (no other setting may be given); set by resque-go pool"},
 	)
+	flags = append(flags, retentionFlags()...)
 	return &ucli.Command{
 		Name:  "work",
 		Usage: "run jobs from Resque queues",
@@ -197,6 +198,10 @@ func configFromFlags(c *ucli.Context) (node.Config, error) {
 		SupervisorPID:   c.Int("supervisor-pid"),
 	}
 	if err := durationsFromFlags(c, &cfg); err != nil {
+		return cfg, err
+	}
+	var err error
+	if cfg.Retention, err = retentionFromFlags(c); err != nil {
 		return cfg, err
 	}
 	// --max-recoveries 0 means none; node.Config reads 0 as the default.
