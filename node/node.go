@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/failure"
@@ -46,6 +47,7 @@ type options struct {
 	logSet bool // false: defaultLogger()
 	fork   *worker.ForkConfig
 	title  func(string)
+	tracer trace.TracerProvider // nil: no tracing
 }
 
 // WithLogger sets the logger as a zerolog.Logger (WithSlog takes a
@@ -180,7 +182,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 		JobTimeout: s.durations.jobTimeout, TermTimeout: s.durations.termTimeout,
 		DirtyExitOnTerm: cfg.DirtyExitOnTerm, MaxRecoveries: cfg.MaxRecoveries, RubyPrune: cfg.RubyPrune,
 		Logger: log, Retry: s.retry.def, ClassRetry: s.retry.classes, Fork: o.fork,
-		OnFinish: onFinish, Title: o.title,
+		OnFinish: onFinish, Title: o.title, Tracer: jobTracer(o.tracer),
 	})
 	if err != nil {
 		return configError{err}

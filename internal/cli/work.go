@@ -82,6 +82,15 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 		}
 		opts = append(opts, node.WithFork(fork))
 	}
+	tp, err := tracerFromEnv(c.Context, c.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	if tp != nil {
+		defer shutdownTracer(tp)
+		opts = append(opts, node.WithTracerProvider(tp))
+		log.Info().Msg("tracing job attempts (OTEL_* environment)")
+	}
 	n, err := node.New(cfg, reg, opts...)
 	if err != nil {
 		return nodeError(err)
