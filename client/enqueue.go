@@ -5,10 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"time"
 	"unicode/utf8"
 
-	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/unique"
 )
@@ -191,7 +191,7 @@ func (c *Client) EnqueueRaw(ctx context.Context, queue, class string, argsJSON [
 	if err != nil {
 		return JobInfo{}, invalidf("%v", err)
 	}
-	if err := delayed.EnqueueAt(ctx, c.rdb, queue, payload, due); err != nil {
+	if err := delayedio.EnqueueAt(ctx, c.rdb, queue, payload, due); err != nil {
 		return JobInfo{}, wrap("enqueue at", err)
 	}
 	info.Payload, info.DueAt = item, dueSecond(due)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/fixtures"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
 )
 
@@ -29,7 +30,7 @@ func (e *env) enqueuePlain(queue, class, args string, ts int64) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if err := delayed.EnqueueAt(ctx, e.c, queue, payload, time.Unix(ts, 0)); err != nil {
+	if err := delayedio.EnqueueAt(ctx, e.c, queue, payload, time.Unix(ts, 0)); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -52,11 +53,11 @@ func TestEnqueueAndRemoveMatchResqueScheduler(t *testing.T) {
 
 	// the args as an operator may type them: spaced, with JSON escapes
 	typed := `[1, "two", 3.5, {"k": "v"}, null, true, 12345678901234567890, "unicode \u00e9 \u2713 <tag>&"]`
-	r, err := delayed.Remove(ctx, e.c, delayed.Filter{Class: "MailJob", Queue: "mail", Args: []byte(typed)}, nil)
+	r, err := delayedio.Remove(ctx, e.c, delayed.Filter{Class: "MailJob", Queue: "mail", Args: []byte(typed)}, nil)
 	if err != nil || r != (delayed.Removal{Removed: 1, Unindexed: 1}) {
 		t.Fatalf("remove args8: %+v, %v", r, err)
 	}
-	r, err = delayed.Remove(ctx, e.c, delayed.Filter{Class: "MailJob", Queue: "mail", Args: []byte(`["in-600"]`)}, nil)
+	r, err = delayedio.Remove(ctx, e.c, delayed.Filter{Class: "MailJob", Queue: "mail", Args: []byte(`["in-600"]`)}, nil)
 	if err != nil || r != (delayed.Removal{Removed: 1, Unindexed: 1, Unscheduled: 1}) {
 		t.Fatalf("remove in-600: %+v, %v", r, err)
 	}
@@ -78,10 +79,10 @@ func TestRemoveNodeResqueItemsThroughIndex(t *testing.T) {
 	e := newEnv(t)
 	e.load(fixtures.MustLoad("node-resque-9.7.1", "delayed-enqueue"))
 	f := delayed.Filter{Class: "MailJob", Queue: "mail", Args: []byte(nodeArgs8)}
-	if n, err := delayed.Count(ctx, e.c, f); err != nil || n != (delayed.Counts{Items: 1, Buckets: 1}) {
+	if n, err := delayedio.Count(ctx, e.c, f); err != nil || n != (delayed.Counts{Items: 1, Buckets: 1}) {
 		t.Fatalf("count: %+v, %v", n, err)
 	}
-	r, err := delayed.Remove(ctx, e.c, f, nil)
+	r, err := delayedio.Remove(ctx, e.c, f, nil)
 	if err != nil || r != (delayed.Removal{Removed: 1, Unindexed: 1}) {
 		t.Fatalf("remove: %+v, %v", r, err)
 	}
@@ -100,25 +101,25 @@ func TestScanFindsItemsOutsideTheIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := delayed.EnqueueAt(ctx, e.c, "mail", withID, time.Unix(1795297065, 0)); err != nil {
+	if err := delayedio.EnqueueAt(ctx, e.c, "mail", withID, time.Unix(1795297065, 0)); err != nil {
 		t.Fatal(err)
 	}
 	f := delayed.Filter{Class: "Mail_Job", Queue: "mail", Args: []byte(`[["in-600"]]`)}
-	if n, err := delayed.Count(ctx, e.c, f); err != nil || n.Items != 0 {
+	if n, err := delayedio.Count(ctx, e.c, f); err != nil || n.Items != 0 {
 		t.Fatalf("index count: %+v, %v", n, err)
 	}
 	f.Scan = true
-	items, err := delayed.List(ctx, e.c, f, 0, 0)
+	items, err := delayedio.List(ctx, e.c, f, 0, 0)
 	if err != nil || len(items) != 2 || items[0].Pos != 0 || items[1].Pos != 1 || !strings.Contains(string(items[1].Raw), `"id":"abc"`) {
 		t.Fatalf("scan list: %+v, %v", items, err)
 	}
 	// PHP escapes é as \u00e9: the same args for the comparison
 	f.Args = []byte(`[[1,"two",3.5,{"k":"v"},null,true,1.2345678901234567e+19,"unicode é ✓ <tag>&"]]`)
-	if n, err := delayed.Count(ctx, e.c, f); err != nil || n != (delayed.Counts{Items: 1, Buckets: 1}) {
+	if n, err := delayedio.Count(ctx, e.c, f); err != nil || n != (delayed.Counts{Items: 1, Buckets: 1}) {
 		t.Fatalf("scan count of the PHP item: %+v, %v", n, err)
 	}
 	f.Args = []byte(`[["in-600"]]`)
-	r, err := delayed.Remove(ctx, e.c, f, nil)
+	r, err := delayedio.Remove(ctx, e.c, f, nil)
 	if err != nil || r != (delayed.Removal{Removed: 2, Unindexed: 1, Unscheduled: 1}) {
 		t.Fatalf("scan remove: %+v, %v", r, err)
 	}
@@ -162,11 +163,11 @@ func TestListCountShowFilters(t *testing.T) {
 		{delayed.Filter{Class: "X", Queue: "a", Args: []byte(`[4]`)}, "200:X[4]"},
 		{delayed.Filter{Class: "X", Args: []byte(` [ 3 ] `), Scan: true}, "100:X[3]"},
 	} {
-		items, err := delayed.List(ctx, e.c, c.f, 0, 0)
+		items, err := delayedio.List(ctx, e.c, c.f, 0, 0)
 		if err != nil || args(items) != c.want {
 			t.Errorf("List(%+v) = %s (%v), want %s", c.f, args(items), err, c.want)
 		}
-		n, err := delayed.Count(ctx, e.c, c.f)
+		n, err := delayedio.Count(ctx, e.c, c.f)
 		buckets := map[string]bool{}
 		for _, w := range strings.Fields(c.want) {
 			buckets[strings.Split(w, ":")[0]] = true
@@ -175,10 +176,10 @@ func TestListCountShowFilters(t *testing.T) {
 			t.Errorf("Count(%+v) = %+v (%v)", c.f, n, err)
 		}
 	}
-	if items, err := delayed.List(ctx, e.c, delayed.Filter{}, 2, 2); err != nil || args(items) != "100:X[5] 200:X[4]" {
+	if items, err := delayedio.List(ctx, e.c, delayed.Filter{}, 2, 2); err != nil || args(items) != "100:X[5] 200:X[4]" {
 		t.Errorf("offset 2 limit 2: %s (%v)", args(items), err)
 	}
-	items, err := delayed.Bucket(ctx, e.c, time.Unix(200, 500))
+	items, err := delayedio.Bucket(ctx, e.c, time.Unix(200, 500))
 	if err != nil || args(items) != "200:X[4] 200:bad" || items[1].Pos != 1 || string(items[1].Raw) != "garbage {" {
 		t.Errorf("Bucket(200) = %s (%v)", args(items), err)
 	}
@@ -188,19 +189,19 @@ func TestListCountShowFilters(t *testing.T) {
 		{Class: "X", Queue: "a", Args: []byte(`[1`)},  // bad JSON
 		{From: time.Unix(10, 0), To: time.Unix(9, 0)}, // reversed
 	} {
-		if _, err := delayed.Count(ctx, e.c, f); !errors.Is(err, delayed.ErrBadFilter) {
+		if _, err := delayedio.Count(ctx, e.c, f); !errors.Is(err, delayed.ErrBadFilter) {
 			t.Errorf("Count(%+v): %v, want ErrBadFilter", f, err)
 		}
-		if _, err := delayed.Remove(ctx, e.c, f, nil); !errors.Is(err, delayed.ErrBadFilter) {
+		if _, err := delayedio.Remove(ctx, e.c, f, nil); !errors.Is(err, delayed.ErrBadFilter) {
 			t.Errorf("Remove(%+v): %v, want ErrBadFilter", f, err)
 		}
 	}
 	// remove by time range takes the garbage too; the rest stays in order
-	r, err := delayed.Remove(ctx, e.c, delayed.Filter{From: time.Unix(200, 0), To: time.Unix(200, 0)}, nil)
+	r, err := delayedio.Remove(ctx, e.c, delayed.Filter{From: time.Unix(200, 0), To: time.Unix(200, 0)}, nil)
 	if err != nil || r != (delayed.Removal{Removed: 2, Unindexed: 1, Unscheduled: 1}) { // the garbage had no index entry
 		t.Fatalf("remove 200: %+v, %v", r, err)
 	}
-	if items, _ := delayed.List(ctx, e.c, delayed.Filter{}, 0, 0); args(items) != "100:Y[2] 100:X[3] 100:X[5] 300:X[1]" {
+	if items, _ := delayedio.List(ctx, e.c, delayed.Filter{}, 0, 0); args(items) != "100:Y[2] 100:X[3] 100:X[5] 300:X[1]" {
 		t.Errorf("after remove: %s", args(items))
 	}
 }
@@ -214,7 +215,7 @@ func TestRemoveManyFromLongBucket(t *testing.T) {
 	e.fill("q", "Drop", 0, 1500, 1500, 500) // appended to the same bucket
 	k := e.c.Keys()
 	var progress []delayed.Progress
-	r, err := delayed.Remove(ctx, e.c, delayed.Filter{Class: "Drop"}, func(p delayed.Progress) { progress = append(progress, p) })
+	r, err := delayedio.Remove(ctx, e.c, delayed.Filter{Class: "Drop"}, func(p delayed.Progress) { progress = append(progress, p) })
 	if err != nil || r != (delayed.Removal{Removed: 1500, Unindexed: 1500}) {
 		t.Fatalf("remove: %+v, %v", r, err)
 	}
@@ -247,7 +248,7 @@ func TestClear(t *testing.T) {
 	e.enqueuePlain("q", "J", `[0]`, 1000) // a second copy in the same bucket
 	e.do("ZADD", e.c.Keys().DelayedSchedule(), 5, 5)
 	var last delayed.Progress
-	r, err := delayed.Clear(ctx, e.c, func(p delayed.Progress) { last = p })
+	r, err := delayedio.Clear(ctx, e.c, func(p delayed.Progress) { last = p })
 	if err != nil || r != (delayed.Removal{Removed: 1201, Unindexed: 1200, Unscheduled: 601}) {
 		t.Fatalf("clear: %+v, %v", r, err)
 	}
@@ -272,13 +273,13 @@ func TestRemoveWhileMoversPromote(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		removed, rerr = delayed.Remove(ctx, e.c, delayed.Filter{Class: "Drop", Queue: "q"}, nil)
+		removed, rerr = delayedio.Remove(ctx, e.c, delayed.Filter{Class: "Drop", Queue: "q"}, nil)
 	}()
 	for i := 0; i < 3; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m, _ := delayed.NewMover(delayed.MoverConfig{Client: e.c, Now: func() time.Time { return time.Unix(10000, 0) }})
+			m, _ := delayedio.NewMover(delayedio.MoverConfig{Client: e.c, Now: func() time.Time { return time.Unix(10000, 0) }})
 			if _, err := m.Pass(ctx); err != nil {
 				t.Error(err)
 			}
@@ -321,13 +322,13 @@ func TestClearWhileMoversPromote(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		removed, rerr = delayed.Clear(ctx, e.c, nil)
+		removed, rerr = delayedio.Clear(ctx, e.c, nil)
 	}()
 	for i := 0; i < 3; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m, _ := delayed.NewMover(delayed.MoverConfig{Client: e.c, Now: func() time.Time { return time.Unix(10000, 0) }})
+			m, _ := delayedio.NewMover(delayedio.MoverConfig{Client: e.c, Now: func() time.Time { return time.Unix(10000, 0) }})
 			if _, err := m.Pass(ctx); err != nil {
 				t.Error(err)
 			}
@@ -360,7 +361,7 @@ func TestRemoveWholeLongBucket(t *testing.T) {
 	e.fill("q", "J", 0, 2500, 2500, 100)
 	e.enqueuePlain("q", "J", `[7]`, 100) // a copy in the last chunk
 	e.enqueuePlain("q", "K", `[1]`, 200) // another bucket, not in range
-	r, err := delayed.Remove(ctx, e.c, delayed.Filter{To: time.Unix(150, 0)}, nil)
+	r, err := delayedio.Remove(ctx, e.c, delayed.Filter{To: time.Unix(150, 0)}, nil)
 	if err != nil || r != (delayed.Removal{Removed: 2501, Unindexed: 2500, Unscheduled: 1}) {
 		t.Fatalf("remove: %+v, %v", r, err)
 	}

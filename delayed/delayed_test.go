@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/fixtures"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
 )
@@ -88,7 +88,7 @@ func TestEnqueueAtMatchesResqueScheduler(t *testing.T) {
 	ruby := fixtures.MustLoad("resque-scheduler-5.0.0", "delayed-enqueue")
 	payload := fixtures.MustLoad("ruby-resque-3.0.0", "enqueue").List("resque:queue:mail")[0]
 	at := time.Unix(1795299965, 0)
-	if err := delayed.EnqueueAt(context.Background(), e.c, "mail", []byte(payload), at); err != nil {
+	if err := delayedio.EnqueueAt(context.Background(), e.c, "mail", []byte(payload), at); err != nil {
 		t.Fatal(err)
 	}
 	k := e.c.Keys()
@@ -142,7 +142,7 @@ func TestMoverPromotesOtherProducersItems(t *testing.T) {
 				}
 			}
 			now := time.Unix(1900000000, 0)
-			m, err := delayed.NewMover(delayed.MoverConfig{Client: e.c, Now: func() time.Time { return now }})
+			m, err := delayedio.NewMover(delayedio.MoverConfig{Client: e.c, Now: func() time.Time { return now }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,10 +194,10 @@ func TestMoverBadItemsAndFutureItems(t *testing.T) {
 	k := e.c.Keys()
 	e.do("RPUSH", k.Delayed(100), `{"class":"NoQueue","args":[]}`, `garbage {`, `{"class":"Ok","args":[],"queue":"q"}`)
 	e.do("ZADD", k.DelayedSchedule(), 100, 100)
-	if err := delayed.EnqueueAt(context.Background(), e.c, "q", []byte(`{"class":"Future","args":[]}`), time.Unix(300, 0)); err != nil {
+	if err := delayedio.EnqueueAt(context.Background(), e.c, "q", []byte(`{"class":"Future","args":[]}`), time.Unix(300, 0)); err != nil {
 		t.Fatal(err)
 	}
-	m, _ := delayed.NewMover(delayed.MoverConfig{Client: e.c, Hostname: "h", Now: func() time.Time { return time.Unix(200, 0) }})
+	m, _ := delayedio.NewMover(delayedio.MoverConfig{Client: e.c, Hostname: "h", Now: func() time.Time { return time.Unix(200, 0) }})
 	if n, err := m.Pass(context.Background()); err != nil || n != 3 {
 		t.Fatalf("moved %d (%v), want 3", n, err)
 	}
@@ -220,7 +220,7 @@ func TestConcurrentMovers(t *testing.T) {
 	const n = 400
 	for i := 0; i < n; i++ {
 		payload := fmt.Sprintf(`{"class":"J","args":[%d]}`, i)
-		if err := delayed.EnqueueAt(context.Background(), e.c, "q", []byte(payload), time.Unix(int64(1000+i%37), 0)); err != nil {
+		if err := delayedio.EnqueueAt(context.Background(), e.c, "q", []byte(payload), time.Unix(int64(1000+i%37), 0)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -230,7 +230,7 @@ func TestConcurrentMovers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m, _ := delayed.NewMover(delayed.MoverConfig{Client: e.c, Now: func() time.Time { return time.Unix(5000, 0) }})
+			m, _ := delayedio.NewMover(delayedio.MoverConfig{Client: e.c, Now: func() time.Time { return time.Unix(5000, 0) }})
 			moved, err := m.Pass(context.Background())
 			if err != nil {
 				t.Error(err)

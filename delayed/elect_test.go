@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/delayedio"
 )
 
 // Elected movers: one polls the schedule, the others do not; when it stops,
@@ -15,9 +15,9 @@ func TestElectedMover(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	var passes [2]atomic.Int64
-	var movers [2]*delayed.Mover
+	var movers [2]*delayedio.Mover
 	for i := range movers {
-		m, err := delayed.NewMover(delayed.MoverConfig{Client: e.c, Elect: true, WorkerID: []string{"h:1:q", "h:2:q"}[i],
+		m, err := delayedio.NewMover(delayedio.MoverConfig{Client: e.c, Elect: true, WorkerID: []string{"h:1:q", "h:2:q"}[i],
 			Interval: 20 * time.Millisecond, Lease: 400 * time.Millisecond,
 			OnPass: func(int) { passes[i].Add(1) }})
 		if err != nil {
@@ -49,7 +49,7 @@ func TestElectedMover(t *testing.T) {
 		t.Fatal("the second mover never took over")
 	}
 	// an item due now is promoted by the new holder
-	if err := delayed.EnqueueAt(context.Background(), e.c, "q", []byte(`{"class":"A","args":[]}`), time.Now().Add(-time.Second)); err != nil {
+	if err := delayedio.EnqueueAt(context.Background(), e.c, "q", []byte(`{"class":"A","args":[]}`), time.Now().Add(-time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	for time.Now().Before(deadline) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/delayedio"
 )
 
 // The mover promotes the oldest bucket first and each bucket in the order
@@ -27,7 +27,7 @@ func TestPromotionBucketOrderAndFIFO(t *testing.T) {
 		}
 	}
 	now := time.Unix(1000+10*(buckets/2)-1, 0) // the first half is due
-	m, err := delayed.NewMover(delayed.MoverConfig{Client: e.c, Now: func() time.Time { return now }})
+	m, err := delayedio.NewMover(delayedio.MoverConfig{Client: e.c, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestEightMoversPromoteEachItemOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	moved := make([]int, 8)
 	for i := range moved {
-		m, err := delayed.NewMover(delayed.MoverConfig{Client: e.c, Now: func() time.Time { return time.Unix(5000, 0) }})
+		m, err := delayedio.NewMover(delayedio.MoverConfig{Client: e.c, Now: func() time.Time { return time.Unix(5000, 0) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func BenchmarkPromotePass(b *testing.B) {
 	for _, per := range []int{100, n} {
 		b.Run(fmt.Sprintf("items=%d/per_bucket=%d", n, per), func(b *testing.B) {
 			e := newEnv(b)
-			m, err := delayed.NewMover(delayed.MoverConfig{Client: e.c, Now: func() time.Time { return time.Unix(1e9, 0) }})
+			m, err := delayedio.NewMover(delayedio.MoverConfig{Client: e.c, Now: func() time.Time { return time.Unix(1e9, 0) }})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
 )
 
@@ -43,7 +44,7 @@ func TestMoverSetsBadEntriesAside(t *testing.T) {
 	e := newEnv(t)
 	k := e.c.Keys()
 	e.badSchedule()
-	m, err := delayed.NewMover(delayed.MoverConfig{Client: e.c, Hostname: "h", WorkerID: "h:1:*", Now: func() time.Time { return time.Unix(300, 0) }})
+	m, err := delayedio.NewMover(delayedio.MoverConfig{Client: e.c, Hostname: "h", WorkerID: "h:1:*", Now: func() time.Time { return time.Unix(300, 0) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestMoverGoesOnPastBucketItCannotHandle(t *testing.T) {
 	e.enqueuePlain("q", "Later", "[2]", 200)
 	var logs bytes.Buffer
 	log := zerolog.New(&logs)
-	m, _ := delayed.NewMover(delayed.MoverConfig{Client: e.c, Logger: &log, Now: func() time.Time { return time.Unix(300, 0) }})
+	m, _ := delayedio.NewMover(delayedio.MoverConfig{Client: e.c, Logger: &log, Now: func() time.Time { return time.Unix(300, 0) }})
 	if n, err := m.Pass(ctx); err != nil || n != 1 {
 		t.Fatalf("moved %d (%v), want 1", n, err)
 	}
@@ -140,23 +141,23 @@ func TestAdminSkipsOrClearsBadEntries(t *testing.T) {
 	e := newEnv(t)
 	k := e.c.Keys()
 	e.badSchedule()
-	items, err := delayed.List(ctx, e.c, delayed.Filter{}, 0, 0)
+	items, err := delayedio.List(ctx, e.c, delayed.Filter{}, 0, 0)
 	if err != nil || len(items) != 4 {
 		t.Fatalf("list: %d items (%v), want 4", len(items), err)
 	}
-	if n, err := delayed.Count(ctx, e.c, delayed.Filter{}); err != nil || n.Items != 4 || n.Buckets != 3 {
+	if n, err := delayedio.Count(ctx, e.c, delayed.Filter{}); err != nil || n.Items != 4 || n.Buckets != 3 {
 		t.Fatalf("count: %+v (%v)", n, err)
 	}
-	if n, err := delayed.Count(ctx, e.c, delayed.Filter{Class: "Late"}); err != nil || n.Items != 1 {
+	if n, err := delayedio.Count(ctx, e.c, delayed.Filter{Class: "Late"}); err != nil || n.Items != 1 {
 		t.Fatalf("count by class: %+v (%v)", n, err)
 	}
-	if r, err := delayed.Remove(ctx, e.c, delayed.Filter{Class: "Early"}, nil); err != nil || r.Removed != 1 {
+	if r, err := delayedio.Remove(ctx, e.c, delayed.Filter{Class: "Early"}, nil); err != nil || r.Removed != 1 {
 		t.Fatalf("remove by class: %+v (%v)", r, err)
 	}
 	if n := e.do("ZCARD", k.DelayedSchedule()).(int64); n != 5 {
 		t.Fatalf("a filtered remove touched the bad entries: %d left on the schedule", n)
 	}
-	r, err := delayed.Clear(ctx, e.c, nil)
+	r, err := delayedio.Clear(ctx, e.c, nil)
 	if err != nil || r.Removed != 3 {
 		t.Fatalf("clear: %+v (%v)", r, err)
 	}

@@ -3,11 +3,11 @@ package massqueue_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
@@ -53,7 +53,7 @@ func TestV4DelayedJobIsPromotedToUnassigned(t *testing.T) {
 	ctx := context.Background()
 	e.v4EnqueueDelayed(1700000000)
 	e.do("LPUSH", e.ns+":unassigned", `{"class":"J","sourceId":"s0","name":"n","id":"first","queue_time":1.5}`)
-	m, err := delayed.NewMover(delayed.MoverConfig{Client: e.c, Now: func() time.Time { return time.Unix(1700000000, 0) }})
+	m, err := delayedio.NewMover(delayedio.MoverConfig{Client: e.c, Now: func() time.Time { return time.Unix(1700000000, 0) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"os"
 	"slices"
 	"strings"
@@ -25,7 +26,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/internal/metrics"
 	"github.com/resque-go/resque-go/internal/proctitle"
 	"github.com/resque-go/resque-go/internal/protocol"
@@ -181,7 +181,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 	}
 	n.components = append(n.components, pub)
 	if !cfg.NoMover {
-		mover, err := delayed.NewMover(delayed.MoverConfig{Client: n.client, Hostname: cfg.Hostname, WorkerID: n.w.IDs()[0], Logger: log, Elect: true})
+		mover, err := delayedio.NewMover(delayedio.MoverConfig{Client: n.client, Hostname: cfg.Hostname, WorkerID: n.w.IDs()[0], Logger: log, Elect: true})
 		if err != nil {
 			return err
 		}

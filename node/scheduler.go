@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/planio"
 	"os"
 	"strings"
 	"sync"
@@ -14,11 +16,10 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/internal/metrics"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/service"
-	"github.com/resque-go/resque-go/plan"
+
 	"github.com/resque-go/resque-go/schedule"
 	"github.com/resque-go/resque-go/stats"
 )
@@ -81,8 +82,8 @@ type Scheduler struct {
 	pid     int
 	started time.Time
 
-	mover   *delayed.Mover
-	planner *plan.Planner
+	mover   *delayedio.Mover
+	planner *planio.Planner
 	sched   *schedule.Scheduler
 	metrics *metrics.SchedulerServer
 	record  service.Runner
@@ -147,7 +148,7 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 	log := &s.log
 	if !cfg.NoMover {
 		// elected with the workers' movers: one poll per second in all
-		s.mover, err = delayed.NewMover(delayed.MoverConfig{Client: client, Hostname: host, WorkerID: id, Logger: log, Elect: true,
+		s.mover, err = delayedio.NewMover(delayedio.MoverConfig{Client: client, Hostname: host, WorkerID: id, Logger: log, Elect: true,
 			OnPass: func(n int) { s.promoted.Add(int64(n)); s.passed() }})
 		if err != nil {
 			client.Close()
@@ -155,7 +156,7 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 		}
 	}
 	if !cfg.NoPlans {
-		s.planner, err = plan.NewPlanner(plan.PlannerConfig{Client: client, Hostname: host, WorkerID: id, Logger: log,
+		s.planner, err = planio.NewPlanner(planio.PlannerConfig{Client: client, Hostname: host, WorkerID: id, Logger: log,
 			OnPass: func(n int) { s.plansFired.Add(int64(n)); s.passed() }})
 		if err != nil {
 			client.Close()

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"context"
+	"github.com/resque-go/resque-go/internal/planio"
 	"os"
 	"testing"
 	"time"
@@ -22,12 +23,12 @@ func BenchmarkPlannerPass(b *testing.B) {
 	defer c.Close()
 	ctx := context.Background()
 	for range b.N {
-		if _, err := plan.AddAt(ctx, c, plan.Plan{Queue: "bench", Class: "Tick", Args: []byte(`[1]`), Every: 5 * time.Minute}, t0); err != nil {
+		if _, err := planio.AddAt(ctx, c, plan.Plan{Queue: "bench", Class: "Tick", Args: []byte(`[1]`), Every: 5 * time.Minute}, t0); err != nil {
 			b.Fatal(err)
 		}
 	}
 	now := t0.Add(5 * time.Minute)
-	p, err := plan.NewPlanner(plan.PlannerConfig{Client: c, Now: func() time.Time { return now }})
+	p, err := planio.NewPlanner(planio.PlannerConfig{Client: c, Now: func() time.Time { return now }})
 	if err != nil {
 		b.Fatal(err)
 	}

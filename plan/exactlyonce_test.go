@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/resque-go/resque-go/internal/planio"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -50,7 +51,7 @@ func TestFourPlannersFireEachSlotOnce(t *testing.T) {
 	for i := range 50 {
 		p := fleetPlan(i)
 		e.add(p)
-		got, err := plan.Get(ctx, e.c, p.ID)
+		got, err := planio.Get(ctx, e.c, p.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +65,7 @@ func TestFourPlannersFireEachSlotOnce(t *testing.T) {
 			}
 		}
 	}
-	planners := make([]*plan.Planner, 4)
+	planners := make([]*planio.Planner, 4)
 	for i := range planners {
 		planners[i] = e.planner()
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/resque-go/resque-go/internal/planio"
 	"os"
 	"strings"
 	"sync"
@@ -56,16 +57,16 @@ func newEnv(t *testing.T, now time.Time) *env {
 	return &env{t: t, c: c, clock: &clock{now: now}}
 }
 
-func (e *env) planner() *plan.Planner {
+func (e *env) planner() *planio.Planner {
 	e.t.Helper()
-	p, err := plan.NewPlanner(plan.PlannerConfig{Client: e.c, Now: e.clock.Now, Hostname: "vm", WorkerID: "vm:1:planner"})
+	p, err := planio.NewPlanner(planio.PlannerConfig{Client: e.c, Now: e.clock.Now, Hostname: "vm", WorkerID: "vm:1:planner"})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return p
 }
 
-func (e *env) pass(p *plan.Planner) int {
+func (e *env) pass(p *planio.Planner) int {
 	e.t.Helper()
 	n, err := p.Pass(context.Background())
 	if err != nil {
@@ -103,7 +104,7 @@ func (e *env) str(key string) string {
 
 func (e *env) add(p plan.Plan) string {
 	e.t.Helper()
-	id, err := plan.AddAt(context.Background(), e.c, p, e.clock.Now())
+	id, err := planio.AddAt(context.Background(), e.c, p, e.clock.Now())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestAddThenFireEvery(t *testing.T) {
 	if got := e.schedule(); got != fmt.Sprintf("%d=p1", next) {
 		t.Errorf("schedule after fire: %s", got)
 	}
-	pl, err := plan.Get(context.Background(), e.c, id)
+	pl, err := planio.Get(context.Background(), e.c, id)
 	if err != nil || pl.NextRun.Unix() != next || pl.Period != "P0Y0M0DT0H5M0S" || pl.Problem != "" || !pl.Start.Equal(t0) {
 		t.Errorf("get: %+v %v", pl, err)
 	}
@@ -202,7 +203,7 @@ func TestAddStartAndErrors(t *testing.T) {
 	e := newEnv(t, t0)
 	ctx := context.Background()
 	get := func(id string) plan.Plan {
-		p, err := plan.Get(ctx, e.c, id)
+		p, err := planio.Get(ctx, e.c, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,18 +240,18 @@ func TestAddStartAndErrors(t *testing.T) {
 		{Queue: "a,b", Class: "C", Every: time.Minute},
 		{Class: "C", Every: time.Minute},
 	} {
-		if _, err := plan.AddAt(ctx, e.c, bad, t0); !errors.Is(err, plan.ErrInvalid) {
+		if _, err := planio.AddAt(ctx, e.c, bad, t0); !errors.Is(err, plan.ErrInvalid) {
 			t.Errorf("%+v: %v, want ErrInvalid", bad, err)
 		}
 	}
 	e.add(plan.Plan{ID: "same", Queue: "q", Class: "C", Every: time.Minute})
-	if _, err := plan.AddAt(ctx, e.c, plan.Plan{ID: "same", Queue: "q", Class: "D", Every: time.Hour}, t0); !errors.Is(err, plan.ErrExists) {
+	if _, err := planio.AddAt(ctx, e.c, plan.Plan{ID: "same", Queue: "q", Class: "D", Every: time.Hour}, t0); !errors.Is(err, plan.ErrExists) {
 		t.Errorf("same id: %v", err)
 	}
-	if _, err := plan.Get(ctx, e.c, "nope"); !errors.Is(err, plan.ErrNotFound) {
+	if _, err := planio.Get(ctx, e.c, "nope"); !errors.Is(err, plan.ErrNotFound) {
 		t.Errorf("get nope: %v", err)
 	}
-	list, err := plan.List(ctx, e.c)
+	list, err := planio.List(ctx, e.c)
 	if err != nil || len(list) != 5 || list[0].ID != "same" || !list[0].NextRun.Equal(t0.Add(time.Minute)) {
 		t.Errorf("list: %d %v", len(list), err)
 	}
@@ -288,11 +289,11 @@ func TestPHPPlanFiredAndRescheduled(t *testing.T) {
 	if got := e.schedule(); got != "1506092700="+id {
 		t.Errorf("schedule: %s", got)
 	}
-	p, err := plan.Get(context.Background(), e.c, id)
+	p, err := planio.Get(context.Background(), e.c, id)
 	if err != nil || p.ID != id || p.Problem != "" || p.Queue != "reports" || p.NextRun.Unix() != 1506092700 {
 		t.Errorf("get: %+v %v", p, err)
 	}
-	if err := plan.Remove(context.Background(), e.c, id); err != nil {
+	if err := planio.Remove(context.Background(), e.c, id); err != nil {
 		t.Fatal(err)
 	}
 	if n := e.do("EXISTS", k.Plan(id), k.PlanSchedule(), k.PlanSlot(1506092700)).(int64); n != 0 {
@@ -316,13 +317,13 @@ func TestPHPStaleNextRun(t *testing.T) {
 		t.Errorf("schedule %s, plan %s", got, e.str(k.Plan(id)))
 	}
 	e.writePHP("2.5", strings.Replace(phpPlan, `"id":1506092109.1235`, `"id":2.5`, 1), 1506099999)
-	if err := plan.Remove(context.Background(), e.c, "2.5"); err != nil {
+	if err := planio.Remove(context.Background(), e.c, "2.5"); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.schedule(); got != "1506093000="+id {
 		t.Errorf("after removing a stale plan: %s", got)
 	}
-	if err := plan.Remove(context.Background(), e.c, "2.5"); !errors.Is(err, plan.ErrNotFound) {
+	if err := planio.Remove(context.Background(), e.c, "2.5"); !errors.Is(err, plan.ErrNotFound) {
 		t.Errorf("remove again: %v", err)
 	}
 }
@@ -402,13 +403,13 @@ func TestRemoveAndGoneSlot(t *testing.T) {
 	k := e.c.Keys()
 	a := e.add(plan.Plan{ID: "a", Queue: "q", Class: "A", Every: time.Minute})
 	b := e.add(plan.Plan{ID: "b", Queue: "q", Class: "B", Every: time.Minute})
-	if err := plan.Remove(ctx, e.c, a); err != nil {
+	if err := planio.Remove(ctx, e.c, a); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.schedule(); got != fmt.Sprintf("%d=b", t0.Unix()+60) {
 		t.Errorf("schedule after remove: %s", got)
 	}
-	if err := plan.Remove(ctx, e.c, a); !errors.Is(err, plan.ErrNotFound) {
+	if err := planio.Remove(ctx, e.c, a); !errors.Is(err, plan.ErrNotFound) {
 		t.Errorf("remove again: %v", err)
 	}
 	// a plan deleted behind the schedule's back: its slot entry is dropped
@@ -417,7 +418,7 @@ func TestRemoveAndGoneSlot(t *testing.T) {
 	if n := e.pass(e.planner()); n != 0 || e.schedule() != "" {
 		t.Errorf("fired %d, schedule %q", n, e.schedule())
 	}
-	if err := plan.Remove(ctx, e.c, b); !errors.Is(err, plan.ErrNotFound) {
+	if err := planio.Remove(ctx, e.c, b); !errors.Is(err, plan.ErrNotFound) {
 		t.Errorf("remove b: %v", err)
 	}
 	// an empty slot left in the schedule is dropped
@@ -449,7 +450,7 @@ func TestBrokenPlanIsParked(t *testing.T) {
 	if e.str(k.Plan("bad")) == "" || e.str(k.Plan("junk")) != "not json" {
 		t.Errorf("parked plans must be kept")
 	}
-	list, err := plan.List(context.Background(), e.c)
+	list, err := planio.List(context.Background(), e.c)
 	if err != nil || len(list) != 3 || list[0].Problem == "" || list[2].Problem != "" {
 		t.Errorf("list: %+v %v", list, err)
 	}
@@ -461,7 +462,7 @@ func TestPlannerStartStop(t *testing.T) {
 	e.add(plan.Plan{Queue: "q", Class: "C", Every: time.Minute})
 	e.clock.set(t0.Add(time.Minute))
 	passes := make(chan int, 100)
-	p, err := plan.NewPlanner(plan.PlannerConfig{Client: e.c, Now: e.clock.Now, Interval: 5 * time.Millisecond,
+	p, err := planio.NewPlanner(planio.PlannerConfig{Client: e.c, Now: e.clock.Now, Interval: 5 * time.Millisecond,
 		OnPass: func(n int) {
 			select {
 			case passes <- n:
@@ -484,7 +485,7 @@ func TestPlannerStartStop(t *testing.T) {
 	}
 	p.Stop()
 	p.Stop()
-	if _, err := plan.NewPlanner(plan.PlannerConfig{}); err == nil {
+	if _, err := planio.NewPlanner(planio.PlannerConfig{}); err == nil {
 		t.Error("NewPlanner without a client")
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
-
-	"github.com/resque-go/resque-go/internal/protocol"
 )
 
 func prague(t *testing.T) *time.Location {
@@ -41,9 +39,9 @@ func slots(r Recurrence, from, to time.Time) []string {
 	}
 }
 
-func period(t *testing.T, s string) protocol.Period {
+func period(t *testing.T, s string) Period {
 	t.Helper()
-	p, err := protocol.ParsePeriod(s)
+	p, err := ParsePeriod(s)
 	if err != nil {
 		t.Fatal(err)
 	}

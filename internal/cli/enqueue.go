@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"strconv"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/unique"
 )
@@ -93,7 +93,7 @@ func enqueueCommand() *ucli.Command {
 					fmt.Fprintf(c.App.ErrWriter, "deferred: the job with unique id %q is running; this one is enqueued %ds after it succeeds\n", u.UID, u.DeferrableBy)
 				}
 			case !due.IsZero():
-				if err := delayed.EnqueueAt(c.Context, client, queue, payload, due); err != nil {
+				if err := delayedio.EnqueueAt(c.Context, client, queue, payload, due); err != nil {
 					return err
 				}
 				written, _ = protocol.DelayedItem(payload, queue)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/resque-go/resque-go/internal/planio"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -20,7 +21,6 @@ import (
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redisproc"
-	"github.com/resque-go/resque-go/plan"
 )
 
 // config sizes a chaos run.
@@ -295,7 +295,7 @@ func (s *scenario) addPlans() {
 		if code != 0 {
 			s.t.Fatalf("plan add: exit %d: %s%s", code, out, errOut)
 		}
-		p, err := plan.Get(context.Background(), c, id)
+		p, err := planio.Get(context.Background(), c, id)
 		if err != nil {
 			s.t.Fatal(err)
 		}
@@ -306,12 +306,12 @@ func (s *scenario) addPlans() {
 // readPlanEnds reads where each plan stands once no scheduler runs.
 func (s *scenario) readPlanEnds(c *rdb.Client) {
 	for id := range plans {
-		p, err := plan.Get(context.Background(), c, id)
+		p, err := planio.Get(context.Background(), c, id)
 		if err != nil {
 			s.t.Fatal(err)
 		}
 		s.planEnd[id] = p.NextRun.Unix()
-		if err := plan.Remove(context.Background(), c, id); err != nil {
+		if err := planio.Remove(context.Background(), c, id); err != nil {
 			s.t.Fatal(err)
 		}
 	}

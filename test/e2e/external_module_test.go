@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/apicheck"
 	"github.com/resque-go/resque-go/internal/redistest"
 )
 
@@ -93,27 +94,27 @@ func TestExternalModuleUsesPublicPackages(t *testing.T) {
 	bin := filepath.Join(dir, "bin") + string(filepath.Separator)
 	goCmd("build", "-o", bin, "./producer", "./custom")
 
-	exports := exportData(goCmd, "./producer", "./custom", "./leakuser")
-	api := newAPIChecker(modulePath + "/")
+	exports := apicheck.ExportData(goCmd, "./producer", "./custom", "./leakuser")
+	api := apicheck.New(modulePath + "/")
 	for _, prog := range []string{"producer", "custom"} {
-		if err := api.usedAPI(filepath.Join(dir, prog), exports); err != nil {
+		if err := api.UsedAPI(filepath.Join(dir, prog), exports); err != nil {
 			t.Fatalf("type-check %s: %v", prog, err)
 		}
 	}
 	for _, pkg := range []string{"client", "app", "node", "worker"} {
-		if err := api.packageAPI(modulePath+"/"+pkg, exports); err != nil {
+		if err := api.PackageAPI(modulePath+"/"+pkg, exports); err != nil {
 			t.Fatalf("load %s: %v", pkg, err)
 		}
 	}
-	for _, l := range api.leaks {
+	for _, l := range api.Leaks {
 		t.Errorf("internal type in the public API: %s", l)
 	}
-	self := newAPIChecker("example.com/outside/")
-	if err := self.usedAPI(filepath.Join(dir, "leakuser"), exports); err != nil {
+	self := apicheck.New("example.com/outside/")
+	if err := self.UsedAPI(filepath.Join(dir, "leakuser"), exports); err != nil {
 		t.Fatal(err)
 	}
-	if len(self.leaks) != 1 || !strings.Contains(self.leaks[0], "secret.Token") {
-		t.Errorf("the API check missed a planted internal type: %q", self.leaks)
+	if len(self.Leaks) != 1 || !strings.Contains(self.Leaks[0], "secret.Token") {
+		t.Errorf("the API check missed a planted internal type: %q", self.Leaks)
 	}
 
 	t.Run("producer and worker", func(t *testing.T) { runOutsidePrograms(t, bin) })

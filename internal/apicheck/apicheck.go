@@ -1,4 +1,8 @@
-package e2e
+// Package apicheck finds internal types in the API that a program outside
+// this module can reach. Go lets an exported signature mention a type from
+// an internal package (the caller cannot name it, but can pass nil or
+// receive a value), so only a check like this one catches it.
+package apicheck
 
 import (
 	"bufio"
@@ -16,37 +20,37 @@ import (
 	"strings"
 )
 
-// apiChecker finds internal types in the API an outside module can reach:
-// a type from a package with an "internal" path element that appears in an
-// exported signature, field or method of a package under follow. Go lets
-// such a signature compile (the caller cannot name the type, but can pass
-// nil or receive a value), so only a check like this one catches it.
-type apiChecker struct {
+// Checker finds a type from a package with an "internal" path element that
+// appears in an exported signature, field or method of a package under
+// follow. Leaks lists what it found, one line each.
+type Checker struct {
 	follow string // import path prefix whose exported types are walked
 	seen   map[types.Object]bool
-	leaks  []string
+	Leaks  []string
 }
 
-func newAPIChecker(follow string) *apiChecker {
-	return &apiChecker{follow: follow, seen: map[types.Object]bool{}}
+// New returns a checker that walks the packages under the import path
+// prefix follow (ending in "/").
+func New(follow string) *Checker {
+	return &Checker{follow: follow, seen: map[types.Object]bool{}}
 }
 
 func isInternal(path string) bool {
 	return slices.Contains(strings.Split(path, "/"), "internal")
 }
 
-func (a *apiChecker) followed(pkg *types.Package) bool {
+func (a *Checker) followed(pkg *types.Package) bool {
 	return pkg != nil && strings.HasPrefix(pkg.Path()+"/", a.follow)
 }
 
-func (a *apiChecker) leak(via string, t types.Type) {
-	if l := fmt.Sprintf("%s mentions %s", via, types.TypeString(t, nil)); !slices.Contains(a.leaks, l) {
-		a.leaks = append(a.leaks, l)
+func (a *Checker) leak(via string, t types.Type) {
+	if l := fmt.Sprintf("%s mentions %s", via, types.TypeString(t, nil)); !slices.Contains(a.Leaks, l) {
+		a.Leaks = append(a.Leaks, l)
 	}
 }
 
 // package_ walks every exported object of pkg.
-func (a *apiChecker) package_(pkg *types.Package) {
+func (a *Checker) package_(pkg *types.Package) {
 	for _, name := range pkg.Scope().Names() {
 		if obj := pkg.Scope().Lookup(name); obj.Exported() {
 			a.object(obj)
@@ -55,15 +59,15 @@ func (a *apiChecker) package_(pkg *types.Package) {
 }
 
 // object walks what an outside user of obj can reach through it.
-func (a *apiChecker) object(obj types.Object) {
+func (a *Checker) object(obj types.Object) {
 	if a.seen[obj] || !a.followed(obj.Pkg()) {
 		return
 	}
 	a.seen[obj] = true
 	via := obj.Pkg().Name() + "." + obj.Name()
 	if isInternal(obj.Pkg().Path()) {
-		if l := via + " is itself in " + obj.Pkg().Path(); !slices.Contains(a.leaks, l) {
-			a.leaks = append(a.leaks, l)
+		if l := via + " is itself in " + obj.Pkg().Path(); !slices.Contains(a.Leaks, l) {
+			a.Leaks = append(a.Leaks, l)
 		}
 		return
 	}
@@ -81,7 +85,7 @@ func (a *apiChecker) object(obj types.Object) {
 
 // members walks a named type's exported fields and methods (promoted ones
 // included).
-func (a *apiChecker) members(via string, t types.Type) {
+func (a *Checker) members(via string, t types.Type) {
 	switch u := t.Underlying().(type) {
 	case *types.Struct:
 		a.fields(via, u)
@@ -103,7 +107,7 @@ func (a *apiChecker) members(via string, t types.Type) {
 	}
 }
 
-func (a *apiChecker) fields(via string, s *types.Struct) {
+func (a *Checker) fields(via string, s *types.Struct) {
 	for i := range s.NumFields() {
 		f := s.Field(i)
 		switch {
@@ -127,7 +131,7 @@ func derefStruct(t types.Type) (*types.Struct, bool) {
 }
 
 // typ walks a type as it appears in a signature or field.
-func (a *apiChecker) typ(via string, t types.Type) {
+func (a *Checker) typ(via string, t types.Type) {
 	switch t := t.(type) {
 	case *types.Alias:
 		a.typ(via, types.Unalias(t))
@@ -168,9 +172,9 @@ func (a *apiChecker) typ(via string, t types.Type) {
 	}
 }
 
-// exportData runs `go list -export` in dir and maps import paths to their
+// ExportData runs `go list -export` in dir and maps import paths to their
 // compiled export data, for go/importer.
-func exportData(run func(args ...string) []byte, patterns ...string) map[string]string {
+func ExportData(run func(args ...string) []byte, patterns ...string) map[string]string {
 	out := run(append([]string{"list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}"}, patterns...)...)
 	m := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -193,8 +197,8 @@ func newImporter(fset *token.FileSet, exports map[string]string) types.Importer 
 	})
 }
 
-// packageAPI walks the whole exported API of the package at path.
-func (a *apiChecker) packageAPI(path string, exports map[string]string) error {
+// PackageAPI walks the whole exported API of the package at path.
+func (a *Checker) PackageAPI(path string, exports map[string]string) error {
 	pkg, err := newImporter(token.NewFileSet(), exports).Import(path)
 	if err != nil {
 		return err
@@ -203,9 +207,9 @@ func (a *apiChecker) packageAPI(path string, exports map[string]string) error {
 	return nil
 }
 
-// usedAPI type-checks the package in dir (a program of the outside module)
+// UsedAPI type-checks the package in dir (a program of the outside module)
 // and walks every object of a package under a.follow that it refers to.
-func (a *apiChecker) usedAPI(dir string, exports map[string]string) error {
+func (a *Checker) UsedAPI(dir string, exports map[string]string) error {
 	fset := token.NewFileSet()
 	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {

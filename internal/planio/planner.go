@@ -1,4 +1,4 @@
-package plan
+package planio
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/service"
+	"github.com/resque-go/resque-go/plan"
 )
 
 // PlannerConfig configures a Planner. Zero values mean the documented
@@ -274,12 +275,12 @@ func (p *Planner) fireOf(f rdb.Fire, rec protocol.PlanRecord, now time.Time) (rd
 	if err != nil {
 		return f, err
 	}
-	recur, err := pl.fireable(slot, loc)
+	recur, err := pl.Fireable(slot, loc)
 	if err != nil {
 		return f, err
 	}
 	from := slot
-	if now.After(from) && pl.Misfire != CatchUp {
+	if now.After(from) && pl.Misfire != plan.CatchUp {
 		from = now
 	}
 	if next, ok := recur.Next(from); ok {
@@ -288,7 +289,7 @@ func (p *Planner) fireOf(f rdb.Fire, rec protocol.PlanRecord, now time.Time) (rd
 	if f.Write, err = protocol.PlanWithNextRun(raw, f.Next); err != nil {
 		return f, err
 	}
-	if pl.Misfire == Skip && now.Sub(slot) > p.cfg.MisfireGrace {
+	if pl.Misfire == plan.Skip && now.Sub(slot) > p.cfg.MisfireGrace {
 		return f, nil // no payload: the slot is skipped
 	}
 	f.Queue = rec.Queue
@@ -315,7 +316,7 @@ func (p *Planner) location(tz string) (*time.Location, error) {
 	if loc, ok := p.zones.Load(tz); ok {
 		return loc.(*time.Location), nil
 	}
-	loc, err := location(tz)
+	loc, err := plan.LoadLocation(tz)
 	if err != nil {
 		return nil, err
 	}
