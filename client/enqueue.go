@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/uniqueio"
 	"time"
 	"unicode/utf8"
 
@@ -199,7 +200,7 @@ func (c *Client) EnqueueRaw(ctx context.Context, queue, class string, argsJSON [
 }
 
 func (c *Client) enqueueUnique(ctx context.Context, info JobInfo, due time.Time) (JobInfo, error) {
-	res, err := unique.Enqueue(ctx, c.rdb, unique.Job{Queue: info.Queue, Payload: info.Payload, DueAt: due})
+	res, err := uniqueio.Enqueue(ctx, c.rdb, unique.Job{Queue: info.Queue, Payload: info.Payload, DueAt: due})
 	if errors.Is(err, unique.ErrDuplicate) {
 		return JobInfo{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/resque-go/resque-go/internal/uniqueio"
 	"sync"
 	"testing"
 	"time"
@@ -88,7 +89,7 @@ func TestBatchUniqueAgainstQueueJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := unique.Enqueue(ctx, e.c, unique.Job{Queue: "mail", Payload: p}); err != nil {
+	if _, err := uniqueio.Enqueue(ctx, e.c, unique.Job{Queue: "mail", Payload: p}); err != nil {
 		t.Fatal(err)
 	}
 	b := e.newBatch("s1", 0)
@@ -106,7 +107,7 @@ func TestBatchUniqueAgainstQueueJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := unique.Enqueue(ctx, e.c, unique.Job{Queue: "mail", Payload: p2}); !errors.Is(err, unique.ErrDuplicate) {
+	if _, err := uniqueio.Enqueue(ctx, e.c, unique.Job{Queue: "mail", Payload: p2}); !errors.Is(err, unique.ErrDuplicate) {
 		t.Fatalf("queue enqueue of a uid queued in a batch: %v", err)
 	}
 	if _, err := massqueue.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "J", Source: "s1", Name: "n", UniqueID: "b1"}); !errors.Is(err, unique.ErrDuplicate) {

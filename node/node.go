@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/uniqueio"
 	"os"
 	"slices"
 	"strings"
@@ -33,7 +34,7 @@ import (
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/internal/service"
 	"github.com/resque-go/resque-go/stats"
-	"github.com/resque-go/resque-go/unique"
+
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -187,7 +188,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 		}
 		n.components = append(n.components, mover)
 	}
-	sweeper, err := unique.NewSweeper(unique.SweeperConfig{Client: n.client, Owner: n.w.IDs()[0], Logger: log})
+	sweeper, err := uniqueio.NewSweeper(uniqueio.SweeperConfig{Client: n.client, Owner: n.w.IDs()[0], Logger: log})
 	if err != nil {
 		return err
 	}

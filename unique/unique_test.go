@@ -14,6 +14,7 @@ import (
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/unique"
 )
 
@@ -62,7 +63,7 @@ func TestConcurrentEnqueuesGiveOneJob(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := unique.Enqueue(context.Background(), c, unique.Job{Queue: "q", Payload: payload(t, "U", i, i%2 == 0)})
+			res, err := uniqueio.Enqueue(context.Background(), c, unique.Job{Queue: "q", Payload: payload(t, "U", i, i%2 == 0)})
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -98,7 +99,7 @@ func TestDelayedUniqueJob(t *testing.T) {
 	k := c.Keys()
 	due := time.Unix(2000000000, 0)
 	p := payload(t, "D", 1, false)
-	if res, err := unique.Enqueue(context.Background(), c, unique.Job{Queue: "q", Payload: p, DueAt: due}); err != nil || res != unique.Queued {
+	if res, err := uniqueio.Enqueue(context.Background(), c, unique.Job{Queue: "q", Payload: p, DueAt: due}); err != nil || res != unique.Queued {
 		t.Fatalf("enqueue = %q, %v", res, err)
 	}
 	item, _ := protocol.DelayedItem(p, "q")
@@ -108,7 +109,7 @@ func TestDelayedUniqueJob(t *testing.T) {
 	if do(t, c, "SISMEMBER", k.Timestamps(item), protocol.DelayedMember(due.Unix())).(int64) != 1 {
 		t.Error("timestamps index missing")
 	}
-	if _, err := unique.Enqueue(context.Background(), c, unique.Job{Queue: "q", Payload: payload(t, "D", 2, false)}); !errors.Is(err, unique.ErrDuplicate) {
+	if _, err := uniqueio.Enqueue(context.Background(), c, unique.Job{Queue: "q", Payload: payload(t, "D", 2, false)}); !errors.Is(err, unique.ErrDuplicate) {
 		t.Errorf("second enqueue = %v, want ErrDuplicate", err)
 	}
 	// a promoter that drops the unique field (resque-scheduler) would leave
@@ -128,14 +129,14 @@ func TestClearReleasesDeferred(t *testing.T) {
 	ctx := context.Background()
 	do(t, c, "SET", k.UniqueState("C"), "running")
 	parked := payload(t, "C", 7, true)
-	if res, err := unique.Enqueue(ctx, c, unique.Job{Queue: "q", Payload: parked}); err != nil || res != unique.Deferred {
+	if res, err := uniqueio.Enqueue(ctx, c, unique.Job{Queue: "q", Payload: parked}); err != nil || res != unique.Deferred {
 		t.Fatalf("enqueue while running = %q, %v", res, err)
 	}
-	infos, err := unique.List(ctx, c)
+	infos, err := uniqueio.List(ctx, c)
 	if err != nil || len(infos) != 1 || infos[0].UID != "C" || infos[0].State != "running" || infos[0].Deferred == nil {
 		t.Fatalf("List = %+v, %v", infos, err)
 	}
-	res, err := unique.Clear(ctx, c, "C", "test", time.Now())
+	res, err := uniqueio.Clear(ctx, c, "C", "test", time.Now())
 	if err != nil || res != unique.ClearReleased {
 		t.Fatalf("Clear = %q, %v", res, err)
 	}
@@ -149,7 +150,7 @@ func TestClearReleasesDeferred(t *testing.T) {
 	// garbage parked by hand: recorded in failed, never dropped
 	do(t, c, "SET", k.UniqueState("G"), "running")
 	do(t, c, "SET", k.UniqueDeferred("G"), "not json")
-	if res, err := unique.Clear(ctx, c, "G", "test", time.Now()); err != nil || res != unique.ClearReleased {
+	if res, err := uniqueio.Clear(ctx, c, "G", "test", time.Now()); err != nil || res != unique.ClearReleased {
 		t.Fatalf("Clear G = %q, %v", res, err)
 	}
 	entry, _ := do(t, c, "LINDEX", k.Failed(), 0).([]byte)
@@ -160,7 +161,7 @@ func TestClearReleasesDeferred(t *testing.T) {
 	if err := json.Unmarshal(entry, &fe); err != nil || fe.Payload != "not json" || fe.Exception == "" {
 		t.Errorf("failed entry %s: %v", entry, err)
 	}
-	if res, _ := unique.Clear(ctx, c, "nope", "test", time.Now()); res != unique.ClearAbsent {
+	if res, _ := uniqueio.Clear(ctx, c, "nope", "test", time.Now()); res != unique.ClearAbsent {
 		t.Errorf("Clear of a free uid = %q, want absent", res)
 	}
 }
@@ -173,7 +174,7 @@ func TestSweeperFreesOrphanedRunningState(t *testing.T) {
 	k := c.Keys()
 	ctx := context.Background()
 	now := time.Unix(1700000000, 0)
-	s, err := unique.NewSweeper(unique.SweeperConfig{Client: c, Owner: "me", Grace: time.Minute, Now: func() time.Time { return now }})
+	s, err := uniqueio.NewSweeper(uniqueio.SweeperConfig{Client: c, Owner: "me", Grace: time.Minute, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestSweeperGoesOnPastABadUID(t *testing.T) {
 	k := c.Keys()
 	ctx := context.Background()
 	now := time.Unix(1700000000, 0)
-	s, err := unique.NewSweeper(unique.SweeperConfig{Client: c, Owner: "me", Grace: time.Minute, Now: func() time.Time { return now }})
+	s, err := uniqueio.NewSweeper(uniqueio.SweeperConfig{Client: c, Owner: "me", Grace: time.Minute, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}

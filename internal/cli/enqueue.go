@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/uniqueio"
 	"strconv"
 	"time"
 
@@ -82,7 +83,7 @@ func enqueueCommand() *ucli.Command {
 			written := payload
 			switch {
 			case u.UID != "":
-				res, err := unique.Enqueue(c.Context, client, unique.Job{Queue: queue, Payload: payload, DueAt: due})
+				res, err := uniqueio.Enqueue(c.Context, client, unique.Job{Queue: queue, Payload: payload, DueAt: due})
 				if err != nil {
 					return err
 				}

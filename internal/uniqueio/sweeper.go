@@ -1,4 +1,4 @@
-package unique
+package uniqueio
 
 import (
 	"context"
