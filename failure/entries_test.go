@@ -10,6 +10,7 @@ import (
 
 	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/fixtures"
+	"github.com/resque-go/resque-go/internal/failureio"
 )
 
 // Every field of an entry as each origin writes it: Ruby 2.7/3.0 (also with
@@ -114,7 +115,7 @@ func TestRetryNewYorkEntry(t *testing.T) {
 	after := fixtures.MustLoad("ruby-resque-3.0.0", "failure-requeue-tz-new-york")
 	push(t, c, k.Failed(), before)
 	at := time.Date(2026, 11, 21, 21, 25, 3, 0, time.UTC) // 16:25:03 EST
-	s := failure.New(c, func() time.Time { return at })
+	s := failureio.New(c, func() time.Time { return at })
 	e, err := s.Get(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func TestRetryPHPEntryKeepsPayloadBytes(t *testing.T) {
 	before := fixtures.MustLoad("php-resque-chrisboulton", "failure").List("resque:failed")[0]
 	push(t, c, k.Failed(), before)
 	at := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
-	s := failure.New(c, func() time.Time { return at })
+	s := failureio.New(c, func() time.Time { return at })
 	e, err := s.Get(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +177,7 @@ func TestRetryEntryWithoutPayload(t *testing.T) {
 	push(t, c, k.Failed(),
 		`{"failed_at":"x","payload":null,"exception":"E","error":"e","backtrace":[],"worker":"w","queue":"q"}`,
 		`{"failed_at":"x","exception":"E","error":"e","backtrace":[],"worker":"w","queue":"q"}`)
-	s := failure.New(c, nil)
+	s := failureio.New(c, nil)
 	for i := int64(0); i < 2; i++ {
 		e, err := s.Get(context.Background(), i)
 		if err != nil {

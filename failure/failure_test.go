@@ -14,6 +14,7 @@ import (
 
 	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/fixtures"
+	"github.com/resque-go/resque-go/internal/failureio"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
 )
@@ -66,7 +67,7 @@ func TestListEntriesOfEveryOrigin(t *testing.T) {
 		want[src[1]] = ""
 	}
 	push(t, c, c.Keys().Failed(), "not json")
-	s := failure.New(c, nil)
+	s := failureio.New(c, nil)
 	entries, total, err := s.List(context.Background(), failure.Filter{}, 0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +104,7 @@ func TestRetryAndRemoveLikeRuby(t *testing.T) {
 	after := fixtures.MustLoad("ruby-resque-3.0.0", "failure-requeue")
 	push(t, c, k.Failed(), before)
 	at := time.Date(2026, 11, 21, 21, 23, 50, 0, time.UTC)
-	s := failure.New(c, func() time.Time { return at })
+	s := failureio.New(c, func() time.Time { return at })
 	e, err := s.Get(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ func TestRetryOddEntries(t *testing.T) {
 	push(t, c, k.Failed(),
 		`{"failed_at":"x","payload":"not json {","exception":"ResqueGo::BadPayload","error":"e","backtrace":[],"worker":"w","queue":"q"}`,
 		`{"failed_at":"x","payload":{"class":"A","args":[]},"exception":"E","error":"e","backtrace":[],"worker":"w"}`)
-	s := failure.New(c, nil)
+	s := failureio.New(c, nil)
 	r, err := s.RetryMatching(context.Background(), failure.Filter{})
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +196,7 @@ func TestOperationsWhileTheListMoves(t *testing.T) {
 			}
 		}
 	}()
-	s := failure.New(c, nil)
+	s := failureio.New(c, nil)
 	rr, err := s.RetryMatching(context.Background(), failure.Filter{Class: "Retry"})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/resque-go/resque-go/failure"
+	"github.com/resque-go/resque-go/internal/failureio"
 	"github.com/resque-go/resque-go/internal/protocol"
 )
 
@@ -27,7 +27,7 @@ func TestRetryStartsFreshBudget(t *testing.T) {
 	if _, err := c.Do(ctx, "SET", k.Attempts(digest), "3"); err != nil {
 		t.Fatal(err)
 	}
-	s := failure.New(c, nil)
+	s := failureio.New(c, nil)
 	e, err := s.Get(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestRetryInvalidUTF8Payload(t *testing.T) {
 	k := c.Keys()
 	raw := "{\"class\":\"A\",\"args\":[\"caf\xe9\"]}"
 	push(t, c, k.Failed(), string(protocol.Failure{Payload: []byte(raw), Exception: protocol.ExcBadPayload, Queue: "q"}.Encode()))
-	s := failure.New(c, nil)
+	s := failureio.New(c, nil)
 	e, err := s.Get(ctx, 0)
 	if err != nil {
 		t.Fatal(err)

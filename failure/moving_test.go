@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/resque-go/resque-go/failure"
+	"github.com/resque-go/resque-go/internal/failureio"
 	"github.com/resque-go/resque-go/internal/rdb"
 )
 
@@ -121,7 +122,7 @@ func TestOperatorsWhileTheListMoves(t *testing.T) {
 		push(t, c, k.Failed(), movingEntry(classes[i%5], i))
 	}
 	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	s := failure.New(c, func() time.Time { return at })
+	s := failureio.New(c, func() time.Time { return at })
 	retried := func(raw string) string {
 		return strings.TrimSuffix(raw, "}") + `,"retried_at":"2026/11/22 10:00:00 UTC"}`
 	}
@@ -225,7 +226,7 @@ func TestRetrySameEntryTwiceAtOnce(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		push(t, c, k.Failed(), movingEntry("A", i))
 	}
-	s := failure.New(c, nil)
+	s := failureio.New(c, nil)
 	entries, _, err := s.List(ctx, failure.Filter{}, 0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -261,7 +262,7 @@ func TestIdenticalEntries(t *testing.T) {
 	ctx := context.Background()
 	same := movingEntry("Dup", 1)
 	push(t, c, k.Failed(), same, movingEntry("Other", 2), same, same)
-	s := failure.New(c, nil)
+	s := failureio.New(c, nil)
 	e, err := s.Get(ctx, 2)
 	if err != nil {
 		t.Fatal(err)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/failureio"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 )
@@ -110,7 +110,7 @@ func TestFailedV4DelayedJobIsRetriedThroughUnassigned(t *testing.T) {
 	f := protocol.Failure{FailedAt: time.Unix(1700000000, 0), Payload: []byte(v4DelayedItem), Exception: protocol.ExcBadPayload,
 		Error: "delayed item cannot be promoted: bad payload: delayed item has no queue", Backtrace: []string{}, Worker: "h:1:mover"}
 	e.do("RPUSH", e.ns+":failed", f.Encode())
-	store := failure.New(e.c, func() time.Time { return time.Unix(1700000100, 0) })
+	store := failureio.New(e.c, func() time.Time { return time.Unix(1700000100, 0) })
 	entry, err := store.Get(ctx, 0)
 	if err != nil {
 		t.Fatal(err)

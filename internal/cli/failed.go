@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/resque-go/resque-go/internal/failureio"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -78,17 +79,17 @@ func filterOf(c *ucli.Context) failure.Filter {
 	return failure.Filter{Queue: c.String("queue"), Class: c.String("class"), Exception: c.String("exception")}
 }
 
-func failedStore(c *ucli.Context) (*failure.Store, func(), error) {
+func failedStore(c *ucli.Context) (*failureio.Store, func(), error) {
 	store, _, done, err := failedStoreClient(c)
 	return store, done, err
 }
 
-func failedStoreClient(c *ucli.Context) (*failure.Store, *rdb.Client, func(), error) {
+func failedStoreClient(c *ucli.Context) (*failureio.Store, *rdb.Client, func(), error) {
 	client, err := newClient(c)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return failure.New(client, nil), client, func() { client.Close() }, nil
+	return failureio.New(client, nil), client, func() { client.Close() }, nil
 }
 
 // checkRange refuses indexes past the end of the failed list before any

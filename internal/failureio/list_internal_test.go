@@ -1,4 +1,4 @@
-package failure
+package failureio
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
 )
@@ -69,7 +70,7 @@ func TestListIsConsistentWhileEntriesAreRemoved(t *testing.T) {
 	s := New(c, nil)
 	s.batch = 10
 	for round := 0; round < 8; round++ {
-		got, _, err := s.List(ctx, Filter{Class: "Stay"}, 0, 0)
+		got, _, err := s.List(ctx, failure.Filter{Class: "Stay"}, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,13 +125,13 @@ func TestBulkOperationsDoNotSearch(t *testing.T) {
 	}
 	s := New(c, nil)
 	before := lpos()
-	if r, err := s.RemoveMatching(ctx, Filter{Class: "B"}); err != nil || r.Done != 100 {
+	if r, err := s.RemoveMatching(ctx, failure.Filter{Class: "B"}); err != nil || r.Done != 100 {
 		t.Fatalf("remove B: %+v %v", r, err)
 	}
-	if r, err := s.RetryMatching(ctx, Filter{Class: "C"}); err != nil || r.Done != 100 {
+	if r, err := s.RetryMatching(ctx, failure.Filter{Class: "C"}); err != nil || r.Done != 100 {
 		t.Fatalf("retry C: %+v %v", r, err)
 	}
-	if r, err := s.RemoveMatching(ctx, Filter{}); err != nil || r.Done != 200 {
+	if r, err := s.RemoveMatching(ctx, failure.Filter{}); err != nil || r.Done != 200 {
 		t.Fatalf("remove all: %+v %v", r, err)
 	}
 	if n := lpos() - before; n != 0 {
