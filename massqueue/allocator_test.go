@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/massqueue"
@@ -53,9 +54,9 @@ func mustConfig(t testing.TB, y string) *massqueue.Config {
 	return cfg
 }
 
-func (e *env) allocator(cfg *massqueue.Config, clk *clock) *massqueue.Allocator {
+func (e *env) allocator(cfg *massqueue.Config, clk *clock) *massio.Allocator {
 	e.t.Helper()
-	a, err := massqueue.NewAllocator(massqueue.AllocatorConfig{Client: e.c, Config: cfg, Now: clk.Now,
+	a, err := massio.NewAllocator(massio.AllocatorConfig{Client: e.c, Config: cfg, Now: clk.Now,
 		Hostname: "h", WorkerID: "h:1:mass-allocator", Interval: 50 * time.Millisecond})
 	if err != nil {
 		e.t.Fatal(err)
@@ -63,7 +64,7 @@ func (e *env) allocator(cfg *massqueue.Config, clk *clock) *massqueue.Allocator 
 	return a
 }
 
-func (e *env) pass(a *massqueue.Allocator) massqueue.PassStats {
+func (e *env) pass(a *massio.Allocator) massio.PassStats {
 	e.t.Helper()
 	st, err := a.Pass(context.Background())
 	if err != nil {
@@ -125,7 +126,7 @@ func TestAllocateStatic(t *testing.T) {
 	e.do("LPUSH", e.ns+":unassigned", `{"class":"Job","args":[]}`)
 	e.do("LPUSH", e.ns+":unassigned", `{"class":"Job","sourceId":"a:b","name":"x"}`)
 	e.do("LPUSH", e.ns+":unassigned", `garbage`)
-	if _, err := massqueue.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "Go", Source: "s3", Name: "import"}); err != nil {
+	if _, err := massio.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "Go", Source: "s3", Name: "import"}); err != nil {
 		t.Fatal(err)
 	}
 	st := e.pass(a)
@@ -168,16 +169,16 @@ func TestAllocateStatic(t *testing.T) {
 			t.Errorf("failed entries lack %s:\n%s", want, joined)
 		}
 	}
-	fs, err := massqueue.Failures(ctx, e.c)
+	fs, err := massio.Failures(ctx, e.c)
 	if err != nil || len(fs) != 1 || string(fs[0].Entry) != nowhere || fs[0].Kind != massqueue.KindStatic || fs[0].Source != "s2" ||
 		fs[0].Reason != "static pool nowhere (from mapping.static.s2.report) does not exist" {
 		t.Fatalf("failures: %+v %v", fs, err)
 	}
 	// an override fixes the route; reallocation runs it
-	if err := massqueue.SetRoute(ctx, e.c, "s2", "report", "general"); err != nil {
+	if err := massio.SetRoute(ctx, e.c, "s2", "report", "general"); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := massqueue.Reallocate(ctx, e.c, fs[0].ID); err != nil || n != 1 {
+	if n, err := massio.Reallocate(ctx, e.c, fs[0].ID); err != nil || n != 1 {
 		t.Fatalf("reallocate: %d %v", n, err)
 	}
 	if st := e.pass(a); st.Static.Moved != 1 {
@@ -201,7 +202,7 @@ func TestRouteOverrides(t *testing.T) {
 	a := e.allocator(cfg, newClock())
 	check := func(source, job, pool, from string) {
 		t.Helper()
-		r, err := massqueue.Resolve(ctx, e.c, cfg, massqueue.KindStatic, source, job)
+		r, err := massio.Resolve(ctx, e.c, cfg, massqueue.KindStatic, source, job)
 		if err != nil || r.Pool != pool || r.From != from {
 			t.Errorf("resolve %s/%s: %+v %v, want %s from %s", source, job, r, err, pool, from)
 		}
@@ -213,22 +214,22 @@ func TestRouteOverrides(t *testing.T) {
 		}
 	}
 	check("s5", "report", "reports", "mapping.static.default.report")
-	_ = massqueue.SetRoute(ctx, e.c, "s5", "", "general")
+	_ = massio.SetRoute(ctx, e.c, "s5", "", "general")
 	check("s5", "report", "general", "src:s5:cfg:default")
-	_ = massqueue.SetRoute(ctx, e.c, "s5", "report", "reports")
+	_ = massio.SetRoute(ctx, e.c, "s5", "report", "reports")
 	check("s5", "report", "reports", "src:s5:cfg:report")
 	check("s5", "other", "general", "src:s5:cfg:default")
-	_ = massqueue.SetRoute(ctx, e.c, "s5", "report", "")
+	_ = massio.SetRoute(ctx, e.c, "s5", "report", "")
 	check("s5", "report", "general", "src:s5:cfg:default")
-	rs, err := massqueue.Routes(ctx, e.c, cfg)
+	rs, err := massio.Routes(ctx, e.c, cfg)
 	if err != nil || len(rs) == 0 || rs[0].From != "src:s5:cfg:default" || rs[0].Kind != massqueue.KindStatic {
 		t.Errorf("routes: %+v %v", rs, err)
 	}
 	// an override naming a batch pool cannot take a static job
-	_ = massqueue.SetRoute(ctx, e.c, "s6", "", "imports")
+	_ = massio.SetRoute(ctx, e.c, "s6", "", "imports")
 	e.released("s6", "x", 1)
 	e.pass(a)
-	fs, _ := massqueue.Failures(ctx, e.c)
+	fs, _ := massio.Failures(ctx, e.c)
 	if len(fs) != 1 || fs[0].Reason != "static pool imports (from src:s6:cfg:default) is a batch pool" {
 		t.Errorf("failures: %+v", fs)
 	}
@@ -265,8 +266,8 @@ func TestAllocationExactlyOnce(t *testing.T) {
 	var moved, assigned, backlog int
 	cctx, cancel := context.WithCancel(ctx)
 	for i := 0; i < allocators; i++ {
-		a, err := massqueue.NewAllocator(massqueue.AllocatorConfig{Client: e.c, Config: cfg, Chunk: 50, Interval: 20 * time.Millisecond,
-			Now: newClock().Now, OnPass: func(st massqueue.PassStats) {
+		a, err := massio.NewAllocator(massio.AllocatorConfig{Client: e.c, Config: cfg, Chunk: 50, Interval: 20 * time.Millisecond,
+			Now: newClock().Now, OnPass: func(st massio.PassStats) {
 				mu.Lock()
 				moved += st.Static.Moved
 				assigned += st.Batches[rdb.BatchAssigned]
@@ -409,7 +410,7 @@ func TestAllocatorKeepsSourceOrderAcrossPause(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	a := e.allocator(mustConfig(t, testConfig), newClock())
-	if err := massqueue.Pause(ctx, e.c, "s9"); err != nil {
+	if err := massio.Pause(ctx, e.c, "s9"); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{e.released("s9", "import", 1), e.released("s9", "import", 2)}
@@ -428,7 +429,7 @@ func TestAllocatorKeepsSourceOrderAcrossPause(t *testing.T) {
 	if got := e.queued("general", "s9"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("queued: %q, want %q", got, want)
 	}
-	if _, err := massqueue.Resume(ctx, e.c, "s9"); err != nil {
+	if _, err := massio.Resume(ctx, e.c, "s9"); err != nil {
 		t.Fatal(err)
 	}
 	w := e.worker(1, protocol.StaticPoolSource("general"))
@@ -462,7 +463,7 @@ mapping: {static: {default: {default: ghost_d, rep: ghost_j}, s3: {imp: ghost_s}
 	if st := e.pass(a); st.Static.Failed != 6 {
 		t.Fatalf("pass: %+v", st)
 	}
-	fs, err := massqueue.Failures(ctx, e.c)
+	fs, err := massio.Failures(ctx, e.c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -571,7 +572,7 @@ mapping: {static: {default: {default: general, report: reports, third: third}}}`
 	if got := e.ring("general"); strings.Join(got, ",") != "s2" {
 		t.Errorf("general's ring: %q", got)
 	}
-	fs, err := massqueue.Failures(ctx, e.c)
+	fs, err := massio.Failures(ctx, e.c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -593,7 +594,7 @@ mapping: {static: {default: {default: general, report: reports, third: third}}}`
 	}
 	e.do("DEL", e.ns+":static:queue:general:s1", e.ns+":static:ring:reports", e.ns+":static:state:third")
 	for _, f := range fs {
-		if n, err := massqueue.Reallocate(ctx, e.c, f.ID); err != nil || n != 1 {
+		if n, err := massio.Reallocate(ctx, e.c, f.ID); err != nil || n != 1 {
 			t.Fatalf("reallocate: %d %v", n, err)
 		}
 	}

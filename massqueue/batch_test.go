@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/massqueue"
 )
@@ -50,7 +51,7 @@ func TestBatchAllocation(t *testing.T) {
 	if got := e.str("HGET", e.ns+":pool:imports", "s1"); got != "n0-5" {
 		t.Errorf("pool:imports s1 = %q", got)
 	}
-	fs, _ := massqueue.Failures(ctx, e.c)
+	fs, _ := massio.Failures(ctx, e.c)
 	if len(fs) != 1 || fs[0].ID != miss || fs[0].Kind != massqueue.KindBatch ||
 		fs[0].Reason != "batch pool missing_batch (from mapping.batch.s3.report) does not exist" {
 		t.Errorf("failures: %+v", fs)
@@ -73,8 +74,8 @@ func TestBatchAllocation(t *testing.T) {
 		t.Error("backlog left")
 	}
 	// the failure is re-allocatable once its pool exists
-	_ = massqueue.SetRoute(ctx, e.c, "s3", "report", "imports")
-	if n, _ := massqueue.ReallocateAll(ctx, e.c); n != 1 {
+	_ = massio.SetRoute(ctx, e.c, "s3", "report", "imports")
+	if n, _ := massio.ReallocateAll(ctx, e.c); n != 1 {
 		t.Fatal("reallocate")
 	}
 	if st := e.pass(a); st.Batches[rdb.BatchAssigned] != 1 {
@@ -146,7 +147,7 @@ func TestBatchAllocationSurvivesKeysOfTheWrongType(t *testing.T) {
 	ctx := context.Background()
 	reason := func(e *env, id string) string {
 		t.Helper()
-		fs, err := massqueue.Failures(ctx, e.c)
+		fs, err := massio.Failures(ctx, e.c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,9 +158,9 @@ func TestBatchAllocationSurvivesKeysOfTheWrongType(t *testing.T) {
 		}
 		return ""
 	}
-	retry := func(e *env, a *massqueue.Allocator, id string, want rdb.BatchResult) {
+	retry := func(e *env, a *massio.Allocator, id string, want rdb.BatchResult) {
 		t.Helper()
-		if n, err := massqueue.Reallocate(ctx, e.c, id); err != nil || n != 1 {
+		if n, err := massio.Reallocate(ctx, e.c, id); err != nil || n != 1 {
 			t.Fatalf("reallocate %s: %d %v", id, n, err)
 		}
 		if st := e.pass(a); st.Batches[want] != 1 {
@@ -192,7 +193,7 @@ func TestBatchAllocationSurvivesKeysOfTheWrongType(t *testing.T) {
 	// broken writes key with another type, commits a batch of source that
 	// a pass must record with the reason saying want, then fixes the key
 	// and reallocates the batch, which must end as after
-	broken := func(e *env, a *massqueue.Allocator, key, source, want string, after rdb.BatchResult) {
+	broken := func(e *env, a *massio.Allocator, key, source, want string, after rdb.BatchResult) {
 		t.Helper()
 		e.do("SET", e.ns+":"+key, "not a list or hash")
 		id := e.releasedBatch(source, "import", 1)

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/resque-go/resque-go/internal/uniqueio"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/massqueue"
 	"github.com/resque-go/resque-go/unique"
 )
@@ -19,9 +20,9 @@ func uniqueJob(uid string, n int) massqueue.Job {
 	return massqueue.Job{Class: "J", Args: []byte(fmt.Sprintf(`{"n":%d}`, n)), UniqueID: uid}
 }
 
-func (e *env) newBatch(source string, ttl time.Duration) *massqueue.Batch {
+func (e *env) newBatch(source string, ttl time.Duration) *massio.Batch {
 	e.t.Helper()
-	b, err := massqueue.NewBatch(e.c, source, "import", ttl)
+	b, err := massio.NewBatch(e.c, source, "import", ttl)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func TestBatchUniqueConcurrentPushes(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	const n = 100
-	batches := make([]*massqueue.Batch, n)
+	batches := make([]*massio.Batch, n)
 	for i := range batches {
 		batches[i] = e.newBatch(fmt.Sprintf("s%d", i), 0)
 	}
@@ -110,7 +111,7 @@ func TestBatchUniqueAgainstQueueJobs(t *testing.T) {
 	if _, err := uniqueio.Enqueue(ctx, e.c, unique.Job{Queue: "mail", Payload: p2}); !errors.Is(err, unique.ErrDuplicate) {
 		t.Fatalf("queue enqueue of a uid queued in a batch: %v", err)
 	}
-	if _, err := massqueue.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "J", Source: "s1", Name: "n", UniqueID: "b1"}); !errors.Is(err, unique.ErrDuplicate) {
+	if _, err := massio.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "J", Source: "s1", Name: "n", UniqueID: "b1"}); !errors.Is(err, unique.ErrDuplicate) {
 		t.Fatalf("static enqueue of a uid queued in a batch: %v", err)
 	}
 	if n := e.int("LLEN", e.ns+":queue:mail"); n != 1 {
@@ -149,11 +150,11 @@ func TestBatchUniquePushStopsAtRefused(t *testing.T) {
 	}
 	// a refusal at the first job of a push by id writes nothing, even the
 	// reservation stays
-	id, err := massqueue.CreateBatch(ctx, e.c, "s2", "import", 0)
+	id, err := massio.CreateBatch(ctx, e.c, "s2", "import", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ob, err := massqueue.OpenBatch(e.c, id, 0)
+	ob, err := massio.OpenBatch(e.c, id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

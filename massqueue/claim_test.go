@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
-	"github.com/resque-go/resque-go/massqueue"
 )
 
 const staticConfig = `
@@ -87,7 +87,7 @@ func (e *env) fill(source string, n int) {
 }
 
 // allocate runs allocator passes until unassigned is empty.
-func (e *env) allocate(a *massqueue.Allocator) {
+func (e *env) allocate(a *massio.Allocator) {
 	e.t.Helper()
 	for e.int("LLEN", e.ns+":unassigned") > 0 {
 		e.pass(a)
@@ -150,7 +150,7 @@ func TestStaticWeights(t *testing.T) {
 	ctx := context.Background()
 	a := e.allocator(mustConfig(t, staticConfig), newClock())
 	for s, w := range map[string]int{"w3": 3, "w2": 2, "w1": 1} {
-		if err := massqueue.SetWeight(ctx, e.c, s, w); err != nil {
+		if err := massio.SetWeight(ctx, e.c, s, w); err != nil {
 			t.Fatal(err)
 		}
 		e.fill(s, 5000)
@@ -182,7 +182,7 @@ func TestStaticLimit(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	a := e.allocator(mustConfig(t, staticConfig), newClock())
-	if err := massqueue.SetLimit(ctx, e.c, "big", 2); err != nil {
+	if err := massio.SetLimit(ctx, e.c, "big", 2); err != nil {
 		t.Fatal(err)
 	}
 	e.fill("big", 100)
@@ -269,7 +269,7 @@ func TestStaticPauseResume(t *testing.T) {
 	e.fill("a", 10)
 	e.fill("b", 10)
 	e.allocate(a)
-	if err := massqueue.Pause(ctx, e.c, "b"); err != nil {
+	if err := massio.Pause(ctx, e.c, "b"); err != nil {
 		t.Fatal(err)
 	}
 	e.fill("b", 5) // queues up while paused
@@ -285,7 +285,7 @@ func TestStaticPauseResume(t *testing.T) {
 	if _, ok := w.claim(); ok {
 		t.Fatal("a paused source was served")
 	}
-	woke, err := massqueue.Resume(ctx, e.c, "b")
+	woke, err := massio.Resume(ctx, e.c, "b")
 	if err != nil || len(woke) != 1 || woke[0] != "general" {
 		t.Fatalf("resume: %v %v", woke, err)
 	}
@@ -433,7 +433,7 @@ func TestStaticLimitCountsJobsRunningBeforeIt(t *testing.T) {
 	if e.int("EXISTS", e.ns+":static:holders:general:big") != 0 {
 		t.Fatal("claims without a limit recorded holders")
 	}
-	if err := massqueue.SetLimit(ctx, e.c, "big", 2); err != nil {
+	if err := massio.SetLimit(ctx, e.c, "big", 2); err != nil {
 		t.Fatal(err)
 	}
 	if n := e.int("HLEN", e.ns+":static:holders:general:big"); n != 3 {
@@ -453,7 +453,7 @@ func TestStaticLimitCountsJobsRunningBeforeIt(t *testing.T) {
 	if !ok || sourceOf(t, res.Payload) != "big" {
 		t.Fatal("no claim with 1 running at limit 2")
 	}
-	if err := massqueue.SetLimit(ctx, e.c, "big", 0); err != nil {
+	if err := massio.SetLimit(ctx, e.c, "big", 0); err != nil {
 		t.Fatal(err)
 	}
 	if e.int("EXISTS", e.ns+":static:holders:general:big") != 0 {
@@ -470,7 +470,7 @@ func TestWeightChangeClearsTurn(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	a := e.allocator(mustConfig(t, staticConfig), newClock())
-	if err := massqueue.SetWeight(ctx, e.c, "w3", 3); err != nil {
+	if err := massio.SetWeight(ctx, e.c, "w3", 3); err != nil {
 		t.Fatal(err)
 	}
 	e.fill("w3", 20)
@@ -485,7 +485,7 @@ func TestWeightChangeClearsTurn(t *testing.T) {
 	if got := e.str("HGET", state, "t:w3"); got != "1" {
 		t.Fatalf("turn counter of w3 after its first job: %q, want 1", got)
 	}
-	if err := massqueue.SetWeight(ctx, e.c, "w3", 1); err != nil {
+	if err := massio.SetWeight(ctx, e.c, "w3", 1); err != nil {
 		t.Fatal(err)
 	}
 	if n := e.int("HEXISTS", state, "t:w3"); n != 0 {
@@ -505,7 +505,7 @@ func TestWeightChangeClearsTurn(t *testing.T) {
 	}
 	// weight 3 again: w3's next turn is 3 jobs in a row, whatever the
 	// old turn had reached
-	if err := massqueue.SetWeight(ctx, e.c, "w3", 3); err != nil {
+	if err := massio.SetWeight(ctx, e.c, "w3", 3); err != nil {
 		t.Fatal(err)
 	}
 	for range 8 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/massqueue"
@@ -33,10 +34,10 @@ func TestStaticDeferral(t *testing.T) {
 				return massqueue.Job{Class: "Sync", Source: "s1", Name: "sync", Args: []byte(`["` + n + `"]`),
 					UniqueID: "u1", Deferrable: true, DeferrableBy: c.delay}
 			}
-			if e1, err := massqueue.EnqueueStaticJob(ctx, e.c, job("first")); err != nil || e1.Deferred {
+			if e1, err := massio.EnqueueStaticJob(ctx, e.c, job("first")); err != nil || e1.Deferred {
 				t.Fatalf("first: %+v %v", e1, err)
 			}
-			if _, err := massqueue.EnqueueStaticJob(ctx, e.c, job("queued")); !errors.Is(err, massqueue.ErrDuplicate) {
+			if _, err := massio.EnqueueStaticJob(ctx, e.c, job("queued")); !errors.Is(err, massqueue.ErrDuplicate) {
 				t.Fatalf("while queued: %v, want ErrDuplicate", err)
 			}
 			e.allocate(a)
@@ -45,10 +46,10 @@ func TestStaticDeferral(t *testing.T) {
 			if !ok || e.str("GET", e.ns+":unique:u1:state") != "running" {
 				t.Fatalf("claim: %v, state %q", ok, e.str("GET", e.ns+":unique:u1:state"))
 			}
-			if e2, err := massqueue.EnqueueStaticJob(ctx, e.c, job("parked")); err != nil || !e2.Deferred {
+			if e2, err := massio.EnqueueStaticJob(ctx, e.c, job("parked")); err != nil || !e2.Deferred {
 				t.Fatalf("while running: %+v %v, want deferred", e2, err)
 			}
-			if _, err := massqueue.EnqueueStaticJob(ctx, e.c, job("second")); !errors.Is(err, massqueue.ErrDuplicate) {
+			if _, err := massio.EnqueueStaticJob(ctx, e.c, job("second")); !errors.Is(err, massqueue.ErrDuplicate) {
 				t.Fatalf("a second deferral: %v, want ErrDuplicate", err)
 			}
 			o := rdb.Outcome{Seq: res.Seq, Kind: c.outcome, Class: "Sync", UniqueID: "u1", Now: clk.Now()}

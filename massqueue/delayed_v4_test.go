@@ -3,12 +3,12 @@ package massqueue_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/resque-go/resque-go/internal/delayedio"
-	"github.com/resque-go/resque-go/internal/failureio"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/failureio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 )

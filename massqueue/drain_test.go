@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
-	"github.com/resque-go/resque-go/massqueue"
 )
 
 // drainLedger is what drainConcurrently saw: runs by payload and by
@@ -98,13 +98,13 @@ func TestStaticConcurrentDrainKeepsLimitsAndPause(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	if err := massqueue.SetLimit(ctx, e.c, "capped", 2); err != nil {
+	if err := massio.SetLimit(ctx, e.c, "capped", 2); err != nil {
 		t.Fatal(err)
 	}
-	if err := massqueue.SetWeight(ctx, e.c, "heavy", 3); err != nil {
+	if err := massio.SetWeight(ctx, e.c, "heavy", 3); err != nil {
 		t.Fatal(err)
 	}
-	if err := massqueue.Pause(ctx, e.c, "paused"); err != nil {
+	if err := massio.Pause(ctx, e.c, "paused"); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]int{"capped": 300, "heavy": 600, "plain": 300, "one": 1}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/massqueue"
@@ -55,7 +56,7 @@ func (w *worker) drain(l ledger) []string {
 
 func (e *env) status() massqueue.Status {
 	e.t.Helper()
-	st, err := massqueue.GetStatus(context.Background(), e.c, nil, time.Unix(1700000000, 0), time.Hour)
+	st, err := massio.GetStatus(context.Background(), e.c, nil, time.Unix(1700000000, 0), time.Hour)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -98,14 +99,14 @@ func TestBatchPauseResume(t *testing.T) {
 		t.Fatalf("first claim: %s", running.Payload)
 	}
 
-	r, err := massqueue.PauseSource(ctx, e.c, "s1")
+	r, err := massio.PauseSource(ctx, e.c, "s1")
 	if err != nil || r.Already || len(r.Batches) != 1 || r.Batches[0] != (massqueue.PausedBatch{Pool: "imports", ID: b1, Unit: "n1-0", New: true}) {
 		t.Fatalf("pause: %+v %v", r, err)
 	}
 	if got := e.units("imports", "n1-0"); len(got) != 1 || got[0] != b2 {
 		t.Fatalf("unit list while paused: %q", got)
 	}
-	if r, err := massqueue.PauseSource(ctx, e.c, "s1"); err != nil || !r.Already || len(r.Batches) != 1 || r.Batches[0].New {
+	if r, err := massio.PauseSource(ctx, e.c, "s1"); err != nil || !r.Already || len(r.Batches) != 1 || r.Batches[0].New {
 		t.Fatalf("second pause: %+v %v", r, err)
 	}
 	s := e.sourceStatus("s1")
@@ -137,11 +138,11 @@ func TestBatchPauseResume(t *testing.T) {
 		t.Fatal("the sweep touched the parked batch")
 	}
 
-	rr, err := massqueue.ResumeSource(ctx, e.c, "s1", massqueue.ResumeOptions{Now: clk.Now()})
+	rr, err := massio.ResumeSource(ctx, e.c, "s1", massqueue.ResumeOptions{Now: clk.Now()})
 	if err != nil || !rr.WasPaused || len(rr.Batches) != 1 || rr.Batches[0] != (massqueue.ResumedBatch{Pool: "imports", ID: b1, Unit: "n1-0", Result: "unit"}) {
 		t.Fatalf("resume: %+v %v", rr, err)
 	}
-	if rr, err := massqueue.ResumeSource(ctx, e.c, "s1", massqueue.ResumeOptions{Now: clk.Now()}); err != nil || rr.WasPaused || len(rr.Batches) != 0 {
+	if rr, err := massio.ResumeSource(ctx, e.c, "s1", massqueue.ResumeOptions{Now: clk.Now()}); err != nil || rr.WasPaused || len(rr.Batches) != 0 {
 		t.Fatalf("second resume: %+v %v", rr, err)
 	}
 	for _, got := range w1.drain(l) {
@@ -180,7 +181,7 @@ func TestBatchPauseUnitDies(t *testing.T) {
 	if !ok {
 		t.Fatal("no job")
 	}
-	if err := massqueue.Pause(ctx, e.c, "s1"); err != nil {
+	if err := massio.Pause(ctx, e.c, "s1"); err != nil {
 		t.Fatal(err)
 	}
 	// n1-0 dies holding the job; n1-1 keeps beating
@@ -217,7 +218,7 @@ func TestBatchPauseUnitDies(t *testing.T) {
 	if s := e.sourceStatus("s1"); !s.Parked || s.Unit != "n1-1" || s.Remaining != 5 || e.int("EXISTS", e.ns+":pool:imports:n1-0:queues") != 0 {
 		t.Fatalf("status: %+v", s)
 	}
-	rr, err := massqueue.ResumeSource(ctx, e.c, "s1", massqueue.ResumeOptions{Now: clk.Now()})
+	rr, err := massio.ResumeSource(ctx, e.c, "s1", massqueue.ResumeOptions{Now: clk.Now()})
 	if err != nil || len(rr.Batches) != 1 || rr.Batches[0].Result != "unit" || rr.Batches[0].Unit != "n1-1" {
 		t.Fatalf("resume: %+v %v", rr, err)
 	}
@@ -243,7 +244,7 @@ func TestBatchResumeAfterUnitDied(t *testing.T) {
 		t.Fatalf("allocation: %v", e.strs("HGETALL", e.ns+":pool:imports"))
 	}
 	for _, s := range []string{"s1", "s2"} {
-		if err := massqueue.Pause(ctx, e.c, s); err != nil {
+		if err := massio.Pause(ctx, e.c, s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -251,7 +252,7 @@ func TestBatchResumeAfterUnitDied(t *testing.T) {
 	if err := e.c.UnitBeat(ctx, "imports", "n1-1", clk.Now()); err != nil {
 		t.Fatal(err)
 	}
-	rr, err := massqueue.ResumeSource(ctx, e.c, "s1", massqueue.ResumeOptions{Now: clk.Now()})
+	rr, err := massio.ResumeSource(ctx, e.c, "s1", massqueue.ResumeOptions{Now: clk.Now()})
 	if err != nil || len(rr.Batches) != 1 || rr.Batches[0] != (massqueue.ResumedBatch{Pool: "imports", ID: b1, Unit: "n1-0", Result: "committed"}) {
 		t.Fatalf("resume: %+v %v", rr, err)
 	}
@@ -260,7 +261,7 @@ func TestBatchResumeAfterUnitDied(t *testing.T) {
 	}
 	// the pool shrinks to one unit: n1-1 retires while s2's batch is
 	// parked on it; it goes back to committed and waits for a live unit
-	if err := massqueue.RetireUnit(ctx, e.c, "imports", "n1-1"); err != nil {
+	if err := massio.RetireUnit(ctx, e.c, "imports", "n1-1"); err != nil {
 		t.Fatal(err)
 	}
 	clk.Add(time.Second)
@@ -286,7 +287,7 @@ func TestBatchResumeAfterUnitDied(t *testing.T) {
 			t.Fatalf("served %s while paused", s)
 		}
 	}
-	if _, err := massqueue.ResumeSource(ctx, e.c, "s2", massqueue.ResumeOptions{Now: clk.Now()}); err != nil {
+	if _, err := massio.ResumeSource(ctx, e.c, "s2", massqueue.ResumeOptions{Now: clk.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	w.drain(l)
@@ -304,7 +305,7 @@ func TestBatchPauseBeforeCommit(t *testing.T) {
 	clk := newClock()
 	a := e.allocator(mustConfig(t, testConfig), clk)
 	e.beat("imports", "n1-0")
-	r, err := massqueue.PauseSource(ctx, e.c, "s1")
+	r, err := massio.PauseSource(ctx, e.c, "s1")
 	if err != nil || r.Already || len(r.Batches) != 0 {
 		t.Fatalf("pause: %+v %v", r, err)
 	}
@@ -333,7 +334,7 @@ func TestBatchPauseBeforeCommit(t *testing.T) {
 	if _, ok := w.claim(); ok {
 		t.Fatal("served while paused")
 	}
-	if _, err := massqueue.ResumeSource(ctx, e.c, "s1", massqueue.ResumeOptions{Now: clk.Now()}); err != nil {
+	if _, err := massio.ResumeSource(ctx, e.c, "s1", massqueue.ResumeOptions{Now: clk.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	l := ledger{}

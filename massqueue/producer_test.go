@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/massqueue"
 	"github.com/resque-go/resque-go/unique"
 )
@@ -19,11 +20,11 @@ func TestEnqueueStatic(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	id, err := massqueue.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "Imp", Source: "s1", Name: "imp", Args: []byte(`{"n":1}`)})
+	id, err := massio.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "Imp", Source: "s1", Name: "imp", Args: []byte(`{"n":1}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := massqueue.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "Imp", Source: "s1", Name: "imp", Args: []byte(`{"n":2}`)}); err != nil {
+	if _, err := massio.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "Imp", Source: "s1", Name: "imp", Args: []byte(`{"n":2}`)}); err != nil {
 		t.Fatal(err)
 	}
 	got := e.strs("LRANGE", e.ns+":unassigned", 0, -1)
@@ -40,7 +41,7 @@ func TestEnqueueStatic(t *testing.T) {
 		t.Errorf("id %q, payload has %q", id, p.ID)
 	}
 	for _, bad := range []massqueue.Job{{Class: "C", Source: "a:b", Name: "n"}, {Class: "C", Name: "n"}, {Source: "s", Name: "n"}} {
-		if _, err := massqueue.EnqueueStatic(ctx, e.c, bad); err == nil {
+		if _, err := massio.EnqueueStatic(ctx, e.c, bad); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
@@ -53,7 +54,7 @@ func TestBatchBuildAndCommit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	b, err := massqueue.NewBatch(e.c, "s1", "imp", 0)
+	b, err := massio.NewBatch(e.c, "s1", "imp", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestBatchBuildAndCommit(t *testing.T) {
 	if err := b.Push(ctx, massqueue.Job{Class: "Imp"}); !errors.Is(err, massqueue.ErrBatchCommitted) {
 		t.Errorf("push after commit: %v", err)
 	}
-	if err := massqueue.CommitBatch(ctx, e.c, b.ID()); !errors.Is(err, massqueue.ErrBatchCommitted) {
+	if err := massio.CommitBatch(ctx, e.c, b.ID()); !errors.Is(err, massqueue.ErrBatchCommitted) {
 		t.Errorf("second commit: %v", err)
 	}
 }
@@ -97,7 +98,7 @@ func TestBatchExpired(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	b, _ := massqueue.NewBatch(e.c, "s1", "imp", 0)
+	b, _ := massio.NewBatch(e.c, "s1", "imp", 0)
 	if err := b.Push(ctx, massqueue.Job{Class: "Imp"}); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestBatchIDTakenAndOpen(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	b, _ := massqueue.NewBatch(e.c, "s1", "imp", 0)
+	b, _ := massio.NewBatch(e.c, "s1", "imp", 0)
 	first := b.ID()
 	e.do("LPUSH", e.ns+":uncommitted:"+first, "someone else's")
 	if err := b.Push(ctx, massqueue.Job{Class: "Imp"}); err != nil {
@@ -125,7 +126,7 @@ func TestBatchIDTakenAndOpen(t *testing.T) {
 	if b.ID() == first {
 		t.Fatal("kept a taken id")
 	}
-	o, err := massqueue.OpenBatch(e.c, b.ID(), 0)
+	o, err := massio.OpenBatch(e.c, b.ID(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +137,11 @@ func TestBatchIDTakenAndOpen(t *testing.T) {
 		t.Errorf("len %d", n)
 	}
 	// an id nobody created or pushed to is not started by a push
-	fresh, _ := massqueue.OpenBatch(e.c, "s2:imp:00000001", 0)
+	fresh, _ := massio.OpenBatch(e.c, "s2:imp:00000001", 0)
 	if err := fresh.Push(ctx, massqueue.Job{Class: "Imp"}); !errors.Is(err, massqueue.ErrBatchExpired) {
 		t.Fatalf("push to an id never created: %v, want ErrBatchExpired", err)
 	}
-	if _, err := massqueue.OpenBatch(e.c, "nocolons", 0); err == nil {
+	if _, err := massio.OpenBatch(e.c, "nocolons", 0); err == nil {
 		t.Error("bad id accepted")
 	}
 }
@@ -152,7 +153,7 @@ func TestCreateBatchThenPushByID(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	id, err := massqueue.CreateBatch(ctx, e.c, "s1", "imp", time.Minute)
+	id, err := massio.CreateBatch(ctx, e.c, "s1", "imp", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestCreateBatchThenPushByID(t *testing.T) {
 		t.Fatalf("reservation ttl %d", ttl)
 	}
 	push := func(id string, n int) error {
-		b, err := massqueue.OpenBatch(e.c, id, time.Minute)
+		b, err := massio.OpenBatch(e.c, id, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +193,7 @@ func TestCreateBatchThenPushByID(t *testing.T) {
 		t.Error("a push after expiry started the batch again")
 	}
 	// a reservation that expired before any push
-	id2, err := massqueue.CreateBatch(ctx, e.c, "s1", "imp", time.Minute)
+	id2, err := massio.CreateBatch(ctx, e.c, "s1", "imp", time.Minute)
 	if err != nil || id2 == id {
 		t.Fatalf("second id %q %v", id2, err)
 	}
@@ -201,17 +202,17 @@ func TestCreateBatchThenPushByID(t *testing.T) {
 		t.Fatalf("push after the reservation expired: %v, want ErrBatchExpired", err)
 	}
 	// committed: a push by id is refused too
-	id3, _ := massqueue.CreateBatch(ctx, e.c, "s1", "imp", time.Minute)
+	id3, _ := massio.CreateBatch(ctx, e.c, "s1", "imp", time.Minute)
 	if err := push(id3, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := massqueue.CommitBatch(ctx, e.c, id3); err != nil {
+	if err := massio.CommitBatch(ctx, e.c, id3); err != nil {
 		t.Fatal(err)
 	}
 	if err := push(id3, 1); !errors.Is(err, massqueue.ErrBatchExpired) {
 		t.Fatalf("push after commit: %v, want ErrBatchExpired", err)
 	}
-	if _, err := massqueue.CreateBatch(ctx, e.c, "bad source", "imp", 0); err == nil {
+	if _, err := massio.CreateBatch(ctx, e.c, "bad source", "imp", 0); err == nil {
 		t.Error("bad source accepted")
 	}
 }
@@ -223,10 +224,10 @@ func TestUniqueStaticJob(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	j := massqueue.Job{Class: "Mail", Source: "s1", Name: "mail", UniqueID: "u1"}
-	if _, err := massqueue.EnqueueStatic(ctx, e.c, j); err != nil {
+	if _, err := massio.EnqueueStatic(ctx, e.c, j); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := massqueue.EnqueueStatic(ctx, e.c, j); !errors.Is(err, unique.ErrDuplicate) {
+	if _, err := massio.EnqueueStatic(ctx, e.c, j); !errors.Is(err, unique.ErrDuplicate) {
 		t.Fatalf("second enqueue = %v, want unique.ErrDuplicate", err)
 	}
 	if n := e.int("LLEN", e.ns+":unassigned"); n != 1 {
@@ -237,7 +238,7 @@ func TestUniqueStaticJob(t *testing.T) {
 	}
 	// deferrable with its uid free: queued like any (TestStaticDeferral
 	// has the deferral)
-	if _, err := massqueue.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "Mail", Source: "s1", Name: "mail", UniqueID: "u2", Deferrable: true}); err != nil {
+	if _, err := massio.EnqueueStatic(ctx, e.c, massqueue.Job{Class: "Mail", Source: "s1", Name: "mail", UniqueID: "u2", Deferrable: true}); err != nil {
 		t.Errorf("a deferrable unique static job with its uid free: %v", err)
 	}
 	if n := e.int("LLEN", e.ns+":unassigned"); n != 2 {

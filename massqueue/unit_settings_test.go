@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
-	"github.com/resque-go/resque-go/massqueue"
 )
 
 // unitBatches puts one committed batch per source (n jobs each) on unit
@@ -32,7 +32,7 @@ func TestUnitWeightAndLimit(t *testing.T) {
 	t.Run("weight", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
-		if err := massqueue.SetWeight(ctx, e.c, "w3", 3); err != nil {
+		if err := massio.SetWeight(ctx, e.c, "w3", 3); err != nil {
 			t.Fatal(err)
 		}
 		e.unitBatches(map[string]int{"w3": 600, "w1": 300})
@@ -54,7 +54,7 @@ func TestUnitWeightAndLimit(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
 		e.unitBatches(map[string]int{"capped": 50, "free": 50})
-		if err := massqueue.SetLimit(ctx, e.c, "capped", 1); err != nil {
+		if err := massio.SetLimit(ctx, e.c, "capped", 1); err != nil {
 			t.Fatal(err)
 		}
 		src := protocol.UnitSource("imports", "n1-0")
@@ -98,10 +98,10 @@ func TestUnitConcurrentDrainKeepsLimit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	if err := massqueue.SetLimit(ctx, e.c, "capped", 1); err != nil {
+	if err := massio.SetLimit(ctx, e.c, "capped", 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := massqueue.SetWeight(ctx, e.c, "heavy", 2); err != nil {
+	if err := massio.SetWeight(ctx, e.c, "heavy", 2); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]int{"capped": 100, "heavy": 200, "plain": 100}
@@ -120,7 +120,7 @@ func TestUnitTurnsClearedWithBatches(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	if err := massqueue.SetWeight(ctx, e.c, "w3", 3); err != nil {
+	if err := massio.SetWeight(ctx, e.c, "w3", 3); err != nil {
 		t.Fatal(err)
 	}
 	clk := newClock()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/massqueue"
@@ -91,7 +92,7 @@ func TestUnitsEndToEnd(t *testing.T) {
 	total := 0
 	for round := 0; round < 2; round++ {
 		for _, s := range []string{"s1", "s2", "s3"} {
-			b, err := massqueue.NewBatch(e.c, s, "import", 0)
+			b, err := massio.NewBatch(e.c, s, "import", 0)
 			if err != nil {
 				t.Fatal(err)
 			}

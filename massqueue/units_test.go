@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resque-go/resque-go/massqueue"
+	"github.com/resque-go/resque-go/internal/massio"
 )
 
 // Heartbeats register units and static pools; a retired unit's batches are
@@ -15,7 +15,7 @@ func TestHeartbeatAndRetire(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	clk := newClock()
-	hb, err := massqueue.NewHeartbeat(massqueue.HeartbeatConfig{Client: e.c, Now: clk.Now, Interval: time.Hour})
+	hb, err := massio.NewHeartbeat(massio.HeartbeatConfig{Client: e.c, Now: clk.Now, Interval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ mapping: {static: {default: {default: general, x: elsewhere}}, batch: {default: 
 	}
 	// the pool shrinks: n1-1's workers stopped, it is retired
 	hb.Set(nil, map[string][]string{"imports": {"n1-0"}})
-	if err := massqueue.RetireUnit(ctx, e.c, "imports", "n1-1"); err != nil {
+	if err := massio.RetireUnit(ctx, e.c, "imports", "n1-1"); err != nil {
 		t.Fatal(err)
 	}
 	clk.Add(time.Second)
@@ -62,9 +62,9 @@ mapping: {static: {default: {default: general, x: elsewhere}}, batch: {default: 
 func TestAllocatorStartStop(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	passes := make(chan massqueue.PassStats, 100)
-	a, err := massqueue.NewAllocator(massqueue.AllocatorConfig{Client: e.c, Config: mustConfig(t, staticConfig),
-		Interval: 20 * time.Millisecond, OnPass: func(st massqueue.PassStats) {
+	passes := make(chan massio.PassStats, 100)
+	a, err := massio.NewAllocator(massio.AllocatorConfig{Client: e.c, Config: mustConfig(t, staticConfig),
+		Interval: 20 * time.Millisecond, OnPass: func(st massio.PassStats) {
 			select {
 			case passes <- st:
 			default:

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"github.com/resque-go/resque-go/internal/massio"
 	"sync"
 	"time"
 
@@ -23,8 +24,8 @@ type massServices struct {
 	host   string
 
 	mu    sync.Mutex
-	alloc *massqueue.Allocator
-	beat  *massqueue.Heartbeat
+	alloc *massio.Allocator
+	beat  *massio.Heartbeat
 	units map[[2]string]bool // pool, unit: the units this node serves
 }
 
@@ -43,12 +44,12 @@ func (m *massServices) apply(cfg *massqueue.Config) error {
 		}
 		return nil
 	}
-	alloc, err := massqueue.NewAllocator(massqueue.AllocatorConfig{Client: m.client, Config: cfg, Hostname: m.host, Logger: m.log})
+	alloc, err := massio.NewAllocator(massio.AllocatorConfig{Client: m.client, Config: cfg, Hostname: m.host, Logger: m.log})
 	if err != nil {
 		return err
 	}
 	if m.beat == nil {
-		if m.beat, err = massqueue.NewHeartbeat(massqueue.HeartbeatConfig{Client: m.client, Logger: m.log}); err != nil {
+		if m.beat, err = massio.NewHeartbeat(massio.HeartbeatConfig{Client: m.client, Logger: m.log}); err != nil {
 			return err
 		}
 		defer m.beat.Start(context.Background())
@@ -80,7 +81,7 @@ func (m *massServices) apply(cfg *massqueue.Config) error {
 	for pu := range m.units {
 		if !now[pu] {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			if err := massqueue.RetireUnit(ctx, m.client, pu[0], pu[1]); err != nil {
+			if err := massio.RetireUnit(ctx, m.client, pu[0], pu[1]); err != nil {
 				m.log.Warn().Err(err).Str("pool", pu[0]).Str("unit", pu[1]).Msg("unit not retired; it is handed back once its heartbeat is old")
 			} else {
 				m.log.Info().Str("pool", pu[0]).Str("unit", pu[1]).Msg("unit retired: its batches go back to committed")

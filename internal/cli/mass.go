@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/resque-go/resque-go/internal/massio"
 	"io"
 	"os"
 	"strconv"
@@ -178,7 +179,7 @@ func massRoute(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	if err := massUsage(massqueue.SetRoute(c.Context, client, c.String("source"), c.String("name"), pool)); err != nil {
+	if err := massUsage(massio.SetRoute(c.Context, client, c.String("source"), c.String("name"), pool)); err != nil {
 		return err
 	}
 	key := "src:" + c.String("source") + ":cfg:" + c.String("name")
@@ -199,7 +200,7 @@ func massRoutes(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	rs, err := massqueue.Routes(c.Context, client, cfg)
+	rs, err := massio.Routes(c.Context, client, cfg)
 	if err != nil {
 		return err
 	}
@@ -241,7 +242,7 @@ func massEnqueue(c *ucli.Context) error {
 		}
 		j.Deferrable = true
 	}
-	e, err := massqueue.EnqueueStaticJob(c.Context, client, j)
+	e, err := massio.EnqueueStaticJob(c.Context, client, j)
 	if err != nil {
 		return massUsage(err)
 	}
@@ -261,7 +262,7 @@ func massBatchCreate(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	id, err := massqueue.CreateBatch(c.Context, client, c.String("source"), c.String("name"), c.Duration("ttl"))
+	id, err := massio.CreateBatch(c.Context, client, c.String("source"), c.String("name"), c.Duration("ttl"))
 	if err != nil {
 		return massUsage(err)
 	}
@@ -305,7 +306,7 @@ func massBatchPush(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	b, err := massqueue.OpenBatch(client, id, c.Duration("ttl"))
+	b, err := massio.OpenBatch(client, id, c.Duration("ttl"))
 	if err != nil {
 		return massUsage(err)
 	}
@@ -350,7 +351,7 @@ func (e pushError) Unwrap() error { return e.err }
 // in the batch, it and the lines after it are not, and the error says so.
 // Stopping keeps that rule simple for a producer that resumes after the
 // line, and matches the Go API (a refused job ends the push).
-func pushLines(c *ucli.Context, b *massqueue.Batch) (int, error) {
+func pushLines(c *ucli.Context, b *massio.Batch) (int, error) {
 	in := c.App.Reader
 	if in == nil {
 		in = os.Stdin
@@ -451,7 +452,7 @@ func massBatchCommit(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	if err := massqueue.CommitBatch(c.Context, client, id); err != nil {
+	if err := massio.CommitBatch(c.Context, client, id); err != nil {
 		return err
 	}
 	if c.Bool("json") {
@@ -474,7 +475,7 @@ func massStatus(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := massqueue.GetStatus(c.Context, client, cfg, now, c.Duration("dead-after"))
+	st, err := massio.GetStatus(c.Context, client, cfg, now, c.Duration("dead-after"))
 	if err != nil {
 		return err
 	}
@@ -543,7 +544,7 @@ func massFailures(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	fs, err := massqueue.Failures(c.Context, client)
+	fs, err := massio.Failures(c.Context, client)
 	if err != nil {
 		return err
 	}
@@ -583,9 +584,9 @@ func massReallocate(c *ucli.Context) error {
 	defer client.Close()
 	var n int
 	if all {
-		n, err = massqueue.ReallocateAll(c.Context, client)
+		n, err = massio.ReallocateAll(c.Context, client)
 	} else {
-		n, err = massqueue.Reallocate(c.Context, client, c.Args().First())
+		n, err = massio.Reallocate(c.Context, client, c.Args().First())
 	}
 	if err != nil {
 		return err
@@ -621,7 +622,7 @@ func massWeight(c *ucli.Context) error {
 	}
 	defer client.Close()
 	w := c.Int("weight")
-	return massSetting(c, func() error { return massqueue.SetWeight(c.Context, client, c.String("source"), w) }, "weight "+strconv.Itoa(w))
+	return massSetting(c, func() error { return massio.SetWeight(c.Context, client, c.String("source"), w) }, "weight "+strconv.Itoa(w))
 }
 
 func massLimit(c *ucli.Context) error {
@@ -635,7 +636,7 @@ func massLimit(c *ucli.Context) error {
 	if n <= 0 {
 		what = "no limit"
 	}
-	return massSetting(c, func() error { return massqueue.SetLimit(c.Context, client, c.String("source"), n) }, what)
+	return massSetting(c, func() error { return massio.SetLimit(c.Context, client, c.String("source"), n) }, what)
 }
 
 func massPause(c *ucli.Context) error {
@@ -644,7 +645,7 @@ func massPause(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	r, err := massqueue.PauseSource(c.Context, client, c.String("source"))
+	r, err := massio.PauseSource(c.Context, client, c.String("source"))
 	if err := massUsage(err); err != nil {
 		return err
 	}
@@ -687,7 +688,7 @@ func massResume(c *ucli.Context) error {
 			opt.StaticPools = append(opt.StaticPools, p.Name)
 		}
 	}
-	r, err := massqueue.ResumeSource(c.Context, client, c.String("source"), opt)
+	r, err := massio.ResumeSource(c.Context, client, c.String("source"), opt)
 	if err := massUsage(err); err != nil {
 		return err
 	}
@@ -726,7 +727,7 @@ func massSettings(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	ss, err := massqueue.Settings(c.Context, client)
+	ss, err := massio.Settings(c.Context, client)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"github.com/resque-go/resque-go/internal/massio"
 	"testing"
 	"time"
 
@@ -23,7 +24,7 @@ func TestStaticGarbageFailsAtWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := massqueue.NewAllocator(massqueue.AllocatorConfig{Client: e.client, Config: cfg, Hostname: "h", WorkerID: "h:1:mass-allocator"})
+	a, err := massio.NewAllocator(massio.AllocatorConfig{Client: e.client, Config: cfg, Hostname: "h", WorkerID: "h:1:mass-allocator"})
 	if err != nil {
 		t.Fatal(err)
 	}

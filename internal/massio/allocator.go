@@ -1,4 +1,4 @@
-package massqueue
+package massio
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/service"
+	"github.com/resque-go/resque-go/massqueue"
 )
 
 // AllocatorConfig configures an Allocator. Zero values mean the documented
@@ -21,7 +22,7 @@ type AllocatorConfig struct {
 	Client *rdb.Client
 	// Config gives the routing (mapping and pools) and the batch pools whose
 	// units this allocator sweeps and hands back.
-	Config *Config
+	Config *massqueue.Config
 	// Interval is how long an idle allocator waits for new static jobs
 	// (it wakes at once when one arrives), and how often it looks for
 	// committed batches, done batches and dead units; default 1 s.

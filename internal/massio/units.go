@@ -1,4 +1,4 @@
-package massqueue
+package massio
 
 import (
 	"context"
