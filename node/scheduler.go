@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/planio"
+	"github.com/resque-go/resque-go/internal/scheduleio"
 	"os"
 	"strings"
 	"sync"
@@ -84,7 +85,7 @@ type Scheduler struct {
 
 	mover   *delayedio.Mover
 	planner *planio.Planner
-	sched   *schedule.Scheduler
+	sched   *scheduleio.Scheduler
 	metrics *metrics.SchedulerServer
 	record  service.Runner
 
@@ -167,7 +168,7 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 	// taking resque-scheduler's master lock then would only stop a Ruby
 	// resque-scheduler on the same Redis from firing its own file.
 	if !cfg.NoSchedules && (cfg.Schedule != "" || cfg.Dynamic) {
-		s.sched, err = schedule.New(schedule.Config{Client: client, Entries: entries, Environment: cfg.Environment,
+		s.sched, err = scheduleio.New(scheduleio.Config{Client: client, Entries: entries, Environment: cfg.Environment,
 			Dynamic: cfg.Dynamic, Hostname: host, Pid: s.pid, Logger: log,
 			LockPrefix: cfg.LockPrefix, LockTimeout: lockTimeout, Interval: schedInterval,
 			OnPass: func(r schedule.PassResult) { s.schedulesFired.Add(int64(r.Fired)); s.passed() }})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/scheduleio"
 	"github.com/resque-go/resque-go/schedule"
 )
 
@@ -25,7 +26,7 @@ func BenchmarkFire(b *testing.B) {
 		b.Fatal(err)
 	}
 	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s, err := schedule.New(schedule.Config{Client: e.c, Entries: es, Hostname: "bench", Pid: 1, Now: clk.Now})
+	s, err := scheduleio.New(scheduleio.Config{Client: e.c, Entries: es, Hostname: "bench", Pid: 1, Now: clk.Now})
 	if err != nil {
 		b.Fatal(err)
 	}

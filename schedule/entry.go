@@ -90,6 +90,36 @@ func (e Entry) Next(t time.Time) time.Time {
 	return e.timing.next(t)
 }
 
+// FirstIn is the entry's first_in option: how long after a scheduler loads
+// it the first slot may be enqueued (0 when none, or for a manual entry).
+func (e Entry) FirstIn() time.Duration {
+	if e.timing == nil {
+		return 0
+	}
+	return e.timing.firstIn
+}
+
+// LoadedAt returns the entry as a scheduler that loads it at now runs it:
+// a last_in option becomes the absolute end now+last_in (as last_at).
+func (e Entry) LoadedAt(now time.Time) Entry {
+	if e.timing != nil && e.timing.lastIn > 0 && e.timing.lastAt.IsZero() {
+		t := *e.timing
+		t.lastAt = now.Add(e.timing.lastIn)
+		e.timing = &t
+	}
+	return e
+}
+
+// Latest returns the entry's latest slot s with floor <= s <= now, within
+// its first_at and last_at; false when there is none or the entry is
+// manual.
+func (e Entry) Latest(now, floor time.Time) (time.Time, bool) {
+	if e.timing == nil {
+		return time.Time{}, false
+	}
+	return e.timing.latest(now, floor)
+}
+
 // MatchesEnv reports whether the entry is loaded in environment env, as
 // resque-scheduler's env_matches? decides: an entry without rails_env/env
 // always is; one with it only when env is one of its comma or space
@@ -136,13 +166,14 @@ func (e *EntryError) Unwrap() error { return e.Err }
 // ParseJSON reads one dynamic schedule: a persistent_schedules value (the
 // JSON of the config Resque.set_schedule was given).
 func ParseJSON(name string, config []byte) (Entry, error) {
-	return parseConfig(name, config, SourceRedis)
+	return ParseEntry(name, config, SourceRedis)
 }
 
-// parseConfig reads one entry's config (a JSON object). A file entry
+// ParseEntry reads one entry's config (a JSON object) that came from
+// source (SourceFile, SourceRedis or SourceMaster). A file entry
 // without class takes its name as class, as Resque.schedule= does; a
 // dynamic one must have one (set_schedule does not fill it in).
-func parseConfig(name string, config []byte, source string) (Entry, error) {
+func ParseEntry(name string, config []byte, source string) (Entry, error) {
 	fail := func(field string, format string, args ...any) (Entry, error) {
 		return Entry{}, &EntryError{Name: name, Field: field, Err: fmt.Errorf(format, args...)}
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resque-go/resque-go/schedule"
+	"github.com/resque-go/resque-go/internal/scheduleio"
 )
 
 // A master publishes the schedules it fires from its file, so Inspect
@@ -21,15 +21,15 @@ func TestMasterPublishesItsSchedules(t *testing.T) {
 	clk := &clock{t: time.Unix(1795296000, 0)}
 	file := entries(t, "tick:\n  every: 1m\n  class: Tick\n  queue: ticks\n  args: [1]\n  description: every minute\n"+
 		"Nightly:\n  cron: \"0 3 * * *\"\n  queue: ops\n")
-	master := e.scheduler(schedule.Config{Entries: file, Hostname: "a", Pid: 1, Now: clk.Now})
-	other := e.scheduler(schedule.Config{Entries: entries(t, "x:\n  every: 1m\n  class: X\n  queue: q\n"), Hostname: "b", Pid: 2, Now: clk.Now})
+	master := e.scheduler(scheduleio.Config{Entries: file, Hostname: "a", Pid: 1, Now: clk.Now})
+	other := e.scheduler(scheduleio.Config{Entries: entries(t, "x:\n  every: 1m\n  class: X\n  queue: q\n"), Hostname: "b", Pid: 2, Now: clk.Now})
 	if r := pass(t, master); !r.Master {
 		t.Fatal("first scheduler is not master")
 	}
 	if r := pass(t, other); r.Master {
 		t.Fatal("second scheduler is master too")
 	}
-	o, err := schedule.Inspect(ctx, e.c, nil, "", "", clk.Now())
+	o, err := scheduleio.Inspect(ctx, e.c, nil, "", "", clk.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestMasterPublishesItsSchedules(t *testing.T) {
 	// a master that lost its lock (it expired; another took over) is not
 	// trusted any more
 	e.do("SET", master.LockKey(), "c:3")
-	if o, err := schedule.Inspect(ctx, e.c, nil, "", "", clk.Now()); err != nil || len(o.Schedules) != 0 {
+	if o, err := scheduleio.Inspect(ctx, e.c, nil, "", "", clk.Now()); err != nil || len(o.Schedules) != 0 {
 		t.Errorf("Inspect with another master: %+v %v", o.Schedules, err)
 	}
 	e.do("SET", master.LockKey(), "a:1")
@@ -55,7 +55,7 @@ func TestMasterPublishesItsSchedules(t *testing.T) {
 	if n := e.do("EXISTS", e.ns+":resque-go:schedules", e.ns+":resque-go:schedules_master").(int64); n != 0 {
 		t.Errorf("%d published keys outlived the master's stop", n)
 	}
-	if o, err := schedule.Inspect(ctx, e.c, nil, "", "", clk.Now()); err != nil || len(o.Schedules) != 0 {
+	if o, err := scheduleio.Inspect(ctx, e.c, nil, "", "", clk.Now()); err != nil || len(o.Schedules) != 0 {
 		t.Errorf("Inspect after the master stopped: %+v %v", o.Schedules, err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/scheduleio"
 	"github.com/resque-go/resque-go/schedule"
 )
 
@@ -86,17 +87,17 @@ func entries(t *testing.T, yaml string) []schedule.Entry {
 	return es
 }
 
-func (e *env) scheduler(cfg schedule.Config) *schedule.Scheduler {
+func (e *env) scheduler(cfg scheduleio.Config) *scheduleio.Scheduler {
 	e.t.Helper()
 	cfg.Client = e.c
-	s, err := schedule.New(cfg)
+	s, err := scheduleio.New(cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return s
 }
 
-func pass(t *testing.T, s *schedule.Scheduler) schedule.PassResult {
+func pass(t *testing.T, s *scheduleio.Scheduler) schedule.PassResult {
 	t.Helper()
 	r, err := s.Pass(context.Background())
 	if err != nil {
@@ -139,11 +140,11 @@ seconds: {cron: "*/20 * * * * * UTC", class: Seconds, queue: q4}
 	start := time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC) // a DST change in Prague
 	clk := &clock{t: start}
 	clocks := [2]func() time.Time{clk.Now, func() time.Time { return clk.Now().Add(skew) }}
-	var ss [2]*schedule.Scheduler
+	var ss [2]*scheduleio.Scheduler
 	var logs [2]bytes.Buffer // each scheduler's JSON log: one line per enqueue
 	for i := range ss {
 		log := zerolog.New(&logs[i]).Level(zerolog.InfoLevel)
-		ss[i] = e.scheduler(schedule.Config{Entries: es, Hostname: "host", Pid: 100 + i, Now: clocks[i],
+		ss[i] = e.scheduler(scheduleio.Config{Entries: es, Hostname: "host", Pid: 100 + i, Now: clocks[i],
 			Interval: time.Second, Logger: &log})
 	}
 	lock := e.c.Keys().SchedulerMasterLock("")
@@ -237,7 +238,7 @@ func TestRubyLockBlocksUntilItExpires(t *testing.T) {
 	}
 	e.do("SET", key, "otherhost:4242", "EX", 180)
 	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s := e.scheduler(schedule.Config{Entries: entries(t, `tick: {every: 10s, class: Tick, queue: q}`),
+	s := e.scheduler(scheduleio.Config{Entries: entries(t, `tick: {every: 10s, class: Tick, queue: q}`),
 		Hostname: "gohost", Pid: 7, Now: clk.Now})
 	for range 10 {
 		clk.Add(10 * time.Second)
@@ -287,7 +288,7 @@ func TestLockChecks(t *testing.T) {
 	e := newEnv(t)
 	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC)}
 	es := entries(t, `tick: {every: 10s, class: Tick, queue: q}`)
-	a := e.scheduler(schedule.Config{Entries: es, Hostname: "a", Pid: 1, Now: clk.Now})
+	a := e.scheduler(scheduleio.Config{Entries: es, Hostname: "a", Pid: 1, Now: clk.Now})
 	pass(t, a)
 	clk.Add(10 * time.Second)
 	if r := pass(t, a); !r.Master || r.Fired != 1 {
@@ -298,7 +299,7 @@ func TestLockChecks(t *testing.T) {
 	if fired || err != rdb.ErrNotMaster || len(e.jobs("q")) != 1 {
 		t.Errorf("a non-holder fired: %v %v", fired, err)
 	}
-	b := e.scheduler(schedule.Config{Entries: es, Hostname: "b", Pid: 2, Now: clk.Now, LockPrefix: "MyApp"})
+	b := e.scheduler(scheduleio.Config{Entries: es, Hostname: "b", Pid: 2, Now: clk.Now, LockPrefix: "MyApp"})
 	if r := pass(t, b); !r.Master {
 		t.Error("a scheduler with another lock prefix is not master")
 	}
@@ -319,7 +320,7 @@ func TestTakeOverFromRuby(t *testing.T) {
 five: {cron: "*/5 * * * * UTC", class: Five, queue: q}
 ten: {cron: "*/10 * * * * UTC", class: Ten, queue: q10}
 `)
-	s := e.scheduler(schedule.Config{Entries: es, Hostname: "go", Pid: 1, Now: clk.Now})
+	s := e.scheduler(scheduleio.Config{Entries: es, Hostname: "go", Pid: 1, Now: clk.Now})
 	// The Ruby master enqueued 10:05 (five) and 10:10 (ten), then died
 	// holding the lock, which expired at 10:13.
 	e.do("HSET", e.c.Keys().LastEnqueuedAt(), "five", "2026-01-01 11:05:00 +0100", "ten", "2026-01-01 10:10:01 +0000")
@@ -346,7 +347,7 @@ func TestNoSlotsBeforeLoad(t *testing.T) {
 	e := newEnv(t)
 	start := time.Date(2026, 1, 1, 10, 0, 30, 0, time.UTC)
 	clk := &clock{t: start}
-	s := e.scheduler(schedule.Config{Now: clk.Now, Hostname: "h", Pid: 1, Entries: entries(t, `
+	s := e.scheduler(scheduleio.Config{Now: clk.Now, Hostname: "h", Pid: 1, Entries: entries(t, `
 minutely: {every: 1m, class: M, queue: q}
 delayed: {every: ["1m", {first_in: 3m}], class: D, queue: d}
 `)})
@@ -380,7 +381,7 @@ func TestDynamicSchedules(t *testing.T) {
 	e.do("HSET", k.PersistentSchedules(), "persisted_every_5m", `{"class":"MailJob","every":"5m","queue":"mail","args":["dyn",3.5],"description":"persisted via set_schedule"}`)
 	e.do("SADD", k.SchedulesChanged(), "persisted_every_5m", "in_memory_cron")
 	clk := &clock{t: time.Date(2026, 1, 1, 10, 0, 30, 0, time.UTC)}
-	s := e.scheduler(schedule.Config{Now: clk.Now, Hostname: "h", Pid: 1, Dynamic: true, Environment: "production",
+	s := e.scheduler(scheduleio.Config{Now: clk.Now, Hostname: "h", Pid: 1, Dynamic: true, Environment: "production",
 		Entries: entries(t, `static: {every: 1h, class: Static, queue: s}`)})
 	pass(t, s)
 	if n := len(s.Entries()); n != 2 {
@@ -439,7 +440,7 @@ func TestStartStop(t *testing.T) {
 	e := newEnv(t)
 	passes := make(chan schedule.PassResult, 100)
 	es := entries(t, `tick: {every: 1s, class: Tick, queue: q}`)
-	s := e.scheduler(schedule.Config{Hostname: "h", Pid: 1, Interval: 50 * time.Millisecond, Entries: es,
+	s := e.scheduler(scheduleio.Config{Hostname: "h", Pid: 1, Interval: 50 * time.Millisecond, Entries: es,
 		OnPass: func(r schedule.PassResult) {
 			select {
 			case passes <- r:
@@ -456,7 +457,7 @@ func TestStartStop(t *testing.T) {
 			t.Fatal("no jobs enqueued")
 		}
 	}
-	other := e.scheduler(schedule.Config{Hostname: "h", Pid: 2, Interval: 50 * time.Millisecond, Entries: es})
+	other := e.scheduler(scheduleio.Config{Hostname: "h", Pid: 2, Interval: 50 * time.Millisecond, Entries: es})
 	other.Start(context.Background())
 	defer other.Stop()
 	if !s.IsMaster() || s.Status().NextSlot.IsZero() {

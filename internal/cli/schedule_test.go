@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/resque-go/resque-go/internal/scheduleio"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,8 +13,6 @@ import (
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
-
-	"github.com/resque-go/resque-go/schedule"
 )
 
 const (
@@ -171,8 +170,8 @@ func TestScheduleRefusedConnection(t *testing.T) {
 // variables) make a schedule.Config.
 func TestRecurringScheduleConfig(t *testing.T) {
 	t.Parallel()
-	run := func(args ...string) (schedule.Config, int, string) {
-		var cfg schedule.Config
+	run := func(args ...string) (scheduleio.Config, int, string) {
+		var cfg scheduleio.Config
 		cmd := &ucli.Command{Name: "sched", Flags: recurringScheduleFlags(), Action: func(c *ucli.Context) error {
 			var err error
 			cfg, err = recurringScheduleConfig(c)
