@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/statsio"
 	"github.com/resque-go/resque-go/internal/uniqueio"
 	"os"
 	"slices"
@@ -33,7 +34,6 @@ import (
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/internal/service"
-	"github.com/resque-go/resque-go/stats"
 
 	"github.com/resque-go/resque-go/worker"
 )
@@ -173,7 +173,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 	if err != nil {
 		return configError{err}
 	}
-	pub, err := stats.NewPublisher(stats.PublisherConfig{
+	pub, err := statsio.NewPublisher(statsio.PublisherConfig{
 		Client: n.client, Hostname: cfg.Hostname, Interval: s.durations.heartbeat,
 		Slots: n.w.Slots, WorkerIDs: n.w.IDs(), WrongTypeQueues: n.w.WrongTypeQueues, Logger: log,
 	})

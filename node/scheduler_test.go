@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/planio"
+	"github.com/resque-go/resque-go/internal/statsio"
 	"os"
 	"path/filepath"
 	"testing"
@@ -49,7 +50,7 @@ func TestSchedulerPromotesFiresAndReports(t *testing.T) {
 	eventually(t, "a schedule fired", func() bool { return e.do("LLEN", k.Queue("ticks")).(int64) >= 1 })
 	var snap *stats.Snapshot
 	eventually(t, "the scheduler in stats, master", func() bool {
-		snap, err = stats.Collect(ctx, e.client, "")
+		snap, err = statsio.Collect(ctx, e.client, "")
 		return err == nil && len(snap.Schedulers) == 1 && snap.Schedulers[0].Master
 	})
 	in := snap.Schedulers[0]

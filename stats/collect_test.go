@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/statsio"
 	"github.com/resque-go/resque-go/stats"
 )
 
@@ -111,7 +112,7 @@ func loadCluster(e *env) {
 // collect reads the cluster and pins the snapshot's clock.
 func collect(e *env, host string) *stats.Snapshot {
 	e.t.Helper()
-	s, err := stats.Collect(e.ctx(), e.client, host)
+	s, err := statsio.Collect(e.ctx(), e.client, host)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -322,7 +323,7 @@ func TestCollectRedisDown(t *testing.T) {
 	if err := e.client.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stats.Collect(e.ctx(), e.client, ""); err == nil {
+	if _, err := statsio.Collect(e.ctx(), e.client, ""); err == nil {
 		t.Error("Collect on a closed client: want an error")
 	}
 }
@@ -376,7 +377,7 @@ func TestStatsShowsQueuesOfWrongType(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	rec := stats.Record{PID: 42, Host: "web-1", StartedAt: snapshotTime, UpdatedAt: snapshotTime, WrongTypeQueues: []string{"b"}}
-	b, err := protocol.EncodeProcessRecord(rec)
+	b, err := protocol.EncodeProcessRecord(protocol.ProcessRecord(rec))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
-	"github.com/resque-go/resque-go/stats"
+	"github.com/resque-go/resque-go/internal/statsio"
 )
 
 const redisEnv = "RESQUE_GO_TEST_REDIS"
@@ -43,7 +43,7 @@ func runHelperPublisher() int {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 2
 	}
-	p, err := stats.NewPublisher(stats.PublisherConfig{Client: c, Hostname: os.Getenv(helperEnv), Interval: iv,
+	p, err := statsio.NewPublisher(statsio.PublisherConfig{Client: c, Hostname: os.Getenv(helperEnv), Interval: iv,
 		WorkerIDs: []string{os.Getenv(helperEnv) + ":" + strconv.Itoa(os.Getpid()) + ":q"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)

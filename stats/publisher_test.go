@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/statsio"
 	"github.com/resque-go/resque-go/stats"
 )
 
@@ -42,7 +43,7 @@ func (p *published) lastErr() error {
 	return p.err
 }
 
-func (e *env) publisher(t *testing.T, cfg stats.PublisherConfig) (*stats.Publisher, *published) {
+func (e *env) publisher(t *testing.T, cfg statsio.PublisherConfig) (*statsio.Publisher, *published) {
 	t.Helper()
 	pub := &published{}
 	cfg.Client, cfg.OnPublish = e.client, pub.record
@@ -50,7 +51,7 @@ func (e *env) publisher(t *testing.T, cfg stats.PublisherConfig) (*stats.Publish
 		l := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
 		cfg.Logger = &l
 	}
-	p, err := stats.NewPublisher(cfg)
+	p, err := statsio.NewPublisher(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestPublisherWritesRecord(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ids := []string{"pubhost:" + strconv.Itoa(os.Getpid()) + "-1:q", "pubhost:" + strconv.Itoa(os.Getpid()) + "-2:q"}
-	p, pub := e.publisher(t, stats.PublisherConfig{Hostname: "pubhost", Interval: 10 * time.Second,
+	p, pub := e.publisher(t, statsio.PublisherConfig{Hostname: "pubhost", Interval: 10 * time.Second,
 		WorkerIDs: ids, Slots: func() (int, int) { return 1, 2 }})
 	before := time.Now().Truncate(time.Second)
 	p.Start(context.Background())
@@ -111,7 +112,7 @@ func TestPublisherRefreshes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	const iv = 300 * time.Millisecond
-	p, pub := e.publisher(t, stats.PublisherConfig{Hostname: "refresh", Interval: iv})
+	p, pub := e.publisher(t, statsio.PublisherConfig{Hostname: "refresh", Interval: iv})
 	p.Start(context.Background())
 	eventually(t, "three publishes", 10*time.Second, func() bool { return pub.count() >= 3 })
 	key := e.key("resque-go:process:refresh:" + strconv.Itoa(os.Getpid()))
@@ -163,7 +164,7 @@ func TestPublisherRecordExpiresWhenProcessDies(t *testing.T) {
 func TestPublisherStopsWithContext(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	p, pub := e.publisher(t, stats.PublisherConfig{Hostname: "ctxhost", Interval: time.Hour})
+	p, pub := e.publisher(t, statsio.PublisherConfig{Hostname: "ctxhost", Interval: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	p.Start(ctx)
 	eventually(t, "first publish", 10*time.Second, func() bool { return pub.count() >= 1 })
@@ -178,7 +179,7 @@ func TestPublisherStopsWithContext(t *testing.T) {
 func TestPublisherStartStopIdempotent(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	p, pub := e.publisher(t, stats.PublisherConfig{Hostname: "startstop", Interval: time.Hour})
+	p, pub := e.publisher(t, statsio.PublisherConfig{Hostname: "startstop", Interval: time.Hour})
 	p.Stop() // before any Start: a no-op
 	for range 20 {
 		var wg sync.WaitGroup
@@ -202,7 +203,7 @@ func TestPublisherStartStopIdempotent(t *testing.T) {
 
 func TestNewPublisherNeedsClient(t *testing.T) {
 	t.Parallel()
-	if _, err := stats.NewPublisher(stats.PublisherConfig{}); err == nil {
+	if _, err := statsio.NewPublisher(statsio.PublisherConfig{}); err == nil {
 		t.Error("want an error without a Client")
 	}
 }
@@ -216,11 +217,11 @@ func TestCollectJoinsPublisher(t *testing.T) {
 	if _, err := e.client.Register(e.ctx(), id, time.Now(), 5*time.Second, true); err != nil {
 		t.Fatal(err)
 	}
-	p, pub := e.publisher(t, stats.PublisherConfig{Hostname: "joinhost", Interval: time.Hour, WorkerIDs: []string{id}})
+	p, pub := e.publisher(t, statsio.PublisherConfig{Hostname: "joinhost", Interval: time.Hour, WorkerIDs: []string{id}})
 	p.Start(context.Background())
 	eventually(t, "first publish", 10*time.Second, func() bool { return pub.count() >= 1 })
 
-	s, err := stats.Collect(e.ctx(), e.client, "joinhost")
+	s, err := statsio.Collect(e.ctx(), e.client, "joinhost")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/planio"
+	"github.com/resque-go/resque-go/internal/statsio"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/plan"
-	"github.com/resque-go/resque-go/stats"
 )
 
 // A pool with `scheduler: true` runs a scheduler child next to its
@@ -46,7 +46,7 @@ workers:
 			do(t, c, "LLEN", k.Queue("later")).(int64) == 1
 	})
 	eventually(t, "the scheduler in stats", func() bool {
-		s, err := stats.Collect(t.Context(), c, "")
+		s, err := statsio.Collect(t.Context(), c, "")
 		return err == nil && len(s.Schedulers) == 1 && s.Schedulers[0].Master && s.Schedulers[0].PID != p.cmd.Process.Pid
 	})
 	p.signal(t, syscall.SIGQUIT)

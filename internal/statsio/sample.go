@@ -1,4 +1,4 @@
-package stats
+package statsio
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/shirou/gopsutil/v3/load"
 	"github.com/shirou/gopsutil/v3/mem"
 	"github.com/shirou/gopsutil/v3/process"
+
+	"github.com/resque-go/resque-go/stats"
 )
 
 // metrics is one sample of the process and its host.
@@ -32,7 +34,7 @@ type sampler struct {
 	warned map[string]bool
 
 	proc        *process.Process
-	procCPU     CPUMeter
+	procCPU     stats.CPUMeter
 	hostBusy    float64 // busy and total CPU seconds at the previous sample
 	hostTotal   float64
 	hostSampled bool
