@@ -383,13 +383,6 @@ func (c *Config) Child(set QueueSet) node.Config {
 	return n
 }
 
-// childKey identifies a child's config: children with equal keys are
-// interchangeable.
-func childKey(n node.Config) string {
-	b, _ := json.Marshal(n) // a node.Config always encodes
-	return string(b)
-}
-
 // seconds writes d as the work command reads it: seconds, fraction allowed.
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 

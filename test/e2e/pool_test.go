@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/resque-go/resque-go/internal/poolrun"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,7 +39,7 @@ func startPool(t *testing.T, ns, cfg string) *proc {
 // (without starting a process per poll).
 func poolRecords(t *testing.T, c *rdb.Client) []pool.Record {
 	t.Helper()
-	recs, warnings, err := pool.ReadStatus(t.Context(), c, "")
+	recs, warnings, err := poolrun.ReadStatus(t.Context(), c, "")
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("pool status: %v %v", err, warnings)
 	}

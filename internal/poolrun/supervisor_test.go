@@ -1,4 +1,4 @@
-package pool
+package poolrun
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/node"
+	"github.com/resque-go/resque-go/pool"
 )
 
 const (
@@ -31,6 +32,8 @@ const (
 
 // testMain runs the fake child when the test binary is started as one, and
 // the tests (with a shared redis-server) otherwise.
+func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+
 func testMain(m *testing.M) int {
 	if os.Getenv(fakeChildEnv) != "" {
 		return fakeChild(os.Args[1:])
@@ -130,7 +133,7 @@ type harness struct {
 	sup    *Supervisor
 
 	mu     sync.Mutex
-	events []Event
+	events []pool.Event
 	notify chan struct{}
 }
 
@@ -163,16 +166,16 @@ func newHarness(t *testing.T, cfgText string, tune func(*Params)) *harness {
 	return h
 }
 
-func (h *harness) config(text string) *Config {
+func (h *harness) config(text string) *pool.Config {
 	h.t.Helper()
-	cfg, err := Parse("test.yml", []byte("hostname: pool-test\n"+text), LoadOptions{})
+	cfg, err := pool.Parse("test.yml", []byte("hostname: pool-test\n"+text), pool.LoadOptions{})
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	return cfg
 }
 
-func (h *harness) record(e Event) {
+func (h *harness) record(e pool.Event) {
 	h.mu.Lock()
 	h.events = append(h.events, e)
 	h.mu.Unlock()
@@ -183,7 +186,7 @@ func (h *harness) record(e Event) {
 }
 
 // waitFor waits until cond holds over the events so far (bounded).
-func (h *harness) waitFor(what string, cond func(evs []Event) bool) []Event {
+func (h *harness) waitFor(what string, cond func(evs []pool.Event) bool) []pool.Event {
 	h.t.Helper()
 	deadline := time.NewTimer(20 * time.Second)
 	defer deadline.Stop()
@@ -202,7 +205,7 @@ func (h *harness) waitFor(what string, cond func(evs []Event) bool) []Event {
 	}
 }
 
-func count(evs []Event, kind EventKind, queues string) int {
+func count(evs []pool.Event, kind pool.EventKind, queues string) int {
 	n := 0
 	for _, e := range evs {
 		if e.Kind == kind && (queues == "" || e.Queues == queues) {
@@ -212,7 +215,7 @@ func count(evs []Event, kind EventKind, queues string) int {
 	return n
 }
 
-func pidsOf(evs []Event, kind EventKind, queues string) []int {
+func pidsOf(evs []pool.Event, kind pool.EventKind, queues string) []int {
 	var out []int
 	for _, e := range evs {
 		if e.Kind == kind && e.Queues == queues {
@@ -255,13 +258,13 @@ func TestSupervisorRunsRestartsAndStops(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "redis: redis://127.0.0.1:1\nworkers:\n  a: 2\n  b: 1\n", nil)
 	h.sup.Start(context.Background())
-	evs := h.waitFor("3 children", func(evs []Event) bool { return count(evs, EventStarted, "") == 3 })
-	a := pidsOf(evs, EventStarted, "a")
+	evs := h.waitFor("3 children", func(evs []pool.Event) bool { return count(evs, pool.EventStarted, "") == 3 })
+	a := pidsOf(evs, pool.EventStarted, "a")
 	if len(a) != 2 {
 		t.Fatalf("a children: %v", a)
 	}
-	h.ready(pidsOf(evs, EventStarted, "a")...)
-	h.ready(pidsOf(evs, EventStarted, "b")...)
+	h.ready(pidsOf(evs, pool.EventStarted, "a")...)
+	h.ready(pidsOf(evs, pool.EventStarted, "b")...)
 	got := h.childConfig(a[0])
 	if log := h.childLog(a[0]); !strings.HasPrefix(log, "args work --node-config-fd 3\n") || !strings.Contains(log, "\nenv \n") ||
 		got.Queues != "a" || got.Concurrency != 1 || got.SupervisorPID != os.Getpid() || got.Redis.URL != "redis://127.0.0.1:1" {
@@ -278,28 +281,28 @@ func TestSupervisorRunsRestartsAndStops(t *testing.T) {
 		rec, err = protocol.ParsePoolRecord(v.([]byte))
 		running := 0
 		for _, c := range rec.Children {
-			if c.State == ChildRunning && c.PID > 0 && c.RSSBytes > 0 {
+			if c.State == pool.ChildRunning && c.PID > 0 && c.RSSBytes > 0 {
 				running++
 			}
 		}
 		return err == nil && running == 3
 	})
-	if rec.Format != FormatResqueGo || rec.Config != "test.yml" || rec.State != StateRunning || rec.RSSBytes == 0 {
+	if rec.Format != pool.FormatResqueGo || rec.Config != "test.yml" || rec.State != pool.StateRunning || rec.RSSBytes == 0 {
 		t.Errorf("record = %+v", rec)
 	}
 
 	if err := syscall.Kill(a[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	evs = h.waitFor("a replaced", func(evs []Event) bool { return count(evs, EventStarted, "a") == 3 })
-	next := pidsOf(evs, EventStarted, "a")[2]
+	evs = h.waitFor("a replaced", func(evs []pool.Event) bool { return count(evs, pool.EventStarted, "a") == 3 })
+	next := pidsOf(evs, pool.EventStarted, "a")[2]
 	if next == a[0] || next == a[1] {
 		t.Errorf("replacement pid %d", next)
 	}
 	h.ready(next)
-	h.waitFor("a pruning pass after the death", func(evs []Event) bool {
-		i := slices.IndexFunc(evs, func(e Event) bool { return e.Kind == EventExited && e.PID == a[0] })
-		return i >= 0 && slices.ContainsFunc(evs[i:], func(e Event) bool { return e.Kind == EventPruned })
+	h.waitFor("a pruning pass after the death", func(evs []pool.Event) bool {
+		i := slices.IndexFunc(evs, func(e pool.Event) bool { return e.Kind == pool.EventExited && e.PID == a[0] })
+		return i >= 0 && slices.ContainsFunc(evs[i:], func(e pool.Event) bool { return e.Kind == pool.EventPruned })
 	})
 	st := h.sup.Status()
 	restarts := 0
@@ -314,12 +317,12 @@ func TestSupervisorRunsRestartsAndStops(t *testing.T) {
 	}
 
 	h.sup.Stop()
-	evs = h.waitFor("stopped", func(evs []Event) bool { return count(evs, EventStopped, "") == 1 })
-	if n := count(evs, EventExited, ""); n != 4 {
+	evs = h.waitFor("stopped", func(evs []pool.Event) bool { return count(evs, pool.EventStopped, "") == 1 })
+	if n := count(evs, pool.EventExited, ""); n != 4 {
 		t.Errorf("%d exits, want 4", n)
 	}
 	for _, e := range evs {
-		if e.Kind == EventExited && e.PID != a[0] {
+		if e.Kind == pool.EventExited && e.PID != a[0] {
 			if e.Err != nil {
 				t.Errorf("child %d: %v", e.PID, e.Err)
 			}
@@ -340,14 +343,14 @@ func TestSupervisorBackoffAndCrashLoop(t *testing.T) {
 	h := newHarness(t, "workers:\n  crash: 1\n", nil)
 	start := time.Now()
 	h.sup.Start(context.Background())
-	h.waitFor("5 starts", func(evs []Event) bool { return count(evs, EventStarted, "crash") >= 5 })
+	h.waitFor("5 starts", func(evs []pool.Event) bool { return count(evs, pool.EventStarted, "crash") >= 5 })
 	// Delays 50, 100, 200, 200 ms: at least 550 ms for the first five starts.
 	if d := time.Since(start); d < 500*time.Millisecond {
 		t.Errorf("5 starts within %v: no backoff", d)
 	}
 	eventually(t, "crashloop state", func() bool {
 		st := h.sup.Status()
-		return len(st.Children) == 1 && st.Children[0].State == ChildCrashLoop && st.Children[0].LastExit == "exit status 1"
+		return len(st.Children) == 1 && st.Children[0].State == pool.ChildCrashLoop && st.Children[0].LastExit == "exit status 1"
 	})
 	// the status snapshot trails the events by a loop turn
 	eventually(t, "4 restarts in the status", func() bool { return h.sup.Status().Children[0].Restarts >= 4 })
@@ -360,18 +363,18 @@ func TestSupervisorReloadConverges(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "workers:\n  a: 2\n  b: 1\n  gone: 1\n", nil)
 	h.sup.Start(context.Background())
-	evs := h.waitFor("4 children", func(evs []Event) bool { return count(evs, EventStarted, "") == 4 })
-	a, b, gone := pidsOf(evs, EventStarted, "a"), pidsOf(evs, EventStarted, "b"), pidsOf(evs, EventStarted, "gone")
+	evs := h.waitFor("4 children", func(evs []pool.Event) bool { return count(evs, pool.EventStarted, "") == 4 })
+	a, b, gone := pidsOf(evs, pool.EventStarted, "a"), pidsOf(evs, pool.EventStarted, "b"), pidsOf(evs, pool.EventStarted, "gone")
 	h.ready(append(append(a, b...), gone...)...)
 
 	next := h.config("workers:\n  a: 1\n  b: {processes: 1, concurrency: 2}\n  c: 2\n")
 	if err := h.sup.Reload(next); err != nil {
 		t.Fatal(err)
 	}
-	evs = h.waitFor("converged", func(evs []Event) bool {
-		return count(evs, EventStarted, "c") == 2 && count(evs, EventStarted, "b") == 2 && count(evs, EventExited, "") == 3
+	evs = h.waitFor("converged", func(evs []pool.Event) bool {
+		return count(evs, pool.EventStarted, "c") == 2 && count(evs, pool.EventStarted, "b") == 2 && count(evs, pool.EventExited, "") == 3
 	})
-	retired := pidsOf(evs, EventRetiring, "a")
+	retired := pidsOf(evs, pool.EventRetiring, "a")
 	if len(retired) != 1 || retired[0] != a[1] {
 		t.Errorf("retired a = %v; want the second, %d", retired, a[1])
 	}
@@ -383,7 +386,7 @@ func TestSupervisorReloadConverges(t *testing.T) {
 	if !alive(a[0]) || strings.Contains(h.childLog(a[0]), "signal") {
 		t.Errorf("unchanged child %d was touched", a[0])
 	}
-	nb := pidsOf(evs, EventStarted, "b")[1]
+	nb := pidsOf(evs, pool.EventStarted, "b")[1]
 	h.ready(nb)
 	if c := h.childConfig(nb); c.Concurrency != 2 {
 		t.Errorf("new b's concurrency = %d", c.Concurrency)
@@ -411,17 +414,17 @@ func TestSupervisorShutdownKillsAfterTimeout(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "kill_timeout: 1s\nworkers:\n  stubborn: 1\n  a: 1\n", nil)
 	h.sup.Start(context.Background())
-	evs := h.waitFor("2 children", func(evs []Event) bool { return count(evs, EventStarted, "") == 2 })
-	stubborn := pidsOf(evs, EventStarted, "stubborn")[0]
-	h.ready(stubborn, pidsOf(evs, EventStarted, "a")[0])
+	evs := h.waitFor("2 children", func(evs []pool.Event) bool { return count(evs, pool.EventStarted, "") == 2 })
+	stubborn := pidsOf(evs, pool.EventStarted, "stubborn")[0]
+	h.ready(stubborn, pidsOf(evs, pool.EventStarted, "a")[0])
 	began := time.Now()
 	h.sup.Shutdown()
 	if d := time.Since(began); d < time.Second {
 		t.Errorf("shutdown took %v, less than the kill timeout", d)
 	}
-	evs = h.waitFor("stopped", func(evs []Event) bool { return count(evs, EventStopped, "") == 1 })
+	evs = h.waitFor("stopped", func(evs []pool.Event) bool { return count(evs, pool.EventStopped, "") == 1 })
 	for _, e := range evs {
-		if e.Kind != EventExited {
+		if e.Kind != pool.EventExited {
 			continue
 		}
 		if !strings.Contains(h.childLog(e.PID), "signal terminated") {
@@ -446,8 +449,8 @@ func TestSupervisorForwardsSignalsAndStopsWithContext(t *testing.T) {
 	h := newHarness(t, "workers:\n  a: 2\n", nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	h.sup.Start(ctx)
-	evs := h.waitFor("2 children", func(evs []Event) bool { return count(evs, EventStarted, "") == 2 })
-	pids := pidsOf(evs, EventStarted, "a")
+	evs := h.waitFor("2 children", func(evs []pool.Event) bool { return count(evs, pool.EventStarted, "") == 2 })
+	pids := pidsOf(evs, pool.EventStarted, "a")
 	h.ready(pids...)
 	for _, sig := range []syscall.Signal{syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT} {
 		h.sup.Signal(sig)
@@ -472,8 +475,8 @@ func TestSupervisorPrunesKilledChild(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "workers:\n  q: 1\n", func(p *Params) { p.BackoffMin = 5 * time.Second })
 	h.sup.Start(context.Background())
-	evs := h.waitFor("child", func(evs []Event) bool { return count(evs, EventStarted, "") == 1 })
-	pid := pidsOf(evs, EventStarted, "q")[0]
+	evs := h.waitFor("child", func(evs []pool.Event) bool { return count(evs, pool.EventStarted, "") == 1 })
+	pid := pidsOf(evs, pool.EventStarted, "q")[0]
 	k := h.client.Keys()
 	id := protocol.WorkerID{Host: "pool-test", PID: pid, Queues: "q"}.String()
 	job := `{"class":"Job","args":[1]}`
@@ -502,7 +505,7 @@ func TestSupervisorPrunesKilledChild(t *testing.T) {
 		v, err := h.client.Do(ctx, "EXISTS", k.Process("pool-test", pid))
 		return err == nil && v.(int64) == 0
 	})
-	if st := h.sup.Status(); st.Children[0].State != ChildBackoff || st.Children[0].PID != 0 {
+	if st := h.sup.Status(); st.Children[0].State != pool.ChildBackoff || st.Children[0].PID != 0 {
 		t.Errorf("status = %+v", st.Children[0])
 	}
 }
@@ -516,8 +519,8 @@ func TestSupervisorStopIdempotent(t *testing.T) {
 	h.sup.Shutdown()
 	h.sup.Start(context.Background())
 	h.sup.Start(context.Background())
-	evs := h.waitFor("2 children", func(evs []Event) bool { return count(evs, EventStarted, "") == 2 })
-	h.ready(pidsOf(evs, EventStarted, "a")...)
+	evs := h.waitFor("2 children", func(evs []pool.Event) bool { return count(evs, pool.EventStarted, "") == 2 })
+	h.ready(pidsOf(evs, pool.EventStarted, "a")...)
 	var wg sync.WaitGroup
 	for i := range 6 {
 		wg.Add(1)
@@ -538,7 +541,7 @@ func TestSupervisorStopIdempotent(t *testing.T) {
 	}
 	h.sup.Start(context.Background())
 	h.sup.Signal(syscall.SIGUSR1)
-	if n := count(h.waitFor("stopped", func(evs []Event) bool { return count(evs, EventStopped, "") == 1 }), EventStarted, ""); n != 2 {
+	if n := count(h.waitFor("stopped", func(evs []pool.Event) bool { return count(evs, pool.EventStopped, "") == 1 }), pool.EventStarted, ""); n != 2 {
 		t.Errorf("%d children started, want 2", n)
 	}
 }

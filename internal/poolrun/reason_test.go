@@ -1,4 +1,4 @@
-package pool
+package poolrun
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/pool"
 )
 
 // lockedBuffer is a goroutine-safe bytes.Buffer.
@@ -44,15 +45,15 @@ func TestSupervisorShowsWhyAChildFails(t *testing.T) {
 		p.Logger = &l
 	})
 	h.sup.Start(context.Background())
-	evs := h.waitFor("3 exits", func(evs []Event) bool { return count(evs, EventExited, "refused") >= 3 })
+	evs := h.waitFor("3 exits", func(evs []pool.Event) bool { return count(evs, pool.EventExited, "refused") >= 3 })
 	for _, e := range evs {
-		if e.Kind == EventExited && e.Reason != reason {
+		if e.Kind == pool.EventExited && e.Reason != reason {
 			t.Errorf("exit event reason %q, want %q", e.Reason, reason)
 		}
 	}
 	eventually(t, "crashloop with the reason", func() bool {
 		c := h.sup.Status().Children[0]
-		return c.State == ChildCrashLoop && c.LastExit == "exit status 1" && c.LastExitReason == reason
+		return c.State == pool.ChildCrashLoop && c.LastExit == "exit status 1" && c.LastExitReason == reason
 	})
 	key := h.client.Keys().PoolManager("pool-test", h.sup.p.PID)
 	eventually(t, "the reason in the status record", func() bool {
@@ -62,7 +63,7 @@ func TestSupervisorShowsWhyAChildFails(t *testing.T) {
 		}
 		rec, err := protocol.ParsePoolRecord(v.([]byte))
 		return err == nil && len(rec.Children) == 1 && rec.Children[0].LastExitReason == reason &&
-			rec.Children[0].State == ChildCrashLoop
+			rec.Children[0].State == pool.ChildCrashLoop
 	})
 	h.sup.Shutdown()
 	if !strings.Contains(logs.String(), `"exit":"exit status 1","exit_reason":"`+reason+`"`) {

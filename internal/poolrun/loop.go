@@ -1,4 +1,4 @@
-package pool
+package poolrun
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/resque-go/resque-go/node"
+	"github.com/resque-go/resque-go/pool"
 )
 
 // slot is one wanted child: its command, its process while one runs, and
@@ -22,7 +23,7 @@ type slot struct {
 	// sched is set for the scheduler child (then child is unused)
 	sched *node.SchedulerConfig
 	key   string
-	set   QueueSet
+	set   pool.QueueSet
 
 	cmd       *exec.Cmd // nil while no process runs
 	pid       int
@@ -49,7 +50,7 @@ type exitEvent struct {
 // loop is the state owned by the supervisor's goroutine.
 type loop struct {
 	s      *Supervisor
-	cfg    *Config
+	cfg    *pool.Config
 	slots  []*slot // wanted slots in config order, then retiring ones
 	mode   string  // StateRunning, StateQuitting, StateTerminating
 	killAt time.Time
@@ -60,7 +61,7 @@ type loop struct {
 // their exits and to commands, and returns when stopping and no child is
 // left.
 func (s *Supervisor) run(ctx context.Context) {
-	l := &loop{s: s, cfg: s.Config(), mode: StateRunning}
+	l := &loop{s: s, cfg: s.Config(), mode: pool.StateRunning}
 	l.slots = l.plan(l.cfg, nil)
 	if l.cfg.Processes() == 0 {
 		s.log.Warn().Str("config", l.cfg.Path).Msg("the config asks for no worker process")
@@ -70,14 +71,14 @@ func (s *Supervisor) run(ctx context.Context) {
 	ctxDone := ctx.Done()
 	for {
 		now := s.p.Now()
-		if l.mode == StateRunning {
+		if l.mode == pool.StateRunning {
 			l.startDue(now)
 		}
-		if l.mode == StateTerminating && !l.killed && !now.Before(l.killAt) {
+		if l.mode == pool.StateTerminating && !l.killed && !now.Before(l.killAt) {
 			l.killAll()
 		}
 		l.publish()
-		if l.mode != StateRunning && l.alive() == 0 {
+		if l.mode != pool.StateRunning && l.alive() == 0 {
 			break
 		}
 		if wake, ok := l.nextWake(); ok {
@@ -121,14 +122,14 @@ func (s *Supervisor) finish() {
 		_ = s.metrics.Close() // nothing to do about a close error at exit
 	}
 	s.log.Info().Msg("pool stopped")
-	s.emit(Event{Kind: EventStopped})
+	s.emit(pool.Event{Kind: pool.EventStopped})
 	close(s.done)
 }
 
 // plan lays out the slots cfg asks for, reusing those of existing whose
 // command is unchanged (in order); the slots of existing left over are
 // returned second.
-func (l *loop) plan(cfg *Config, existing []*slot) []*slot {
+func (l *loop) plan(cfg *pool.Config, existing []*slot) []*slot {
 	free := map[string][]*slot{}
 	for _, sl := range existing {
 		if !sl.retiring {
@@ -154,7 +155,7 @@ func (l *loop) plan(cfg *Config, existing []*slot) []*slot {
 		sc := cfg.SchedulerChild()
 		b, _ := json.Marshal(sc) // a SchedulerConfig always encodes
 		key := "scheduler:" + string(b)
-		set := QueueSet{Queues: SchedulerLabel, Processes: 1}
+		set := pool.QueueSet{Queues: pool.SchedulerLabel, Processes: 1}
 		if f := free[key]; len(f) > 0 {
 			out = append(out, f[0])
 		} else {
@@ -165,8 +166,8 @@ func (l *loop) plan(cfg *Config, existing []*slot) []*slot {
 }
 
 // reload converges on cfg (see Supervisor.Reload).
-func (l *loop) reload(cfg *Config) error {
-	if l.mode != StateRunning {
+func (l *loop) reload(cfg *pool.Config) error {
+	if l.mode != pool.StateRunning {
 		return ErrNotRunning
 	}
 	wanted := l.plan(cfg, l.slots)
@@ -183,7 +184,7 @@ func (l *loop) reload(cfg *Config) error {
 			if !sl.retiring {
 				sl.retiring = true
 				l.s.log.Info().Int("child_pid", sl.pid).Str("queues", sl.set.Queues).Msg("child no longer wanted; sending QUIT")
-				l.s.emit(Event{Kind: EventRetiring, PID: sl.pid, Queues: sl.set.Queues})
+				l.s.emit(pool.Event{Kind: pool.EventRetiring, PID: sl.pid, Queues: sl.set.Queues})
 				l.sendOnce(sl, syscall.SIGQUIT)
 			}
 			retiring = append(retiring, sl)
@@ -195,7 +196,7 @@ func (l *loop) reload(cfg *Config) error {
 	l.s.cfg = cfg
 	l.s.mu.Unlock()
 	l.s.log.Info().Str("config", cfg.Path).Int("processes", cfg.Processes()).Int("retiring", len(retiring)).Msg("config reloaded")
-	l.s.emit(Event{Kind: EventReloaded})
+	l.s.emit(pool.Event{Kind: pool.EventReloaded})
 	return nil
 }
 
@@ -261,7 +262,7 @@ func (l *loop) spawn(sl *slot, now time.Time) {
 	go config(w)
 	sl.cmd, sl.pid, sl.startedAt, sl.stopping = cmd, cmd.Process.Pid, now, false
 	s.log.Info().Int("child_pid", sl.pid).Str("queues", sl.set.Queues).Int("restarts", sl.restarts).Msg("child started")
-	s.emit(Event{Kind: EventStarted, PID: sl.pid, Queues: sl.set.Queues})
+	s.emit(pool.Event{Kind: pool.EventStarted, PID: sl.pid, Queues: sl.set.Queues})
 	go func() {
 		err := cmd.Wait() // returns once the child's stderr is copied
 		stderr.Flush()
@@ -306,14 +307,14 @@ func (l *loop) exited(ex exitEvent) {
 	sl.lastExit, sl.reason = describeExit(ex.err), ex.reason
 	// Report the exit before asking for the pruning pass, so the pass's event
 	// always follows it.
-	s.emit(Event{Kind: EventExited, PID: pid, Queues: sl.set.Queues, Err: ex.err, Reason: ex.reason})
+	s.emit(pool.Event{Kind: pool.EventExited, PID: pid, Queues: sl.set.Queues, Err: ex.err, Reason: ex.reason})
 	s.pruner.request(pid)
-	if sl.retiring || l.mode != StateRunning {
+	if sl.retiring || l.mode != pool.StateRunning {
 		s.log.Info().Int("child_pid", pid).Str("queues", sl.set.Queues).Str("exit", sl.lastExit).Str("exit_reason", sl.reason).Msg("child stopped")
 		if sl.retiring {
 			l.remove(sl)
 		}
-		if l.mode != StateRunning {
+		if l.mode != pool.StateRunning {
 			l.dropIdle()
 		}
 		return
@@ -356,10 +357,10 @@ func (l *loop) remove(sl *slot) {
 
 // quit sends QUIT to every child and lets them finish.
 func (l *loop) quit() {
-	if l.mode != StateRunning {
+	if l.mode != pool.StateRunning {
 		return
 	}
-	l.mode = StateQuitting
+	l.mode = pool.StateQuitting
 	l.s.log.Info().Int("children", l.alive()).Msg("stopping: sending QUIT to the children, waiting for their jobs to finish")
 	l.dropIdle()
 	for _, sl := range l.slots {
@@ -370,11 +371,11 @@ func (l *loop) quit() {
 // terminate sends TERM to every child and kills what is left after the
 // config's kill timeout. It escalates a quit.
 func (l *loop) terminate() {
-	if l.mode == StateTerminating {
+	if l.mode == pool.StateTerminating {
 		return
 	}
-	l.mode = StateTerminating
-	d := orDuration(l.cfg.KillTimeout, DefaultKillTimeout)
+	l.mode = pool.StateTerminating
+	d := orDuration(l.cfg.KillTimeout, pool.DefaultKillTimeout)
 	l.killAt = l.s.p.Now().Add(d)
 	l.s.log.Info().Int("children", l.alive()).Dur("kill_timeout", d).Msg("shutting down: sending TERM to the children")
 	l.dropIdle()
@@ -449,14 +450,14 @@ func (l *loop) nextWake() (time.Time, bool) {
 			t, ok = x, true
 		}
 	}
-	if l.mode == StateRunning {
+	if l.mode == pool.StateRunning {
 		for _, sl := range l.slots {
 			if sl.cmd == nil && !sl.retiring {
 				consider(sl.restartAt)
 			}
 		}
 	}
-	if l.mode == StateTerminating && !l.killed {
+	if l.mode == pool.StateTerminating && !l.killed {
 		consider(l.killAt)
 	}
 	return t, ok
@@ -469,13 +470,13 @@ func (l *loop) publish() {
 		c := childInfo{queues: sl.set.Queues, pid: sl.pid, restarts: sl.restarts, lastExit: sl.lastExit, reason: sl.reason}
 		switch {
 		case sl.cmd != nil && (sl.stopping || sl.retiring):
-			c.state = ChildStopping
+			c.state = pool.ChildStopping
 		case sl.cmd != nil:
-			c.state = ChildRunning
+			c.state = pool.ChildRunning
 		case sl.quick >= l.s.p.CrashLoop:
-			c.state = ChildCrashLoop
+			c.state = pool.ChildCrashLoop
 		default:
-			c.state = ChildBackoff
+			c.state = pool.ChildBackoff
 		}
 		if sl.cmd != nil {
 			c.startedAt = sl.startedAt
@@ -511,4 +512,11 @@ func (l *loop) metricsAddr() (string, int, bool) {
 		off++
 	}
 	return net.JoinHostPort(host, strconv.Itoa(port+off)), off, true
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }

@@ -1,6 +1,6 @@
 //go:build linux || freebsd
 
-package pool
+package poolrun
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package pool
+package poolrun
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/resque-go/resque-go/node"
+	"github.com/resque-go/resque-go/pool"
 )
 
 // workSettings sets every work setting a pool file has to something other
@@ -53,7 +54,7 @@ const allSets = "workers:\n  - {queues: \"a,b\", processes: 1, concurrency: 3, p
 // meaning, in both formats that take work settings.
 func TestChildConfigHasEverySetting(t *testing.T) {
 	for _, sets := range []string{allSets, "queues: {\"a,b\": {worker_count: 1, blocking: false, interval: 0.5, serial: true}}\n"} {
-		cfg := parse(t, "hostname: pool-test\n"+workSettings+sets, LoadOptions{})
+		cfg := parse(t, "hostname: pool-test\n"+workSettings+sets, pool.LoadOptions{})
 		got := cfg.Child(cfg.Sets[0])
 		want := allSet
 		if !strings.HasPrefix(sets, "workers") { // resque-v3 sets have no concurrency, fork or timeout
@@ -64,7 +65,7 @@ func TestChildConfigHasEverySetting(t *testing.T) {
 		}
 	}
 	// Left out, each setting is the node's default (its zero value).
-	cfg := parse(t, "workers: {a: 1}\n", LoadOptions{})
+	cfg := parse(t, "workers: {a: 1}\n", pool.LoadOptions{})
 	if got, want := cfg.Child(cfg.Sets[0]), (node.Config{Queues: "a", Concurrency: 1, Interval: "5"}); !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults: %+v", got)
 	}
@@ -102,8 +103,8 @@ func TestSupervisorPassesEverySetting(t *testing.T) {
 		p.MetricsAddr, p.MetricsToken = ":"+strconv.Itoa(addr.Port), "t0ken"
 	})
 	h.sup.Start(context.Background())
-	evs := h.waitFor("child", func(evs []Event) bool { return count(evs, EventStarted, "a,b") == 1 })
-	pid := pidsOf(evs, EventStarted, "a,b")[0]
+	evs := h.waitFor("child", func(evs []pool.Event) bool { return count(evs, pool.EventStarted, "a,b") == 1 })
+	pid := pidsOf(evs, pool.EventStarted, "a,b")[0]
 	h.ready(pid)
 	got := h.childConfig(pid)
 	want := allSet
@@ -131,26 +132,6 @@ func TestSupervisorPassesEverySetting(t *testing.T) {
 	h.sup.Shutdown()
 }
 
-// The manager's TLS and Sentinel settings (its --tls-* and
-// --sentinel-password flags) reach every child, and pool check masks the
-// Sentinel password.
-func TestChildGetsManagersRedisTLS(t *testing.T) {
-	cfg := parse(t, "workers: {a: 1}\n", LoadOptions{})
-	cfg.RedisTLS = node.Redis{TLSCAFile: "/ca.pem", TLSCertFile: "/c.pem", TLSKeyFile: "/k.pem",
-		TLSServerName: "redis.internal", TLSInsecureSkipVerify: true, SentinelPassword: "s3cret"}
-	got := cfg.Child(cfg.Sets[0]).Redis
-	want := cfg.RedisTLS
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("child redis = %+v, want %+v", got, want)
-	}
-	if zero := zeroFields(reflect.ValueOf(got), ""); len(zero) != 2 { // URL and Namespace: defaults here
-		t.Errorf("zero fields %v", zero)
-	}
-	if d := describeChild(cfg.Child(cfg.Sets[0])); strings.Contains(d, "s3cret") || !strings.Contains(d, "redis.internal") {
-		t.Errorf("pool check line: %s", d)
-	}
-}
-
 func TestWorkSettingsErrors(t *testing.T) {
 	for text, want := range map[string]string{
 		"retry_backoff: exp":              `pool.yml:1: retry_backoff: backoff "exp": want none, fixed:30s or exp:BASE[:MAX[:JITTER]]`,
@@ -165,9 +146,18 @@ func TestWorkSettingsErrors(t *testing.T) {
 		"mover: sometimes":                `pool.yml:1: mover: want true or false, got "sometimes"`,
 		"graceful_terms: true":            `pool.yml:1: unknown key "graceful_terms" (did you mean "graceful_term"?)`,
 	} {
-		_, err := Parse("pool.yml", []byte(text+"\nworkers: {a: 1}\n"), LoadOptions{})
+		_, err := pool.Parse("pool.yml", []byte(text+"\nworkers: {a: 1}\n"), pool.LoadOptions{})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v\nwant %q", text, err, want)
 		}
 	}
+}
+
+func parse(t *testing.T, text string, opt pool.LoadOptions) *pool.Config {
+	t.Helper()
+	cfg, err := pool.Parse("pool.yml", []byte(text), opt)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return cfg
 }

@@ -1,13 +1,13 @@
-package pool
+package poolrun
 
 import (
 	"context"
-	"github.com/resque-go/resque-go/internal/massio"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/massqueue"
 )
