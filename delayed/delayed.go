@@ -1,5 +1,7 @@
-// Package delayed is the delayed queue in resque-scheduler's layout: enqueue
-// a job to run at a time, and the mover that promotes due jobs to their
-// queues. Any number of movers (resque-go processes, resque-scheduler) may
-// run at once: each item is moved by one compare-and-pop step.
+// Package delayed holds the types of the delayed queue in resque-scheduler's
+// layout (docs/protocol.md#delayed-jobs): the Filter that selects delayed
+// items, the Item as it is read back, and what a count or a removal
+// reports. A program reads and changes the delayed queue through
+// package client (DelayedJobs, DelayedCount, RemoveDelayed, ClearDelayed,
+// EnqueueAt, EnqueueIn); resque-go's own mover promotes due jobs.
 package delayed

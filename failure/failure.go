@@ -1,9 +1,9 @@
-// Package failure reads and operates on the failed list: list and show
-// entries, retry them (Ruby's requeue: retried_at set, the original payload
-// pushed back to its queue), remove and clear them. Every change to one
-// entry re-checks its bytes in the same atomic step, so a list that moves
-// underneath (workers appending, others removing) never makes it act on the
-// wrong job.
+// Package failure holds the failed list's types: an Entry decoded
+// tolerantly from Resque's layout (Parse), the Filter that selects entries
+// and the errors of an entry that moved or cannot be retried. A program
+// lists, retries and removes failed jobs through package client (Failed,
+// FailedWhere, RetryFailed, RemoveFailed, ClearFailed ...), where every
+// change to one entry re-checks its bytes in the same atomic step.
 package failure
 
 import (

@@ -1,14 +1,15 @@
-// Package massqueue implements mass queues (docs/massqueue.md): work routed by
-// source (a tenant) and job name to named pools; static jobs served fairly
-// between sources, and batches ("mass actions") worked by units, one active
-// batch per source per pool.
+// Package massqueue holds the types and pure logic of mass queues
+// (docs/massqueue.md): work routed by source (a tenant) and job name to
+// named pools; static jobs served fairly between sources, and batches
+// ("mass actions") worked by units, one active batch per source per pool.
+// It reads and checks the mass config (LoadConfig, ParseConfig), builds
+// payloads and names the results of every operation. A program routes,
+// enqueues, builds batches, pauses and resumes sources and reads the
+// status through package client (MassEnqueue, NewMassBatch, SetMassRoute,
+// PauseMassSource, MassStatus ...).
 //
 // Producers write the released layout of the PHP producer resqu-client, so
-// queues filled by existing PHP producers are served unchanged: static
-// payloads are LPUSHed to unassigned; a batch is built in
-// uncommitted:<id> (the first push by a script that fails if the key
-// exists, then LPUSHX, EXPIRE after every push) and committed by one script
-// (RENAMENX to committed:<id>, PERSIST, LPUSH committed <id>).
+// queues filled by existing PHP producers are served unchanged.
 package massqueue
 
 import (

@@ -1,8 +1,11 @@
 // Package plan is resque-v3's recurring plans (docs/protocol.md#plans): a job
 // enqueued at every slot of a recurrence (an interval, an ISO 8601 period
-// or a cron line in a time zone), fired by any number of Planners, each
-// (plan, slot) exactly once. Plans written by the resque-v3 PHP producers
-// are read and fired as they are.
+// or a cron line in a time zone). It holds the Plan type, its validation
+// and the recurrences (Periodic, Cron, Upcoming): pure logic a program can
+// use on its own. Plans are added, listed and removed through package
+// client (AddPlan, Plans, Plan, RemovePlan); resque-go's planner fires
+// them, each (plan, slot) exactly once. Plans written by the resque-v3 PHP
+// producers are read and fired as they are.
 package plan
 
 import (

@@ -1,15 +1,10 @@
-// Package pool is the process supervisor behind `resque-go pool`: it reads a
-// config file (resque-go's own format, a resque-pool file or the resque-v3
-// style), keeps one worker process running per configured slot, restarts
-// what dies with a capped backoff, converges on a new config, and stops the
-// children gracefully (QUIT) or hard (TERM, then KILL after a deadline).
-//
-// Children are the same binary started as `<binary> work --node-config-fd
-// 3`, each handed its node.Config (Config.Child) whole through a pipe, so a
-// binary that embeds the CLI with its own Go handlers supervises children
-// that have them. The package does not
-// touch signals of its own process: internal/cli maps them to Stop,
-// Shutdown, Reload and Signal.
+// Package pool reads the config of `resque-go pool` (resque-go's own format,
+// a resque-pool file or the resque-v3 style) into a Config whose
+// Config.Child is each worker's node.Config, and renders the status
+// records the running managers publish (Record, RenderStatus,
+// WriteStatusJSON). The supervisor itself runs through the resque-go
+// binary (`resque-go pool`, or a binary that embeds the CLI through
+// package app).
 package pool
 
 import (

@@ -1,13 +1,10 @@
-// Package schedule fires resque-scheduler's recurring schedules: the YAML
+// Package schedule reads resque-scheduler's recurring schedules: the YAML
 // schedule file (cron with an optional time zone, every, class, queue,
-// args, description, rails_env/env) and the dynamic schedules Ruby's
-// Resque.set_schedule keeps in Redis (persistent_schedules,
-// schedules_changed). Only the master fires, elected with
-// resque-scheduler's own lock (same key, value, TTL and renewal), so Ruby's
-// resque-scheduler and resque-go schedulers on one Redis elect one master
-// between them. Each (schedule, slot) is enqueued at most once, also
-// across master changes: the slot is checked and recorded in the same
-// atomic step as the push.
+// args, description, rails_env/env) and the JSON of the dynamic schedules
+// Ruby's Resque.set_schedule keeps in Redis, and computes their slots. A
+// program lists the schedules in Redis through package client
+// (Schedules); resque-go's scheduler fires them, elected with
+// resque-scheduler's own lock, each (schedule, slot) at most once.
 package schedule
 
 import (

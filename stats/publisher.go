@@ -1,7 +1,7 @@
-// Package stats reports on a Resque cluster: Collect reads the counters,
-// queues and workers that every Resque runtime writes (plus resque-go's own
-// runtime records), Render prints them, and a Publisher keeps this process's
-// runtime record (memory, CPU, slots, host load) fresh in Redis.
+// Package stats holds the snapshot of a Resque cluster (counters, queues,
+// workers, resque-go's runtime records) and renders it as text or JSON. A
+// program reads a snapshot through package client (Snapshot) and prints
+// it with Render or WriteJSON.
 package stats
 
 import (

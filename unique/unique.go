@@ -1,13 +1,12 @@
-// Package unique is the unique-job state machine of docs/protocol.md#unique-jobs,
-// shared with the resque-v3 PHP fork: at most one job per uid is queued or
-// running; a deferrable job that meets its uid running is parked and
-// released when that job succeeds.
+// Package unique holds the types of the unique-job state machine of
+// docs/protocol.md#unique-jobs, shared with the resque-v3 PHP fork: at most
+// one job per uid is queued or running; a deferrable job that meets its
+// uid running is parked and released when that job succeeds.
 //
-// The transitions of a running job (start, success, retry, failure,
-// recovery) happen inside the worker's claim and finish steps
-// (internal/rdb scripts), so a job that is not unique pays nothing for
-// them. This package holds the producer's side (Enqueue), the operator's
-// (List, Get, Clear) and the Sweeper that frees uids whose holder is gone.
+// The transitions of a running job happen inside the worker's claim and
+// finish steps, so a job that is not unique pays nothing for them. A
+// program enqueues unique jobs and lists, shows and clears uids through
+// package client (client.Unique, UniqueIDs, UniqueID, ClearUnique).
 package unique
 
 import (
