@@ -5,10 +5,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/resque-go/resque-go/internal/failureio"
 	"strings"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/failureio"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/unique"
 )
