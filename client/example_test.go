@@ -186,7 +186,7 @@ func ExampleClient_RetryFailed() {
 		return errors.New("disk full")
 	})
 	n, err := node.New(node.Config{Redis: node.Redis{URL: os.Getenv("REDIS_URL")}, Queues: "images",
-		Polling: true, Interval: "0", FailRetries: 1}, reg)
+		Drain: true, FailRetries: 1}, reg)
 	if err != nil {
 		log.Fatal(err)
 	}

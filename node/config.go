@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
@@ -18,10 +19,10 @@ import (
 // field names in snake_case and stable). The zero value of every optional
 // field means its documented default; Queues is required.
 //
-// Durations are strings, as work's flags take them: seconds ("5", "0.5")
-// or a Go duration ("250ms", "2m"). "" is the default; "0" is zero, which a
-// setting may refuse (heartbeat_interval) or read as its default (interval,
-// term_timeout), as work always did.
+// Durations are time.Duration; 0 is the setting's default and a negative
+// one is refused unless the field says what it means. In JSON they are
+// strings: a Go duration ("30s", "250ms") or seconds ("5", "0.5"); ""
+// (or no key) is the default.
 type Config struct {
 	// Redis is the server and the namespace.
 	Redis Redis `json:"redis"`
@@ -36,26 +37,30 @@ type Config struct {
 	// means this machine's name.
 	Hostname string `json:"hostname"`
 	// Polling sleeps Interval when the queues are empty instead of blocking
-	// waits; Interval "" means 5 s. "0" (Ruby's INTERVAL=0) makes the node
-	// work until every queue is empty, then stop by itself.
-	Polling  bool   `json:"polling"`
-	Interval string `json:"interval"`
+	// waits; Interval 0 means 5 s.
+	Polling  bool          `json:"polling"`
+	Interval time.Duration `json:"interval"`
+	// Drain makes the node work until every queue is empty, then stop by
+	// itself (Ruby's INTERVAL=0; in JSON, "interval": "0"). It takes no
+	// Interval.
+	Drain bool `json:"-"`
 	// Mass, instead of Queues, makes the node work a mass-queue pool
 	// (docs/massqueue.md#static-pools, docs/massqueue.md#batch-pools): "static:<pool>" serves a static pool's sources
 	// round-robin, "unit:<pool>:<unit id>" one unit of a batch pool. The
 	// pool manager sets it for the workers of its mass config. The slots
-	// poll every Interval ("" means 1 s here) when there is no job.
+	// poll every Interval (0 means 1 s here) when there is no job.
 	Mass string `json:"mass,omitempty"`
 	// Serial names queues of Queues that run one job at a time across
 	// every process (literal names; docs/protocol.md#serial-queues).
 	Serial []string `json:"serial,omitempty"`
-	// HeartbeatInterval is 1 to 60 seconds; "" means 5 s.
-	HeartbeatInterval string `json:"heartbeat_interval"`
-	// JobTimeout cancels a job after this long; "" or "0" means none.
-	JobTimeout string `json:"job_timeout"`
+	// HeartbeatInterval is 1 to 60 seconds; 0 means 5 s.
+	HeartbeatInterval time.Duration `json:"heartbeat_interval"`
+	// JobTimeout cancels a job after this long; 0 means none.
+	JobTimeout time.Duration `json:"job_timeout"`
 	// TermTimeout is how long a hard stop gives cancelled jobs before they
-	// are requeued; "" means 4 s (so does "0").
-	TermTimeout string `json:"term_timeout"`
+	// are requeued; 0 means 4 s, a negative value at once (Ruby's
+	// TERM_TIMEOUT=0; in JSON, "term_timeout": "0").
+	TermTimeout time.Duration `json:"term_timeout"`
 	// GracefulTerm makes TERM and INT stop the node as QUIT does (Stop,
 	// not Shutdown). It is read by whatever maps signals onto the node:
 	// resque-go work does.
@@ -99,12 +104,12 @@ type Config struct {
 	Exec []string `json:"exec"`
 	// HTTP POSTs the jobs of classes to endpoints, each as "Class=URL"
 	// ("*=URL"; {sourceId} in the URL is replaced). They share the token
-	// (sent as a bearer token) and the timeouts: connect "" means 5 s, the
-	// whole request "" means 30 s.
-	HTTP               []string `json:"http"`
-	HTTPToken          string   `json:"http_token"`
-	HTTPConnectTimeout string   `json:"http_connect_timeout"`
-	HTTPTimeout        string   `json:"http_timeout"`
+	// (sent as a bearer token) and the timeouts: connect 0 means 5 s, the
+	// whole request 0 means 30 s.
+	HTTP               []string      `json:"http"`
+	HTTPToken          string        `json:"http_token"`
+	HTTPConnectTimeout time.Duration `json:"http_connect_timeout"`
+	HTTPTimeout        time.Duration `json:"http_timeout"`
 
 	// LogLevel is debug, info, warn or error ("" means info); LogFormat
 	// console or json ("" means console). The node logs through the logger
@@ -175,8 +180,9 @@ var ErrConfig = errors.New("node: bad config")
 func badf(format string, args ...any) error { return configError{fmt.Errorf(format, args...)} }
 
 // Validate checks every setting, in the order resque-go work always has,
-// and returns the first problem as the one line work prints (the message
-// names the work flag of the setting). Its errors match ErrConfig.
+// and returns the first problem as one line that names the Config field
+// ("node: Config.Concurrency 5000: want 1 to 4096"). Its errors match
+// ErrConfig.
 func (c Config) Validate() error {
 	_, err := c.resolve()
 	return err
@@ -201,12 +207,12 @@ func (c Config) resolve() (settings, error) {
 			return s, err
 		}
 		if c.Queues != "" || len(c.Serial) > 0 {
-			return s, badf("--mass %q works a mass-queue pool: it takes no --queues or --serial", c.Mass)
+			return s, badf("node: Config.Mass %q works a mass-queue pool: it takes no Config.Queues or Config.Serial", c.Mass)
 		}
 		s.sources, c.Queues = []protocol.Source{src}, label
 	}
 	if c.Queues == "" {
-		return s, badf("no queues: give --queues high,low (or QUEUE=high,low)")
+		return s, badf("node: Config.Queues: none given: name the queues to work, in priority order (\"high,low\")")
 	}
 	spec, err := protocol.ParseQueueSpec(c.Queues)
 	if err != nil {
@@ -216,11 +222,11 @@ func (c Config) resolve() (settings, error) {
 	literal := protocol.LiteralQueues(c.Queues)
 	for _, q := range c.Serial {
 		if !slices.Contains(literal, q) {
-			return s, badf("--serial %q: not one of the queues named in --queues %q (a serial queue is named, not matched by a glob)", q, c.Queues)
+			return s, badf("node: Config.Serial %q: not one of the queues named in Config.Queues %q (a serial queue is named, not matched by a glob)", q, c.Queues)
 		}
 	}
 	if n := c.Concurrency; n < 0 || n > MaxConcurrency {
-		return s, badf("--concurrency %d: want 1 to %d", n, MaxConcurrency)
+		return s, badf("node: Config.Concurrency %d: want 1 to %d", n, MaxConcurrency)
 	}
 	if s.durations, err = c.parseDurations(); err != nil {
 		return s, err
@@ -229,10 +235,10 @@ func (c Config) resolve() (settings, error) {
 		return s, err
 	}
 	if c.LogLevel != "" && !slices.Contains(logLevels, strings.ToLower(strings.TrimSpace(c.LogLevel))) {
-		return s, badf("--log-level %q: want debug, info, warn or error", c.LogLevel)
+		return s, badf("node: Config.LogLevel %q: want debug, info, warn or error", c.LogLevel)
 	}
 	if c.LogFormat != "" && !slices.Contains(logFormats, c.LogFormat) {
-		return s, badf("--log-format %q: want console or json", c.LogFormat)
+		return s, badf("node: Config.LogFormat %q: want console or json", c.LogFormat)
 	}
 	if s.retry, err = c.parseRetry(); err != nil {
 		return s, err
@@ -241,7 +247,7 @@ func (c Config) resolve() (settings, error) {
 		return s, err
 	}
 	if c.SupervisorPID < 0 {
-		return s, badf("supervisor_pid %d: want a pid, or 0 for none", c.SupervisorPID)
+		return s, badf("node: Config.SupervisorPID %d: want a pid, or 0 for none", c.SupervisorPID)
 	}
 	return s, nil
 }
@@ -251,7 +257,7 @@ func (c Config) resolve() (settings, error) {
 func massSource(v string) (protocol.Source, string, error) {
 	kind, rest, _ := strings.Cut(v, ":")
 	bad := func() (protocol.Source, string, error) {
-		return protocol.Source{}, "", badf("--mass %q: want static:POOL or unit:POOL:UNIT", v)
+		return protocol.Source{}, "", badf("node: Config.Mass %q: want static:POOL or unit:POOL:UNIT", v)
 	}
 	name := func(s string) bool {
 		return s != "" && !strings.ContainsAny(s, ": ,*!")
@@ -275,6 +281,84 @@ func massSource(v string) (protocol.Source, string, error) {
 // Encode writes c as JSON (one object, then a newline).
 func (c Config) Encode(w io.Writer) error {
 	return json.NewEncoder(w).Encode(c)
+}
+
+// configAlias is Config without its JSON methods.
+type configAlias Config
+
+// configJSON is Config's JSON form: the durations as strings (their fields
+// here hide configAlias's of the same JSON name).
+type configJSON struct {
+	*configAlias
+	Interval           jsonDuration `json:"interval"`
+	HeartbeatInterval  jsonDuration `json:"heartbeat_interval"`
+	JobTimeout         jsonDuration `json:"job_timeout"`
+	TermTimeout        jsonDuration `json:"term_timeout"`
+	HTTPConnectTimeout jsonDuration `json:"http_connect_timeout"`
+	HTTPTimeout        jsonDuration `json:"http_timeout"`
+}
+
+// MarshalJSON writes the durations as strings: "30s", "" for 0, and "0"
+// for Drain (in interval) and a negative TermTimeout, the forms work's
+// flags and every earlier release read so.
+func (c Config) MarshalJSON() ([]byte, error) {
+	j := configJSON{configAlias: (*configAlias)(&c),
+		Interval: durationString(c.Interval), HeartbeatInterval: durationString(c.HeartbeatInterval),
+		JobTimeout: durationString(c.JobTimeout), TermTimeout: durationString(c.TermTimeout),
+		HTTPConnectTimeout: durationString(c.HTTPConnectTimeout), HTTPTimeout: durationString(c.HTTPTimeout)}
+	if c.Drain {
+		j.Interval = "0"
+	}
+	if c.TermTimeout < 0 {
+		j.TermTimeout = "0"
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, and seconds ("5", "0.5").
+func (c *Config) UnmarshalJSON(data []byte) error {
+	var a configAlias
+	j := configJSON{configAlias: &a}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return err
+	}
+	var err error
+	for _, f := range []struct {
+		name string
+		v    jsonDuration
+		d    *time.Duration
+	}{
+		{"interval", j.Interval, &a.Interval}, {"heartbeat_interval", j.HeartbeatInterval, &a.HeartbeatInterval},
+		{"job_timeout", j.JobTimeout, &a.JobTimeout}, {"term_timeout", j.TermTimeout, &a.TermTimeout},
+		{"http_connect_timeout", j.HTTPConnectTimeout, &a.HTTPConnectTimeout}, {"http_timeout", j.HTTPTimeout, &a.HTTPTimeout},
+	} {
+		if *f.d, err = parseSeconds(f.name, string(f.v)); err != nil {
+			return err
+		}
+	}
+	set := func(v jsonDuration) bool { return strings.TrimSpace(string(v)) != "" }
+	a.Drain = set(j.Interval) && a.Interval == 0
+	if set(j.TermTimeout) && a.TermTimeout == 0 {
+		a.TermTimeout = -1
+	}
+	if set(j.HeartbeatInterval) && a.HeartbeatInterval == 0 {
+		// "0" was always refused; keep it refused rather than read as 5 s
+		return badf("heartbeat_interval %q: want 1 to 60 seconds", string(j.HeartbeatInterval))
+	}
+	*c = Config(a)
+	return nil
+}
+
+// jsonDuration is a duration setting as JSON holds it.
+type jsonDuration string
+
+func durationString(d time.Duration) jsonDuration {
+	if d <= 0 {
+		return ""
+	}
+	return jsonDuration(d.String())
 }
 
 // Decode reads a Config written by Encode: one JSON object with no field

@@ -7,7 +7,7 @@
 // whose Config the pool manager hands over whole.
 //
 //	n, err := node.New(node.Config{Queues: "critical,default", Concurrency: 4}, reg,
-//		node.WithLogger(log))
+//		node.WithSlog(slog.Default()))
 //	if err != nil { ... }
 //	if err := n.Start(ctx); err != nil { ... } // returns once the slots are registered
 //	<-n.Done()                                   // Stop, Shutdown or the end of ctx
@@ -22,7 +22,6 @@ import (
 	"github.com/resque-go/resque-go/internal/uniqueio"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -43,13 +42,29 @@ import (
 type Option func(*options)
 
 type options struct {
-	log   zerolog.Logger
-	fork  *worker.ForkConfig
-	title func(string)
+	log    zerolog.Logger
+	logSet bool // false: defaultLogger()
+	fork   *worker.ForkConfig
+	title  func(string)
 }
 
-// WithLogger sets the logger; default: none (a node never prints).
-func WithLogger(l zerolog.Logger) Option { return func(o *options) { o.log = l } }
+// WithLogger sets the logger as a zerolog.Logger (WithSlog takes a
+// *slog.Logger). Default: slog.Default(), which writes to stderr at info
+// unless the program set its own; zerolog.Nop() silences the node.
+func WithLogger(l zerolog.Logger) Option { return func(o *options) { o.log = l; o.logSet = true } }
+
+// newOptions applies opts over the defaults (title: where WithTitle's
+// default shows the procline).
+func newOptions(title func(string), opts []Option) options {
+	o := options{title: title}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if !o.logSet {
+		o.log = defaultLogger()
+	}
+	return o
+}
 
 // WithFork sets how a Fork node starts a job's process (a binary that runs
 // the job read from stdin and reports on fd 3, as `resque-go run-job`
@@ -112,10 +127,7 @@ type Node struct {
 // dialled before Start. The Exec and HTTP handlers of cfg are registered in
 // reg (nil: a new registry). Its errors from cfg match ErrConfig.
 func New(cfg Config, reg *worker.Registry, opts ...Option) (*Node, error) {
-	o := options{log: zerolog.Nop(), title: proctitle.Set}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := newOptions(proctitle.Set, opts)
 	s, err := cfg.resolve()
 	if err != nil {
 		return nil, err
@@ -155,7 +167,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 	queues, interval := cfg.Queues, s.durations.interval
 	if len(s.sources) > 0 {
 		queues = s.spec.String() // the label of a mass pool's worker ids
-		if strings.TrimSpace(cfg.Interval) == "" {
+		if cfg.Interval == 0 {
 			interval = time.Second // mass sources are polled
 		}
 	}
@@ -164,7 +176,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 		Client: n.client, Registry: reg, Queues: queues, Sources: s.sources, Serial: cfg.Serial, Concurrency: cfg.Concurrency,
 		Hostname: cfg.Hostname, Polling: cfg.Polling,
 		Interval: interval, HeartbeatInterval: s.durations.heartbeat,
-		Drain:      s.durations.interval == 0 && strings.TrimSpace(cfg.Interval) != "",
+		Drain:      cfg.Drain,
 		JobTimeout: s.durations.jobTimeout, TermTimeout: s.durations.termTimeout,
 		DirtyExitOnTerm: cfg.DirtyExitOnTerm, MaxRecoveries: cfg.MaxRecoveries, RubyPrune: cfg.RubyPrune,
 		Logger: log, Retry: s.retry.def, ClassRetry: s.retry.classes, Fork: o.fork,
@@ -220,7 +232,7 @@ func (n *Node) Start(ctx context.Context) error {
 		bound, err := n.metrics.Serve(n.cfg.MetricsAddr)
 		if err != nil {
 			n.finish()
-			return badf("--metrics-addr %q: %v", n.cfg.MetricsAddr, err)
+			return badf("node: Config.MetricsAddr %q: %v", n.cfg.MetricsAddr, err)
 		}
 		n.log.Info().Str("addr", bound).Msg("serving /metrics and /healthz")
 	}

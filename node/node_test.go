@@ -20,8 +20,10 @@ import (
 	"github.com/resque-go/resque-go/worker"
 )
 
-const redisEnv = "RESQUE_GO_TEST_REDIS"
+const redisEnv = "REDIS_URL"
 
+// TestMain starts the package's redis-server; its URL is in REDIS_URL, where the
+// examples read it as a program would.
 func TestMain(m *testing.M) { os.Exit(redistest.Main(m, redisEnv)) }
 
 // env is one test's namespace on the shared server.
@@ -123,7 +125,7 @@ func TestStartRegistersAndStopUnregisters(t *testing.T) {
 	e := newEnv(t)
 	cfg := e.config("a,b")
 	cfg.Concurrency = 2
-	cfg.HeartbeatInterval = "2.5"
+	cfg.HeartbeatInterval = 2500 * time.Millisecond
 	n := e.node(cfg)
 	if err := n.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -249,7 +251,7 @@ func TestMetricsAddrInUse(t *testing.T) {
 	cfg.MetricsAddr = l.Addr().String()
 	n := e.node(cfg)
 	err = n.Start(context.Background())
-	if !errors.Is(err, node.ErrConfig) || !strings.HasPrefix(err.Error(), "--metrics-addr \""+l.Addr().String()+"\": ") {
+	if !errors.Is(err, node.ErrConfig) || !strings.HasPrefix(err.Error(), "node: Config.MetricsAddr \""+l.Addr().String()+"\": ") {
 		t.Errorf("Start = %v", err)
 	}
 	waitDone(t, n)

@@ -27,32 +27,30 @@ type durations struct {
 }
 
 func (c Config) parseDurations() (durations, error) {
-	var d durations
+	d := durations{interval: c.Interval, jobTimeout: c.JobTimeout, termTimeout: c.TermTimeout, heartbeat: c.HeartbeatInterval}
 	for _, f := range []struct {
-		flag string
-		v    string
-		d    *time.Duration
+		field string
+		d     time.Duration
 	}{
-		{"interval", c.Interval, &d.interval},
-		{"timeout", c.JobTimeout, &d.jobTimeout},
-		{"term-timeout", c.TermTimeout, &d.termTimeout},
-		{"heartbeat-interval", c.HeartbeatInterval, &d.heartbeat},
+		{"Interval", c.Interval}, {"JobTimeout", c.JobTimeout}, {"HeartbeatInterval", c.HeartbeatInterval},
+		{"HTTPConnectTimeout", c.HTTPConnectTimeout}, {"HTTPTimeout", c.HTTPTimeout},
 	} {
-		v, err := parseSeconds(f.flag, f.v)
-		if err != nil {
-			return d, err
+		if f.d < 0 {
+			return d, badf("node: Config.%s %s: must not be negative", f.field, f.d)
 		}
-		*f.d = v
 	}
-	if strings.TrimSpace(c.TermTimeout) != "" && d.termTimeout == 0 {
-		// "0" is Ruby's TERM_TIMEOUT=0: take running jobs back at once (the
-		// runtime reads a negative timeout so; 0 would be its default)
+	if c.Drain && c.Interval != 0 {
+		return d, badf("node: Config.Drain works until the queues are empty: it takes no Config.Interval (%s)", c.Interval)
+	}
+	if d.termTimeout < 0 {
+		// Ruby's TERM_TIMEOUT=0: take running jobs back at once (the
+		// runtime reads a negative timeout so; 0 is its default)
 		d.termTimeout = -1
 	}
-	if strings.TrimSpace(c.HeartbeatInterval) == "" {
+	if d.heartbeat == 0 {
 		d.heartbeat = defaultHeartbeat
 	} else if d.heartbeat < minHeartbeat || d.heartbeat > maxHeartbeat {
-		return d, badf("--heartbeat-interval %q: want 1 to 60 seconds (heartbeats are stored to the second; Ruby Resque prunes a worker whose heartbeat is 300 s old)",
+		return d, badf("node: Config.HeartbeatInterval %s: want 1 to 60 seconds (heartbeats are stored to the second; Ruby Resque prunes a worker whose heartbeat is 300 s old)",
 			c.HeartbeatInterval)
 	}
 	return d, nil
@@ -64,25 +62,27 @@ const maxSeconds = float64(math.MaxInt64/int64(time.Second)) - 1
 // ParseSeconds reads Ruby-style seconds ("5", "0.5") or a Go duration
 // ("250ms"), the form of every duration setting; "" is 0. flag names the
 // setting in messages (as --flag). Its errors match ErrConfig.
-func ParseSeconds(flag, v string) (time.Duration, error) { return parseSeconds(flag, v) }
+func ParseSeconds(flag, v string) (time.Duration, error) { return parseSeconds("--"+flag, v) }
 
-func parseSeconds(flag, v string) (time.Duration, error) {
+// parseSeconds is ParseSeconds with the setting named in messages as name
+// says ("--interval", "node: Config.Interval").
+func parseSeconds(name, v string) (time.Duration, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0, nil
 	}
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
 		if f < 0 {
-			return 0, badf("--%s %q: must not be negative", flag, v)
+			return 0, badf("%s %q: must not be negative", name, v)
 		}
 		if math.IsNaN(f) || f > maxSeconds {
-			return 0, badf("--%s %q: want seconds (5, 0.5) or a duration (250ms, 2m)", flag, v)
+			return 0, badf("%s %q: want seconds (5, 0.5) or a duration (250ms, 2m)", name, v)
 		}
 		return time.Duration(f * float64(time.Second)), nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {
-		return 0, badf("--%s %q: want seconds (5, 0.5) or a duration (250ms, 2m)", flag, v)
+		return 0, badf("%s %q: want seconds (5, 0.5) or a duration (250ms, 2m)", name, v)
 	}
 	return d, nil
 }
@@ -101,27 +101,27 @@ func (c Config) parseRetry() (retryPolicies, error) {
 		n = worker.DefaultMaxAttempts
 	}
 	if n < 1 {
-		return r, badf("--fail-retries %d: want 1 or more (1 never retries)", n)
+		return r, badf("node: Config.FailRetries %d: want 1 or more (1 never retries)", n)
 	}
 	b, err := parseBackoff(c.RetryBackoff)
 	if err != nil {
-		return r, badf("--retry-backoff: %v", err)
+		return r, badf("node: Config.RetryBackoff: %v", err)
 	}
 	r.def = worker.RetryPolicy{MaxAttempts: n, Backoff: b}
 	r.classes = map[string]worker.RetryPolicy{}
 	for _, spec := range c.ClassRetry {
 		class, rest, ok := strings.Cut(spec, "=")
 		if !ok || strings.TrimSpace(class) == "" {
-			return r, badf("--class-retry %q: want 'Class=ATTEMPTS[:BACKOFF]'", spec)
+			return r, badf("node: Config.ClassRetry %q: want 'Class=ATTEMPTS[:BACKOFF]'", spec)
 		}
 		attempts, backoff, _ := strings.Cut(rest, ":")
 		p := worker.RetryPolicy{Backoff: r.def.Backoff}
 		if p.MaxAttempts, err = strconv.Atoi(attempts); err != nil || p.MaxAttempts < 1 {
-			return r, badf("--class-retry %q: attempts %q is not a whole number >= 1", spec, attempts)
+			return r, badf("node: Config.ClassRetry %q: attempts %q is not a whole number >= 1", spec, attempts)
 		}
 		if backoff != "" {
 			if p.Backoff, err = parseBackoff(backoff); err != nil {
-				return r, badf("--class-retry %q: %v", spec, err)
+				return r, badf("node: Config.ClassRetry %q: %v", spec, err)
 			}
 		}
 		r.classes[strings.TrimSpace(class)] = p
@@ -189,25 +189,20 @@ type handlerSpecs struct {
 // parseHandlers reads Exec, HTTP and the HTTP options.
 func (c Config) parseHandlers() (handlerSpecs, error) {
 	var h handlerSpecs
-	connect, err := parseSeconds("http-connect-timeout", c.HTTPConnectTimeout)
-	if err != nil {
-		return h, err
+	if c.HTTPConnectTimeout < 0 || c.HTTPTimeout < 0 {
+		return h, badf("node: Config.HTTPConnectTimeout %s, Config.HTTPTimeout %s: must not be negative", c.HTTPConnectTimeout, c.HTTPTimeout)
 	}
-	total, err := parseSeconds("http-timeout", c.HTTPTimeout)
-	if err != nil {
-		return h, err
-	}
-	h.http = worker.HTTPOptions{Token: c.HTTPToken, ConnectTimeout: connect, Timeout: total}
-	cut := func(flag, spec string) (handlerSpec, error) {
+	h.http = worker.HTTPOptions{Token: c.HTTPToken, ConnectTimeout: c.HTTPConnectTimeout, Timeout: c.HTTPTimeout}
+	cut := func(field, spec string) (handlerSpec, error) {
 		class, target, ok := strings.Cut(spec, "=")
 		class, target = strings.TrimSpace(class), strings.TrimSpace(target)
 		if !ok || class == "" || target == "" {
-			return handlerSpec{}, badf("--%s %q: want 'Class=...' or '*=...'", flag, spec)
+			return handlerSpec{}, badf("node: Config.%s %q: want 'Class=...' or '*=...'", field, spec)
 		}
-		return handlerSpec{class: class, target: target, http: flag == "http"}, nil
+		return handlerSpec{class: class, target: target, http: field == "HTTP"}, nil
 	}
 	for _, spec := range c.Exec {
-		s, err := cut("exec", spec)
+		s, err := cut("Exec", spec)
 		if err != nil {
 			return h, err
 		}
@@ -216,14 +211,14 @@ func (c Config) parseHandlers() (handlerSpecs, error) {
 	for _, spec := range c.HTTP {
 		_, target, _ := strings.Cut(spec, "=")
 		if t := strings.TrimSpace(target); t != "" && !strings.HasPrefix(t, "http://") && !strings.HasPrefix(t, "https://") {
-			return h, badf("--http %q: the URL must start with http:// or https://", spec)
+			return h, badf("node: Config.HTTP %q: the URL must start with http:// or https://", spec)
 		}
-		s, err := cut("http", spec)
+		s, err := cut("HTTP", spec)
 		if err != nil {
 			return h, err
 		}
 		if err := worker.CheckHTTPEndpoint(s.target); err != nil {
-			return h, badf("--http %q: %v", spec, err)
+			return h, badf("node: Config.HTTP %q: %v", spec, err)
 		}
 		h.specs = append(h.specs, s)
 	}

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,11 +45,12 @@ type SchedulerConfig struct {
 	Dynamic bool `json:"dynamic"`
 	// LockPrefix is RESQUE_SCHEDULER_MASTER_LOCK_PREFIX (schedulers with
 	// different prefixes elect separate masters); LockTimeout the master
-	// lock's TTL ("" 180 s); ScheduleInterval the longest wait between
-	// passes of the recurring schedules ("" 5 s). Seconds or a duration.
-	LockPrefix       string `json:"lock_prefix,omitempty"`
-	LockTimeout      string `json:"lock_timeout,omitempty"`
-	ScheduleInterval string `json:"schedule_interval,omitempty"`
+	// lock's TTL (0: 180 s; at least 1 s); ScheduleInterval the longest
+	// wait between passes of the recurring schedules (0: 5 s). In JSON,
+	// strings as Config's durations are.
+	LockPrefix       string        `json:"lock_prefix,omitempty"`
+	LockTimeout      time.Duration `json:"lock_timeout,omitempty"`
+	ScheduleInterval time.Duration `json:"schedule_interval,omitempty"`
 	// NoSchedules turns off recurring schedules (resque-scheduler's part:
 	// its master lock is then never taken, as without Schedule and
 	// Dynamic, so that a Ruby resque-scheduler keeps firing its own
@@ -101,20 +103,17 @@ type Scheduler struct {
 // NewScheduler validates cfg and builds the scheduler; nothing runs before
 // Start. A bad setting or an unreadable schedule file matches ErrConfig.
 func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
-	o := options{log: zerolog.Nop()}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := newOptions(nil, opts)
 	host := cfg.Hostname
 	if host == "" {
 		h, err := os.Hostname()
 		if err != nil {
-			return nil, configError{fmt.Errorf("hostname: %w", err)}
+			return nil, configError{fmt.Errorf("node: SchedulerConfig.Hostname: %w", err)}
 		}
 		host = h
 	}
 	if strings.ContainsAny(host, ": ") {
-		return nil, configError{fmt.Errorf("hostname %q must not contain ':' or spaces", host)}
+		return nil, configError{fmt.Errorf("node: SchedulerConfig.Hostname %q must not contain ':' or spaces", host)}
 	}
 	var entries []schedule.Entry
 	if cfg.Schedule != "" {
@@ -123,18 +122,12 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 			return nil, configError{err}
 		}
 	}
-	var lockTimeout, schedInterval time.Duration
-	if cfg.LockTimeout != "" {
-		var err error
-		if lockTimeout, err = parseSeconds("lock_timeout", cfg.LockTimeout); err != nil || lockTimeout < time.Second {
-			return nil, configError{fmt.Errorf("lock_timeout %q: want at least 1 second", cfg.LockTimeout)}
-		}
+	lockTimeout, schedInterval := cfg.LockTimeout, cfg.ScheduleInterval
+	if lockTimeout != 0 && lockTimeout < time.Second {
+		return nil, badf("node: SchedulerConfig.LockTimeout %s: want at least 1 second", lockTimeout)
 	}
-	if cfg.ScheduleInterval != "" {
-		var err error
-		if schedInterval, err = parseSeconds("schedule_interval", cfg.ScheduleInterval); err != nil || schedInterval <= 0 {
-			return nil, configError{fmt.Errorf("schedule_interval %q: want a positive duration", cfg.ScheduleInterval)}
-		}
+	if schedInterval < 0 {
+		return nil, badf("node: SchedulerConfig.ScheduleInterval %s: must not be negative", schedInterval)
 	}
 	opt, err := cfg.Redis.options()
 	if err != nil {
@@ -234,7 +227,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			s.stopped = true
 			s.client.Close()
 			close(s.done)
-			return badf("--metrics-addr %q: %v", s.cfg.MetricsAddr, err)
+			return badf("node: SchedulerConfig.MetricsAddr %q: %v", s.cfg.MetricsAddr, err)
 		}
 		s.log.Info().Str("addr", bound).Msg("serving /metrics and /healthz")
 	}
@@ -392,3 +385,41 @@ func pidAlive(pid int) bool {
 
 // Done is closed when the scheduler has stopped.
 func (s *Scheduler) Done() <-chan struct{} { return s.done }
+
+// schedulerAlias is SchedulerConfig without its JSON methods.
+type schedulerAlias SchedulerConfig
+
+// schedulerJSON is SchedulerConfig's JSON form: the durations as strings
+// (their fields here hide schedulerAlias's of the same JSON name).
+type schedulerJSON struct {
+	*schedulerAlias
+	LockTimeout      jsonDuration `json:"lock_timeout,omitempty"`
+	ScheduleInterval jsonDuration `json:"schedule_interval,omitempty"`
+}
+
+// MarshalJSON writes the durations as strings ("3m0s"), left out when 0.
+func (c SchedulerConfig) MarshalJSON() ([]byte, error) {
+	return json.Marshal(schedulerJSON{schedulerAlias: (*schedulerAlias)(&c),
+		LockTimeout: durationString(c.LockTimeout), ScheduleInterval: durationString(c.ScheduleInterval)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, and seconds ("180", "0.5");
+// a field it does not know is an error.
+func (c *SchedulerConfig) UnmarshalJSON(data []byte) error {
+	var a schedulerAlias
+	j := schedulerJSON{schedulerAlias: &a}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return err
+	}
+	var err error
+	if a.LockTimeout, err = parseSeconds("lock_timeout", string(j.LockTimeout)); err != nil {
+		return err
+	}
+	if a.ScheduleInterval, err = parseSeconds("schedule_interval", string(j.ScheduleInterval)); err != nil {
+		return err
+	}
+	*c = SchedulerConfig(a)
+	return nil
+}

@@ -2,12 +2,14 @@ package node_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/planio"
 	"github.com/resque-go/resque-go/internal/statsio"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,5 +104,27 @@ func TestSchedulerWithoutScheduleLeavesTheMasterLock(t *testing.T) {
 	}
 	if s.Info().Master {
 		t.Error("a scheduler with no schedule says it is master")
+	}
+}
+
+// SchedulerConfig's durations are time.Duration, strings in JSON (seconds
+// as earlier releases wrote them, or a Go duration); a lock TTL under a
+// second is refused naming the field.
+func TestSchedulerConfigDurations(t *testing.T) {
+	var cfg node.SchedulerConfig
+	if err := json.Unmarshal([]byte(`{"lock_timeout":"60","schedule_interval":"500ms"}`), &cfg); err != nil ||
+		cfg.LockTimeout != time.Minute || cfg.ScheduleInterval != 500*time.Millisecond {
+		t.Fatalf("decoded %+v, %v", cfg, err)
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil || !strings.Contains(string(b), `"lock_timeout":"1m0s","schedule_interval":"500ms"`) {
+		t.Errorf("encoded %s, %v", b, err)
+	}
+	if err := json.Unmarshal([]byte(`{"lock_timeout":"soon"}`), &cfg); err == nil || !errors.Is(err, node.ErrConfig) {
+		t.Errorf("a bad lock_timeout decoded: %v", err)
+	}
+	_, err = node.NewScheduler(node.SchedulerConfig{Redis: node.Redis{URL: os.Getenv(redisEnv)}, LockTimeout: 500 * time.Millisecond})
+	if err == nil || !errors.Is(err, node.ErrConfig) || !strings.HasPrefix(err.Error(), "node: SchedulerConfig.LockTimeout 500ms: want at least 1 second") {
+		t.Errorf("NewScheduler = %v", err)
 	}
 }

@@ -27,8 +27,8 @@ func TestSerialQueuesMustBeNamed(t *testing.T) {
 		{Queues: "critical,rep*", Serial: []string{"rep*"}},
 	} {
 		err := bad.Validate()
-		if !errors.Is(err, node.ErrConfig) || !strings.Contains(err.Error(), "--serial") {
-			t.Errorf("Validate(%+v) = %v, want a --serial config error", bad, err)
+		if !errors.Is(err, node.ErrConfig) || !strings.Contains(err.Error(), "Config.Serial") {
+			t.Errorf("Validate(%+v) = %v, want a Config.Serial config error", bad, err)
 		}
 	}
 }

@@ -148,6 +148,12 @@ func LoadLocation(tz string) (*time.Location, error) {
 	return loc, nil
 }
 
+// MaxYearsAhead bounds how far after now a plan's start and first run may
+// be. Further is a typo (P1000000Y, a start in the year 9999) that would
+// leave a plan that never fires, and a time past the year 5138 is not read
+// back as Unix seconds.
+const MaxYearsAhead = 100
+
 // Validate reports whether p can be added: a queue and a class, a valid
 // queue name, args as a JSON array or object, a known misfire policy.
 func (p Plan) Validate() error {

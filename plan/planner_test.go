@@ -239,9 +239,36 @@ func TestAddStartAndErrors(t *testing.T) {
 		{Queue: "q", Class: "C", Every: time.Minute, Args: json.RawMessage(`5`)},
 		{Queue: "a,b", Class: "C", Every: time.Minute},
 		{Class: "C", Every: time.Minute},
+		// never firing, or not readable back: more than 100 years ahead,
+		// before 1970
+		{Queue: "q", Class: "C", Period: "P1000000Y"},
+		{Queue: "q", Class: "C", Period: "P101Y"},
+		{Queue: "q", Class: "C", Period: "P200Y", Start: time.Unix(0, 0)},
+		{Queue: "q", Class: "C", Every: 1_000_000 * time.Hour},
+		{Queue: "q", Class: "C", Every: time.Minute, Start: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)},
+		{Queue: "q", Class: "C", Cron: "0 3 * * *", Start: time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{Queue: "q", Class: "C", Every: time.Minute, Start: time.Unix(-5, 0)},
 	} {
 		if _, err := planio.AddAt(ctx, e.c, bad, t0); !errors.Is(err, plan.ErrInvalid) {
 			t.Errorf("%+v: %v, want ErrInvalid", bad, err)
+		}
+	}
+	// the bounds themselves
+	for _, ok := range []plan.Plan{
+		{Queue: "q", Class: "C", Period: "P100Y"},
+		{Queue: "q", Class: "C", Every: time.Minute, Start: t0.AddDate(plan.MaxYearsAhead, 0, 0)},
+		{Queue: "q", Class: "C", Every: time.Minute, Start: time.Unix(0, 0)},
+	} {
+		id, err := planio.AddAt(ctx, e.c, ok, t0)
+		if err != nil {
+			t.Errorf("%+v: %v", ok, err)
+			continue
+		}
+		if p := get(id); p.Problem != "" {
+			t.Errorf("%+v: %s", ok, p.Problem)
+		}
+		if err := planio.Remove(ctx, e.c, id); err != nil {
+			t.Fatal(err)
 		}
 	}
 	e.add(plan.Plan{ID: "same", Queue: "q", Class: "C", Every: time.Minute})

@@ -342,19 +342,23 @@ func (c *Config) Child(set QueueSet) node.Config {
 		n.Queues = ""
 	}
 	if set.Interval > 0 {
-		n.Interval = seconds(set.Interval)
+		n.Interval = set.Interval
 	}
 	if set.Serial {
 		n.Serial = protocol.LiteralQueues(set.Queues)
 	}
 	if set.Timeout > 0 {
-		n.JobTimeout = seconds(set.Timeout)
+		n.JobTimeout = set.Timeout
 	}
 	if c.TermTimeout != nil {
-		n.TermTimeout = seconds(*c.TermTimeout)
+		// term_timeout: 0 takes jobs back at once, which node.Config
+		// spells with a negative duration (0 is its default).
+		if n.TermTimeout = *c.TermTimeout; n.TermTimeout == 0 {
+			n.TermTimeout = -1
+		}
 	}
 	if c.HeartbeatInterval != nil {
-		n.HeartbeatInterval = seconds(*c.HeartbeatInterval)
+		n.HeartbeatInterval = *c.HeartbeatInterval
 	}
 	if c.MaxRecoveries != nil {
 		// max_recoveries: 0 means none, which node.Config spells -1.
@@ -374,17 +378,14 @@ func (c *Config) Child(set QueueSet) node.Config {
 		n.HTTP = append(n.HTTP, h.Class+"="+h.HTTP.URL)
 		n.HTTPToken = h.HTTP.Token
 		if h.HTTP.ConnectTimeout > 0 {
-			n.HTTPConnectTimeout = seconds(h.HTTP.ConnectTimeout)
+			n.HTTPConnectTimeout = h.HTTP.ConnectTimeout
 		}
 		if h.HTTP.Timeout > 0 {
-			n.HTTPTimeout = seconds(h.HTTP.Timeout)
+			n.HTTPTimeout = h.HTTP.Timeout
 		}
 	}
 	return n
 }
-
-// seconds writes d as the work command reads it: seconds, fraction allowed.
-func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 
 func orDefault(s, def string) string {
 	if s == "" {
@@ -496,7 +497,14 @@ func nonZeroJSON(v reflect.Value) string {
 			b.WriteString(",")
 		}
 		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
 		b.WriteString(strconv.Quote(name) + ":")
+		if d, ok := f.Interface().(time.Duration); ok {
+			b.WriteString(strconv.Quote(d.String())) // as node.Config's JSON has it
+			continue
+		}
 		if f.Kind() == reflect.Struct {
 			b.WriteString(nonZeroJSON(f))
 			continue

@@ -274,8 +274,8 @@ workers:
 	}
 	// Only what differs from the defaults, in field order.
 	for _, want := range []string{`    node config: {"redis":{"url":"redis://:xxxxx@127.0.0.1:6390","namespace":"ns"},"queues":"high,low","concurrency":3,` +
-		`"polling":true,"interval":"0.5","job_timeout":"60","fork":true,"exec":["B=php artisan b <x> & y"],"http":["A=http://h/{sourceId}"],` +
-		`"http_token":"***","http_connect_timeout":"1","http_timeout":"2.5"}` + "\n"} {
+		`"polling":true,"interval":"500ms","job_timeout":"1m0s","fork":true,"exec":["B=php artisan b <x> & y"],"http":["A=http://h/{sourceId}"],` +
+		`"http_token":"***","http_connect_timeout":"1s","http_timeout":"2.5s"}` + "\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Describe lacks %q:\n%s", want, out)
 		}

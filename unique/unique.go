@@ -17,7 +17,7 @@ import (
 // ErrDuplicate is returned when a job's uid is taken: a job with that uid
 // is queued, or running and the new job is not deferrable, or running with
 // a deferred job already parked (the first one wins). Nothing was written.
-var ErrDuplicate = errors.New("unique: a job with this unique id is already queued or running")
+var ErrDuplicate = errors.New("unique: the unique id is taken (its job is queued, or running with no room to defer this one); nothing was written")
 
 // Result is what an enqueue did with a unique job.
 type Result string

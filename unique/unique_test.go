@@ -233,3 +233,14 @@ func TestSweeperGoesOnPastABadUID(t *testing.T) {
 		t.Errorf("the orphan's state is still there")
 	}
 }
+
+// ErrDuplicate says what the README says it means: the uid is taken and
+// nothing was written (a user reading the message needs no other doc).
+func TestErrDuplicateSaysTakenAndNothingWritten(t *testing.T) {
+	msg := unique.ErrDuplicate.Error()
+	for _, want := range []string{"unique id is taken", "nothing was written"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("ErrDuplicate = %q; want it to say %q", msg, want)
+		}
+	}
+}

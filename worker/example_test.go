@@ -11,11 +11,11 @@ import (
 	"github.com/resque-go/resque-go/worker"
 )
 
-// work runs a node on queue until it is empty (Interval "0", Ruby's
+// work runs a node on queue until it is empty (Drain, Ruby's
 // INTERVAL=0) with the handlers of reg.
 func work(reg *worker.Registry, queue string) {
 	n, err := node.New(node.Config{Redis: node.Redis{URL: os.Getenv("REDIS_URL")}, Queues: queue,
-		Polling: true, Interval: "0", FailRetries: 1}, reg)
+		Drain: true, FailRetries: 1}, reg)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -35,9 +35,6 @@ const (
 	ExitDuplicate = 3
 )
 
-// Version is set at build time with -ldflags.
-var Version = "dev"
-
 // usageError marks bad input: a flag, a value, a config file (exit 2).
 type usageError struct{ err error }
 
@@ -72,9 +69,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, reg *work
 }
 
 // runApp runs app, prints its error as one line (plus a hint for usage
-// errors) and returns the exit code.
+// errors) and returns the exit code. Flags may come after positional
+// arguments (flagsFirst).
 func runApp(ctx context.Context, app *ucli.App, args []string) int {
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, flagsFirst(app, args))
 	if err == nil {
 		return ExitOK
 	}
@@ -104,38 +102,43 @@ func exitCode(err error) int {
 // urlInText finds Redis URLs in messages.
 var urlInText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`rediss?(\+sentinel)?://[^\s"']*`) })
 
+// internalPrefix finds the prefixes that name resque-go's internal
+// packages in error messages ("protocol: args are not valid JSON"): words a
+// user of the command line has no use for.
+var internalPrefix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|: )(?:(?:protocol|rdb|redisproc|recovery|runtime|plan: invalid plan|plan): )+`)
+})
+
 // errorLine is the one line printed for err: a connection failure is said
-// without the call chain that met it, Redis URLs never show a password.
+// without the call chain that met it, Redis URLs never show a password,
+// and no internal package is named.
 func errorLine(err error) string {
 	msg := err.Error()
 	var ce *rdb.ConnError
 	if errors.As(err, &ce) {
 		msg = ce.Error()
 	}
+	msg = internalPrefix().ReplaceAllString(msg, "$1")
 	msg = urlInText().ReplaceAllStringFunc(msg, rdb.RedactURL)
 	return strings.Join(strings.Fields(msg), " ")
 }
 
 func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
-	app := baseApp(stdout, stderr,
-		workCommand(reg),
-		runJobCommand(reg),
-		enqueueCommand(),
-		statsCommand(),
-		failedCommand(),
-		queueCommand(),
-		uniqueCommand(),
-		schedulerCommand(),
-		scheduleCommand(),
-		planCommand(),
-		delayedCommand(),
-		massCommand(),
-		demoCommand(),
-		poolCommand(),
-		benchCommand(),
-	)
+	groups := []helpGroup{
+		{"Run", []*ucli.Command{demoCommand(), workCommand(reg), poolCommand(), schedulerCommand(), runJobCommand(reg)}},
+		{"Enqueue & inspect", []*ucli.Command{enqueueCommand(), statsCommand(), queueCommand(), delayedCommand(), uniqueCommand()}},
+		{"Scheduling", []*ucli.Command{planCommand(), scheduleCommand()}},
+		{"Failed", []*ucli.Command{failedCommand()}},
+		{"Mass queues", []*ucli.Command{massCommand()}},
+		{"Admin", []*ucli.Command{versionCommand(), benchCommand()}},
+	}
+	app := baseApp(stdout, stderr, grouped(groups...)...)
+	var names []string
+	for _, g := range groups {
+		names = append(names, g.name)
+	}
+	app.CustomAppHelpTemplate = appHelpTemplate(names)
 	app.Usage = "a Resque-compatible worker runtime"
-	app.Version = Version
 	app.Description = "Runs jobs queued by Ruby Resque, php-resque, node-resque and resque-v3 producers.\n" +
 		"Every flag can also be set from the environment variable shown next to it; the older names\n" +
 		"QUEUES, RESQUE_CONCURRENCY, FAIL_RETRIES, REDIS_BACKEND, PREFIX and LOGGING are still read."
@@ -153,7 +156,14 @@ func baseApp(stdout, stderr io.Writer, cmds ...*ucli.Command) *ucli.App {
 		OnUsageError:   onUsageError,
 		ExitErrHandler: func(*ucli.Context, error) {}, // runApp maps errors to exit codes
 		Commands:       cmds,
+		// --version is a flag of ours: urfave/cli's also answers -v.
+		HideVersion: true,
+		Flags:       []ucli.Flag{&ucli.BoolFlag{Name: "version", Usage: "print the version (as the version command)"}},
 		Action: func(c *ucli.Context) error {
+			if c.Bool("version") {
+				_, err := fmt.Fprintln(c.App.Writer, versionLine())
+				return err
+			}
 			if c.NArg() > 0 {
 				return usageHint(fmt.Errorf("no command %q", c.Args().First()), "Run 'resque-go --help' for the commands.")
 			}
@@ -168,8 +178,15 @@ func baseApp(stdout, stderr io.Writer, cmds ...*ucli.Command) *ucli.App {
 
 func prepareCommand(cmd *ucli.Command, parent string) {
 	path := parent + " " + cmd.Name
+	hint := "Run '" + path + " --help' for usage."
 	cmd.OnUsageError = func(c *ucli.Context, err error, _ bool) error {
-		return usageHint(err, "Run '"+path+" --help' for usage.")
+		return usageHint(err, hint)
+	}
+	if action := cmd.Action; action != nil {
+		cmd.Action = func(c *ucli.Context) error { return withHint(action(c), hint) }
+	}
+	if len(cmd.Subcommands) > 0 && cmd.UsageText == "" {
+		cmd.UsageText = path + " COMMAND [flags] [arguments]"
 	}
 	if len(cmd.Subcommands) > 0 && cmd.Action == nil {
 		cmd.Action = func(c *ucli.Context) error {
@@ -179,19 +196,33 @@ func prepareCommand(cmd *ucli.Command, parent string) {
 			return ucli.ShowSubcommandHelp(c)
 		}
 	}
+	required := takeRequired(cmd)
 	before := cmd.Before
 	cmd.Before = func(c *ucli.Context) error {
 		if err := applyEnvAliases(c, cmd.Flags, os.LookupEnv); err != nil {
-			return err
+			return withHint(err, hint)
+		}
+		if err := checkRequired(c, strings.TrimPrefix(path, "resque-go "), required); err != nil {
+			return withHint(err, hint)
 		}
 		if before != nil {
-			return before(c)
+			return withHint(before(c), hint)
 		}
 		return nil
 	}
 	for _, sub := range cmd.Subcommands {
 		prepareCommand(sub, path)
 	}
+}
+
+// withHint adds hint to a usage error (exit 2) that has none yet, so that
+// every bad flag, value or file is answered with where to read the usage.
+func withHint(err error, hint string) error {
+	var h hintedError
+	if err == nil || exitCode(err) != ExitUsage || errors.As(err, &h) {
+		return err
+	}
+	return usageHint(err, hint)
 }
 
 func onUsageError(c *ucli.Context, err error, _ bool) error {
@@ -330,8 +361,9 @@ func buildLogger(w io.Writer, level zerolog.Level, format string) (zerolog.Logge
 	return zerolog.New(w).Level(level).With().Timestamp().Logger(), nil
 }
 
-// colourful reports whether w is a terminal that should get colours
-// (https://no-color.org: NO_COLOR set to anything turns them off).
+// colourful reports whether w is a terminal that should get colours and
+// screen codes (https://no-color.org: NO_COLOR set to anything turns them
+// off).
 func colourful(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok || os.Getenv("NO_COLOR") != "" {

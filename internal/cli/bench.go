@@ -159,6 +159,6 @@ func benchConfig(c *ucli.Context) (bench.Config, error) {
 		ExecJobs: c.Int("exec-jobs"), ExecCommand: execCmd,
 		Idle: idle, Settle: settle,
 		LatencyJobs: c.Int("latency-jobs"), LatencyRate: c.Float64("latency-rate"), LatencySlots: c.Int("latency-slots"),
-		Version: Version,
+		Version: strings.TrimPrefix(versionLine(), "resque-go "),
 	}, nil
 }

@@ -255,7 +255,7 @@ func delayedCount(c *ucli.Context) error {
 
 func delayedShow(c *ucli.Context) error {
 	if c.NArg() != 1 {
-		return usagef("show needs one TIME (RFC 3339 or Unix seconds), got %d arguments (flags go before TIME)", c.NArg())
+		return usagef("show needs one TIME (RFC 3339 or Unix seconds), got %d arguments", c.NArg())
 	}
 	t, err := parseDelayedTime("TIME", c.Args().First())
 	if err != nil {

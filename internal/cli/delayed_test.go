@@ -122,7 +122,7 @@ func TestDelayedCommandRemovesAndClears(t *testing.T) {
 		t.Fatalf("remove --from --class: %d %q", code, out)
 	}
 	code, _, errOut := e.delayedCmd("clear")
-	if code != ExitUsage || errOut != "resque-go: clear deletes every delayed item: add --yes to confirm\n" {
+	if code != ExitUsage || noHint(errOut) != "resque-go: clear deletes every delayed item: add --yes to confirm\n" {
 		t.Fatalf("clear without --yes: %d %q", code, errOut)
 	}
 	if code, out, _ = e.delayedCmd("clear", "--yes"); code != 0 || out != "removed 2 items (2 index entries, 2 buckets taken off the schedule)\n" {

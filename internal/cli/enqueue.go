@@ -32,8 +32,8 @@ func enqueueCommand() *ucli.Command {
 			"job running, this job is parked instead (exit 0, \"deferred\" on stderr) and enqueued\n" +
 			"SECONDS after that job succeeds.",
 		Flags: append(redisFlags(),
-			&ucli.StringFlag{Name: "queue", Usage: "queue name (required)"},
-			&ucli.StringFlag{Name: "class", Usage: "job class (required)"},
+			&ucli.StringFlag{Name: "queue", Usage: "queue name", Required: true},
+			&ucli.StringFlag{Name: "class", Usage: "job class", Required: true},
 			&ucli.StringFlag{Name: "args", Usage: "JSON args: an array (one element per argument), or an object (kept as is, as php-resque and resque-v3 write it)", Value: "[]"},
 			&ucli.BoolFlag{Name: "plain", Usage: "write only class and args, byte-identical to Ruby's Resque.enqueue (args must be an array)"},
 			&ucli.BoolFlag{Name: "with-id", Usage: "with --at/--in: give the delayed job an id and queue_time (resque-scheduler's remove_delayed and resque-web's Cancel Job then cannot find it)"},
@@ -147,14 +147,15 @@ func enqueueUnique(c *ucli.Context) (protocol.Unique, error) {
 	if c.IsSet("unique-id") && u.UID == "" {
 		return u, usagef("--unique-id is empty")
 	}
+	// the uid travels in the payload ("unique"), which --plain leaves out
+	if u.UID != "" && c.Bool("plain") {
+		return u, usagef("--plain writes only class and args: it takes no --unique-id")
+	}
 	if d == "" {
 		return u, nil
 	}
 	if u.UID == "" {
 		return u, usagef("--deferrable-by needs --unique-id")
-	}
-	if c.Bool("plain") {
-		return u, usagef("--plain writes only class and args: it takes no --unique-id")
 	}
 	secs, err := strconv.ParseInt(d, 10, 64)
 	if err != nil || secs < 0 || secs > protocol.MaxDelaySeconds {

@@ -95,7 +95,7 @@ func TestEnqueueTimesBounded(t *testing.T) {
 	} {
 		out, errOut := newSyncBuffer(), newSyncBuffer()
 		code := runCommand(context.Background(), enqueueCommand(), append(append(e.redisArgs(), "--queue", "mail", "--class", "Job"), tc.args...), out, errOut)
-		lines := strings.Count(strings.TrimRight(errOut.String(), "\n"), "\n") + 1
+		lines := strings.Count(strings.TrimRight(noHint(errOut.String()), "\n"), "\n") + 1
 		if code != tc.code || !strings.Contains(errOut.String(), tc.want) || code == ExitUsage && lines != 1 {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d and one line with %q", tc.args, code, out.String(), errOut.String(), tc.code, tc.want)
 		}

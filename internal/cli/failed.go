@@ -26,6 +26,9 @@ func failedCommand() *ucli.Command {
 	withRedis := func(extra ...ucli.Flag) []ucli.Flag {
 		return append(append(redisFlags(), filterFlags...), extra...)
 	}
+	yes := func() ucli.Flag {
+		return &ucli.BoolFlag{Name: "yes", Usage: "confirm: delete every entry matching the filters"}
+	}
 	return &ucli.Command{
 		Name:  "failed",
 		Usage: "inspect, retry and remove failed jobs",
@@ -48,16 +51,19 @@ func failedCommand() *ucli.Command {
 				Action: func(c *ucli.Context) error { return failedChange(c, "retry") },
 			},
 			{
-				Name: "remove", Usage: "delete entries", ArgsUsage: "INDEX... | --all",
-				Flags:  withRedis(&ucli.BoolFlag{Name: "all", Usage: "every entry matching the filters"}),
+				Name: "remove", Usage: "delete entries", ArgsUsage: "INDEX... | --all --yes",
+				Flags:  withRedis(&ucli.BoolFlag{Name: "all", Usage: "every entry matching the filters (with --yes)"}, yes()),
 				Action: func(c *ucli.Context) error { return failedChange(c, "remove") },
 			},
 			{
-				Name: "clear", Usage: "delete every entry (or those matching the filters)", ArgsUsage: " ",
-				Flags: withRedis(),
+				Name: "clear", Usage: "delete every entry (or those matching the filters)", ArgsUsage: "--yes",
+				Flags: withRedis(yes()),
 				Action: func(c *ucli.Context) error {
 					if c.NArg() > 0 {
 						return usagef("clear takes no index; use remove INDEX")
+					}
+					if err := confirmDelete(c, "clear"); err != nil {
+						return err
 					}
 					store, done, err := failedStore(c)
 					if err != nil {
@@ -73,6 +79,32 @@ func failedCommand() *ucli.Command {
 			},
 		},
 	}
+}
+
+// confirmDelete refuses a delete of every failed entry (matching the
+// filters) without --yes, as queue clear and delayed clear do, saying what
+// would go: how many entries when that is one LLEN (no filters).
+func confirmDelete(c *ucli.Context, what string) error {
+	if c.Bool("yes") {
+		return nil
+	}
+	f := filterOf(c)
+	scope := "every failed entry"
+	if !f.Empty() {
+		var by []string
+		for _, kv := range [][2]string{{"queue", f.Queue}, {"class", f.Class}, {"exception", f.Exception}} {
+			if kv[1] != "" {
+				by = append(by, fmt.Sprintf("--%s %q", kv[0], kv[1]))
+			}
+		}
+		scope += " matching " + strings.Join(by, " ")
+	} else if client, err := newClient(c); err == nil {
+		if n, err := client.Len(c.Context, client.Keys().Failed()); err == nil {
+			scope = fmt.Sprintf("every failed entry (%d now)", n)
+		}
+		client.Close()
+	}
+	return usagef("%s deletes %s: add --yes to confirm", what, scope)
 }
 
 func filterOf(c *ucli.Context) failure.Filter {
@@ -117,11 +149,6 @@ func checkRange(c *ucli.Context, client *rdb.Client, idx []int64) error {
 func indexes(c *ucli.Context) ([]int64, error) {
 	var out []int64
 	for _, a := range c.Args().Slice() {
-		if strings.HasPrefix(a, "-") && a != "-0" {
-			if _, err := strconv.Atoi(a); err != nil {
-				return nil, usagef("flags go before the indexes: %s %s ... INDEX", c.Command.FullName(), a)
-			}
-		}
 		n, err := strconv.ParseInt(a, 10, 64)
 		if err != nil || n < 0 {
 			return nil, usagef("%q is not an entry index (0, 1, 2 ...)", a)
@@ -231,6 +258,11 @@ func failedChange(c *ucli.Context, op string) error {
 	all := c.Bool("all")
 	if all == (len(idx) > 0) {
 		return usagef("%s needs INDEX... or --all (with optional --queue/--class/--exception), not both", op)
+	}
+	if all && op == "remove" {
+		if err := confirmDelete(c, "remove --all"); err != nil {
+			return err
+		}
 	}
 	store, client, done, err := failedStoreClient(c)
 	if err != nil {

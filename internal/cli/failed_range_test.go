@@ -19,7 +19,7 @@ func TestFailedIndexOutOfRange(t *testing.T) {
 	e.pushFailed()
 	for _, sub := range []string{"show", "retry", "remove"} {
 		code, _, errOut := e.failed(sub, "0", "7")
-		if code != ExitUsage || errOut != "resque-go: no entry 7: the failed list has 4 entries (0-3)\n" {
+		if code != ExitUsage || noHint(errOut) != "resque-go: no entry 7: the failed list has 4 entries (0-3)\n" {
 			t.Errorf("%s 0 7: exit %d, stderr %q", sub, code, errOut)
 		}
 	}

@@ -168,10 +168,10 @@ func TestFailedRetryRemoveClear(t *testing.T) {
 		t.Errorf("after remove 3 1: %q", failed)
 	}
 
-	if code, out, _ = e.failed("clear", "--queue", "other"); code != ExitOK || !strings.Contains(out, "removed 0") {
+	if code, out, _ = e.failed("clear", "--queue", "other", "--yes"); code != ExitOK || !strings.Contains(out, "removed 0") {
 		t.Errorf("clear --queue other: exit %d: %s", code, out)
 	}
-	if code, out, _ = e.failed("clear"); code != ExitOK || !strings.Contains(out, "removed 2") {
+	if code, out, _ = e.failed("clear", "--yes"); code != ExitOK || !strings.Contains(out, "removed 2") {
 		t.Errorf("clear: exit %d: %s", code, out)
 	}
 	if n := len(e.list(k.Failed())); n != 0 {
@@ -235,10 +235,10 @@ func TestFailedUsageErrors(t *testing.T) {
 	}{
 		{[]string{"retry"}, "needs INDEX... or --all"},
 		{[]string{"remove", "--all", "0"}, "not both"},
-		{[]string{"retry", "0", "--json"}, "flags go before the indexes"},
+		{[]string{"retry", "0", "-x"}, "flag provided but not defined: -x"},
 		{[]string{"remove", "-1"}, "-1"},
 		{[]string{"remove", "0", "-1"}, `"-1" is not an entry index`},
-		{[]string{"remove", "0", "--all"}, "flags go before the indexes"},
+		{[]string{"remove", "0", "--all"}, "not both"},
 		{[]string{"show"}, "at least one INDEX"},
 		{[]string{"show", "x"}, `"x" is not an entry index`},
 		{[]string{"list", "3"}, "list takes no argument"},

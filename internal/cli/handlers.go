@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -32,11 +33,22 @@ const (
 )
 
 // handlerConfig is the part of a node.Config the handler flags set.
-func handlerConfig(c *ucli.Context) node.Config {
-	return node.Config{
-		Exec: c.StringSlice("exec"), HTTP: c.StringSlice("http"), HTTPToken: c.String("http-token"),
-		HTTPConnectTimeout: c.String("http-connect-timeout"), HTTPTimeout: c.String("http-timeout"),
+func handlerConfig(c *ucli.Context) (node.Config, error) {
+	cfg := node.Config{Exec: c.StringSlice("exec"), HTTP: c.StringSlice("http"), HTTPToken: c.String("http-token")}
+	var err error
+	if cfg.HTTPConnectTimeout, err = parseSeconds("http-connect-timeout", c.String("http-connect-timeout")); err != nil {
+		return cfg, err
 	}
+	cfg.HTTPTimeout, err = parseSeconds("http-timeout", c.String("http-timeout"))
+	return cfg, err
+}
+
+// durationFlag writes d as a duration flag takes it ("" for 0).
+func durationFlag(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return d.String()
 }
 
 // forkConfig re-executes this binary in run-job mode with the handlers of
@@ -53,8 +65,8 @@ func forkConfig(cfg node.Config) (*worker.ForkConfig, error) {
 	for _, v := range cfg.HTTP {
 		argv = append(argv, "--http", v)
 	}
-	argv = append(argv, "--http-connect-timeout", cmp.Or(cfg.HTTPConnectTimeout, defaultHTTPConnectTimeout),
-		"--http-timeout", cmp.Or(cfg.HTTPTimeout, defaultHTTPTimeout))
+	argv = append(argv, "--http-connect-timeout", cmp.Or(durationFlag(cfg.HTTPConnectTimeout), defaultHTTPConnectTimeout),
+		"--http-timeout", cmp.Or(durationFlag(cfg.HTTPTimeout), defaultHTTPTimeout))
 	var env []string
 	if cfg.HTTPToken != "" {
 		env = append(env, "RESQUE_HTTP_TOKEN="+cfg.HTTPToken)
@@ -70,8 +82,12 @@ func runJobCommand(reg *worker.Registry) *ucli.Command {
 		Usage:  "run one job read from stdin and report on fd 3 (used by work --fork)",
 		Flags:  handlerFlags(),
 		Action: func(c *ucli.Context) error {
-			if err := handlerConfig(c).AddHandlers(reg); err != nil {
-				return usageError{err}
+			cfg, err := handlerConfig(c)
+			if err != nil {
+				return err
+			}
+			if err := cfg.AddHandlers(reg); err != nil {
+				return nodeError(err)
 			}
 			result := os.NewFile(3, "result")
 			if result == nil {

@@ -96,7 +96,7 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 		{path: "delayed clear", args: []string{"--yes"}},
 		{path: "failed retry", args: []string{"0"}},
 		{path: "failed remove", args: []string{"1"}},
-		{path: "failed clear"},
+		{path: "failed clear", args: []string{"--yes"}},
 	}
 	// bench measures for minutes: its report is checked as written below.
 	covered := map[string]bool{"bench": true}

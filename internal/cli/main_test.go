@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -103,3 +104,10 @@ func unlockOnAction(cmd *ucli.Command, unlock func()) {
 		unlockOnAction(sub, unlock)
 	}
 }
+
+// hintLine is the second line every usage error (exit 2) ends with.
+var hintLine = regexp.MustCompile(`(?m)^Run 'resque-go( [a-z-]+)* --help' for (usage|its commands|the commands)\.\n\z`)
+
+// noHint is stderr without its closing hint line, if it has one: what
+// tests of a usage error's one line compare.
+func noHint(stderr string) string { return hintLine.ReplaceAllString(stderr, "") }

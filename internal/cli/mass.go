@@ -87,7 +87,7 @@ func massCommand() *ucli.Command {
 			{Name: "status", Usage: "pools, units, batches with remaining sizes, sources' active batches and backlogs, static jobs waiting", ArgsUsage: " ",
 				Flags: withJSON(config(), &ucli.DurationFlag{Name: "dead-after", Usage: "a unit silent this long is dead", Value: 30 * time.Second}), Action: massStatus},
 			{Name: "failures", Usage: "batches and static jobs that could not be placed (batch:allocation_failures)", ArgsUsage: " ", Flags: withJSON(), Action: massFailures},
-			{Name: "reallocate", Usage: "give allocation failure ID (a batch id or a job id), or --all, another try", ArgsUsage: "ID",
+			{Name: "reallocate", Usage: "give allocation failure ID (a batch id or a job id), or --all, another try", ArgsUsage: "ID | --all",
 				Flags: withJSON(&ucli.BoolFlag{Name: "all", Usage: "every allocation failure"}), Action: massReallocate},
 			{Name: "weight", Usage: "a source's share of its pools (jobs per turn, default 1; in a batch pool, claims of its batch in a row)", ArgsUsage: " ",
 				Flags: withJSON(source(), &ucli.IntFlag{Name: "weight", Usage: "jobs per turn, >= 1", Required: true}), Action: massWeight},
@@ -104,7 +104,7 @@ func massCommand() *ucli.Command {
 
 func noArgs(c *ucli.Context) error {
 	if c.NArg() > 0 {
-		return usagef("%s takes no argument (flags go first): %q", c.Command.FullName(), c.Args().First())
+		return usagef("%s takes no argument (got %q)", c.Command.FullName(), c.Args().First())
 	}
 	return nil
 }
@@ -119,7 +119,7 @@ func noArgsClient(c *ucli.Context) (*rdb.Client, error) {
 
 func oneArg(c *ucli.Context, what string) (string, error) {
 	if c.NArg() != 1 || c.Args().First() == "" {
-		return "", usagef("%s takes one %s (flags go before it)", c.Command.FullName(), what)
+		return "", usagef("%s takes one %s", c.Command.FullName(), what)
 	}
 	return c.Args().First(), nil
 }

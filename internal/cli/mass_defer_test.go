@@ -34,7 +34,7 @@ func TestMassEnqueueDeferrable(t *testing.T) {
 		t.Errorf("a second deferral: exit %d, want %d", code, ExitDuplicate)
 	}
 	for _, args := range [][]string{{"--deferrable-by", "5"}, {"--unique-id", "u2", "--deferrable-by", "-1"}} {
-		if code, _, errOut := enqueue(args...); code != ExitUsage || strings.Count(errOut, "\n") != 1 {
+		if code, _, errOut := enqueue(args...); code != ExitUsage || strings.Count(noHint(errOut), "\n") != 1 {
 			t.Errorf("%v: exit %d %q, want %d and one line", args, code, errOut, ExitUsage)
 		}
 	}

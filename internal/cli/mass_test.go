@@ -29,23 +29,8 @@ mapping:
 func (e *cliEnv) mass(stdin string, args ...string) (code int, stdout, stderr string) {
 	e.t.Helper()
 	out, errOut := newSyncBuffer(), newSyncBuffer()
-	full := append([]string{args[0]}, args[1:]...)
-	// redis flags go after the subcommand's name(s), before its arguments
-	var head, tail []string
-	for i, a := range full {
-		if strings.HasPrefix(a, "-") {
-			head, tail = full[:i], full[i:]
-			break
-		}
-	}
-	if head == nil {
-		head, tail = full, nil
-		// a positional argument (an id) comes last: keep it last
-		if len(full) > 1 && !isMassSubcommand(full[len(full)-1]) {
-			head, tail = full[:len(full)-1], full[len(full)-1:]
-		}
-	}
-	argv := append(append(append([]string{}, head...), e.redisArgs()...), tail...)
+	// flags may follow the arguments: the Redis ones go last
+	argv := append(append([]string(nil), args...), e.redisArgs()...)
 	parseMu.Lock()
 	var unlock sync.Once
 	defer unlock.Do(parseMu.Unlock)
@@ -55,14 +40,6 @@ func (e *cliEnv) mass(stdin string, args ...string) (code int, stdout, stderr st
 	unlockOnAction(cmd, func() { unlock.Do(parseMu.Unlock) })
 	code = runApp(context.Background(), app, append([]string{"resque-go", "mass"}, argv...))
 	return code, out.String(), errOut.String()
-}
-
-func isMassSubcommand(s string) bool {
-	switch s {
-	case "batch", "create", "push", "commit", "route", "routes", "enqueue", "status", "failures", "reallocate", "weight", "limit", "pause", "resume", "settings":
-		return true
-	}
-	return false
 }
 
 func (e *cliEnv) massOK(stdin string, args ...string) string {

@@ -40,8 +40,8 @@ func planCommand() *ucli.Command {
 					"now: --start (RFC 3339 or Unix seconds) sets the phase of --every/--period and the\n" +
 					"earliest slot of --cron; a past start never fires retroactively.",
 				Flags: withRedis(
-					&ucli.StringFlag{Name: "queue", Usage: "queue name (required)"},
-					&ucli.StringFlag{Name: "class", Usage: "job class (required)"},
+					&ucli.StringFlag{Name: "queue", Usage: "queue name", Required: true},
+					&ucli.StringFlag{Name: "class", Usage: "job class", Required: true},
 					&ucli.StringFlag{Name: "args", Usage: "JSON args: an array, or an object (kept as is)", Value: "[]"},
 					&ucli.StringFlag{Name: "every", Usage: "interval: 90s, 5m, 2h"},
 					&ucli.StringFlag{Name: "period", Usage: "ISO 8601 period: P1M, P1D, PT5M, P0Y0M0DT0H5M0S"},
@@ -71,7 +71,7 @@ func planArg(c *ucli.Context) (string, error) {
 	case c.NArg() == 0:
 		return "", usagef("%s needs a plan ID", c.Command.FullName())
 	case c.NArg() > 1:
-		return "", usagef("%s takes one ID, got %d arguments (flags go before ID)", c.Command.FullName(), c.NArg())
+		return "", usagef("%s takes one ID, got %d arguments", c.Command.FullName(), c.NArg())
 	case c.Args().First() == "":
 		return "", usagef("%s: the plan id is empty", c.Command.FullName())
 	}

@@ -79,7 +79,7 @@ func TestPlanCommand(t *testing.T) {
 		t.Errorf("remove left %d keys", n)
 	}
 	code, _, errOut = e.plan("remove", "1506092109.1235")
-	if code != ExitUsage || errOut != "resque-go: no plan \"1506092109.1235\" (plan list shows them)\n" {
+	if code != ExitUsage || noHint(errOut) != "resque-go: no plan \"1506092109.1235\" (plan list shows them)\n" {
 		t.Errorf("remove again: %d %q", code, errOut)
 	}
 	if code, out, _ = e.plan("remove", "--json", "digest"); code != 0 || strings.Join(strings.Fields(out), "") != `{"id":"digest","removed":true}` {
@@ -125,7 +125,7 @@ func TestPlanCommandUsageErrors(t *testing.T) {
 		{"remove"}, {"remove", "nope"},
 	} {
 		code, out, errOut := e.plan(args...)
-		if code != ExitUsage || out != "" || !strings.HasPrefix(errOut, "resque-go: ") || strings.Count(errOut, "\n") != 1 {
+		if code != ExitUsage || out != "" || !strings.HasPrefix(errOut, "resque-go: ") || strings.Count(noHint(errOut), "\n") != 1 {
 			t.Errorf("plan %q: exit %d, stdout %q, stderr %q; want 2 and one line", args, code, out, errOut)
 		}
 	}

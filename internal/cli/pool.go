@@ -474,12 +474,9 @@ func poolLogger(w io.Writer, cfg *pool.Config) (zerolog.Logger, error) {
 	if err != nil || name == "" {
 		return zerolog.Logger{}, usagef("--log-level %q: want debug, info, warn or error", name)
 	}
-	switch cfg.LogFormat {
-	case "json":
-	case "console":
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339}
-	default:
-		return zerolog.Logger{}, usagef("--log-format %q: want console or json", cfg.LogFormat)
+	log, err := buildLogger(w, level, cfg.LogFormat)
+	if err != nil {
+		return zerolog.Logger{}, err
 	}
-	return zerolog.New(w).Level(level).With().Timestamp().Str("component", "pool").Logger(), nil
+	return log.With().Str("component", "pool").Logger(), nil
 }

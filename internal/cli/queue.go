@@ -67,7 +67,7 @@ func queueArg(c *ucli.Context) (string, error) {
 	case c.NArg() == 0:
 		return "", usagef("%s needs a QUEUE", c.Command.FullName())
 	case c.NArg() > 1:
-		return "", usagef("%s takes one QUEUE, got %d arguments (flags go before QUEUE)", c.Command.FullName(), c.NArg())
+		return "", usagef("%s takes one QUEUE, got %d arguments", c.Command.FullName(), c.NArg())
 	case c.Args().First() == "":
 		return "", usagef("%s: the queue name is empty", c.Command.FullName())
 	}

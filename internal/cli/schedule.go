@@ -200,7 +200,7 @@ func scheduleShow(c *ucli.Context) error {
 	case c.NArg() == 0:
 		return usagef("show needs a schedule NAME")
 	case c.NArg() > 1:
-		return usagef("show takes one NAME, got %d arguments (flags go before NAME)", c.NArg())
+		return usagef("show takes one NAME, got %d arguments", c.NArg())
 	}
 	name := c.Args().First()
 	o, err := scheduleOverview(c)
@@ -250,7 +250,7 @@ func scheduleValidate(c *ucli.Context) error {
 	case c.NArg() == 0:
 		return usagef("validate needs a schedule FILE")
 	case c.NArg() > 1:
-		return usagef("validate takes one FILE, got %d arguments (flags go before FILE)", c.NArg())
+		return usagef("validate takes one FILE, got %d arguments", c.NArg())
 	}
 	path := c.Args().First()
 	entries, err := schedule.ParseFile(path)

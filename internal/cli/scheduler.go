@@ -65,12 +65,13 @@ func runScheduler(c *ucli.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := recurringScheduleConfig(c); err != nil { // checks the file and the lock settings
+		rc, err := recurringScheduleConfig(c) // checks the file and the lock settings
+		if err != nil {
 			return err
 		}
 		cfg = node.SchedulerConfig{Redis: redisConfig(c), Hostname: c.String("hostname"), Schedule: c.String("schedule"),
 			Environment: c.String("environment"), Dynamic: c.Bool("dynamic-schedule"), LockPrefix: c.String("lock-prefix"),
-			LockTimeout: c.String("lock-timeout"), ScheduleInterval: c.String("schedule-interval"), NoSchedules: !c.Bool("schedules"),
+			LockTimeout: rc.LockTimeout, ScheduleInterval: rc.Interval, NoSchedules: !c.Bool("schedules"),
 			NoPlans: !c.Bool("plans"), NoMover: !c.Bool("mover"), MetricsAddr: c.String("metrics-addr"),
 			MetricsToken:  c.String("metrics-token"),
 			SupervisorPID: c.Int("supervisor-pid"), LogLevel: level.String(), LogFormat: c.String("log-format")}

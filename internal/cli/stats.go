@@ -88,7 +88,9 @@ func runStats(c *ucli.Context) error {
 				return err
 			}
 		} else {
-			b.WriteString(clearScreen)
+			if colourful(c.App.Writer) {
+				b.WriteString(clearScreen) // a file or a pipe gets the snapshots one after another
+			}
 			if err != nil {
 				fmt.Fprintf(&b, "resque-go stats: %v\n", err)
 			} else if err := stats.Render(&b, s); err != nil {

@@ -56,7 +56,7 @@ func uniqueRowOf(in unique.Info) uniqueRow {
 
 func uniqueArg(c *ucli.Context) (string, error) {
 	if c.NArg() != 1 || c.Args().First() == "" {
-		return "", usagef("%s takes one UID (flags go before it)", c.Command.FullName())
+		return "", usagef("%s takes one UID", c.Command.FullName())
 	}
 	return c.Args().First(), nil
 }

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/pool"
 )
 
 // A parse error is one line plus a hint, never the whole help, exit 2.
@@ -48,6 +50,7 @@ func TestRunUnknownCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"resque-go", "wrok"}, `resque-go: no command "wrok"`},
+		{[]string{"resque-go", "wrok", "--yes"}, `resque-go: no command "wrok"`},
 		{[]string{"resque-go", "--nope"}, "resque-go: flag provided but not defined: -nope"},
 		{[]string{"resque-go", "help", "wrok"}, "resque-go: No help topic for 'wrok'"},
 	} {
@@ -71,7 +74,13 @@ func TestExitCodeAndErrorLine(t *testing.T) {
 		{usagef("bad"), ExitUsage, "bad"},
 		{usageHint(errors.New("bad"), "hint"), ExitUsage, "bad"},
 		{ucli.Exit("No help topic for 'x'", 3), ExitUsage, "No help topic for 'x'"},
-		{fmt.Errorf("x: %w", fmt.Errorf("%w %q: no host", rdb.ErrBadURL, "redis://")), ExitUsage, `x: rdb: bad redis url "redis://": no host`},
+		{fmt.Errorf("x: %w", fmt.Errorf("%w %q: no host", rdb.ErrBadURL, "redis://")), ExitUsage, `x: bad redis url "redis://": no host`},
+		{fmt.Errorf("enqueue: %w", errors.New(`protocol: args are not valid JSON: "[1"`)), ExitFailure, `enqueue: args are not valid JSON: "[1"`},
+		{errors.New(`rdb: claim "q": WRONGTYPE x`), ExitFailure, `claim "q": WRONGTYPE x`},
+		{errors.New(`plan: invalid plan: period "P0D" is zero`), ExitFailure, `period "P0D" is zero`},
+		{errors.New(`plan: invalid plan: protocol: queue name "a,b"`), ExitFailure, `queue name "a,b"`},
+		{errors.New(`plan "x": plan: a plan with this id exists`), ExitFailure, `plan "x": a plan with this id exists`},
+		{errors.New(`unique: state of "u": rdb: WRONGTYPE`), ExitFailure, `unique: state of "u": WRONGTYPE`},
 		{errors.New("boom\nsecond line"), ExitFailure, "boom second line"},
 		{fmt.Errorf("start: rdb: get: %w", &rdb.ConnError{Addr: "redis://:xxxxx@h:1", Err: errors.New("WRONGPASS x"), Fatal: true}),
 			ExitFailure, "redis at redis://:xxxxx@h:1 refused the connection: WRONGPASS x"},
@@ -147,6 +156,21 @@ func TestConsoleLogsWithoutColourOffTerminal(t *testing.T) {
 	}
 }
 
+// The pool manager's console log is plain off a terminal, as every
+// command's is.
+func TestPoolLogPlainOffTerminal(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	log, err := poolLogger(&buf, &pool.Config{LogLevel: "info", LogFormat: "console"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Warn().Str("queue", "mail").Msg("hello")
+	if got := buf.String(); !strings.Contains(got, "WRN hello component=pool queue=mail") || strings.Contains(got, "\x1b[") {
+		t.Errorf("pool log %q: want plain text", got)
+	}
+}
+
 // Every flag's help shows one environment variable; the other names are
 // read through envAliases, after the primary one.
 func TestEnvAliases(t *testing.T) {
@@ -188,5 +212,44 @@ func TestEnvAliases(t *testing.T) {
 	out, errOut = newSyncBuffer(), newSyncBuffer()
 	if code := runCommand(context.Background(), cmd, nil, out, errOut); code != ExitUsage || !strings.Contains(errOut.String(), `RESQUE_CONCURRENCY="many" (read as --concurrency)`) {
 		t.Errorf("a bad alias value: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// runArgs runs the whole app as Run does on args (after "resque-go") and
+// returns the exit code, stdout and stderr.
+func runArgs(args ...string) (int, string, string) {
+	parseMu.Lock()
+	defer parseMu.Unlock()
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), append([]string{"resque-go"}, args...), &out, &errOut, nil)
+	return code, out.String(), errOut.String()
+}
+
+// A required flag left out is one line naming it and the hint, exit 2,
+// not the whole help and exit 1; --help lists required flags first, marked.
+func TestRequiredFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mass", "weight"}, "resque-go: mass weight needs --source and --weight"},
+		{[]string{"mass", "weight", "--weight", "2"}, "resque-go: mass weight needs --source"},
+		{[]string{"mass", "limit", "--source", "s"}, "resque-go: mass limit needs --concurrency"},
+		{[]string{"mass", "enqueue", "--source", "s"}, "resque-go: mass enqueue needs --name and --class"},
+		{[]string{"mass", "batch", "create", "--name", "n"}, "resque-go: mass batch create needs --source"},
+		{[]string{"mass", "pause"}, "resque-go: mass pause needs --source"},
+	} {
+		code, out, errOut := runArgs(tc.args...)
+		path, _, _ := strings.Cut(strings.TrimPrefix(tc.want, "resque-go: "), " needs")
+		hint := "Run 'resque-go " + path + " --help' for usage.\n"
+		if code != ExitUsage || out != "" || errOut != tc.want+"\n"+hint {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2, %q and the hint", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	code, out, _ := runArgs("mass", "weight", "--help")
+	opts := regexp.MustCompile(`(?m)^ +(--\S+)(?: value)? +(\(required\))?`).FindAllStringSubmatch(out, 3)
+	if code != ExitOK || len(opts) != 3 || opts[0][1] != "--source" || opts[1][1] != "--weight" || opts[0][2] == "" || opts[1][2] == "" || opts[2][2] != "" {
+		t.Errorf("mass weight --help: exit %d\n%s", code, out)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/rs/zerolog"
 	ucli "github.com/urfave/cli/v2"
@@ -133,51 +134,70 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 }
 
 // nodeError maps an error of package node to its exit code: one about the
-// config is a usage error (exit 2), anything else a runtime failure.
+// config is a usage error (exit 2), anything else a runtime failure. A
+// config error names node.Config fields; the user gave flags, so the
+// message names those instead.
 func nodeError(err error) error {
 	if errors.Is(err, node.ErrConfig) {
-		return usageError{err}
+		return usageError{flagWordsError{err}}
 	}
 	return err
 }
+
+// flagWordsError is a node config error said in flags: Config.Concurrency
+// reads as --concurrency.
+type flagWordsError struct{ err error }
+
+func (e flagWordsError) Error() string {
+	return configFlags.Replace(strings.TrimPrefix(e.err.Error(), "node: "))
+}
+func (e flagWordsError) Unwrap() error { return e.err }
+
+// configFlags names the flag of each node.Config (and SchedulerConfig)
+// field that work and scheduler take. A longer field name comes before a
+// shorter one it begins with.
+var configFlags = strings.NewReplacer(
+	"Config.Mass", "--mass", "Config.Queues", "--queues", "Config.Serial", "--serial",
+	"Config.Concurrency", "--concurrency", "Config.LogLevel", "--log-level", "Config.LogFormat", "--log-format",
+	"Config.SupervisorPID", "--supervisor-pid", "Config.MetricsAddr", "--metrics-addr",
+	"Config.HeartbeatInterval", "--heartbeat-interval", "Config.Interval", "--interval",
+	"Config.JobTimeout", "--timeout", "Config.TermTimeout", "--term-timeout",
+	"Config.FailRetries", "--fail-retries", "Config.RetryBackoff", "--retry-backoff", "Config.ClassRetry", "--class-retry",
+	"Config.Exec", "--exec", "Config.HTTPConnectTimeout", "--http-connect-timeout", "Config.HTTPTimeout", "--http-timeout",
+	"Config.HTTP", "--http", "SchedulerConfig.Hostname", "--hostname", "SchedulerConfig.MetricsAddr", "--metrics-addr",
+)
 
 // configFromFlags maps work's flags (and their environment variables) onto
 // a node.Config, checked.
 func configFromFlags(c *ucli.Context) (node.Config, error) {
 	cfg := node.Config{
-		Redis:              redisConfig(c),
-		Queues:             c.String("queues"),
-		Mass:               c.String("mass"),
-		Concurrency:        c.Int("concurrency"),
-		Hostname:           c.String("hostname"),
-		Polling:            c.Bool("polling"),
-		Interval:           c.String("interval"),
-		Serial:             c.StringSlice("serial"),
-		HeartbeatInterval:  c.String("heartbeat-interval"),
-		JobTimeout:         c.String("timeout"),
-		TermTimeout:        c.String("term-timeout"),
-		GracefulTerm:       c.Bool("graceful-term"),
-		DirtyExitOnTerm:    c.Bool("dirty-exit-on-term"),
-		MaxRecoveries:      c.Int("max-recoveries"),
-		RubyPrune:          c.Bool("ruby-prune"),
-		FailRetries:        c.Int("fail-retries"),
-		RetryBackoff:       c.String("retry-backoff"),
-		ClassRetry:         c.StringSlice("class-retry"),
-		NoMover:            !c.Bool("mover"),
-		MetricsAddr:        c.String("metrics-addr"),
-		MetricsToken:       c.String("metrics-token"),
-		Fork:               c.Bool("fork"),
-		Exec:               c.StringSlice("exec"),
-		HTTP:               c.StringSlice("http"),
-		HTTPToken:          c.String("http-token"),
-		HTTPConnectTimeout: c.String("http-connect-timeout"),
-		HTTPTimeout:        c.String("http-timeout"),
-		LogLevel:           c.String("log-level"),
-		LogFormat:          c.String("log-format"),
-		SupervisorPID:      c.Int("supervisor-pid"),
+		Redis:           redisConfig(c),
+		Queues:          c.String("queues"),
+		Mass:            c.String("mass"),
+		Concurrency:     c.Int("concurrency"),
+		Hostname:        c.String("hostname"),
+		Polling:         c.Bool("polling"),
+		Serial:          c.StringSlice("serial"),
+		GracefulTerm:    c.Bool("graceful-term"),
+		DirtyExitOnTerm: c.Bool("dirty-exit-on-term"),
+		MaxRecoveries:   c.Int("max-recoveries"),
+		RubyPrune:       c.Bool("ruby-prune"),
+		FailRetries:     c.Int("fail-retries"),
+		RetryBackoff:    c.String("retry-backoff"),
+		ClassRetry:      c.StringSlice("class-retry"),
+		NoMover:         !c.Bool("mover"),
+		MetricsAddr:     c.String("metrics-addr"),
+		MetricsToken:    c.String("metrics-token"),
+		Fork:            c.Bool("fork"),
+		Exec:            c.StringSlice("exec"),
+		HTTP:            c.StringSlice("http"),
+		HTTPToken:       c.String("http-token"),
+		LogLevel:        c.String("log-level"),
+		LogFormat:       c.String("log-format"),
+		SupervisorPID:   c.Int("supervisor-pid"),
 	}
-	if cfg.Mass != "" && !c.IsSet("interval") {
-		cfg.Interval = "" // a mass pool's default poll (1 s), not work's 5 s
+	if err := durationsFromFlags(c, &cfg); err != nil {
+		return cfg, err
 	}
 	// --max-recoveries 0 means none; node.Config reads 0 as the default.
 	if cfg.MaxRecoveries == 0 {
@@ -188,8 +208,11 @@ func configFromFlags(c *ucli.Context) (node.Config, error) {
 	if level, err := logLevel(c); err == nil {
 		cfg.LogLevel = level.String()
 	}
+	if cfg.Queues == "" && cfg.Mass == "" {
+		return cfg, usagef("no queues: give --queues high,low (or QUEUE=high,low)")
+	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, usageError{err}
+		return cfg, nodeError(err)
 	}
 	// node.Config reads 0 and "" as the default; given on the command line
 	// or in the environment, these always were mistakes.
@@ -198,13 +221,49 @@ func configFromFlags(c *ucli.Context) (node.Config, error) {
 		return cfg, usagef("--concurrency 0: want 1 to %d", node.MaxConcurrency)
 	case cfg.FailRetries == 0:
 		return cfg, usagef("--fail-retries 0: want 1 or more (1 never retries)")
-	case strings.TrimSpace(cfg.HeartbeatInterval) == "":
-		return cfg, usagef("--heartbeat-interval %q: want 1 to 60 seconds (heartbeats are stored to the second; Ruby Resque prunes a worker whose heartbeat is 300 s old)", cfg.HeartbeatInterval)
+	case cfg.HeartbeatInterval == 0:
+		return cfg, usagef("--heartbeat-interval %q: want 1 to 60 seconds (heartbeats are stored to the second; Ruby Resque prunes a worker whose heartbeat is 300 s old)", c.String("heartbeat-interval"))
 	}
 	if _, err := newLogger(c); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// durationsFromFlags reads work's duration flags into cfg. --interval 0 is
+// Ruby's INTERVAL=0 (Drain), --term-timeout 0 takes jobs back at once (a
+// negative TermTimeout); node.Config reads 0 as the default.
+func durationsFromFlags(c *ucli.Context, cfg *node.Config) error {
+	for _, f := range []struct {
+		flag string
+		d    *time.Duration
+	}{
+		{"interval", &cfg.Interval}, {"heartbeat-interval", &cfg.HeartbeatInterval}, {"timeout", &cfg.JobTimeout},
+		{"term-timeout", &cfg.TermTimeout}, {"http-connect-timeout", &cfg.HTTPConnectTimeout}, {"http-timeout", &cfg.HTTPTimeout},
+	} {
+		v := c.String(f.flag)
+		d, err := parseSeconds(f.flag, v)
+		if err != nil {
+			return err
+		}
+		*f.d = d
+		if f.flag == "heartbeat-interval" && d != 0 && (d < time.Second || d > time.Minute) {
+			return usagef("--heartbeat-interval %q: want 1 to 60 seconds (heartbeats are stored to the second; Ruby Resque prunes a worker whose heartbeat is 300 s old)", v)
+		}
+		if d != 0 || strings.TrimSpace(v) == "" {
+			continue
+		}
+		switch f.flag {
+		case "interval":
+			cfg.Drain = true
+		case "term-timeout":
+			cfg.TermTimeout = -1
+		}
+	}
+	if cfg.Mass != "" && !c.IsSet("interval") {
+		cfg.Interval = 0 // a mass pool's default poll (1 s), not work's 5 s
+	}
+	return nil
 }
 
 // configFromFD reads the whole config as JSON from --node-config-fd (a
@@ -224,10 +283,10 @@ func configFromFD(c *ucli.Context) (node.Config, error) {
 	}
 	cfg, err := node.Decode(f)
 	if err != nil {
-		return cfg, usageError{err}
+		return cfg, nodeError(err)
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, usageError{err}
+		return cfg, nodeError(err)
 	}
 	return cfg, nil
 }

@@ -118,7 +118,7 @@ func TestMalformedRedisURLExitsTwoAndHidesThePassword(t *testing.T) {
 	} {
 		for _, o := range oneShots() {
 			code, out, errOut := o.run(t, bad)
-			lines := strings.Split(strings.TrimRight(errOut, "\n"), "\n")
+			lines := strings.Split(strings.TrimRight(noHint(errOut), "\n"), "\n")
 			if code != ExitUsage || len(lines) != 1 || !strings.Contains(errOut, "bad redis url") {
 				t.Errorf("%s --redis %s: exit %d, stderr %q; want exit 2 and one line", o.name, rdb.RedactURL(bad), code, errOut)
 			}
@@ -201,7 +201,7 @@ func TestHeartbeatIntervalBounds(t *testing.T) {
 	for _, v := range []string{"0", "0s", "0.5", "-1", "61", "2m", "1e300", "NaN"} {
 		out, errOut := newSyncBuffer(), newSyncBuffer()
 		code := runCommand(context.Background(), workCmd(), append(e.redisArgs(), "-q", "mail", "--heartbeat-interval", v), out, errOut)
-		if code != ExitUsage || !strings.Contains(errOut.String(), "--heartbeat-interval") || strings.Count(errOut.String(), "\n") != 1 {
+		if code != ExitUsage || !strings.Contains(errOut.String(), "--heartbeat-interval") || strings.Count(noHint(errOut.String()), "\n") != 1 {
 			t.Errorf("--heartbeat-interval %s: exit %d, stderr %q; want exit 2 and one line", v, code, errOut.String())
 		}
 	}

@@ -40,6 +40,9 @@ func AddAt(ctx context.Context, c *rdb.Client, p plan.Plan, now time.Time) (stri
 	if !ok {
 		return "", fmt.Errorf("%w: the recurrence has no slot after %s", plan.ErrInvalid, after.Format(time.RFC3339))
 	}
+	if err := checkHorizon(recurrenceName(p), p.Start, first, now); err != nil {
+		return "", err
+	}
 	spec := protocol.PlanSpec{ID: p.ID, Class: p.Class, Queue: p.Queue, Args: p.Args, UniqueID: p.UniqueID,
 		NextRun: first.Unix(), Cron: p.Cron, Timezone: p.Timezone, Misfire: string(p.Misfire)}
 	if spec.Misfire == "" {
@@ -169,4 +172,32 @@ func Remove(ctx context.Context, c *rdb.Client, id string) error {
 		all = all[n:]
 	}
 	return nil
+}
+
+// checkHorizon refuses a start before 1970 (plans store Unix seconds, read
+// as unsigned) or a start or first run of the recurrence named rec more
+// than plan.MaxYearsAhead after now.
+func checkHorizon(rec string, start, first, now time.Time) error {
+	limit := now.AddDate(plan.MaxYearsAhead, 0, 0)
+	switch {
+	case !start.IsZero() && start.Unix() < 0:
+		return fmt.Errorf("%w: start %s is before 1970", plan.ErrInvalid, start.UTC().Format(time.RFC3339))
+	case start.After(limit):
+		return fmt.Errorf("%w: start in the year %d is more than %d years away", plan.ErrInvalid, start.UTC().Year(), plan.MaxYearsAhead)
+	case first.After(limit):
+		return fmt.Errorf("%w: %s: the first run would be in the year %d, more than %d years away", plan.ErrInvalid, rec, first.UTC().Year(), plan.MaxYearsAhead)
+	}
+	return nil
+}
+
+// recurrenceName is the plan's recurrence as given: every 5m0s, period "P1M"
+// or cron "0 3 * * *".
+func recurrenceName(p plan.Plan) string {
+	switch {
+	case p.Cron != "":
+		return fmt.Sprintf("cron %q", p.Cron)
+	case p.Period != "":
+		return fmt.Sprintf("period %q", p.Period)
+	}
+	return "every " + p.Every.String()
 }

@@ -3,6 +3,7 @@ package poolrun
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -133,3 +134,23 @@ func TestTailPassesWholeLines(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// A child's usage error ends with where to read the usage: its reason is
+// the error line before it.
+func TestTailReasonSkipsUsageHint(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ out, want string }{
+		{"resque-go: --metrics-addr \"x\": bad\nRun 'resque-go work --help' for usage.\n", `resque-go: --metrics-addr "x": bad`},
+		{"resque-go: flag provided but not defined: -x\n", "resque-go: flag provided but not defined: -x"},
+		{"Run 'resque-go work --help' for usage.\n", "Run 'resque-go work --help' for usage."},
+	} {
+		tl := newTail(io.Discard)
+		if _, err := tl.Write([]byte(tc.out)); err != nil {
+			t.Fatal(err)
+		}
+		tl.Flush()
+		if got := tl.Reason(); got != tc.want {
+			t.Errorf("%q: reason %q, want %q", tc.out, got, tc.want)
+		}
+	}
+}

@@ -87,13 +87,19 @@ func (t *tail) emit(b []byte) {
 
 // Reason is the child's last stderr line as a reason for its exit ("" when
 // it wrote none): a JSON log line is shortened to its message and error.
+// The line a usage error ends with, where to read the usage, is passed
+// over for the error before it.
 func (t *tail) Reason() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.lines) == 0 {
+	n := len(t.lines)
+	if n > 1 && strings.HasPrefix(t.lines[n-1], "Run '") && strings.Contains(t.lines[n-1], " --help' for ") {
+		n--
+	}
+	if n == 0 {
 		return ""
 	}
-	return reason(t.lines[len(t.lines)-1])
+	return reason(t.lines[n-1])
 }
 
 // reason turns a zerolog JSON line into "message: error"; other lines are

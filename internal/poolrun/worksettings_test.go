@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/pool"
@@ -40,12 +41,12 @@ handlers:
 // without SupervisorPID and MetricsAddr.
 var allSet = node.Config{
 	Redis:  node.Redis{URL: "redis://:pw@127.0.0.1:1/3", Namespace: "ns-all"},
-	Queues: "a,b", Concurrency: 3, Hostname: "pool-test", Polling: true, Interval: "0.5",
-	HeartbeatInterval: "2.5", JobTimeout: "60", TermTimeout: "7", GracefulTerm: true, DirtyExitOnTerm: true,
+	Queues: "a,b", Concurrency: 3, Hostname: "pool-test", Polling: true, Interval: 500 * time.Millisecond,
+	HeartbeatInterval: 2500 * time.Millisecond, JobTimeout: time.Minute, TermTimeout: 7 * time.Second, GracefulTerm: true, DirtyExitOnTerm: true,
 	MaxRecoveries: -1, RubyPrune: true, FailRetries: 5, RetryBackoff: "exp:2s:10m:0.2",
 	ClassRetry: []string{"Archive=2", "MailJob=5:fixed:30s"}, NoMover: true, Fork: true,
 	Exec: []string{"*=true"}, HTTP: []string{"Hook=http://h/{sourceId}"}, HTTPToken: "tok",
-	HTTPConnectTimeout: "1.5", HTTPTimeout: "9", LogLevel: "warn", LogFormat: "json", Serial: []string{"a", "b"},
+	HTTPConnectTimeout: 1500 * time.Millisecond, HTTPTimeout: 9 * time.Second, LogLevel: "warn", LogFormat: "json", Serial: []string{"a", "b"},
 }
 
 const allSets = "workers:\n  - {queues: \"a,b\", processes: 1, concurrency: 3, polling: true, interval: 0.5, fork: true, timeout: 60, serial: true}\n"
@@ -58,7 +59,7 @@ func TestChildConfigHasEverySetting(t *testing.T) {
 		got := cfg.Child(cfg.Sets[0])
 		want := allSet
 		if !strings.HasPrefix(sets, "workers") { // resque-v3 sets have no concurrency, fork or timeout
-			want.Concurrency, want.Fork, want.JobTimeout = 1, false, ""
+			want.Concurrency, want.Fork, want.JobTimeout = 1, false, 0
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%schild = %+v\nwant    %+v", sets, got, want)
@@ -66,7 +67,7 @@ func TestChildConfigHasEverySetting(t *testing.T) {
 	}
 	// Left out, each setting is the node's default (its zero value).
 	cfg := parse(t, "workers: {a: 1}\n", pool.LoadOptions{})
-	if got, want := cfg.Child(cfg.Sets[0]), (node.Config{Queues: "a", Concurrency: 1, Interval: "5"}); !reflect.DeepEqual(got, want) {
+	if got, want := cfg.Child(cfg.Sets[0]), (node.Config{Queues: "a", Concurrency: 1, Interval: 5 * time.Second}); !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults: %+v", got)
 	}
 }
@@ -116,10 +117,11 @@ func TestSupervisorPassesEverySetting(t *testing.T) {
 	}
 	// The TLS and Sentinel settings come from the manager's flags, not the
 	// file (TestChildGetsManagersRedisTLS); Mass excludes Queues and comes
-	// from the mass-queue section (TestParseMassSection).
+	// from the mass-queue section (TestParseMassSection); a pool's children
+	// never Drain (they would stop and be started again).
 	var zero []string
 	for _, f := range zeroFields(reflect.ValueOf(got), "") {
-		if !strings.HasPrefix(f, "Redis.TLS") && f != "Redis.SentinelPassword" && f != "Mass" {
+		if !strings.HasPrefix(f, "Redis.TLS") && f != "Redis.SentinelPassword" && f != "Mass" && f != "Drain" {
 			zero = append(zero, f)
 		}
 	}

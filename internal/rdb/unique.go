@@ -60,10 +60,34 @@ func (c *Client) EnqueueUnique(ctx context.Context, j UniqueJob) (UniqueResult, 
 	}
 	res, err := redis.String(c.eval(ctx, enqueueUniqueScript, k.UniqueState(j.UID), k.UniqueDeferred(j.UID),
 		target, index, sched, j.Push, member, ts, j.Deferred, mode, delayedStateTTL(j.DueAt, time.Now())))
+	if err != nil || res == string(UniqueDuplicate) || res == string(UniqueDeferredTaken) {
+		// a refusal, or a failure, may come from a key of another type
+		// (written by hand): say so rather than "already queued"
+		if terr := c.uniqueKeyTypes(ctx, j.UID); terr != nil {
+			return "", terr
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("rdb: enqueue unique %q: %w", j.UID, err)
 	}
 	return UniqueResult(res), nil
+}
+
+// ErrUniqueKeyType is wrapped when a uid's state or deferred key holds
+// another type than the string this protocol keeps there.
+var ErrUniqueKeyType = errors.New("a unique key of another type")
+
+// uniqueKeyTypes returns an error wrapping ErrUniqueKeyType that names the
+// key of uid that is neither absent nor a string (one TYPE per key: only
+// called on a refusal).
+func (c *Client) uniqueKeyTypes(ctx context.Context, uid string) error {
+	for _, key := range []string{c.keys.UniqueState(uid), c.keys.UniqueDeferred(uid)} {
+		t, err := redis.String(c.do(ctx, "TYPE", key))
+		if err == nil && t != "none" && t != "string" {
+			return fmt.Errorf("%w: unique id %q: %s is a %s, not a string; nothing was written", ErrUniqueKeyType, uid, key, t)
+		}
+	}
+	return nil
 }
 
 // delayedStateGrace is how long a delayed unique job's queued state

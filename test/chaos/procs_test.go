@@ -143,6 +143,23 @@ func runCLI(ctx context.Context, args ...string) (int, string, string) {
 	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
 }
 
+// pollProgress calls cond every 50 ms until it holds. It gives up only
+// when progress (a snapshot of what is left or done) has not changed for
+// stall: a slow machine gets there slowly, a stuck one never.
+func pollProgress(stall time.Duration, cond func() bool, progress func() string) bool {
+	last, moved := progress(), time.Now()
+	for !cond() {
+		if time.Since(moved) > stall {
+			return false
+		}
+		<-time.After(50 * time.Millisecond) // bounded poll
+		if v := progress(); v != last {
+			last, moved = v, time.Now()
+		}
+	}
+	return true
+}
+
 // poll calls cond every 50 ms until it holds or timeout passes.
 func poll(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)

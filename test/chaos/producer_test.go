@@ -106,7 +106,16 @@ type producer struct {
 	mu      sync.Mutex
 	pushed  map[string]*pushed
 	retried int // enqueues (and batches) sent again after an error
+	tries   int // enqueue outcomes recorded, good or bad
 	mass    massRecord
+}
+
+// progress is a snapshot of what the producer has done so far: it changes
+// while the producer gets anywhere.
+func (p *producer) progress() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return fmt.Sprint(p.tries, p.mass.committed, p.mass.commitResent, len(p.mass.abandoned))
 }
 
 func newProducer(t *testing.T, url string, jobs []jobSpec, batches []batchPlan) *producer {
@@ -222,6 +231,7 @@ func (p *producer) record(key string, ok bool, id string, refused, deferred bool
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.pushed[key]
+	p.tries++
 	switch {
 	case ok:
 		r.confirmed, r.deferred = true, deferred

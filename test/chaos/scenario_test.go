@@ -164,8 +164,10 @@ func runChaos(t *testing.T, cfg config) *ledger {
 	var sampling sync.WaitGroup
 	sampling.Go(func() { s.sampler.sample(sctx, s.direct()) })
 	s.chaos(began)
-	if !waitGroup(&wg, 5*time.Minute) {
-		t.Fatal("the producers did not finish within 5 minutes of the chaos window")
+	produced := make(chan struct{})
+	go func() { wg.Wait(); close(produced) }()
+	if !pollProgress(2*time.Minute, func() bool { return isClosed(produced) }, prod.progress) {
+		t.Fatal("the producers got nowhere for 2 minutes after the chaos window")
 	}
 	stopSampler()
 	sampling.Wait()
@@ -678,9 +680,11 @@ func (s *scenario) drain(c *rdb.Client) drainState {
 		}
 		return left
 	}
-	// stable for 3 s: a retry or a deferred job may be due a second later
+	// stable for 3 s: a retry or a deferred job may be due a second later;
+	// given up only when what is left has not changed for 2 minutes (a
+	// slow machine drains slowly)
 	stableSince := time.Time{}
-	ok := poll(5*time.Minute, func() bool {
+	ok := pollProgress(2*time.Minute, func() bool {
 		st.leftover = check()
 		if len(st.leftover) > 0 {
 			stableSince = time.Time{}
@@ -690,10 +694,10 @@ func (s *scenario) drain(c *rdb.Client) drainState {
 			stableSince = time.Now()
 		}
 		return time.Since(stableSince) > 3*time.Second
-	})
+	}, func() string { return fmt.Sprint(st.leftover) })
 	st.took = time.Since(began)
 	if !ok {
-		t.Errorf("drain: not done after 5 minutes: %v", st.leftover)
+		t.Errorf("drain: nothing moved for 2 minutes (%s in all): %v", st.took.Round(time.Second), st.leftover)
 	}
 	st.stranded = readStranded(t, c)
 	ids, err := strList(c.Do(ctx, "SMEMBERS", k.Workers()))
@@ -742,16 +746,11 @@ func uniqueStrings(xs []string) []string {
 	return slices.Compact(xs)
 }
 
-func waitGroup(wg *sync.WaitGroup, timeout time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
+func isClosed(c chan struct{}) bool {
 	select {
-	case <-done:
+	case <-c:
 		return true
-	case <-time.After(timeout):
+	default:
 		return false
 	}
 }

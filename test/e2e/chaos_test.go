@@ -29,25 +29,39 @@ func TestKill9AtRandomInstantsLosesNothing(t *testing.T) {
 		do(t, c, "RPUSH", k.Queue("q"), fmt.Sprintf(`{"class":"J","args":[%d]}`, i))
 	}
 	handler := fmt.Sprintf(`*=echo "$RESQUE_ARGS" >> %q.started; sleep 0.$((RANDOM %% 3 + 1)); echo "$RESQUE_ARGS" >> %q`, out, out)
+	lines := func(path string) int {
+		b, _ := os.ReadFile(path)
+		return strings.Count(string(b), "\n")
+	}
+	// A run that started and never ended was interrupted by a kill.
+	interrupted := func() int { return lines(out+".started") - lines(out) }
 	rng := rand.New(rand.NewPCG(1, 2))
-	for round := 0; round < 6; round++ {
+	// Each kill lands at a random instant inside a job this worker was
+	// seen to start (a job runs 100 to 300 ms), however long the worker
+	// took to start. Should no kill have caught a job still running (the
+	// test itself descheduled that long), more rounds follow.
+	for round := 0; round < 6 || (interrupted() == 0 && round < 20); round++ {
+		if do(t, c, "LLEN", k.Queue("q")).(int64) == 0 {
+			break
+		}
 		p := start(t, ns, "work", "-q", "q", "-c", "3", "--exec", handler, "--log-level", "error")
-		<-time.After(time.Duration(150+rng.IntN(350)) * time.Millisecond)
+		before := lines(out + ".started")
+		eventually(t, "a job started", func() bool { return lines(out+".started") > before })
+		<-time.After(time.Duration(rng.IntN(100)) * time.Millisecond) // the instant within the job
 		p.signal(t, syscall.SIGKILL)
 		p.wait(t)
 	}
 	final := start(t, ns, "work", "-q", "q", "-c", "3", "--exec", handler, "--log-level", "error")
-	eventually(t, "queue drained and nothing claimed", func() bool {
-		if do(t, c, "LLEN", k.Queue("q")).(int64) != 0 {
-			return false
-		}
+	// the jobs neither queued nor claimed: all of them once the last
+	// worker is done
+	settled := func() int {
+		left := int(do(t, c, "LLEN", k.Queue("q")).(int64))
 		for _, id := range strs(do(t, c, "SMEMBERS", k.Workers())) {
-			if do(t, c, "EXISTS", k.Worker(id)).(int64) == 1 {
-				return false
-			}
+			left += int(do(t, c, "EXISTS", k.Worker(id)).(int64))
 		}
-		return true
-	})
+		return n - left
+	}
+	waitProgress(t, "queue drained and nothing claimed", settled, n, time.Minute)
 	final.signal(t, syscall.SIGQUIT)
 	final.wait(t)
 
@@ -79,10 +93,7 @@ func TestKill9AtRandomInstantsLosesNothing(t *testing.T) {
 			t.Errorf("job %d neither ran nor is in failed: lost", i)
 		}
 	}
-	started := 0
-	if b, err := os.ReadFile(out + ".started"); err == nil {
-		started = strings.Count(string(b), "\n")
-	}
+	started := lines(out + ".started")
 	if started <= n {
 		t.Errorf("no job was interrupted (%d starts for %d jobs): the kills did not test recovery", started, n)
 	}

@@ -54,6 +54,16 @@ func environ(env []string) []string {
 	return out
 }
 
+// errLines is lines(stderr) without the hint a usage error (exit 2) ends
+// with: "Run 'resque-go CMD --help' for usage."
+func errLines(stderr string) []string {
+	l := lines(stderr)
+	if n := len(l); n > 1 && usageHint.MatchString(l[n-1]) {
+		l = l[:n-1]
+	}
+	return l
+}
+
 func lines(s string) []string {
 	s = strings.TrimRight(s, "\n")
 	if s == "" {
@@ -108,7 +118,7 @@ func TestWorkRefusedByRedis(t *testing.T) {
 				env = []string{"REDIS_URL=", how + "=" + tc.url}
 			}
 			code, out, errOut := runWithEnv(t, env, args...)
-			l := lines(errOut)
+			l := errLines(errOut)
 			if code != tc.code || len(l) != 1 || !strings.HasPrefix(l[0], "resque-go: ") || !strings.Contains(l[0], tc.want) {
 				t.Errorf("work with %s from %s: exit %d, stderr %q; want exit %d and one line with %q", rdb.RedactURL(tc.url), how, code, errOut, tc.code, tc.want)
 			}
@@ -148,7 +158,7 @@ func TestOneShotsRefusedByRedis(t *testing.T) {
 		} {
 			args := append(append(append([]string(nil), cmd.flags...), "--redis", tc.url, "--namespace", ns), cmd.indexes...)
 			code, out, errOut := runWithEnv(t, nil, args...)
-			l := lines(errOut)
+			l := errLines(errOut)
 			if code != tc.code || len(l) != 1 || !strings.Contains(errOut, tc.want) {
 				t.Errorf("%v with %s: exit %d, stderr %q; want exit %d and one line with %q", args[:2], rdb.RedactURL(tc.url), code, errOut, tc.code, tc.want)
 			}

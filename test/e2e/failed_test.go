@@ -47,10 +47,10 @@ func TestFailedCommand(t *testing.T) {
 	if q := strs(do(t, c, "LRANGE", k.Queue("mail"), 0, -1)); len(q) != 1 || !strings.HasPrefix(q[0], `{"class":"FailJob","args":[1,`) {
 		t.Errorf("queue after retry = %v", q)
 	}
-	if code, out = r("remove", "--all", "--class", "Fail_Job"); code != 0 || !strings.Contains(out, "removed 1") {
+	if code, out = r("remove", "--all", "--class", "Fail_Job", "--yes"); code != 0 || !strings.Contains(out, "removed 1") {
 		t.Errorf("remove --all --class: %d\n%s", code, out)
 	}
-	if code, out = r("clear"); code != 0 || !strings.Contains(out, "removed 2") {
+	if code, out = r("clear", "--yes"); code != 0 || !strings.Contains(out, "removed 2") {
 		t.Errorf("clear: %d\n%s", code, out)
 	}
 	if n := do(t, c, "LLEN", k.Failed()).(int64); n != 0 {

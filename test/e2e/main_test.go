@@ -157,13 +157,34 @@ func strs(v any) []string {
 	return out
 }
 
+// eventually waits for one event (a process registered, a key written):
+// it fails when cond has not held for a minute. Work whose length grows
+// with the machine's speed (many jobs to run) waits with waitProgress.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		<-time.After(20 * time.Millisecond) // bounded poll
+	}
+}
+
+// waitProgress waits until read() reaches target (jobs run, say). A slow
+// or busy machine makes slow progress, not none: it fails only when read's
+// value has not changed for stall, and says how far it got.
+func waitProgress(t *testing.T, what string, read func() int, target int, stall time.Duration) {
+	t.Helper()
+	began := time.Now()
+	last, moved := read(), time.Now()
+	for last < target {
+		if time.Since(moved) > stall {
+			t.Fatalf("%s: stuck at %d of %d for %s (%s in all)", what, last, target, stall, time.Since(began).Round(time.Second))
+		}
+		<-time.After(50 * time.Millisecond) // bounded poll
+		if v := read(); v != last {
+			last, moved = v, time.Now()
+		}
 	}
 }

@@ -93,17 +93,28 @@ mapping:
 		}
 		return began, ended, lines
 	}
-	done := func(src string) bool {
+	// done counts the jobs of the sources that ended, and how many there are
+	done := func(srcs ...string) (n, of int) {
 		_, ended, _ := read()
 		for id := range want {
-			if strings.HasPrefix(id, `["`+src+"-") && ended[id] == 0 {
-				return false
+			for _, src := range srcs {
+				if strings.HasPrefix(id, `["`+src+"-") {
+					of++
+					if ended[id] > 0 {
+						n++
+					}
+				}
 			}
 		}
-		return true
+		return n, of
+	}
+	drained := func(what string, srcs ...string) {
+		t.Helper()
+		_, of := done(srcs...)
+		waitProgress(t, what, func() int { n, _ := done(srcs...); return n }, of, massStall)
 	}
 	p := startPool(t, ns, cfg)
-	eventually(t, "the sources that are not paused drained", func() bool { return done("sf") && done("sl") })
+	drained("the sources that are not paused drained", "sf", "sl")
 	began, _, _ := read()
 	for id := range began {
 		if strings.HasPrefix(id, `["sp-`) {
@@ -111,7 +122,7 @@ mapping:
 		}
 	}
 	cli("resume", "--source", "sp")
-	eventually(t, "the resumed source drained", func() bool { return done("sp") })
+	drained("the resumed source drained", "sp")
 	p.signal(t, syscall.SIGQUIT)
 	p.wait(t)
 

@@ -52,7 +52,7 @@ func TestQueueCommand(t *testing.T) {
 	if got := strs(do(t, c, "LRANGE", k.Queue("mail"), 0, -1)); !slices.Equal(got, []string{"oops", `{"class":"Other","args":{"to":"x"}}`}) {
 		t.Errorf("queue after removes: %q", got)
 	}
-	if code, out := r("clear", "mail"); code != 2 || strings.Count(out, "\n") != 1 || !strings.Contains(out, "--yes") {
+	if code, out := r("clear", "mail"); code != 2 || len(errLines(out)) != 1 || !strings.Contains(out, "--yes") {
 		t.Errorf("clear without --yes: %d %q", code, out)
 	}
 	if code, out := r("clear", "--yes", "mail"); code != 0 || out != "removed 2\n" {

@@ -63,7 +63,7 @@ func tlsRedis(t *testing.T) (*redisproc.Server, redisproc.Certs) {
 // One line on stderr, without the password.
 func oneLine(t *testing.T, what, stderr, want string) {
 	t.Helper()
-	if l := lines(stderr); len(l) != 1 || !strings.Contains(l[0], want) || strings.Contains(stderr, ":pw@") {
+	if l := errLines(stderr); len(l) != 1 || !strings.Contains(l[0], want) || strings.Contains(stderr, ":pw@") {
 		t.Errorf("%s: stderr %q; want one line saying %q, no password", what, stderr, want)
 	}
 }

@@ -25,7 +25,7 @@ func TestUniqueKill9ThenRecovered(t *testing.T) {
 	if code, msg := enqueue("--args", "[1]", "--unique-id", "U"); code != 0 {
 		t.Fatalf("enqueue: %d %s", code, msg)
 	}
-	if code, msg := enqueue("--args", "[2]", "--unique-id", "U"); code != 3 || !strings.Contains(msg, "duplicate") && !strings.Contains(msg, "already queued") {
+	if code, msg := enqueue("--args", "[2]", "--unique-id", "U"); code != 3 || !strings.Contains(msg, "unique id is taken") {
 		t.Fatalf("enqueue of a queued uid: exit %d %q, want 3", code, msg)
 	}
 	a := start(t, ns, "work", "-q", "q", "--exec", "*=sleep 60", "--log-format", "json")
