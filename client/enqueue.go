@@ -5,12 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/resque-go/resque-go/internal/delayedio"
-	"github.com/resque-go/resque-go/internal/uniqueio"
 	"time"
 	"unicode/utf8"
 
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/unique"
 )
 

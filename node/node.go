@@ -17,9 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/resque-go/resque-go/internal/delayedio"
-	"github.com/resque-go/resque-go/internal/statsio"
-	"github.com/resque-go/resque-go/internal/uniqueio"
 	"os"
 	"slices"
 	"sync"
@@ -34,6 +31,9 @@ import (
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/internal/service"
 
+	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/statsio"
+	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/worker"
 )
 

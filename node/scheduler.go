@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/resque-go/resque-go/internal/delayedio"
-	"github.com/resque-go/resque-go/internal/planio"
-	"github.com/resque-go/resque-go/internal/scheduleio"
 	"os"
 	"strings"
 	"sync"
@@ -22,6 +19,9 @@ import (
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/service"
 
+	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/planio"
+	"github.com/resque-go/resque-go/internal/scheduleio"
 	"github.com/resque-go/resque-go/schedule"
 	"github.com/resque-go/resque-go/stats"
 )

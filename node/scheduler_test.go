@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/resque-go/resque-go/internal/delayedio"
-	"github.com/resque-go/resque-go/internal/planio"
-	"github.com/resque-go/resque-go/internal/statsio"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +12,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/planio"
+	"github.com/resque-go/resque-go/internal/statsio"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/plan"
 	"github.com/resque-go/resque-go/stats"

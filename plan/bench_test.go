@@ -2,11 +2,11 @@ package plan_test
 
 import (
 	"context"
-	"github.com/resque-go/resque-go/internal/planio"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/planio"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/plan"

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/resque-go/resque-go/internal/planio"
 	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/planio"
 	"github.com/resque-go/resque-go/plan"
 )
 

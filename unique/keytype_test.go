@@ -3,11 +3,11 @@ package unique_test
 import (
 	"context"
 	"errors"
-	"github.com/resque-go/resque-go/internal/uniqueio"
 	"strings"
 	"testing"
 
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/unique"
 )
 

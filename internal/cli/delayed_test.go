@@ -3,12 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"github.com/resque-go/resque-go/internal/delayedio"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
 )
 

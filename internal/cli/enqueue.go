@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/resque-go/resque-go/internal/delayedio"
-	"github.com/resque-go/resque-go/internal/uniqueio"
 	"strconv"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/unique"
 )
 

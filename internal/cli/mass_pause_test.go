@@ -3,11 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"github.com/resque-go/resque-go/internal/massio"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/massqueue"
 )
 

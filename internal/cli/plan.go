@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/resque-go/resque-go/internal/planio"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +12,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/resque-go/resque-go/internal/planio"
 	"github.com/resque-go/resque-go/plan"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/resque-go/resque-go/internal/poolrun"
 	"io"
 	"os"
 	"os/signal"
@@ -17,6 +16,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/resque-go/resque-go/internal/metrics"
+	"github.com/resque-go/resque-go/internal/poolrun"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/pool"
 	"github.com/resque-go/resque-go/worker"

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/resque-go/resque-go/internal/scheduleio"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
+
+	"github.com/resque-go/resque-go/internal/scheduleio"
 )
 
 const (

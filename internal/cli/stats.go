@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"github.com/resque-go/resque-go/internal/statsio"
 	"io"
 	"os"
 	"os/signal"
@@ -12,6 +11,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/resque-go/resque-go/internal/service"
+	"github.com/resque-go/resque-go/internal/statsio"
 	"github.com/resque-go/resque-go/stats"
 )
 

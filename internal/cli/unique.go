@@ -3,12 +3,12 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/resque-go/resque-go/internal/uniqueio"
 	"text/tabwriter"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/unique"
 )
 

@@ -2,10 +2,10 @@ package runtime_test
 
 import (
 	"context"
-	"github.com/resque-go/resque-go/internal/massio"
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/massqueue"

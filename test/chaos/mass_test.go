@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/resque-go/resque-go/internal/massio"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/resque-go/resque-go/client"
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/massqueue"

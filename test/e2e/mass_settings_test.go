@@ -3,13 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"github.com/resque-go/resque-go/internal/massio"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/massqueue"
 )

@@ -3,15 +3,15 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"github.com/resque-go/resque-go/internal/delayedio"
-	"github.com/resque-go/resque-go/internal/planio"
-	"github.com/resque-go/resque-go/internal/statsio"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/planio"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/statsio"
 	"github.com/resque-go/resque-go/plan"
 )
 
