@@ -5,7 +5,7 @@
 // It reads and checks the mass config (LoadConfig, ParseConfig), builds
 // payloads and names the results of every operation. A program routes,
 // enqueues, builds batches, pauses and resumes sources and reads the
-// status through package client (MassEnqueue, NewMassBatch, SetMassRoute,
+// status through package client (MassEnqueue, NewBatch, CreateMassBatch, SetMassRoute,
 // PauseMassSource, MassStatus ...).
 //
 // Producers write the released layout of the PHP producer resqu-client, so
