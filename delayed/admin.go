@@ -52,7 +52,7 @@ type Item struct {
 	Err error
 }
 
-// Counts are what Count found.
+// Counts are what client.DelayedCount found.
 type Counts struct {
 	// Items counts the matching items.
 	Items int64 `json:"items"`
@@ -60,7 +60,7 @@ type Counts struct {
 	Buckets int64 `json:"buckets"`
 }
 
-// Removal says what Remove or Clear did.
+// Removal says what client.RemoveDelayed or ClearDelayed did.
 type Removal struct {
 	// Removed counts the items deleted.
 	Removed int64 `json:"removed"`
@@ -71,7 +71,8 @@ type Removal struct {
 	Unscheduled int64 `json:"unscheduled"`
 }
 
-// Progress is reported by Remove and Clear after each bucket.
+// Progress is reported by client.RemoveDelayed and ClearDelayed after
+// each bucket.
 type Progress struct {
 	// Buckets is how many buckets the operation looks at (those in the time
 	// range when it began, or those the index names).

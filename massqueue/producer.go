@@ -51,7 +51,7 @@ func Payload(j Job, now time.Time) ([]byte, error) {
 	return p, nil
 }
 
-// Enqueued is what EnqueueStaticJob did.
+// Enqueued is what enqueueing a static job did (client.MassEnqueueJob).
 type Enqueued struct {
 	ID string
 	// Deferred: j is unique and deferrable and its uid's job is running:

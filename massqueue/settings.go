@@ -12,7 +12,7 @@ import (
 // (default 1): with full backlogs, sources' shares follow their weights. In
 // a batch pool the source's batch gets weight claims in a row on its unit.
 
-// PauseResult is what PauseSource did.
+// PauseResult is what client.PauseMassSource did.
 type PauseResult struct {
 	Source string `json:"source"`
 	// Already: the source was paused before (nothing new was parked
@@ -31,7 +31,8 @@ type PausedBatch struct {
 	New bool `json:"new"`
 }
 
-// ResumeOptions are ResumeSource's; zero values mean the defaults.
+// ResumeOptions are client.ResumeMassSource's; zero values mean the
+// defaults.
 type ResumeOptions struct {
 	// StaticPools are static pools to look in besides those Redis knows.
 	StaticPools []string
@@ -42,7 +43,7 @@ type ResumeOptions struct {
 	DeadAfter time.Duration
 }
 
-// ResumeResult is what ResumeSource did.
+// ResumeResult is what client.ResumeMassSource did.
 type ResumeResult struct {
 	Source string `json:"source"`
 	// WasPaused: the source was paused, or had a parked batch.

@@ -44,7 +44,7 @@ const (
 // ErrNotFound is returned for a plan id with no plan:<id>.
 var ErrNotFound = errors.New("plan: no such plan")
 
-// ErrExists is returned by Add for an id that is taken.
+// ErrExists is returned by client.AddPlan for an id that is taken.
 var ErrExists = errors.New("plan: a plan with this id exists")
 
 // ErrInvalid is wrapped by every error about a plan that cannot be added.
@@ -52,7 +52,7 @@ var ErrInvalid = errors.New("plan: invalid plan")
 
 // Plan is a recurring job. Exactly one of Every, Period and Cron is set.
 type Plan struct {
-	// ID is opaque; Add generates one when empty.
+	// ID is opaque; client.AddPlan generates one when empty.
 	ID    string
 	Queue string
 	Class string
@@ -79,7 +79,7 @@ type Plan struct {
 	// Misfire defaults to Coalesce.
 	Misfire Misfire
 
-	// Filled when read back (Get, List):
+	// Filled when read back (client.Plan, client.Plans):
 	NextRun time.Time
 	// Raw is the plan's JSON as stored.
 	Raw []byte
@@ -199,7 +199,7 @@ func (p Plan) Fireable(base time.Time, loc *time.Location) (Recurrence, error) {
 	return p.recurrenceIn(base, loc)
 }
 
-// Upcoming returns the next n slots of a plan read back (Get, List),
+// Upcoming returns the next n slots of a plan read back (client.Plan, Plans),
 // starting at its NextRun.
 func Upcoming(p Plan, n int) ([]time.Time, error) {
 	rec, err := p.Fireable(p.NextRun, nil)

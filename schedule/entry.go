@@ -26,7 +26,7 @@ const (
 	SourceFile  = "file"  // the YAML schedule file
 	SourceRedis = "redis" // persistent_schedules (Resque.set_schedule)
 	// SourceMaster is a schedule the master scheduler published as one it
-	// fires (from its schedule file), read by Inspect.
+	// fires (from its schedule file), read by client.Schedules.
 	SourceMaster = "master"
 )
 

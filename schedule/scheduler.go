@@ -26,7 +26,7 @@ type Status struct {
 	Errors map[string]error
 }
 
-// Overview is what Inspect reads: the master lock and the schedules a
+// Overview is what client.Schedules reads: the master lock and the schedules a
 // scheduler with the same settings would fire.
 type Overview struct {
 	LockKey string `json:"lock_key"`
@@ -47,7 +47,7 @@ type Info struct {
 	LastEnqueuedAt string `json:"last_enqueued_at,omitempty"`
 	// LastSlot is the last slot resque-go enqueued (zero: none).
 	LastSlot time.Time `json:"-"`
-	// Next is the next slot after the time Inspect was given (zero: none).
+	// Next is the next slot after the time of the reading (zero: none).
 	Next time.Time `json:"-"`
 }
 

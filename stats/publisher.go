@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Record is a runtime record: what a Publisher writes at
+// Record is a runtime record: what every resque-go process writes at
 // <ns>:resque-go:process:<host>:<pid>. Field names are documented in
 // docs/operations.md#runtime-records.
 type Record struct {

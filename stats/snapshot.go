@@ -38,7 +38,7 @@ type Snapshot struct {
 	UnreadTotals map[string]bool `json:"-"`
 }
 
-// KeyProblem is a key Collect could not read, and why.
+// KeyProblem is a key client.Snapshot could not read, and why.
 type KeyProblem struct {
 	Key     string `json:"key"`
 	Problem string `json:"problem"`

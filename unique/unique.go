@@ -22,7 +22,7 @@ var ErrDuplicate = errors.New("unique: the unique id is taken (its job is queued
 // Result is what an enqueue did with a unique job.
 type Result string
 
-// Results of Enqueue.
+// Results of enqueueing a unique job.
 const (
 	// Queued: the uid was free; the job is in its queue (or delayed).
 	Queued Result = "queued"
@@ -50,7 +50,7 @@ type Info struct {
 	Deferred []byte `json:"-"`
 }
 
-// ClearResult says what Clear did.
+// ClearResult says what client.ClearUnique did.
 type ClearResult string
 
 // Clear results.
