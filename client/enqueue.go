@@ -82,7 +82,7 @@ func At(t time.Time) Option {
 }
 
 // In delays the job by d through the delayed queue (see EnqueueIn). A d
-// over 100 years (protocol.MaxDelay) is refused (ErrInvalid).
+// over 100 years is refused (ErrInvalid).
 func In(d time.Duration) Option {
 	return optionFunc(func(o *enqueueOptions) { o.in, o.hasIn = d, true })
 }

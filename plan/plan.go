@@ -32,13 +32,13 @@ type Misfire string
 const (
 	// Coalesce (the default) fires once for all the missed slots, then
 	// goes on from the next slot after now.
-	Coalesce Misfire = protocol.MisfireCoalesce
+	Coalesce Misfire = "coalesce"
 	// CatchUp fires every missed slot (what the resque-v3 PHP scheduler
 	// did).
-	CatchUp Misfire = protocol.MisfireCatchUp
+	CatchUp Misfire = "catch-up"
 	// Skip fires no slot that is more than the planner's MisfireGrace
 	// late, and goes on from the next slot after now.
-	Skip Misfire = protocol.MisfireSkip
+	Skip Misfire = "skip"
 )
 
 // ErrNotFound is returned for a plan id with no plan:<id>.

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/resque-go/resque-go/internal/protocol"
 	"strings"
 	"testing"
 	"time"
@@ -191,5 +192,14 @@ func TestParseCronRefuses(t *testing.T) {
 	}
 	if next, ok := c.Next(at(t, "2026-01-01T00:00:00Z")); ok {
 		t.Errorf("Feb 30: next %s", next)
+	}
+}
+
+// The misfire policies are the words resque-v3 writes in a plan.
+func TestMisfireWords(t *testing.T) {
+	for got, want := range map[Misfire]string{Coalesce: protocol.MisfireCoalesce, CatchUp: protocol.MisfireCatchUp, Skip: protocol.MisfireSkip} {
+		if string(got) != want {
+			t.Errorf("misfire %q, protocol writes %q", got, want)
+		}
 	}
 }

@@ -34,7 +34,7 @@ const (
 // Job is a unique job to enqueue.
 type Job struct {
 	Queue   string
-	Payload []byte // carries the "unique" field (protocol.ParseUnique)
+	Payload []byte // carries the "unique" field (docs/protocol.md#unique-jobs)
 	// DueAt, when not zero, files the job in the delayed queue (rounded up
 	// to the second); the uid is queued from now on.
 	DueAt time.Time
