@@ -2,9 +2,14 @@ package apicheck
 
 import (
 	"context"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -61,4 +66,62 @@ func TestPublicPackagesNameNoInternalType(t *testing.T) {
 	for _, l := range api.Leaks {
 		t.Errorf("internal type in the public API: %s", l)
 	}
+	// go doc shows an exported constant or variable with the expression
+	// that defines it: that must not name an internal package either.
+	for line := range strings.Lines(string(goCmd(append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{join .GoFiles \" \"}}"}, public...)...))) {
+		f := strings.Split(strings.TrimSpace(line), "\t")
+		if len(f) != 3 {
+			continue
+		}
+		for _, name := range strings.Fields(f[2]) {
+			for _, l := range internalValues(t, filepath.Join(f[1], name)) {
+				t.Errorf("%s: %s", f[0], l)
+			}
+		}
+	}
+}
+
+// internalValues lists the exported constants and variables of a file whose
+// defining expression names an internal package.
+func internalValues(t *testing.T, path string) []string {
+	t.Helper()
+	file, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	internal := map[string]string{}
+	for _, im := range file.Imports {
+		p, _ := strconv.Unquote(im.Path.Value)
+		if isInternal(p) {
+			name := p[strings.LastIndex(p, "/")+1:]
+			if im.Name != nil {
+				name = im.Name.Name
+			}
+			internal[name] = p
+		}
+	}
+	var out []string
+	for _, d := range file.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || (g.Tok != token.CONST && g.Tok != token.VAR) {
+			continue
+		}
+		for _, spec := range g.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, id := range vs.Names {
+				if !id.IsExported() || i >= len(vs.Values) {
+					continue
+				}
+				ast.Inspect(vs.Values[i], func(n ast.Node) bool {
+					if sel, ok := n.(*ast.SelectorExpr); ok {
+						if x, ok := sel.X.(*ast.Ident); ok && internal[x.Name] != "" {
+							out = append(out, fmt.Sprintf("%s is defined with %s.%s (%s)", id.Name, x.Name, sel.Sel.Name, internal[x.Name]))
+						}
+					}
+					return true
+				})
+			}
+		}
+	}
+	return out
 }
