@@ -3,6 +3,7 @@ package client_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -240,3 +241,31 @@ func TestClientMassAdmin(t *testing.T) {
 
 const massConfig = "pools: {static: {default: {worker_count: 1}}, batch: {big: {unit_count: 1, workers_per_unit: 1}}}\n" +
 	"mapping: {static: {default: {default: default}}, batch: {default: {default: big}}}"
+
+// The admin methods report a refused connection as ErrRefused, under
+// their own operation, without the password.
+func TestClientAdminRefused(t *testing.T) {
+	t.Parallel()
+	addr := strings.TrimPrefix(os.Getenv(redisEnv), "redis://")
+	c, err := client.New(client.Options{URL: "redis://:" + secret + "@" + addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for op, call := range map[string]func() error{
+		"add plan": func() error {
+			_, err := c.AddPlan(ctx(), plan.Plan{Queue: "q", Class: "C", Every: time.Minute})
+			return err
+		},
+		"delayed jobs": func() error { _, err := c.DelayedJobs(ctx(), delayed.Filter{}, 0, 0); return err },
+		"unique ids":   func() error { _, err := c.UniqueIDs(ctx()); return err },
+		"schedules":    func() error { _, err := c.Schedules(ctx(), client.ScheduleQuery{}); return err },
+		"mass status":  func() error { _, err := c.MassStatus(ctx(), nil, 0); return err },
+		"snapshot":     func() error { _, err := c.Snapshot(ctx(), ""); return err },
+	} {
+		err := call()
+		if !errors.Is(err, client.ErrRefused) || !strings.HasPrefix(err.Error(), "client: "+op+": ") || strings.Contains(err.Error(), secret) {
+			t.Errorf("%s: %v", op, err)
+		}
+	}
+}
