@@ -856,7 +856,7 @@ func (d *decoder) decodeSet(n *yaml.Node, path, queues string, keyNode *yaml.Nod
 				set.Processes = v
 			}
 		case "concurrency":
-			if v, ok := d.integer(f.val, p, 1, 4096); ok {
+			if v, ok := d.integer(f.val, p, 1, node.MaxConcurrency); ok {
 				set.Concurrency = v
 			}
 		case "blocking":
