@@ -430,9 +430,11 @@ func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
 			sawSets = true
 			d.decodeSets(cfg, f.val, p)
 		default:
+			if s := worksettings.ByKey(f.name); s != nil {
+				d.workSetting(&cfg.Work, s, f.val, p)
+				continue
+			}
 			switch {
-			case worksettings.ByKey(f.name) != nil:
-				d.workSetting(&cfg.Work, worksettings.ByKey(f.name), f.val, p)
 			case v3 && f.name == "log_level":
 				setLevel(f.val, p)
 			case v3 && slices.Contains(v3OnlyKeys, f.name):
@@ -502,9 +504,10 @@ func (d *decoder) workSetting(c *node.Config, s *worksettings.Setting, n *yaml.N
 			ok = false
 		}
 	case worksettings.String:
-		if v.String, ok = d.str(n, path); ok {
+		if v.String, ok = d.str(n, path); ok && d.check(n, path, s, v.String) {
 			v.String = strings.TrimSpace(v.String)
-			ok = d.check(n, path, s, v.String)
+		} else {
+			ok = false
 		}
 	case worksettings.ClassMap:
 		v.List, ok = d.classMap(n, path, s)
