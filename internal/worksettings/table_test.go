@@ -39,6 +39,9 @@ func TestTable(t *testing.T) {
 				t.Errorf("%s: default %q is not a number", s.Field, s.Default)
 			}
 		}
+		if s.Type == Duration && (s.MinDuration > 0 || s.MaxDuration > 0) && s.Want == "" {
+			t.Errorf("%s: a bounded duration needs Want, for work's message", s.Field)
+		}
 		if s.Key != "" && (s.Type == Int && s.Max == 0 || s.Type == List) {
 			t.Errorf("%s: a pool-file key of type %d needs bounds and a file form", s.Field, s.Type)
 		}
