@@ -15,6 +15,8 @@ type AuditEntry struct {
 	// the role it had.
 	Who  string `json:"who"`
 	Role string `json:"role,omitempty"`
+	// From is where the request came from (the remote address).
+	From string `json:"from,omitempty"`
 	// Action names the change ("failed.retry", "queue.clear"...);
 	// Target what it applied to (a queue, a filter, an entry).
 	Action string `json:"action"`

@@ -133,6 +133,7 @@ func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 		demoCommand(),
 		poolCommand(),
 		benchCommand(),
+		webCommand(),
 	)
 	app.Usage = "a Resque-compatible worker runtime"
 	app.Version = Version
