@@ -152,13 +152,16 @@ func (s *server) authenticate(r *http.Request) (who, bool) {
 	return who{}, false
 }
 
-// withAuth refuses requests without a user (401, asking the browser for
-// basic auth) and passes the user on in the context.
+// withAuth refuses requests without a user (401) and passes the user on
+// in the context. The browser is asked for basic auth on a page load, not
+// on a script's fetch, where the prompt would come out of nowhere.
 func (s *server) withAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, ok := s.authenticate(r)
 		if !ok {
-			w.Header().Set("WWW-Authenticate", `Basic realm="resque-go", charset="UTF-8"`)
+			if mode := r.Header.Get("Sec-Fetch-Mode"); mode == "" || mode == "navigate" {
+				w.Header().Set("WWW-Authenticate", `Basic realm="resque-go", charset="UTF-8"`)
+			}
 			s.fail(w, r, http.StatusUnauthorized, "authentication required")
 			return
 		}

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"errors"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -149,7 +150,7 @@ func (s *server) queueClearForm(w http.ResponseWriter, r *http.Request) {
 
 type failedPageData struct {
 	Filter  filterParams
-	Query   string // the filter as query parameters, with a leading &
+	Query   template.URL // the filter as query parameters (escaped), with a leading &
 	Total   int64  // the failed list's length
 	Entries []failedView
 	Pager   pager
@@ -173,7 +174,7 @@ func (s *server) failedPage(w http.ResponseWriter, r *http.Request) {
 	if len(entries) > pg.Size {
 		entries, pg.Next = entries[:pg.Size], pg.Page+1
 	}
-	d := failedPageData{Filter: f, Query: f.query(), Total: total, Pager: pg}
+	d := failedPageData{Filter: f, Query: template.URL(f.query()), Total: total, Pager: pg}
 	for _, e := range entries {
 		d.Entries = append(d.Entries, newFailedView(e))
 	}
@@ -238,7 +239,7 @@ func (s *server) failedOneForm(w http.ResponseWriter, r *http.Request) {
 type bulkData struct {
 	Action  string
 	Filter  filterParams
-	Query   string
+	Query   template.URL
 	Count   int64
 	Sample  []failedView
 	Allowed bool
@@ -262,7 +263,7 @@ func (s *server) failedBulkPreview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	need := bulkRole(action)
-	d := bulkData{Action: action, Filter: f, Query: f.query(), Count: n, Allowed: whoOf(r).Role >= need}
+	d := bulkData{Action: action, Filter: f, Query: template.URL(f.query()), Count: n, Allowed: whoOf(r).Role >= need}
 	for _, e := range sample {
 		d.Sample = append(d.Sample, newFailedView(e))
 	}

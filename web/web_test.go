@@ -390,6 +390,9 @@ func TestFailedBulkPreviewThenRetry(t *testing.T) {
 			n++
 		}
 	}
+	if page := e.get("failed?queue=odd", operatorSecret); !strings.Contains(page.body, `failed/bulk?action=retry&amp;queue=odd"`) {
+		t.Errorf("the failed page's links lose the filter")
+	}
 	preview := e.get("failed/bulk?action=retry&queue=odd", operatorSecret)
 	checkPage(t, "preview", preview)
 	if !strings.Contains(preview.body, fmt.Sprintf(`<p class="warn" id="preview-count">%d entries match`, n)) ||
