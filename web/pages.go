@@ -151,7 +151,7 @@ func (s *server) queueClearForm(w http.ResponseWriter, r *http.Request) {
 type failedPageData struct {
 	Filter  filterParams
 	Query   template.URL // the filter as query parameters (escaped), with a leading &
-	Total   int64  // the failed list's length
+	Total   int64        // the failed list's length
 	Entries []failedView
 	Pager   pager
 }
