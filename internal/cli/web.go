@@ -25,21 +25,25 @@ func webCommand() *ucli.Command {
 		Usage:     "serve the dashboard: queues, failed jobs, workers, Redis; a JSON API under /api/",
 		ArgsUsage: " ",
 		Description: "Without credentials it listens only on a loopback address, where every request may do\n" +
-			"everything. With --users-file or RESQUE_WEB_USERS (lines of NAME ROLE SECRET; ROLE viewer,\n" +
-			"operator or admin; SECRET at least 12 characters, or sha256:HEX of it) a browser signs in\n" +
-			"with basic auth and a script sends Authorization: Bearer SECRET. See docs/dashboard.md.",
+			"everything. With --users-file, or the same lines in the environment variable " + webUsersEnv + "\n" +
+			"(separated by newlines or ';'; NAME ROLE SECRET, ROLE viewer, operator or admin, SECRET at least\n" +
+			"12 characters or sha256:HEX of it), a browser signs in with basic auth and a script sends\n" +
+			"Authorization: Bearer SECRET. See docs/dashboard.md.",
 		Flags: append(redisFlags(),
 			&ucli.StringFlag{Name: "addr", Usage: "address to listen on (a non-loopback one needs credentials)", Value: "127.0.0.1:5678", EnvVars: []string{"RESQUE_WEB_ADDR"}},
 			&ucli.StringFlag{Name: "base-path", Usage: "path the dashboard is served under (behind a proxy: the proxy's path)", Value: "/", EnvVars: []string{"RESQUE_WEB_BASE_PATH"}},
 			&ucli.StringFlag{Name: "users-file", Usage: "file of users, one per line: NAME ROLE SECRET (ROLE: viewer, operator, admin)", EnvVars: []string{"RESQUE_WEB_USERS_FILE"}},
-			&ucli.StringFlag{Name: "users", Usage: "users as in --users-file, lines separated by newlines or ';' (prefer the environment variable: a command line is seen by ps)", EnvVars: []string{"RESQUE_WEB_USERS"}},
 			&ucli.StringFlag{Name: "poll-interval", Usage: "how often the live overview reads Redis (seconds or a Go duration), once for every open page together", Value: "2", EnvVars: []string{"RESQUE_WEB_POLL_INTERVAL"}},
 		),
 		Action: runWeb,
 	}
 }
 
-// webUsers reads the users of --users-file and --users.
+// webUsersEnv holds users as --users-file does, for a container without a
+// file. There is no flag for it: a command line is seen by ps.
+const webUsersEnv = "RESQUE_WEB_USERS"
+
+// webUsers reads the users of --users-file and webUsersEnv.
 func webUsers(c *ucli.Context) ([]web.User, error) {
 	var users []web.User
 	if path := c.String("users-file"); path != "" {
@@ -54,10 +58,10 @@ func webUsers(c *ucli.Context) ([]web.User, error) {
 		}
 		users = append(users, us...)
 	}
-	if inline := c.String("users"); inline != "" {
+	if inline := os.Getenv(webUsersEnv); inline != "" {
 		us, err := web.ParseUsers(strings.NewReader(strings.ReplaceAll(inline, ";", "\n")))
 		if err != nil {
-			return nil, usagef("--users (RESQUE_WEB_USERS): %v", strings.TrimPrefix(err.Error(), "web: "))
+			return nil, usagef("%s: %v", webUsersEnv, strings.TrimPrefix(err.Error(), "web: "))
 		}
 		users = append(users, us...)
 	}
@@ -95,7 +99,7 @@ func runWeb(c *ucli.Context) error {
 		return usagef("--addr %q: %v", addr, err)
 	}
 	if !loopback && len(users) == 0 {
-		return usagef("--addr %s is reachable from other machines: configure credentials (--users-file or RESQUE_WEB_USERS) or listen on 127.0.0.1", addr)
+		return usagef("--addr %s is reachable from other machines: configure credentials (--users-file or %s) or listen on 127.0.0.1", addr, webUsersEnv)
 	}
 	poll, err := parseSeconds("--poll-interval", c.String("poll-interval"))
 	if err != nil {
