@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
@@ -204,6 +205,25 @@ func TestBrowser(t *testing.T) {
 	}
 	waitFor(t, op, "the new queue shows live", `document.querySelector("#queues tbody").innerText.includes("urgent")`)
 	screenshot(t, op, dir, "overview")
+	// dark, as a system in dark mode asks, and on a phone's width
+	dark := &emulation.MediaFeature{Name: "prefers-color-scheme", Value: "dark"}
+	if _, err := chromedp.Call(op, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{dark}}); err != nil {
+		t.Fatal(err)
+	}
+	bg, _ := chromedp.Run(op, chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))
+	if bg != "rgb(21, 23, 24)" {
+		t.Errorf("dark mode: body background %q", bg)
+	}
+	screenshot(t, op, dir, "overview-dark")
+	run(t, op, "phone width", chromedp.EmulateViewport(390, 844))
+	if w, _ := chromedp.Run(op, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 390 {
+		t.Errorf("on a phone the overview is %d px wide, wider than the screen", w)
+	}
+	screenshot(t, op, dir, "overview-phone")
+	if _, err := chromedp.Call(op, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, op, "desktop width", chromedp.EmulateViewport(1280, 860))
 	run(t, op, "workers page", chromedp.Navigate(e.base+"workers"), chromedp.WaitVisible("#workers"))
 	screenshot(t, op, dir, "workers")
 	run(t, op, "queue page", chromedp.Navigate(e.base+"queues/reports"), chromedp.WaitVisible(".job"))
