@@ -3,7 +3,10 @@ package web_test
 import (
 	"bufio"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/client"
 	"github.com/resque-go/resque-go/fixtures"
 	"github.com/resque-go/resque-go/web"
 )
@@ -686,6 +690,47 @@ func TestLiveOverviewEventShowsChanges(t *testing.T) {
 			}
 		case <-deadline:
 			t.Fatal("no event shows the new queue")
+		}
+	}
+}
+
+func TestRedisDownAndNoPassword(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	c, err := client.New(client.Options{URL: "redis://user:hunter2-pw@" + addr + "/0", DialTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	h, err := web.Handler(web.Options{Client: c, Anonymous: web.RoleAdmin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, tc := range []struct {
+		path string
+		code int
+	}{
+		{"/", http.StatusOK}, {"/queues", http.StatusBadGateway}, {"/failed", http.StatusBadGateway},
+		{"/workers", http.StatusBadGateway}, {"/api/overview", http.StatusBadGateway}, {"/api/failed", http.StatusBadGateway},
+		{"/healthz", http.StatusServiceUnavailable},
+	} {
+		resp, err := srv.Client().Get(srv.URL + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code {
+			t.Errorf("GET %s with Redis down: %d, want %d: %.300s", tc.path, resp.StatusCode, tc.code, b)
+		}
+		if strings.Contains(string(b), "hunter2") {
+			t.Errorf("GET %s shows the Redis password: %.300s", tc.path, b)
 		}
 	}
 }
