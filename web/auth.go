@@ -176,6 +176,6 @@ func (s *server) may(w http.ResponseWriter, r *http.Request, role Role) bool {
 	if u.Role >= role {
 		return true
 	}
-	s.fail(w, r, http.StatusForbidden, fmt.Sprintf("%s %s needs the %s role; you are %s", r.Method, r.URL.Path, role, u.Role))
+	s.fail(w, r, http.StatusForbidden, fmt.Sprintf("%s %s needs the %s role; you are %s", r.Method, s.base+strings.TrimPrefix(r.URL.Path, "/"), role, u.Role))
 	return false
 }
