@@ -10,7 +10,6 @@ import (
 
 	"github.com/resque-go/resque-go/client"
 	"github.com/resque-go/resque-go/delayed"
-	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/massqueue"
 	"github.com/resque-go/resque-go/plan"
 	"github.com/resque-go/resque-go/unique"
@@ -153,7 +152,7 @@ func TestClientFailedBulk(t *testing.T) {
 		t.Errorf("mail holds %d after the retry", n)
 	}
 	r, err = e.c.RemoveFailedWhere(ctx(), client.FailedFilter{Queue: "img"})
-	if err != nil || r != (failure.Result{Done: 1}) {
+	if err != nil || r != (client.FailedResult{Done: 1}) {
 		t.Fatalf("RemoveFailedWhere = %+v, %v", r, err)
 	}
 	if _, err := e.c.ClearFailed(ctx(), client.FailedFilter{}); err != nil {
