@@ -2,7 +2,6 @@ package pool
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -296,5 +295,3 @@ func TestSetHandler(t *testing.T) {
 		t.Errorf("handlers = %v", classes)
 	}
 }
-
-func TestMain(m *testing.M) { os.Exit(testMain(m)) }
