@@ -192,10 +192,12 @@ type Worker struct {
 	// wrongType: the queues claims skipped for a key of another type
 	wrongType wrongTypes
 
-	paused   atomic.Bool
-	claimMu  sync.RWMutex // slots hold it shared while claiming; Pause waits for them
-	resumeMu sync.Mutex
-	resume   chan struct{}
+	paused atomic.Bool
+	// pausedAll: the last claim found <ns>:pause-all-workers set
+	pausedAll atomic.Bool
+	claimMu   sync.RWMutex // slots hold it shared while claiming; Pause waits for them
+	resumeMu  sync.Mutex
+	resume    chan struct{}
 
 	started   atomic.Bool
 	slotsDone chan struct{}
@@ -481,4 +483,37 @@ func (w *Worker) Queues(ctx context.Context) ([]string, error) { return w.queues
 // start and success), read at each use: zerolog's global level may change.
 func (w *Worker) debugOn() bool {
 	return w.log.GetLevel() <= zerolog.DebugLevel && zerolog.GlobalLevel() <= zerolog.DebugLevel
+}
+
+// Readiness errors, as Ready returns them.
+var (
+	ErrNotStarted     = errors.New("runtime: not started (registering the slots)")
+	ErrDraining       = errors.New("runtime: draining: a stop was asked for, running jobs finish")
+	ErrPaused         = errors.New("runtime: paused (USR2)")
+	ErrPausedAll      = errors.New("runtime: paused by pause-all-workers")
+	ErrHeartbeatStale = errors.New("runtime: heartbeat is stale")
+)
+
+// Ready says whether the worker takes jobs: nil, or why not (not started
+// yet, draining after a stop, paused by USR2 or by pause-all-workers, or a
+// heartbeat not written for 2 intervals). It reads only memory.
+func (w *Worker) Ready() error {
+	switch {
+	case !w.started.Load():
+		return ErrNotStarted
+	case w.loopCtx.Err() != nil:
+		return ErrDraining
+	case w.paused.Load():
+		return ErrPaused
+	case w.pausedAll.Load():
+		return ErrPausedAll
+	}
+	last := w.recovery.LastHeartbeat()
+	if last.IsZero() {
+		return ErrNotStarted // the slots are being registered
+	}
+	if age := w.cfg.Now().Sub(last); age > 2*w.cfg.HeartbeatInterval {
+		return fmt.Errorf("%w: last written %s ago (interval %s)", ErrHeartbeatStale, age.Round(time.Millisecond), w.cfg.HeartbeatInterval)
+	}
+	return nil
 }

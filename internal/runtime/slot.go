@@ -85,6 +85,9 @@ func (s *slot) loop(ctx context.Context) {
 		if len(res.WrongType) > 0 {
 			w.noteWrongType(res.WrongType)
 		}
+		if res.Paused != w.pausedAll.Load() {
+			w.pausedAll.Store(res.Paused) // what readiness reports
+		}
 		switch {
 		case res.Paused:
 			service.Sleep(ctx, pausePoll)
