@@ -97,6 +97,11 @@ type Config struct {
 	Logger *zerolog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// MaxJobs, when above 0, drains the worker once its slots have claimed
+	// this many jobs: no slot claims another, the running jobs finish, and
+	// the worker stops as Stop does (Done closes; MaxJobsReached is then
+	// true). A pool child is recycled so.
+	MaxJobs int
 	// OnFinish, when set, is called after each job's end is recorded.
 	OnFinish func(Finished)
 	// Title, when set, is given Procline whenever it changes (checked once a
@@ -195,9 +200,14 @@ type Worker struct {
 	paused atomic.Bool
 	// pausedAll: the last claim found <ns>:pause-all-workers set
 	pausedAll atomic.Bool
-	claimMu   sync.RWMutex // slots hold it shared while claiming; Pause waits for them
-	resumeMu  sync.Mutex
-	resume    chan struct{}
+	// jobsTaken counts the claims of MaxJobs: reserved before a claim,
+	// given back when it found no job
+	jobsTaken   atomic.Int64
+	maxJobsOnce sync.Once
+	maxJobsHit  atomic.Bool
+	claimMu     sync.RWMutex // slots hold it shared while claiming; Pause waits for them
+	resumeMu    sync.Mutex
+	resume      chan struct{}
 
 	started   atomic.Bool
 	slotsDone chan struct{}
@@ -517,3 +527,34 @@ func (w *Worker) Ready() error {
 	}
 	return nil
 }
+
+// reserveJob takes one of Config.MaxJobs for a claim about to run; once
+// every one is taken it starts the drain and reports false. Without
+// MaxJobs it is always true.
+func (w *Worker) reserveJob() bool {
+	if w.cfg.MaxJobs <= 0 {
+		return true
+	}
+	if w.jobsTaken.Add(1) <= int64(w.cfg.MaxJobs) {
+		return true
+	}
+	w.jobsTaken.Add(-1)
+	w.maxJobsOnce.Do(func() {
+		w.maxJobsHit.Store(true)
+		w.log.Info().Int("max_jobs", w.cfg.MaxJobs).Msg("max_jobs reached: draining (running jobs finish)")
+		w.stopLoops()
+		go w.Stop()
+	})
+	return false
+}
+
+// unreserveJob gives back a reservation whose claim found no job.
+func (w *Worker) unreserveJob() {
+	if w.cfg.MaxJobs > 0 {
+		w.jobsTaken.Add(-1)
+	}
+}
+
+// MaxJobsReached reports whether the worker stopped (or is stopping)
+// because its slots claimed Config.MaxJobs jobs.
+func (w *Worker) MaxJobsReached() bool { return w.maxJobsHit.Load() }
