@@ -102,7 +102,7 @@ func (s *Supervisor) record(ctx context.Context, smp *sampler) Record {
 	rec.RSSBytes, rec.CPUPercent = m[s.p.PID].rss, m[s.p.PID].cpu
 	for i, c := range st.Children {
 		ch := Child{Slot: c.Slot, Queues: c.Queues, PID: c.PID, State: c.State, Restarts: c.Restarts,
-			LastExit: c.LastExit, LastExitReason: c.LastExitReason}
+			Recycles: c.Recycles, LastExit: c.LastExit, LastExitReason: c.LastExitReason}
 		if !c.StartedAt.IsZero() {
 			t := c.StartedAt
 			ch.StartedAt, ch.UptimeS = &t, now.Sub(t).Seconds()

@@ -17,7 +17,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -26,6 +29,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/resque-go/resque-go/internal/metrics"
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/service"
 )
@@ -144,6 +148,9 @@ type Event struct {
 	Err    error
 	// Reason is the last line an exited child wrote to stderr.
 	Reason string
+	// Recycled, for an exited child that recycled itself, is the limit it
+	// reached (max_jobs, max_rss, max_age); it is started again at once.
+	Recycled string
 }
 
 // Manager states, as in the status record.
@@ -236,7 +243,7 @@ func New(p Params, cfg *Config) (*Supervisor, error) {
 	if p.MetricsAddr != "" {
 		// the manager serves /metrics and /healthz on MetricsAddr; its
 		// children get the next ports
-		s.metrics = metrics.NewPool(p.Client, s.metricsChildren, metrics.ServerOptions{Token: p.MetricsToken, Logger: &s.log})
+		s.metrics = metrics.NewPool(p.Client, s.metricsChildren, metrics.ServerOptions{Token: p.MetricsToken, Logger: &s.log, Ready: s.ready})
 		bound, err := s.metrics.Serve(p.MetricsAddr)
 		if err != nil {
 			return nil, &MetricsError{Err: err}
@@ -249,12 +256,128 @@ func New(p Params, cfg *Config) (*Supervisor, error) {
 // MetricsAddr is where the manager serves /metrics ("" without).
 func (s *Supervisor) MetricsAddr() string { return s.bound }
 
+// metricsChildren is what the manager's /metrics shows of the children:
+// their states, restarts and recycles from memory, their busy and idle
+// slots from their runtime records (one MGET, a plain read).
 func (s *Supervisor) metricsChildren() []metrics.PoolChild {
+	st := s.Status()
+	var pids []int
+	for _, c := range st.Children {
+		if c.PID > 0 && c.Queues != SchedulerLabel {
+			pids = append(pids, c.PID)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	slots := map[int]protocol.ProcessRecord{}
+	if recs, err := s.p.Client.ProcessRecords(ctx, s.hostname, pids); err == nil {
+		for i, raw := range recs {
+			if r, err := protocol.ParseProcessRecord(raw); raw != nil && err == nil {
+				slots[pids[i]] = r
+			}
+		}
+	} else {
+		s.log.Debug().Err(err).Msg("metrics: children's runtime records not read")
+	}
 	var out []metrics.PoolChild
-	for _, c := range s.Status().Children {
-		out = append(out, metrics.PoolChild{State: c.State, Restarts: c.Restarts})
+	for _, c := range st.Children {
+		pc := metrics.PoolChild{State: c.State, Restarts: c.Restarts, Recycles: c.Recycles}
+		if c.Queues != SchedulerLabel {
+			pc.Queues = c.Queues
+		}
+		if r, ok := slots[c.PID]; ok && c.PID > 0 {
+			pc.HasSlots, pc.SlotsBusy, pc.SlotsTotal = true, r.SlotsBusy, r.SlotsTotal
+		}
+		out = append(out, pc)
 	}
 	return out
+}
+
+// ready is the manager's readiness (/readyz, after Redis answered PING):
+// it runs (no QUIT or TERM), at least one child runs when the config asks
+// for some, and every running child that serves metrics answers 200 on its
+// own /readyz.
+func (s *Supervisor) ready(ctx context.Context) error {
+	s.mu.Lock()
+	state, children, cfg := s.state, slices.Clone(s.snapshot), s.cfg
+	s.mu.Unlock()
+	if state != StateRunning {
+		return fmt.Errorf("pool is %s", state)
+	}
+	host, port, err := childHostPort(s.p.MetricsAddr)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(children))
+	running := 0
+	for i, c := range children {
+		if c.state != ChildRunning || c.pid == 0 {
+			continue
+		}
+		running++
+		if c.metrics == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			url := "http://" + net.JoinHostPort(host, strconv.Itoa(port+c.metrics)) + "/readyz"
+			if err := s.childReady(ctx, url); err != nil {
+				errs[i] = fmt.Errorf("child %d (queues %s): %w", c.pid, c.queues, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if running == 0 && cfg.Processes() > 0 {
+		return errors.New("no child is running")
+	}
+	return nil
+}
+
+// childReady asks a child's /readyz.
+func (s *Supervisor) childReady(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	if s.p.MetricsToken != "" {
+		req.Header.Set("Authorization", "Bearer "+s.p.MetricsToken)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<10))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("/readyz answered %d (the child's log says why)", resp.StatusCode)
+	}
+	return nil
+}
+
+// childHostPort is where the manager reaches its children's endpoints:
+// the host of the metrics address (loopback for a wildcard one) and the
+// manager's port, which theirs follow.
+func childHostPort(addr string) (string, int, error) {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return "", 0, err
+	}
+	switch host {
+	case "", "0.0.0.0":
+		host = "127.0.0.1"
+	case "::":
+		host = "::1"
+	}
+	return host, port, nil
 }
 
 // Hostname is the host part of the children's worker ids.
@@ -397,10 +520,12 @@ type childInfo struct {
 	pid       int
 	state     string
 	restarts  int
+	recycles  int
 	startedAt time.Time
 	restartAt time.Time
 	lastExit  string
 	reason    string
+	metrics   int // offset of the child's metrics port (0: none)
 }
 
 // Status is the supervisor's state as the status record publishes it.
@@ -412,11 +537,14 @@ type Status struct {
 
 // ChildStatus is one slot.
 type ChildStatus struct {
-	Slot      int
-	Queues    string
-	PID       int // 0 while no process runs in the slot
-	State     string
-	Restarts  int
+	Slot     int
+	Queues   string
+	PID      int // 0 while no process runs in the slot
+	State    string
+	Restarts int
+	// Recycles counts the processes started after one recycled itself
+	// (not in Restarts).
+	Recycles  int
 	StartedAt time.Time // of the current process; zero without one
 	RestartAt time.Time // of a slot in backoff
 	LastExit  string
@@ -431,7 +559,7 @@ func (s *Supervisor) Status() Status {
 	st := Status{State: s.state, StartedAt: s.started, Children: make([]ChildStatus, len(s.snapshot))}
 	for i, c := range s.snapshot {
 		st.Children[i] = ChildStatus{Slot: i + 1, Queues: c.queues, PID: c.pid, State: c.state,
-			Restarts: c.restarts, StartedAt: c.startedAt, RestartAt: c.restartAt, LastExit: c.lastExit, LastExitReason: c.reason}
+			Restarts: c.restarts, Recycles: c.recycles, StartedAt: c.startedAt, RestartAt: c.restartAt, LastExit: c.lastExit, LastExitReason: c.reason}
 	}
 	return st
 }
