@@ -89,11 +89,12 @@ type Config struct {
 	// reschedules) in this node; the mover is elected, so running it
 	// everywhere costs Redis one poll per second in all.
 	NoMover bool `json:"no_mover"`
-	// MetricsAddr serves Prometheus /metrics and /healthz on this address
+	// MetricsAddr serves Prometheus /metrics, /healthz (liveness) and
+	// /readyz (readiness) on this address
 	// ("127.0.0.1:9292"; a bare port, ":9292" or "9292", listens on
 	// 127.0.0.1 only, "0.0.0.0:9292" on every interface); "" means off.
 	MetricsAddr string `json:"metrics_addr"`
-	// MetricsToken, when set, is the bearer token /metrics and /healthz
+	// MetricsToken, when set, is the bearer token /metrics, /healthz and /readyz
 	// require (401 without it).
 	MetricsToken string `json:"metrics_token,omitempty"`
 	// Fork runs every job in a child process (see WithFork).

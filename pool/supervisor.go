@@ -241,7 +241,7 @@ func New(p Params, cfg *Config) (*Supervisor, error) {
 	s.pruner = &pruner{s: s, req: make(chan struct{}, 1)}
 	s.publisher = &publisher{s: s, kick: make(chan struct{}, 1)}
 	if p.MetricsAddr != "" {
-		// the manager serves /metrics and /healthz on MetricsAddr; its
+		// the manager serves /metrics, /healthz and /readyz on MetricsAddr; its
 		// children get the next ports
 		s.metrics = metrics.NewPool(p.Client, s.metricsChildren, metrics.ServerOptions{Token: p.MetricsToken, Logger: &s.log, Ready: s.ready})
 		bound, err := s.metrics.Serve(p.MetricsAddr)

@@ -291,7 +291,7 @@ func redisFlags() []ucli.Flag {
 
 // metricsTokenFlag is --metrics-token of the commands that serve /metrics.
 func metricsTokenFlag() ucli.Flag {
-	return &ucli.StringFlag{Name: "metrics-token", Usage: "bearer token /metrics and /healthz require (401 without it); empty: none", EnvVars: []string{"RESQUE_METRICS_TOKEN"}}
+	return &ucli.StringFlag{Name: "metrics-token", Usage: "bearer token /metrics, /healthz and /readyz require (401 without it); empty: none", EnvVars: []string{"RESQUE_METRICS_TOKEN"}}
 }
 
 func newClient(c *ucli.Context) (*rdb.Client, error) { return clientFor(c, redisConfig(c)) }

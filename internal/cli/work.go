@@ -36,7 +36,7 @@ func workCommand(reg *worker.Registry) *ucli.Command {
 		&ucli.StringFlag{Name: "retry-backoff", Usage: "delay before a retry: none, fixed:30s, or exp:BASE[:MAX[:JITTER]] (exp:2s:10m:0.2)", Value: "none", EnvVars: []string{"RESQUE_RETRY_BACKOFF"}},
 		&ucli.StringSliceFlag{Name: "class-retry", Usage: "'Class=ATTEMPTS[:BACKOFF]' overrides the retry policy of one class (MailJob=5:exp:2s:10m); repeatable"},
 		&ucli.BoolFlag{Name: "mover", Usage: "promote due jobs of the delayed queue (retries with backoff, reschedules; resque-scheduler's layout); safe with other movers", Value: true, EnvVars: []string{"RESQUE_MOVER"}},
-		&ucli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on this address (e.g. 127.0.0.1:9292; a bare port, 9292 or :9292, listens on 127.0.0.1 only, 0.0.0.0:9292 on every interface); empty: off", EnvVars: []string{"RESQUE_METRICS_ADDR"}},
+		&ucli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics, /healthz (liveness) and /readyz (readiness) on this address (e.g. 127.0.0.1:9292; a bare port, 9292 or :9292, listens on 127.0.0.1 only, 0.0.0.0:9292 on every interface); empty: off", EnvVars: []string{"RESQUE_METRICS_ADDR"}},
 		metricsTokenFlag(),
 		&ucli.IntFlag{Name: "supervisor-pid", Hidden: true, Usage: "exit (as on TERM) when this process is no longer our parent; set by resque-go pool"},
 		&ucli.BoolFlag{Name: "ruby-prune", Usage: "record a dead worker's job as failed at once (Ruby Resque's behaviour) instead of requeueing it", EnvVars: []string{"RESQUE_RUBY_PRUNE"}},
