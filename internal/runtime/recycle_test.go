@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,4 +100,23 @@ func TestReady(t *testing.T) {
 	eventually(t, "ErrDraining", func() bool { return errors.Is(w.Ready(), runtime.ErrDraining) })
 	close(release)
 	<-stopped
+}
+
+// Ready fails once the heartbeat has not been written for 2 intervals (a
+// clock moved past it, the heartbeat's own ticker far off).
+func TestReadyHeartbeatStale(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var skew atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	w := e.start(runtime.Config{Queues: "q", HeartbeatInterval: time.Minute, Now: now})
+	eventually(t, "ready", func() bool { return w.Ready() == nil })
+	skew.Store(int64(90 * time.Second))
+	if err := w.Ready(); err != nil {
+		t.Errorf("Ready 1.5 intervals after the last heartbeat = %v", err)
+	}
+	skew.Store(int64(3 * time.Minute))
+	if err := w.Ready(); !errors.Is(err, runtime.ErrHeartbeatStale) {
+		t.Errorf("Ready 3 intervals after the last heartbeat = %v, want ErrHeartbeatStale", err)
+	}
 }
