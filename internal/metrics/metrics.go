@@ -139,12 +139,11 @@ func New(cfg Config) *Metrics {
 	if limit <= 0 {
 		limit = DefaultMaxLabelValues
 	}
-	m := &Metrics{cfg: cfg, set: vm.NewSet(),
-		queues: newBoundedLabel("queue", limit, cfg.Logger), classes: newBoundedLabel("class", limit, cfg.Logger)}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
-		m.cfg.Now = time.Now
 	}
+	m := &Metrics{cfg: cfg, set: vm.NewSet(),
+		queues: newBoundedLabel("queue", limit, cfg.Logger), classes: newBoundedLabel("class", limit, cfg.Logger)}
 	m.httpServer = httpServer{log: cfg.Logger, token: cfg.Token}
 	if cfg.Ready != nil {
 		m.httpServer.ready = func(context.Context) error { return cfg.Ready() }
