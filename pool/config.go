@@ -58,25 +58,18 @@ type Config struct {
 	Hostname  string
 	LogLevel  string
 	LogFormat string
-	// FailRetries is work's --fail-retries; 0 leaves the default.
-	FailRetries int
-	// TermTimeout is the children's term timeout (nil: the default).
-	TermTimeout *time.Duration
 	// KillTimeout is how long the manager waits after passing TERM before
 	// it kills the children that are still running; 0 means 10 s.
 	KillTimeout time.Duration
 
-	// Work settings passed to every child in its node config (retry_backoff
-	// is node.Config.RetryBackoff, work's --retry-backoff) when the file
-	// gives them; unset (""/nil) leaves the default.
-	RetryBackoff      string       // none, fixed:30s, exp:BASE[:MAX[:JITTER]]
-	ClassRetry        []ClassRetry // sorted by class
-	MaxRecoveries     *int
-	HeartbeatInterval *time.Duration
-	Mover             *bool
-	RubyPrune         *bool
-	GracefulTerm      *bool
-	DirtyExitOnTerm   *bool
+	// Work holds the worker settings the file gives at its top level
+	// (fail_retries, term_timeout, retry_backoff, class_retry, mover...:
+	// the keys of the worker settings table, internal/worksettings), in
+	// node.Config's own terms: max_recoveries 0 is MaxRecoveries -1,
+	// mover false NoMover, class_retry {MailJob: 5} ClassRetry
+	// ["MailJob=5"] sorted by class. A setting the file leaves out is
+	// zero, the node's default. Every child's node config starts from it.
+	Work node.Config
 
 	// Mass is the mass-queue section (node_id, pools, mapping), nil
 	// without one: the manager runs an allocator and the units'
@@ -136,13 +129,6 @@ func (c *Config) SchedulerChild() node.SchedulerConfig {
 		Hostname: c.Hostname, Schedule: s.Schedule, Environment: s.Environment, Dynamic: s.Dynamic,
 		LogLevel: c.LogLevel, LogFormat: c.LogFormat,
 	}
-}
-
-// ClassRetry overrides the retry policy of one class: Spec is
-// ATTEMPTS[:BACKOFF], as work's --class-retry takes it after "Class=".
-type ClassRetry struct {
-	Class string
-	Spec  string
 }
 
 // Handler runs one job class ("*": any class without a handler) through a
@@ -324,26 +310,16 @@ func (c *Config) Processes() int {
 // node's default, which is work's. SupervisorPID and MetricsAddr are left
 // to the start of each child.
 func (c *Config) Child(set QueueSet) node.Config {
-	n := node.Config{
-		Redis: node.Redis{URL: c.Redis, Namespace: c.Namespace,
-			TLSCAFile: c.RedisTLS.TLSCAFile, TLSCertFile: c.RedisTLS.TLSCertFile, TLSKeyFile: c.RedisTLS.TLSKeyFile,
-			TLSServerName: c.RedisTLS.TLSServerName, TLSInsecureSkipVerify: c.RedisTLS.TLSInsecureSkipVerify,
-			SentinelPassword: c.RedisTLS.SentinelPassword},
-		Queues:          set.Queues,
-		Mass:            set.Mass,
-		Concurrency:     max(set.Concurrency, 1),
-		Hostname:        c.Hostname,
-		Polling:         set.Polling,
-		Fork:            set.Fork,
-		LogLevel:        c.LogLevel,
-		LogFormat:       c.LogFormat,
-		FailRetries:     c.FailRetries,
-		RetryBackoff:    c.RetryBackoff,
-		RubyPrune:       c.RubyPrune != nil && *c.RubyPrune,
-		GracefulTerm:    c.GracefulTerm != nil && *c.GracefulTerm,
-		DirtyExitOnTerm: c.DirtyExitOnTerm != nil && *c.DirtyExitOnTerm,
-		NoMover:         c.Mover != nil && !*c.Mover,
-	}
+	n := c.Work
+	n.Redis = node.Redis{URL: c.Redis, Namespace: c.Namespace,
+		TLSCAFile: c.RedisTLS.TLSCAFile, TLSCertFile: c.RedisTLS.TLSCertFile, TLSKeyFile: c.RedisTLS.TLSKeyFile,
+		TLSServerName: c.RedisTLS.TLSServerName, TLSInsecureSkipVerify: c.RedisTLS.TLSInsecureSkipVerify,
+		SentinelPassword: c.RedisTLS.SentinelPassword}
+	n.Queues, n.Mass = set.Queues, set.Mass
+	n.Concurrency = max(set.Concurrency, 1)
+	n.Hostname, n.LogLevel, n.LogFormat = c.Hostname, c.LogLevel, c.LogFormat
+	n.Polling, n.Fork = set.Polling, set.Fork
+	n.ClassRetry = slices.Clone(c.Work.ClassRetry) // children never share a slice
 	if set.Mass != "" {
 		n.Queues = ""
 	}
@@ -357,25 +333,6 @@ func (c *Config) Child(set QueueSet) node.Config {
 		n.JobTimeout = set.Timeout
 	}
 	n.MaxJobs, n.MaxRSS, n.MaxAge = set.MaxJobs, set.MaxRSS, set.MaxAge
-	if c.TermTimeout != nil {
-		// term_timeout: 0 takes jobs back at once, which node.Config
-		// spells with a negative duration (0 is its default).
-		if n.TermTimeout = *c.TermTimeout; n.TermTimeout == 0 {
-			n.TermTimeout = -1
-		}
-	}
-	if c.HeartbeatInterval != nil {
-		n.HeartbeatInterval = *c.HeartbeatInterval
-	}
-	if c.MaxRecoveries != nil {
-		// max_recoveries: 0 means none, which node.Config spells -1.
-		if n.MaxRecoveries = *c.MaxRecoveries; n.MaxRecoveries == 0 {
-			n.MaxRecoveries = -1
-		}
-	}
-	for _, r := range c.ClassRetry {
-		n.ClassRetry = append(n.ClassRetry, r.Class+"="+r.Spec)
-	}
 	for _, h := range c.Handlers {
 		if h.HTTP == nil {
 			n.Exec = append(n.Exec, h.Class+"="+h.Exec)

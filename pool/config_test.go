@@ -59,8 +59,8 @@ workers:
     timeout: 90
 `, LoadOptions{})
 	if cfg.Format != FormatResqueGo || cfg.Redis != "redis://:secret@127.0.0.1:6390/2" || cfg.Namespace != "resque-v3" ||
-		cfg.Hostname != "web-1" || cfg.LogLevel != "debug" || cfg.LogFormat != "json" || cfg.FailRetries != 5 ||
-		cfg.TermTimeout == nil || *cfg.TermTimeout != 2500*time.Millisecond || cfg.KillTimeout != 30*time.Second {
+		cfg.Hostname != "web-1" || cfg.LogLevel != "debug" || cfg.LogFormat != "json" || cfg.Work.FailRetries != 5 ||
+		cfg.Work.TermTimeout != 2500*time.Millisecond || cfg.KillTimeout != 30*time.Second {
 		t.Errorf("settings = %+v", cfg)
 	}
 	wantHandlers := []Handler{

@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/worksettings"
 	"github.com/resque-go/resque-go/massqueue"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/worker"
@@ -347,10 +348,12 @@ func (d *decoder) queueList(n *yaml.Node, path, list string) bool {
 	return true
 }
 
-// Top-level keys of resque-go's format; the resque-v3 style has the same
-// ones with "queues" where resque-go has "workers".
-var ownKeys = []string{"redis", "namespace", "hostname", "log", "fail_retries", "term_timeout", "kill_timeout", "handlers",
-	"retry_backoff", "class_retry", "max_recoveries", "heartbeat_interval", "mover", "ruby_prune", "graceful_term", "dirty_exit_on_term", "scheduler", "node_id", "pools", "mapping"}
+// Top-level keys of resque-go's format: the manager's and the file's own,
+// then the worker settings every child gets (the keys of the settings
+// table, decoded by workSetting). The resque-v3 style has the same ones
+// with "queues" where resque-go has "workers".
+var ownKeys = append([]string{"redis", "namespace", "hostname", "log", "kill_timeout", "handlers", "scheduler", "node_id", "pools", "mapping"},
+	worksettings.Keys()...)
 
 // Top-level keys only a resque-v3 file has. log_level is read; the others
 // configure what resque-go does not do (its own log file, statsd, PHP task
@@ -450,55 +453,12 @@ func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
 			}
 		case "log":
 			d.decodeLog(cfg, f.val, p, v3, setLevel)
-		case "fail_retries":
-			if v, ok := d.integer(f.val, p, 1, 1000); ok {
-				cfg.FailRetries = v
-			}
-		case "term_timeout":
-			if v, ok := d.duration(f.val, p, 0); ok {
-				cfg.TermTimeout = &v
-			}
 		case "kill_timeout":
 			if v, ok := d.duration(f.val, p, time.Millisecond); ok {
 				cfg.KillTimeout = v
 			}
 		case "handlers":
 			d.decodeHandlers(cfg, f.val, p)
-		case "retry_backoff":
-			if v, ok := d.str(f.val, p); ok && d.backoff(f.val, p, v) {
-				cfg.RetryBackoff = strings.TrimSpace(v)
-			}
-		case "class_retry":
-			d.decodeClassRetry(cfg, f.val, p)
-		case "max_recoveries":
-			if v, ok := d.integer(f.val, p, 0, 1000); ok {
-				cfg.MaxRecoveries = &v
-			}
-		case "heartbeat_interval":
-			// work takes 1 to 60 s: heartbeats are stored to the second,
-			// and Ruby Resque prunes a worker whose heartbeat is 300 s old.
-			if v, ok := d.duration(f.val, p, time.Second); ok {
-				if v > time.Minute {
-					d.errorf(f.val, p, "must be at most 1m0s")
-				} else {
-					cfg.HeartbeatInterval = &v
-				}
-			}
-		case "mover", "ruby_prune", "graceful_term", "dirty_exit_on_term":
-			v, ok := d.boolean(f.val, p)
-			if !ok {
-				continue
-			}
-			switch f.name {
-			case "mover":
-				cfg.Mover = &v
-			case "ruby_prune":
-				cfg.RubyPrune = &v
-			case "graceful_term":
-				cfg.GracefulTerm = &v
-			default:
-				cfg.DirtyExitOnTerm = &v
-			}
 		case "scheduler":
 			d.decodeScheduler(cfg, f.val, p)
 		case "node_id", "pools", "mapping":
@@ -507,6 +467,10 @@ func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
 			sawSets = true
 			d.decodeSets(cfg, f.val, p)
 		default:
+			if s := worksettings.ByKey(f.name); s != nil {
+				d.workSetting(&cfg.Work, s, f.val, p)
+				continue
+			}
 			switch {
 			case v3 && f.name == "log_level":
 				setLevel(f.val, p)
@@ -562,9 +526,55 @@ func (d *decoder) decodeMass(cfg *Config, n *yaml.Node) {
 	}
 }
 
-// decodeClassRetry reads class_retry: {Class: ATTEMPTS[:BACKOFF]}, a bare
-// number being the attempts.
-func (d *decoder) decodeClassRetry(cfg *Config, n *yaml.Node, path string) {
+// workSetting reads the value of a worker setting of the table into c.
+func (d *decoder) workSetting(c *node.Config, s *worksettings.Setting, n *yaml.Node, path string) {
+	var v worksettings.Value
+	ok := false
+	switch s.Type {
+	case worksettings.Bool:
+		v.Bool, ok = d.boolean(n, path)
+	case worksettings.Int:
+		v.Int, ok = d.integer(n, path, s.Min, s.Max)
+	case worksettings.Duration:
+		if v.Duration, ok = d.duration(n, path, s.MinDuration); ok && s.MaxDuration > 0 && v.Duration > s.MaxDuration {
+			d.errorf(n, path, "must be at most %s", s.MaxDuration)
+			ok = false
+		}
+	case worksettings.String:
+		if v.String, ok = d.str(n, path); ok && d.check(n, path, s, v.String) {
+			v.String = strings.TrimSpace(v.String)
+		} else {
+			ok = false
+		}
+	case worksettings.ClassMap:
+		v.List, ok = d.classMap(n, path, s)
+	default:
+		d.errorf(n, path, "this setting is not read from a pool file")
+	}
+	if ok {
+		s.Set(c, v)
+	}
+}
+
+// check runs the setting's own check of a value.
+func (d *decoder) check(n *yaml.Node, path string, s *worksettings.Setting, v string) bool {
+	if s.Check == nil {
+		return true
+	}
+	if err := s.Check(v); err != nil {
+		d.errorf(n, path, "%v", err)
+		return false
+	}
+	return true
+}
+
+// classMap reads {Class: VALUE} into "Class=VALUE" entries sorted by
+// class, as work's repeatable flag takes them; a bare number is a value
+// too (class_retry: {Archive: 2}).
+func (d *decoder) classMap(n *yaml.Node, path string, s *worksettings.Setting) ([]string, bool) {
+	type entry struct{ class, value string }
+	var entries []entry
+	before := len(d.errs)
 	for _, f := range d.fields(n, path) {
 		p := joinPath(path, f.name)
 		class := strings.TrimSpace(f.name)
@@ -572,32 +582,17 @@ func (d *decoder) decodeClassRetry(cfg *Config, n *yaml.Node, path string) {
 			d.errorf(f.key, p, "a class name must be non-empty and must not contain '='")
 			continue
 		}
-		spec, ok := d.str(f.val, p)
-		if !ok {
-			continue
+		v, ok := d.str(f.val, p)
+		if v = strings.TrimSpace(v); ok && d.check(f.val, p, s, v) {
+			entries = append(entries, entry{class, v})
 		}
-		spec = strings.TrimSpace(spec)
-		attempts, backoff, hasBackoff := strings.Cut(spec, ":")
-		if n, err := strconv.Atoi(attempts); err != nil || n < 1 || n > 1000 {
-			d.errorf(f.val, p, "%q: want ATTEMPTS[:BACKOFF] with attempts from 1 to 1000 (5, 5:exp:2s:10m)", spec)
-			continue
-		}
-		if hasBackoff && !d.backoff(f.val, p, backoff) {
-			continue
-		}
-		cfg.ClassRetry = append(cfg.ClassRetry, ClassRetry{Class: class, Spec: spec})
 	}
-	slices.SortFunc(cfg.ClassRetry, func(a, b ClassRetry) int { return strings.Compare(a.Class, b.Class) })
-}
-
-// backoff checks a retry delay as work's --retry-backoff reads it
-// (node.ParseBackoff): none, fixed:D or exp:BASE[:MAX[:JITTER]].
-func (d *decoder) backoff(n *yaml.Node, path, s string) bool {
-	if _, err := node.ParseBackoff(s); err != nil {
-		d.errorf(n, path, "%v", err)
-		return false
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.class, b.class) })
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.class+"="+e.value)
 	}
-	return true
+	return out, len(d.errs) == before && out != nil
 }
 
 // Log levels of resque-v3 (PSR-3, upper case in its files) and what they
@@ -902,7 +897,7 @@ func (d *decoder) decodeSet(n *yaml.Node, path, queues string, keyNode *yaml.Nod
 				set.Processes = v
 			}
 		case "concurrency":
-			if v, ok := d.integer(f.val, p, 1, 4096); ok {
+			if v, ok := d.integer(f.val, p, 1, node.MaxConcurrency); ok {
 				set.Concurrency = v
 			}
 		case "blocking":

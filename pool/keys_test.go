@@ -96,7 +96,7 @@ func TestParseResqueV3File(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Format != FormatResqueV3 || cfg.Redis != "redis://redis.internal:6380" || cfg.FailRetries != 5 || cfg.LogLevel != "warn" {
+	if cfg.Format != FormatResqueV3 || cfg.Redis != "redis://redis.internal:6380" || cfg.Work.FailRetries != 5 || cfg.LogLevel != "warn" {
 		t.Errorf("settings = %+v", cfg)
 	}
 	want := []QueueSet{

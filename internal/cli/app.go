@@ -20,6 +20,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/proctitle"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/worksettings"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/unique"
 	"github.com/resque-go/resque-go/worker"
@@ -240,14 +241,11 @@ func onUsageError(c *ucli.Context, err error, _ bool) error {
 // php-resque (REDIS_BACKEND, PREFIX) or earlier resque-go versions. Each
 // flag's help shows one name; these are read only when neither the flag nor
 // that variable is set.
-var envAliases = map[string][]string{
-	"redis":        {"REDIS_BACKEND"},
-	"namespace":    {"PREFIX"},
-	"queues":       {"QUEUES"},
-	"concurrency":  {"RESQUE_CONCURRENCY"},
-	"fail-retries": {"FAIL_RETRIES"},
-	"verbose":      {"LOGGING"},
-}
+var envAliases = settingAliases(map[string][]string{
+	"redis":     {"REDIS_BACKEND"},
+	"namespace": {"PREFIX"},
+	"verbose":   {"LOGGING"},
+})
 
 // applyEnvAliases sets each flag of flags that is not set from the first
 // of its envAliases that has a value.
@@ -291,7 +289,7 @@ func redisFlags() []ucli.Flag {
 
 // metricsTokenFlag is --metrics-token of the commands that serve /metrics.
 func metricsTokenFlag() ucli.Flag {
-	return &ucli.StringFlag{Name: "metrics-token", Usage: "bearer token /metrics, /healthz and /readyz require (401 without it); empty: none", EnvVars: []string{"RESQUE_METRICS_TOKEN"}}
+	return settingFlag(worksettings.ByFlag("metrics-token"))
 }
 
 func newClient(c *ucli.Context) (*rdb.Client, error) { return clientFor(c, redisConfig(c)) }

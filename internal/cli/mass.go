@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,14 +109,6 @@ func noArgs(c *ucli.Context) error {
 	return nil
 }
 
-// noArgsClient is noArgs, then the client of the command's Redis flags.
-func noArgsClient(c *ucli.Context) (*rdb.Client, error) {
-	if err := noArgs(c); err != nil {
-		return nil, err
-	}
-	return newClient(c)
-}
-
 func oneArg(c *ucli.Context, what string) (string, error) {
 	if c.NArg() != 1 || c.Args().First() == "" {
 		return "", usagef("%s takes one %s", c.Command.FullName(), what)
@@ -123,18 +116,77 @@ func oneArg(c *ucli.Context, what string) (string, error) {
 	return c.Args().First(), nil
 }
 
-// massConfigClient reads --config (nil when not given) and opens the
-// client.
-func massConfigClient(c *ucli.Context) (*massqueue.Config, *rdb.Client, error) {
+// batchIDArg is oneArg for the commands that take a batch ID.
+func batchIDArg(c *ucli.Context) error {
+	_, err := oneArg(c, "batch ID")
+	return err
+}
+
+// massCall is what a mass command runs with: its flags and arguments, the
+// client of its Redis flags, and the mass config of its --config (nil
+// when it has none).
+type massCall struct {
+	*ucli.Context
+	client *rdb.Client
+	cfg    *massqueue.Config
+}
+
+func (m massCall) ctx() context.Context { return m.Context.Context }
+
+// massReply is what a mass command prints: json with --json, else text.
+type massReply struct {
+	json any
+	text func(w io.Writer) error
+}
+
+// massAction is the skeleton every mass command shares: check the
+// arguments (args; nil: none taken), read --config, open the client
+// (closed after), run, and print run's reply.
+func massAction(c *ucli.Context, args func(*ucli.Context) error, run func(m massCall) (massReply, error)) error {
+	if args == nil {
+		args = noArgs
+	}
+	if err := args(c); err != nil {
+		return err
+	}
 	cfg, err := massConfig(c)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	client, err := newClient(c)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	return cfg, client, nil
+	defer client.Close()
+	r, err := run(massCall{Context: c, client: client, cfg: cfg})
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, r.json)
+	}
+	return r.text(c.App.Writer)
+}
+
+// textf is text of one fmt.Fprintf.
+func textf(format string, args ...any) func(io.Writer) error {
+	return func(w io.Writer) error {
+		fmt.Fprintf(w, format, args...)
+		return nil
+	}
+}
+
+// massList is the reply of a listing: rows as a JSON list, or a table of
+// header and one line of tab-separated cells per row.
+func massList[T any](rows []T, header string, line func(T) string) massReply {
+	return massReply{json: listOf(rows), text: func(w io.Writer) error {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, header)
+		for _, r := range rows {
+			fmt.Fprintln(tw, line(r))
+		}
+		return tw.Flush()
+	}}
 }
 
 // massConfig reads --config; nil when it is not given.
@@ -165,56 +217,39 @@ func massUsage(err error) error {
 	return err
 }
 
+// massRoute has no --json: it prints its text.
 func massRoute(c *ucli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	pool := c.String("pool")
-	if c.Bool("remove") == (pool != "") {
-		return usagef("mass route needs --pool P or --remove (not both)")
-	}
-	client, err := newClient(c)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	if err := massUsage(massqueue.SetRoute(c.Context, client, c.String("source"), c.String("name"), pool)); err != nil {
-		return err
-	}
-	key := "src:" + c.String("source") + ":cfg:" + c.String("name")
-	if pool == "" {
-		fmt.Fprintf(c.App.Writer, "removed %s\n", key)
-	} else {
-		fmt.Fprintf(c.App.Writer, "%s = %s\n", key, pool)
-	}
-	return nil
+	return massAction(c, func(c *ucli.Context) error {
+		if err := noArgs(c); err != nil {
+			return err
+		}
+		if c.Bool("remove") == (c.String("pool") != "") {
+			return usagef("mass route needs --pool P or --remove (not both)")
+		}
+		return nil
+	}, func(m massCall) (massReply, error) {
+		pool := m.String("pool")
+		if err := massUsage(massqueue.SetRoute(m.ctx(), m.client, m.String("source"), m.String("name"), pool)); err != nil {
+			return massReply{}, err
+		}
+		key := "src:" + m.String("source") + ":cfg:" + m.String("name")
+		if pool == "" {
+			return massReply{text: textf("removed %s\n", key)}, nil
+		}
+		return massReply{text: textf("%s = %s\n", key, pool)}, nil
+	})
 }
 
 func massRoutes(c *ucli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	cfg, client, err := massConfigClient(c)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	rs, err := massqueue.Routes(c.Context, client, cfg)
-	if err != nil {
-		return err
-	}
-	if rs == nil {
-		rs = []massqueue.Route{}
-	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, listOf(rs))
-	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "KIND\tSOURCE\tJOB\tPOOL\tFROM\tPROBLEM")
-	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", dash(string(r.Kind)), r.Source, r.Job, r.Pool, r.From, dash(r.Problem))
-	}
-	return tw.Flush()
+	return massAction(c, nil, func(m massCall) (massReply, error) {
+		rs, err := massqueue.Routes(m.ctx(), m.client, m.cfg)
+		if rs == nil {
+			rs = []massqueue.Route{}
+		}
+		return massList(rs, "KIND\tSOURCE\tJOB\tPOOL\tFROM\tPROBLEM", func(r massqueue.Route) string {
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", dash(string(r.Kind)), r.Source, r.Job, r.Pool, r.From, dash(r.Problem))
+		}), err
+	})
 }
 
 func dash(s string) string {
@@ -225,51 +260,38 @@ func dash(s string) string {
 }
 
 func massEnqueue(c *ucli.Context) error {
-	client, err := noArgsClient(c)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	j := massqueue.Job{Class: c.String("class"), Source: c.String("source"),
-		Name: c.String("name"), Args: []byte(c.String("args")), UniqueID: c.String("unique-id")}
-	if c.IsSet("deferrable-by") {
-		if j.UniqueID == "" {
-			return usageError{errors.New("--deferrable-by needs --unique-id")}
+	return massAction(c, nil, func(m massCall) (massReply, error) {
+		j := massqueue.Job{Class: m.String("class"), Source: m.String("source"),
+			Name: m.String("name"), Args: []byte(m.String("args")), UniqueID: m.String("unique-id")}
+		if m.IsSet("deferrable-by") {
+			if j.UniqueID == "" {
+				return massReply{}, usageError{errors.New("--deferrable-by needs --unique-id")}
+			}
+			if j.DeferrableBy = m.Int64("deferrable-by"); j.DeferrableBy < 0 {
+				return massReply{}, usageError{fmt.Errorf("--deferrable-by %d: want seconds, 0 or more", j.DeferrableBy)}
+			}
+			j.Deferrable = true
 		}
-		if j.DeferrableBy = c.Int64("deferrable-by"); j.DeferrableBy < 0 {
-			return usageError{fmt.Errorf("--deferrable-by %d: want seconds, 0 or more", j.DeferrableBy)}
+		e, err := massqueue.EnqueueStaticJob(m.ctx(), m.client, j)
+		if err != nil {
+			return massReply{}, massUsage(err)
 		}
-		j.Deferrable = true
-	}
-	e, err := massqueue.EnqueueStaticJob(c.Context, client, j)
-	if err != nil {
-		return massUsage(err)
-	}
-	if e.Deferred {
-		fmt.Fprintf(c.App.ErrWriter, "deferred: the job with unique id %q is running; this one is routed %ds after it succeeds\n", j.UniqueID, j.DeferrableBy)
-	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, map[string]any{"id": e.ID, "source": c.String("source"), "name": c.String("name"), "deferred": e.Deferred})
-	}
-	fmt.Fprintln(c.App.Writer, e.ID)
-	return nil
+		if e.Deferred {
+			fmt.Fprintf(m.App.ErrWriter, "deferred: the job with unique id %q is running; this one is routed %ds after it succeeds\n", j.UniqueID, j.DeferrableBy)
+		}
+		return massReply{json: map[string]any{"id": e.ID, "source": m.String("source"), "name": m.String("name"), "deferred": e.Deferred},
+			text: textf("%s\n", e.ID)}, nil
+	})
 }
 
 func massBatchCreate(c *ucli.Context) error {
-	client, err := noArgsClient(c)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	id, err := massqueue.CreateBatch(c.Context, client, c.String("source"), c.String("name"), c.Duration("ttl"))
-	if err != nil {
-		return massUsage(err)
-	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, map[string]string{"id": id})
-	}
-	fmt.Fprintln(c.App.Writer, id)
-	return nil
+	return massAction(c, nil, func(m massCall) (massReply, error) {
+		id, err := massqueue.CreateBatch(m.ctx(), m.client, m.String("source"), m.String("name"), m.Duration("ttl"))
+		if err != nil {
+			return massReply{}, massUsage(err)
+		}
+		return massReply{json: map[string]string{"id": id}, text: textf("%s\n", id)}, nil
+	})
 }
 
 // batchLine is a JSON line of `mass batch push`.
@@ -296,42 +318,32 @@ func (l batchLine) job() massqueue.Job {
 }
 
 func massBatchPush(c *ucli.Context) error {
-	id, err := oneArg(c, "batch ID")
-	if err != nil {
-		return err
-	}
-	client, err := newClient(c)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	b, err := massqueue.OpenBatch(client, id, c.Duration("ttl"))
-	if err != nil {
-		return massUsage(err)
-	}
-	pushed := 0
-	if class := c.String("class"); class != "" {
-		uid := c.String("unique-id")
-		if err := b.Push(c.Context, massqueue.Job{Class: class, Args: []byte(c.String("args")), UniqueID: uid}); err != nil {
-			if errors.Is(err, massqueue.ErrDuplicate) {
-				return pushError{fmt.Sprintf("mass batch push: unique id %q is already queued or running: nothing pushed to %s", uid, id), err}
+	return massAction(c, batchIDArg, func(m massCall) (massReply, error) {
+		id := m.Args().First()
+		b, err := massqueue.OpenBatch(m.client, id, m.Duration("ttl"))
+		if err != nil {
+			return massReply{}, massUsage(err)
+		}
+		pushed := 0
+		if class := m.String("class"); class != "" {
+			uid := m.String("unique-id")
+			if err := b.Push(m.ctx(), massqueue.Job{Class: class, Args: []byte(m.String("args")), UniqueID: uid}); err != nil {
+				if errors.Is(err, massqueue.ErrDuplicate) {
+					return massReply{}, pushError{fmt.Sprintf("mass batch push: unique id %q is already queued or running: nothing pushed to %s", uid, id), err}
+				}
+				return massReply{}, massUsage(err)
 			}
-			return massUsage(err)
+			pushed = 1
+		} else {
+			if m.String("args") != "" || m.String("unique-id") != "" {
+				return massReply{}, usagef("mass batch push: --args and --unique-id need --class (JSON lines carry their own \"unique\")")
+			}
+			if pushed, err = pushLines(m.Context, b); err != nil {
+				return massReply{}, err
+			}
 		}
-		pushed = 1
-	} else {
-		if c.String("args") != "" || c.String("unique-id") != "" {
-			return usagef("mass batch push: --args and --unique-id need --class (JSON lines carry their own \"unique\")")
-		}
-		if pushed, err = pushLines(c, b); err != nil {
-			return err
-		}
-	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, map[string]any{"id": id, "pushed": pushed})
-	}
-	fmt.Fprintf(c.App.Writer, "pushed %d to %s\n", pushed, id)
-	return nil
+		return massReply{json: map[string]any{"id": id, "pushed": pushed}, text: textf("pushed %d to %s\n", pushed, id)}, nil
+	})
 }
 
 // pushError is a failed push said in one line of our own, still matching
@@ -442,51 +454,34 @@ func jobCount(n int) string {
 }
 
 func massBatchCommit(c *ucli.Context) error {
-	id, err := oneArg(c, "batch ID")
-	if err != nil {
-		return err
-	}
-	client, err := newClient(c)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	if err := massqueue.CommitBatch(c.Context, client, id); err != nil {
-		return err
-	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, map[string]string{"id": id, "result": "committed"})
-	}
-	fmt.Fprintf(c.App.Writer, "committed %s\n", id)
-	return nil
+	return massAction(c, batchIDArg, func(m massCall) (massReply, error) {
+		id := m.Args().First()
+		if err := massqueue.CommitBatch(m.ctx(), m.client, id); err != nil {
+			return massReply{}, err
+		}
+		return massReply{json: map[string]string{"id": id, "result": "committed"}, text: textf("committed %s\n", id)}, nil
+	})
 }
 
 func massStatus(c *ucli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	cfg, client, err := massConfigClient(c)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	now, err := client.Time(c.Context)
-	if err != nil {
-		return err
-	}
-	st, err := massqueue.GetStatus(c.Context, client, cfg, now, c.Duration("dead-after"))
-	if err != nil {
-		return err
-	}
-	if c.Bool("json") {
-		for _, p := range st.Batch {
-			for i := range p.Units {
-				p.Units[i].LastBeat = p.Units[i].LastBeat.UTC().Truncate(time.Second)
+	return massAction(c, nil, func(m massCall) (massReply, error) {
+		now, err := m.client.Time(m.ctx())
+		if err != nil {
+			return massReply{}, err
+		}
+		st, err := massqueue.GetStatus(m.ctx(), m.client, m.cfg, now, m.Duration("dead-after"))
+		if err != nil {
+			return massReply{}, err
+		}
+		if m.Bool("json") {
+			for _, p := range st.Batch {
+				for i := range p.Units {
+					p.Units[i].LastBeat = p.Units[i].LastBeat.UTC().Truncate(time.Second)
+				}
 			}
 		}
-		return writeJSON(c.App.Writer, st)
-	}
-	return printMassStatus(c.App.Writer, st, now)
+		return massReply{json: st, text: func(w io.Writer) error { return printMassStatus(w, st, now) }}, nil
+	})
 }
 
 func printMassStatus(w io.Writer, st massqueue.Status, now time.Time) error {
@@ -537,210 +532,162 @@ func printMassStatus(w io.Writer, st massqueue.Status, now time.Time) error {
 	return nil
 }
 
+// failureRow is an allocation failure as mass failures --json prints it.
+type failureRow struct {
+	massqueue.Failure
+	At    *string         `json:"at"`
+	Entry json.RawMessage `json:"entry"`
+}
+
 func massFailures(c *ucli.Context) error {
-	client, err := noArgsClient(c)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	fs, err := massqueue.Failures(c.Context, client)
-	if err != nil {
-		return err
-	}
-	if c.Bool("json") {
-		type row struct {
-			massqueue.Failure
-			At    *string         `json:"at"`
-			Entry json.RawMessage `json:"entry"`
-		}
-		rows := make([]row, 0, len(fs))
+	return massAction(c, nil, func(m massCall) (massReply, error) {
+		fs, err := massqueue.Failures(m.ctx(), m.client)
+		r := massList(fs, "KIND\tID\tSOURCE\tJOB\tAT\tREASON", func(f massqueue.Failure) string {
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", f.Kind, dash(f.ID), dash(f.Source), dash(f.Job), humanTime(f.At), dash(f.Reason))
+		})
+		rows := make([]failureRow, 0, len(fs))
 		for _, f := range fs {
 			e, _ := json.Marshal(string(f.Entry))
 			if f.Kind == massqueue.KindStatic && json.Valid(f.Entry) {
 				e = f.Entry
 			}
-			rows = append(rows, row{f, jsonTime(f.At), e})
+			rows = append(rows, failureRow{f, jsonTime(f.At), e})
 		}
-		return writeJSON(c.App.Writer, listOf(rows))
-	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "KIND\tID\tSOURCE\tJOB\tAT\tREASON")
-	for _, f := range fs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Kind, dash(f.ID), dash(f.Source), dash(f.Job), humanTime(f.At), dash(f.Reason))
-	}
-	return tw.Flush()
+		r.json = listOf(rows)
+		return r, err
+	})
 }
 
 func massReallocate(c *ucli.Context) error {
-	all := c.Bool("all")
-	if all && c.NArg() > 0 || !all && c.NArg() != 1 {
-		return usagef("mass reallocate takes one ID or --all")
-	}
-	client, err := newClient(c)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	var n int
-	if all {
-		n, err = massqueue.ReallocateAll(c.Context, client)
-	} else {
-		n, err = massqueue.Reallocate(c.Context, client, c.Args().First())
-	}
-	if err != nil {
-		return err
-	}
-	if !all && n == 0 {
-		return usagef("no allocation failure %q (see mass failures)", c.Args().First())
-	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, map[string]int{"reallocated": n})
-	}
-	fmt.Fprintf(c.App.Writer, "reallocated %d\n", n)
-	return nil
+	return massAction(c, func(c *ucli.Context) error {
+		if all := c.Bool("all"); all && c.NArg() > 0 || !all && c.NArg() != 1 {
+			return usagef("mass reallocate takes one ID or --all")
+		}
+		return nil
+	}, func(m massCall) (massReply, error) {
+		var n int
+		var err error
+		if m.Bool("all") {
+			n, err = massqueue.ReallocateAll(m.ctx(), m.client)
+		} else {
+			n, err = massqueue.Reallocate(m.ctx(), m.client, m.Args().First())
+		}
+		if err != nil {
+			return massReply{}, err
+		}
+		if !m.Bool("all") && n == 0 {
+			return massReply{}, usagef("no allocation failure %q (see mass failures)", m.Args().First())
+		}
+		return massReply{json: map[string]int{"reallocated": n}, text: textf("reallocated %d\n", n)}, nil
+	})
 }
 
-func massSetting(c *ucli.Context, set func() error, what string) error {
-	if err := noArgs(c); err != nil {
-		return err
+// massSetting is the reply of a change to a source's settings.
+func massSetting(m massCall, err error, what string) (massReply, error) {
+	if err := massUsage(err); err != nil {
+		return massReply{}, err
 	}
-	if err := massUsage(set()); err != nil {
-		return err
-	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, map[string]string{"source": c.String("source"), "result": what})
-	}
-	fmt.Fprintf(c.App.Writer, "%s: %s\n", c.String("source"), what)
-	return nil
+	return massReply{json: map[string]string{"source": m.String("source"), "result": what}, text: textf("%s: %s\n", m.String("source"), what)}, nil
 }
 
 func massWeight(c *ucli.Context) error {
-	client, err := newClient(c)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	w := c.Int("weight")
-	return massSetting(c, func() error { return massqueue.SetWeight(c.Context, client, c.String("source"), w) }, "weight "+strconv.Itoa(w))
+	return massAction(c, nil, func(m massCall) (massReply, error) {
+		w := m.Int("weight")
+		return massSetting(m, massqueue.SetWeight(m.ctx(), m.client, m.String("source"), w), "weight "+strconv.Itoa(w))
+	})
 }
 
 func massLimit(c *ucli.Context) error {
-	client, err := newClient(c)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	n := c.Int("concurrency")
-	what := "limit " + strconv.Itoa(n)
-	if n <= 0 {
-		what = "no limit"
-	}
-	return massSetting(c, func() error { return massqueue.SetLimit(c.Context, client, c.String("source"), n) }, what)
+	return massAction(c, nil, func(m massCall) (massReply, error) {
+		n := m.Int("concurrency")
+		what := "limit " + strconv.Itoa(n)
+		if n <= 0 {
+			what = "no limit"
+		}
+		return massSetting(m, massqueue.SetLimit(m.ctx(), m.client, m.String("source"), n), what)
+	})
 }
 
 func massPause(c *ucli.Context) error {
-	client, err := noArgsClient(c)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	r, err := massqueue.PauseSource(c.Context, client, c.String("source"))
-	if err := massUsage(err); err != nil {
-		return err
-	}
-	what := "paused"
-	if r.Already {
-		what = "already paused"
-	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, struct {
+	return massAction(c, nil, func(m massCall) (massReply, error) {
+		r, err := massqueue.PauseSource(m.ctx(), m.client, m.String("source"))
+		if err := massUsage(err); err != nil {
+			return massReply{}, err
+		}
+		what := "paused"
+		if r.Already {
+			what = "already paused"
+		}
+		return massReply{json: struct {
 			massqueue.PauseResult
 			Result string `json:"result"`
-		}{r, what})
-	}
-	if r.Already {
-		what += " (no change)"
-	}
-	fmt.Fprintf(c.App.Writer, "%s: %s\n", r.Source, what)
-	for _, b := range r.Batches {
-		when := "parked"
-		if !b.New {
-			when = "parked before"
-		}
-		fmt.Fprintf(c.App.Writer, "  batch %s in pool %s: %s, off unit %s\n", b.ID, b.Pool, when, b.Unit)
-	}
-	return nil
+		}{r, what}, text: func(w io.Writer) error {
+			if r.Already {
+				what += " (no change)"
+			}
+			fmt.Fprintf(w, "%s: %s\n", r.Source, what)
+			for _, b := range r.Batches {
+				when := "parked"
+				if !b.New {
+					when = "parked before"
+				}
+				fmt.Fprintf(w, "  batch %s in pool %s: %s, off unit %s\n", b.ID, b.Pool, when, b.Unit)
+			}
+			return nil
+		}}, nil
+	})
 }
 
 func massResume(c *ucli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	cfg, client, err := massConfigClient(c)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	opt := massqueue.ResumeOptions{DeadAfter: c.Duration("dead-after")}
-	if cfg != nil {
-		for _, p := range cfg.StaticPools {
-			opt.StaticPools = append(opt.StaticPools, p.Name)
+	return massAction(c, nil, func(m massCall) (massReply, error) {
+		opt := massqueue.ResumeOptions{DeadAfter: m.Duration("dead-after")}
+		if m.cfg != nil {
+			for _, p := range m.cfg.StaticPools {
+				opt.StaticPools = append(opt.StaticPools, p.Name)
+			}
 		}
-	}
-	r, err := massqueue.ResumeSource(c.Context, client, c.String("source"), opt)
-	if err := massUsage(err); err != nil {
-		return err
-	}
-	what := "resumed"
-	if !r.WasPaused {
-		what = "not paused"
-	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, struct {
+		r, err := massqueue.ResumeSource(m.ctx(), m.client, m.String("source"), opt)
+		if err := massUsage(err); err != nil {
+			return massReply{}, err
+		}
+		what := "resumed"
+		if !r.WasPaused {
+			what = "not paused"
+		}
+		return massReply{json: struct {
 			massqueue.ResumeResult
 			Result string `json:"result"`
-		}{r, what})
-	}
-	if !r.WasPaused {
-		what += " (no change)"
-	}
-	fmt.Fprintf(c.App.Writer, "%s: %s\n", r.Source, what)
-	for _, b := range r.Batches {
-		var where string
-		switch b.Result {
-		case "unit":
-			where = "back on unit " + b.Unit
-		case "committed":
-			where = "unit " + dash(b.Unit) + " is dead or gone: handed back to committed for a live unit"
-		default:
-			where = "done while paused: finished"
-		}
-		fmt.Fprintf(c.App.Writer, "  batch %s in pool %s: %s\n", b.ID, b.Pool, where)
-	}
-	return nil
+		}{r, what}, text: func(w io.Writer) error {
+			if !r.WasPaused {
+				what += " (no change)"
+			}
+			fmt.Fprintf(w, "%s: %s\n", r.Source, what)
+			for _, b := range r.Batches {
+				var where string
+				switch b.Result {
+				case "unit":
+					where = "back on unit " + b.Unit
+				case "committed":
+					where = "unit " + dash(b.Unit) + " is dead or gone: handed back to committed for a live unit"
+				default:
+					where = "done while paused: finished"
+				}
+				fmt.Fprintf(w, "  batch %s in pool %s: %s\n", b.ID, b.Pool, where)
+			}
+			return nil
+		}}, nil
+	})
 }
 
 func massSettings(c *ucli.Context) error {
-	client, err := noArgsClient(c)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	ss, err := massqueue.Settings(c.Context, client)
-	if err != nil {
-		return err
-	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, listOf(ss))
-	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SOURCE\tWEIGHT\tLIMIT\tPAUSED")
-	for _, s := range ss {
-		lim := "-"
-		if s.Limit > 0 {
-			lim = strconv.Itoa(s.Limit)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%v\n", s.Source, s.Weight, lim, s.Paused)
-	}
-	return tw.Flush()
+	return massAction(c, nil, func(m massCall) (massReply, error) {
+		ss, err := massqueue.Settings(m.ctx(), m.client)
+		return massList(ss, "SOURCE\tWEIGHT\tLIMIT\tPAUSED", func(s massqueue.SourceSetting) string {
+			lim := "-"
+			if s.Limit > 0 {
+				lim = strconv.Itoa(s.Limit)
+			}
+			return fmt.Sprintf("%s\t%d\t%s\t%v", s.Source, s.Weight, lim, s.Paused)
+		}), err
+	})
 }
