@@ -228,8 +228,10 @@ const readyTimeout = 2 * time.Second
 
 // readyz answers 200 "ready" while Redis answers PING within 2 s and ready
 // (when set) returns nil, else 503 "not ready"; why goes to the log, not
-// to whoever asks.
+// to whoever asks: at warn when the reason changes (or a minute later),
+// at debug for the probes that repeat it in between.
 func readyz(c *rdb.Client, ready func(context.Context) error, log *zerolog.Logger) http.HandlerFunc {
+	var said reasonLog
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 		defer cancel()
@@ -241,13 +243,39 @@ func readyz(c *rdb.Client, ready func(context.Context) error, log *zerolog.Logge
 		}
 		if err != nil {
 			if log != nil {
-				log.Warn().Err(err).Msg("readyz: not ready")
+				ev := log.Debug()
+				if said.changed(err.Error()) {
+					ev = log.Warn()
+				}
+				ev.Err(err).Msg("readyz: not ready")
 			}
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}
+		said.changed("")
 		_, _ = w.Write([]byte("ready\n"))
 	}
+}
+
+// reasonLog remembers the last reason /readyz logged, so that a probe
+// every few seconds does not repeat it at warn.
+type reasonLog struct {
+	mu     sync.Mutex
+	reason string
+	at     time.Time
+}
+
+// changed records reason ("" for ready) and reports whether it differs
+// from the last one, or that one is a minute old.
+func (l *reasonLog) changed(reason string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if reason == l.reason && now.Sub(l.at) < time.Minute {
+		return false
+	}
+	l.reason, l.at = reason, now
+	return true
 }
 
 // ListenAddr is the address a metrics endpoint given as addr listens on: a
