@@ -166,16 +166,17 @@ workers:
 			if !slices.Equal(got, want) {
 				t.Errorf("jobs run:\n%s\nwant each of the %d payloads once", strings.Join(got, "\n"), jobs)
 			}
-			eventually(t, "a recycle in pool status", func() bool {
-				recs := poolRecords(t, c)
-				return len(recs) == 1 && len(recs[0].Children) == 1 && recs[0].Children[0].Recycles >= 1
-			})
-			ch := poolRecords(t, c)[0].Children[0]
-			if ch.Restarts != 0 || ch.State == "crashloop" {
-				t.Errorf("child status %+v: want recycles and no restart", ch)
+			// max_jobs 3: 20 jobs take 7 children, 6 of them recycled
+			least := 1
+			if tc.limit == "max_jobs" {
+				least = jobs/3 - 1
 			}
-			if tc.limit == "max_jobs" && ch.Recycles < jobs/3-1 {
-				t.Errorf("%d recycles for %d jobs at max_jobs 3", ch.Recycles, jobs)
+			eventually(t, "recycles in pool status", func() bool {
+				recs := poolRecords(t, c)
+				return len(recs) == 1 && len(recs[0].Children) == 1 && recs[0].Children[0].Recycles >= least
+			})
+			if ch := poolRecords(t, c)[0].Children[0]; ch.Restarts != 0 || ch.State == "crashloop" {
+				t.Errorf("child status %+v: want recycles and no restart", ch)
 			}
 			if out := p.out.String(); !strings.Contains(out, "child recycled") || !strings.Contains(out, `"limit":"`+tc.limit+`"`) ||
 				strings.Contains(out, "child died") {
