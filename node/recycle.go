@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/shirou/gopsutil/v3/process"
 
+	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/internal/service"
 )
 
@@ -40,8 +42,14 @@ func (n *Node) Recycled() (limit string, ok bool) {
 	return "", false
 }
 
-// ready is the node's readiness, as /readyz shows it: the worker's.
-func (n *Node) ready() error { return n.w.Ready() }
+// ready is the node's readiness, as /readyz shows it: the worker's, or
+// runtime.ErrRecycling once a recycling limit was reached.
+func (n *Node) ready() error {
+	if limit, ok := n.Recycled(); ok {
+		return fmt.Errorf("%w: %s", runtime.ErrRecycling, limit)
+	}
+	return n.w.Ready()
+}
 
 // recycler checks the resident set and the age of the process once a
 // second and drains the node once one is over its limit.

@@ -296,7 +296,7 @@ func (s *Supervisor) metricsChildren() []metrics.PoolChild {
 // ready is the manager's readiness (/readyz, after Redis answered PING):
 // it runs (no QUIT or TERM), at least one child runs when the config asks
 // for some, and every running child that serves metrics answers 200 on its
-// own /readyz.
+// own /readyz (or drains for a recycle).
 func (s *Supervisor) ready(ctx context.Context) error {
 	s.mu.Lock()
 	state, children, cfg := s.state, slices.Clone(s.snapshot), s.cfg
@@ -353,9 +353,11 @@ func (s *Supervisor) childReady(ctx context.Context, url string) error {
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<10))
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK && resp.Header.Get(metrics.RecyclingHeader) == "" {
 		return fmt.Errorf("/readyz answered %d (the child's log says why)", resp.StatusCode)
 	}
+	// a child draining for a recycle is replaced at once: not a reason to
+	// take the pool out of service
 	return nil
 }
 

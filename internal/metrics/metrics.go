@@ -223,6 +223,11 @@ func requireToken(token string, next http.Handler) http.Handler {
 // worker while Redis is down (readiness says that).
 func healthz(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) }
 
+// RecyclingHeader is set (to "1") on a 503 of /readyz while the process
+// drains for a recycle (runtime.ErrRecycling): a pool manager does not
+// count such a child against its own readiness, as a fresh one follows.
+const RecyclingHeader = "Resque-Go-Recycling"
+
 // readyTimeout bounds one readiness check (Redis PING, the pool's children).
 const readyTimeout = 2 * time.Second
 
@@ -248,6 +253,9 @@ func readyz(c *rdb.Client, ready func(context.Context) error, log *zerolog.Logge
 					ev = log.Warn()
 				}
 				ev.Err(err).Msg("readyz: not ready")
+			}
+			if errors.Is(err, runtime.ErrRecycling) {
+				w.Header().Set(RecyclingHeader, "1")
 			}
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return

@@ -472,7 +472,17 @@ func TestReadyzFollowsReady(t *testing.T) {
 			if r != "" && !strings.Contains(logged.String(), r) {
 				t.Errorf("%s: the log does not say why: %s", name, logged.String())
 			}
+			if rec.Header().Get(metrics.RecyclingHeader) != "" {
+				t.Errorf("%s: %s set while not recycling", name, metrics.RecyclingHeader)
+			}
 		}
+	}
+	// the drain of a recycle is marked, for a pool manager
+	rec := httptest.NewRecorder()
+	metrics.New(metrics.Config{Client: c, Ready: func() error { return fmt.Errorf("%w: max_jobs", runtime.ErrRecycling) }}).Handler().
+		ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get(metrics.RecyclingHeader) != "1" {
+		t.Errorf("/readyz while recycling: %d, %s %q", rec.Code, metrics.RecyclingHeader, rec.Header().Get(metrics.RecyclingHeader))
 	}
 }
 

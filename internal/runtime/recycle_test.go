@@ -60,6 +60,9 @@ func TestMaxJobsDrainsAfterThatManyJobs(t *testing.T) {
 			if !w.MaxJobsReached() {
 				t.Error("MaxJobsReached is false")
 			}
+			if err := w.Ready(); !errors.Is(err, runtime.ErrRecycling) || !errors.Is(err, runtime.ErrDraining) {
+				t.Errorf("Ready after max_jobs = %v, want ErrRecycling (a drain)", err)
+			}
 		})
 	}
 }

@@ -502,6 +502,9 @@ var (
 	ErrPaused         = errors.New("runtime: paused (USR2)")
 	ErrPausedAll      = errors.New("runtime: paused by pause-all-workers")
 	ErrHeartbeatStale = errors.New("runtime: heartbeat is stale")
+	// ErrRecycling is the drain of a recycle (MaxJobs, or a node's max_rss
+	// or max_age): a fresh process follows at once. It matches ErrDraining.
+	ErrRecycling = fmt.Errorf("%w (recycling: a limit was reached, a fresh process follows)", ErrDraining)
 )
 
 // Ready says whether the worker takes jobs: nil, or why not (not started
@@ -511,6 +514,8 @@ func (w *Worker) Ready() error {
 	switch {
 	case !w.started.Load():
 		return ErrNotStarted
+	case w.maxJobsHit.Load():
+		return ErrRecycling
 	case w.loopCtx.Err() != nil:
 		return ErrDraining
 	case w.paused.Load():
