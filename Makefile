@@ -13,14 +13,19 @@ test: deps lint
 	$(MAKE) --no-print-directory fuzz-ci
 
 ## deps: the Go modules (all of them: the outside-module test builds from
-## the module cache with the network off), redis-server (Debian package, installed
-## when missing and we are root) and node-resque for the interop test (npm ci)
+## the module cache with the network off), redis-server and chromium (Debian
+## packages, installed when missing; chromium drives the dashboard's browser
+## test) and node-resque for the interop test (npm ci)
 deps:
 	@$(GO) mod download
 	@command -v redis-server >/dev/null 2>&1 || { \
 		echo "installing redis-server (apt-get)"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server; }
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+		echo "installing chromium (apt-get) for the dashboard's browser test"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 	@if [ ! -d test/interop/node/node_modules/node-resque ]; then \
 		if command -v npm >/dev/null 2>&1; then (cd test/interop/node && npm ci --no-audit --no-fund --loglevel=error); \
 		else echo "npm not found: the node-resque interop test will be skipped"; fi; fi

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/resque-go/resque-go/failure"
+	"github.com/resque-go/resque-go/internal/failureio"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/unique"
 )
@@ -56,7 +56,7 @@ type Options struct {
 // when done.
 type Client struct {
 	rdb    *rdb.Client
-	failed *failure.Store
+	failed *failureio.Store
 	now    func() time.Time
 	ns     string
 }
@@ -105,7 +105,7 @@ func New(opt Options) (*Client, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Client{rdb: rc, failed: failure.New(rc, now), now: now, ns: rc.Keys().Namespace()}, nil
+	return &Client{rdb: rc, failed: failureio.New(rc, now), now: now, ns: rc.Keys().Namespace()}, nil
 }
 
 // Namespace is the key prefix in use, without a trailing colon.

@@ -24,6 +24,18 @@
 //	failed, err := c.Failed(ctx, 0, 20) // oldest first
 //	err = c.RetryFailedJob(ctx, failed[0])
 //
+// The client also does what the resque-go command's admin commands do, with
+// the types of the feature packages: recurring plans (AddPlan, Plans, Plan,
+// RemovePlan; package plan), the delayed queue (DelayedJobs, DelayedCount,
+// RemoveDelayed, ClearDelayed; package delayed), unique ids (UniqueIDs,
+// UniqueID, ClearUnique; package unique), resque-scheduler's schedules
+// (Schedules; package schedule), the failed list in bulk
+// (RetryFailedWhere, RemoveFailedWhere, ClearFailed), the stats snapshot
+// (Snapshot; package stats) and mass queues (SetMassRoute, MassRoutes,
+// CreateMassBatch, OpenMassBatch, CommitMassBatch, PauseMassSource,
+// ResumeMassSource, SetMassWeight, SetMassLimit, MassSettings, MassStatus,
+// MassFailures, ReallocateMass; package massqueue).
+//
 // Every method takes a context and talks to Redis on each call; nothing is
 // cached. Errors start with "client:", wrap the cause, never show the
 // password, and match the sentinel errors below with errors.Is. Handlers

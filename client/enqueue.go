@@ -8,8 +8,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/unique"
 )
 
@@ -81,7 +82,7 @@ func At(t time.Time) Option {
 }
 
 // In delays the job by d through the delayed queue (see EnqueueIn). A d
-// over 100 years (protocol.MaxDelay) is refused (ErrInvalid).
+// over 100 years is refused (ErrInvalid).
 func In(d time.Duration) Option {
 	return optionFunc(func(o *enqueueOptions) { o.in, o.hasIn = d, true })
 }
@@ -191,7 +192,7 @@ func (c *Client) EnqueueRaw(ctx context.Context, queue, class string, argsJSON [
 	if err != nil {
 		return JobInfo{}, invalidf("%v", err)
 	}
-	if err := delayed.EnqueueAt(ctx, c.rdb, queue, payload, due); err != nil {
+	if err := delayedio.EnqueueAt(ctx, c.rdb, queue, payload, due); err != nil {
 		return JobInfo{}, wrap("enqueue at", err)
 	}
 	info.Payload, info.DueAt = item, dueSecond(due)
@@ -199,7 +200,7 @@ func (c *Client) EnqueueRaw(ctx context.Context, queue, class string, argsJSON [
 }
 
 func (c *Client) enqueueUnique(ctx context.Context, info JobInfo, due time.Time) (JobInfo, error) {
-	res, err := unique.Enqueue(ctx, c.rdb, unique.Job{Queue: info.Queue, Payload: info.Payload, DueAt: due})
+	res, err := uniqueio.Enqueue(ctx, c.rdb, unique.Job{Queue: info.Queue, Payload: info.Payload, DueAt: due})
 	if errors.Is(err, unique.ErrDuplicate) {
 		return JobInfo{}, err
 	}

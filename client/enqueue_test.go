@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/resque-go/resque-go/client"
-	"github.com/resque-go/resque-go/delayed"
+
 	"github.com/resque-go/resque-go/fixtures"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
 )
 
@@ -164,7 +165,7 @@ func TestClientEnqueueInIsPromotedWhenDue(t *testing.T) {
 		t.Errorf("delayed item %s", info.Payload)
 	}
 	pass := func(at time.Time) int {
-		m, err := delayed.NewMover(delayed.MoverConfig{Client: e.raw, Now: fixedClock(at)})
+		m, err := delayedio.NewMover(delayedio.MoverConfig{Client: e.raw, Now: fixedClock(at)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,9 +9,13 @@ import (
 	"time"
 
 	"github.com/resque-go/resque-go/client"
+	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/node"
+	"github.com/resque-go/resque-go/plan"
+	"github.com/resque-go/resque-go/worker"
 )
 
-// Enqueue a job now, one in ten minutes, and one in Ruby's exact form.
+// Enqueue a job now and look at it in its queue.
 func ExampleClient_Enqueue() {
 	c, err := client.New(client.Options{URL: os.Getenv("REDIS_URL")})
 	if err != nil {
@@ -20,22 +24,34 @@ func ExampleClient_Enqueue() {
 	defer c.Close()
 	ctx := context.Background()
 
+	// {"class":"Archive","args":[42,"master"],"id":"…","queue_time":…}
 	job, err := c.Enqueue(ctx, "archive", "Archive", 42, "master")
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("enqueued", job.ID)
+	next, err := c.Peek(ctx, "archive", 0, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(next[0].Class, string(next[0].Args), next[0].ID == job.ID)
 
-	if _, err := c.EnqueueIn(ctx, 10*time.Minute, "mail", "Reminder", "user-7"); err != nil {
+	// Ruby's exact {"class","args"}, args given as JSON
+	if _, err := c.EnqueueRaw(ctx, "archive", "Archive", []byte(`[43,"master"]`), client.Plain()); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := c.EnqueueRaw(ctx, "archive", "Archive", []byte(`[42,"master"]`), client.Plain()); err != nil {
+	n, err := c.ClearQueue(ctx, "archive")
+	if err != nil {
 		log.Fatal(err)
 	}
+	fmt.Println("cleared", n)
+	// Output:
+	// Archive [42,"master"] true
+	// cleared 2
 }
 
-// Retry every failed job of one queue, each as it was read.
-func ExampleClient_RetryFailedJob() {
+// Enqueue a job to run in ten minutes, through the delayed queue
+// (resque-scheduler's layout): it is not in its queue yet.
+func ExampleClient_EnqueueIn() {
 	c, err := client.New(client.Options{URL: os.Getenv("REDIS_URL")})
 	if err != nil {
 		log.Fatal(err)
@@ -43,19 +59,165 @@ func ExampleClient_RetryFailedJob() {
 	defer c.Close()
 	ctx := context.Background()
 
-	failed, err := c.FailedWhere(ctx, client.FailedFilter{Queue: "mail"}, 0, 0)
+	if _, err := c.EnqueueIn(ctx, 10*time.Minute, "mail", "Reminder", "user-7"); err != nil {
+		log.Fatal(err)
+	}
+	waiting, err := c.DelayedCount(ctx, delayed.Filter{Queue: "mail"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	queued, err := c.QueueSize(ctx, "mail")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("delayed:", waiting.Items, "queued:", queued)
+
+	if _, err := c.ClearDelayed(ctx, nil); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// delayed: 1 queued: 0
+}
+
+// List the delayed jobs of a queue and remove those of one class.
+func ExampleClient_DelayedJobs() {
+	c, err := client.New(client.Options{URL: os.Getenv("REDIS_URL")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+
+	morning := time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC)
+	if _, err := c.EnqueueAt(ctx, morning, "mail", "Reminder", "user-7"); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.EnqueueAt(ctx, morning.Add(time.Hour), "mail", "Digest", "weekly"); err != nil {
+		log.Fatal(err)
+	}
+
+	items, err := c.DelayedJobs(ctx, delayed.Filter{Queue: "mail"}, 0, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, it := range items {
+		fmt.Println(it.At.UTC().Format(time.DateTime), it.Class, string(it.Args))
+	}
+
+	removed, err := c.RemoveDelayed(ctx, delayed.Filter{Class: "Reminder"}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	left, err := c.DelayedCount(ctx, delayed.Filter{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("removed", removed.Removed, "left", left.Items)
+
+	if _, err := c.ClearDelayed(ctx, nil); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// 2030-01-07 09:00:00 Reminder ["user-7"]
+	// 2030-01-07 10:00:00 Digest ["weekly"]
+	// removed 1 left 1
+}
+
+// Add a recurring plan (resque-v3's layout): resque-go workers and
+// schedulers fire it at every slot, each slot exactly once.
+func ExampleClient_AddPlan() {
+	c, err := client.New(client.Options{URL: os.Getenv("REDIS_URL")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+
+	id, err := c.AddPlan(ctx, plan.Plan{ID: "nightly-report", Queue: "reports", Class: "Report",
+		Args: []byte(`{"format":"pdf"}`), Cron: "0 3 * * *", Timezone: "Europe/Prague"})
+	if err != nil {
+		log.Fatal(err) // errors.Is(err, client.ErrInvalid), client.ErrPlanExists
+	}
+
+	plans, err := c.Plans(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range plans {
+		slots, err := plan.Upcoming(p, 3)
+		if err != nil {
+			log.Fatal(err)
+		}
+		loc, _ := time.LoadLocation(p.Timezone)
+		fmt.Print(p.ID, " ", p.Class, " ", p.Cron, ":")
+		for _, s := range slots {
+			fmt.Print(" ", s.In(loc).Format("15:04"))
+		}
+		fmt.Println()
+	}
+
+	if err := c.RemovePlan(ctx, id); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.Plan(ctx, id); errors.Is(err, client.ErrNoSuchPlan) {
+		fmt.Println("removed", id)
+	}
+	// Output:
+	// nightly-report Report 0 3 * * *: 03:00 03:00 03:00
+	// removed nightly-report
+}
+
+// Read the failed list and retry an entry: its job goes back to its
+// queue (Ruby's requeue: the entry stays, marked retried).
+func ExampleClient_RetryFailed() {
+	c, err := client.New(client.Options{URL: os.Getenv("REDIS_URL")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+
+	// A job whose handler fails, worked by a node until its queue is empty.
+	if _, err := c.Enqueue(ctx, "images", "Resize", "cat.png"); err != nil {
+		log.Fatal(err)
+	}
+	reg := worker.NewRegistry()
+	reg.Register("Resize", func(ctx context.Context, job *worker.Job) error {
+		return errors.New("disk full")
+	})
+	n, err := node.New(node.Config{Redis: node.Redis{URL: os.Getenv("REDIS_URL")}, Queues: "images",
+		Drain: true, FailRetries: 1}, reg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := n.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	<-n.Done()
+
+	failed, err := c.FailedWhere(ctx, client.FailedFilter{Queue: "images"}, 0, 0)
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, f := range failed {
-		err := c.RetryFailedJob(ctx, f)
-		switch {
-		case errors.Is(err, client.ErrNoSuchEntry):
-			// someone else retried or removed it meanwhile
-		case err != nil:
-			log.Fatal(err)
-		default:
-			fmt.Println("retried", f.Job.Class, f.Job.ID)
+		fmt.Println(f.Job.Class, string(f.Job.Args), f.Error)
+		if _, err := c.RetryFailed(ctx, f.Index); err != nil {
+			log.Fatal(err) // errors.Is(err, client.ErrNoSuchEntry): someone else removed it
 		}
 	}
+	queued, err := c.QueueSize(ctx, "images")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("queued again:", queued)
+
+	if _, err := c.ClearQueue(ctx, "images"); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.ClearFailed(ctx, client.FailedFilter{}); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// Resize ["cat.png"] disk full
+	// queued again: 1
 }

@@ -16,7 +16,9 @@ import (
 
 const redisEnv = "RESQUE_GO_TEST_REDIS"
 
-func TestMain(m *testing.M) { os.Exit(redistest.Main(m, redisEnv)) }
+// The examples read the server's URL from REDIS_URL, as a program would,
+// and use the default namespace, which no test uses.
+func TestMain(m *testing.M) { os.Exit(redistest.Main(m, redisEnv, "REDIS_URL")) }
 
 // env is one test's namespace: the public client under test and a raw
 // connection to arrange and check keys.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/massqueue"
 )
 
@@ -43,7 +44,7 @@ type MassEnqueued struct {
 // MassEnqueueJob is MassEnqueue, saying whether a deferrable unique job
 // was parked.
 func (c *Client) MassEnqueueJob(ctx context.Context, j MassJob) (MassEnqueued, error) {
-	e, err := massqueue.EnqueueStaticJob(ctx, c.rdb, j.job())
+	e, err := massio.EnqueueStaticJob(ctx, c.rdb, j.job())
 	if errors.Is(err, massqueue.ErrDuplicate) {
 		return MassEnqueued{}, err
 	}
@@ -62,7 +63,7 @@ func (c *Client) MassEnqueue(ctx context.Context, j MassJob) (string, error) {
 
 // Batch is a mass action being built (see NewBatch); not safe for
 // concurrent use.
-type Batch struct{ b *massqueue.Batch }
+type Batch struct{ b *massio.Batch }
 
 // NewBatch starts a batch of source's job name: jobs pushed to it run only
 // after Commit, worked by a unit of the batch pool the source and name are
@@ -70,7 +71,7 @@ type Batch struct{ b *massqueue.Batch }
 // before the first Push; an uncommitted batch expires an hour after its last
 // push.
 func (c *Client) NewBatch(source, name string) (*Batch, error) {
-	b, err := massqueue.NewBatch(c.rdb, source, name, 0)
+	b, err := massio.NewBatch(c.rdb, source, name, 0)
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}

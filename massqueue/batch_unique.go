@@ -1,13 +1,9 @@
 package massqueue
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/resque-go/resque-go/internal/protocol"
-	"github.com/resque-go/resque-go/internal/rdb"
 )
 
 // ErrDeferrableInBatch: a unique job with deferrableBy cannot go into a
@@ -42,49 +38,6 @@ func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
 // committed batch may wait long), and an abandoned batch's uids are free at
 // most this long after its last push.
 func BatchUniqueStateTTL(ttl time.Duration) time.Duration {
-	ttl = batchTTL(ttl)
+	ttl = BatchTTL(ttl)
 	return ttl + min(ttl, 10*time.Minute)
-}
-
-func hasUID(jobs []rdb.BatchJob) bool {
-	for _, j := range jobs {
-		if j.UID != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// pushChecked pushes jobs (at most pushChunk) with mass_batch_push.lua and
-// returns how many were pushed.
-func (b *Batch) pushChecked(ctx context.Context, jobs []rdb.BatchJob) (int, error) {
-	mode := rdb.BatchPushList
-	switch b.state {
-	case batchNew:
-		mode = rdb.BatchPushNew
-	case batchUnknown:
-		mode = rdb.BatchPushOpen
-	}
-	for {
-		r, err := b.c.BatchPushChecked(ctx, mode, b.id, jobs, b.ttl, BatchUniqueStateTTL(b.ttl), b.now())
-		switch {
-		case errors.Is(err, rdb.ErrBatchExists) && mode == rdb.BatchPushNew:
-			b.id = protocol.NewBatchID(b.source, b.name) // as resqu-client: draw again
-			continue
-		case errors.Is(err, rdb.ErrBatchMissing) && mode == rdb.BatchPushOpen:
-			return 0, fmt.Errorf("%w: %s (pushes by id need an id from mass batch create, or a batch already pushed to)", ErrBatchExpired, b.id)
-		case errors.Is(err, rdb.ErrBatchMissing):
-			return 0, fmt.Errorf("%w: %s", ErrBatchExpired, b.id)
-		case err != nil:
-			return 0, fmt.Errorf("massqueue: %w", err)
-		}
-		if r.Pushed > 0 {
-			b.state = batchOpen
-		}
-		b.uniq = b.uniq || r.HasUIDs
-		if r.Refused != "" {
-			return r.Pushed, &DuplicateError{Batch: b.id, UID: r.Refused}
-		}
-		return r.Pushed, nil
-	}
 }

@@ -24,15 +24,16 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/internal/metrics"
 	"github.com/resque-go/resque-go/internal/proctitle"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/internal/service"
-	"github.com/resque-go/resque-go/stats"
-	"github.com/resque-go/resque-go/unique"
+
+	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/statsio"
+	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -187,7 +188,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 	if err != nil {
 		return configError{err}
 	}
-	pub, err := stats.NewPublisher(stats.PublisherConfig{
+	pub, err := statsio.NewPublisher(statsio.PublisherConfig{
 		Client: n.client, Hostname: cfg.Hostname, Interval: s.durations.heartbeat,
 		Slots: n.w.Slots, WorkerIDs: n.w.IDs(), WrongTypeQueues: n.w.WrongTypeQueues, Logger: log,
 	})
@@ -196,13 +197,13 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 	}
 	n.components = append(n.components, pub)
 	if !cfg.NoMover {
-		mover, err := delayed.NewMover(delayed.MoverConfig{Client: n.client, Hostname: cfg.Hostname, WorkerID: n.w.IDs()[0], Logger: log, Elect: true})
+		mover, err := delayedio.NewMover(delayedio.MoverConfig{Client: n.client, Hostname: cfg.Hostname, WorkerID: n.w.IDs()[0], Logger: log, Elect: true})
 		if err != nil {
 			return err
 		}
 		n.components = append(n.components, mover)
 	}
-	sweeper, err := unique.NewSweeper(unique.SweeperConfig{Client: n.client, Owner: n.w.IDs()[0], Logger: log})
+	sweeper, err := uniqueio.NewSweeper(uniqueio.SweeperConfig{Client: n.client, Owner: n.w.IDs()[0], Logger: log})
 	if err != nil {
 		return err
 	}

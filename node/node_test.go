@@ -13,7 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/node"
@@ -314,7 +314,7 @@ func TestExecHandlerAndMover(t *testing.T) {
 		b, err := os.ReadFile(out)
 		return err == nil && string(b) == payload
 	})
-	if err := delayed.EnqueueAt(context.Background(), e.client, "q2", []byte(`{"class":"Job","args":[]}`), time.Unix(1, 0)); err != nil {
+	if err := delayedio.EnqueueAt(context.Background(), e.client, "q2", []byte(`{"class":"Job","args":[]}`), time.Unix(1, 0)); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the delayed item promoted", func() bool { return e.do("EXISTS", k.Queue("q2")).(int64) == 1 })

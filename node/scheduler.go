@@ -15,11 +15,13 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/internal/metrics"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/service"
-	"github.com/resque-go/resque-go/plan"
+
+	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/planio"
+	"github.com/resque-go/resque-go/internal/scheduleio"
 	"github.com/resque-go/resque-go/schedule"
 	"github.com/resque-go/resque-go/stats"
 )
@@ -83,9 +85,9 @@ type Scheduler struct {
 	pid     int
 	started time.Time
 
-	mover   *delayed.Mover
-	planner *plan.Planner
-	sched   *schedule.Scheduler
+	mover   *delayedio.Mover
+	planner *planio.Planner
+	sched   *scheduleio.Scheduler
 	metrics *metrics.SchedulerServer
 	record  service.Runner
 
@@ -140,7 +142,7 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 	log := &s.log
 	if !cfg.NoMover {
 		// elected with the workers' movers: one poll per second in all
-		s.mover, err = delayed.NewMover(delayed.MoverConfig{Client: client, Hostname: host, WorkerID: id, Logger: log, Elect: true,
+		s.mover, err = delayedio.NewMover(delayedio.MoverConfig{Client: client, Hostname: host, WorkerID: id, Logger: log, Elect: true,
 			OnPass: func(n int) { s.promoted.Add(int64(n)); s.passed() }})
 		if err != nil {
 			client.Close()
@@ -148,7 +150,7 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 		}
 	}
 	if !cfg.NoPlans {
-		s.planner, err = plan.NewPlanner(plan.PlannerConfig{Client: client, Hostname: host, WorkerID: id, Logger: log,
+		s.planner, err = planio.NewPlanner(planio.PlannerConfig{Client: client, Hostname: host, WorkerID: id, Logger: log,
 			OnPass: func(n int) { s.plansFired.Add(int64(n)); s.passed() }})
 		if err != nil {
 			client.Close()
@@ -159,7 +161,7 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 	// taking resque-scheduler's master lock then would only stop a Ruby
 	// resque-scheduler on the same Redis from firing its own file.
 	if !cfg.NoSchedules && (cfg.Schedule != "" || cfg.Dynamic) {
-		s.sched, err = schedule.New(schedule.Config{Client: client, Entries: entries, Environment: cfg.Environment,
+		s.sched, err = scheduleio.New(scheduleio.Config{Client: client, Entries: entries, Environment: cfg.Environment,
 			Dynamic: cfg.Dynamic, Hostname: host, Pid: s.pid, Logger: log,
 			LockPrefix: cfg.LockPrefix, LockTimeout: lockTimeout, Interval: schedInterval,
 			OnPass: func(r schedule.PassResult) { s.schedulesFired.Add(int64(r.Fired)); s.passed() }})

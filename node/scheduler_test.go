@@ -12,7 +12,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/planio"
+	"github.com/resque-go/resque-go/internal/statsio"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/plan"
 	"github.com/resque-go/resque-go/stats"
@@ -30,10 +32,10 @@ func TestSchedulerPromotesFiresAndReports(t *testing.T) {
 	if err := os.WriteFile(file, []byte("tick:\n  every: 1s\n  class: Tick\n  queue: ticks\n  args: [1]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := delayed.EnqueueAt(ctx, e.client, "later", []byte(`{"class":"Job","args":[]}`), time.Unix(1, 0)); err != nil {
+	if err := delayedio.EnqueueAt(ctx, e.client, "later", []byte(`{"class":"Job","args":[]}`), time.Unix(1, 0)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := plan.Add(ctx, e.client, plan.Plan{Queue: "planned", Class: "Report", Every: time.Second}); err != nil {
+	if _, err := planio.Add(ctx, e.client, plan.Plan{Queue: "planned", Class: "Report", Every: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := node.NewScheduler(node.SchedulerConfig{Redis: node.Redis{URL: os.Getenv(redisEnv), Namespace: e.ns},
@@ -50,7 +52,7 @@ func TestSchedulerPromotesFiresAndReports(t *testing.T) {
 	eventually(t, "a schedule fired", func() bool { return e.do("LLEN", k.Queue("ticks")).(int64) >= 1 })
 	var snap *stats.Snapshot
 	eventually(t, "the scheduler in stats, master", func() bool {
-		snap, err = stats.Collect(ctx, e.client, "")
+		snap, err = statsio.Collect(ctx, e.client, "")
 		return err == nil && len(snap.Schedulers) == 1 && snap.Schedulers[0].Master
 	})
 	in := snap.Schedulers[0]
@@ -93,7 +95,7 @@ func TestSchedulerWithoutScheduleLeavesTheMasterLock(t *testing.T) {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := delayed.EnqueueAt(context.Background(), e.client, "later", []byte(`{"class":"Job","args":[]}`), time.Unix(1, 0)); err != nil {
+	if err := delayedio.EnqueueAt(context.Background(), e.client, "later", []byte(`{"class":"Job","args":[]}`), time.Unix(1, 0)); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "a pass of the scheduler (the delayed item promoted)", func() bool { return e.do("LLEN", k.Queue("later")).(int64) == 1 })

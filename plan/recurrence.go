@@ -32,9 +32,34 @@ const dstMargin = 3 * time.Hour
 // one that exists twice (repeated hour) is the first of the two.
 type Periodic struct {
 	Start  time.Time
-	Period protocol.Period
+	Period Period
 	Loc    *time.Location
 }
+
+// Period is an ISO 8601 period: a date part (years, months, days) that
+// follows the calendar and a time part (hours, minutes, seconds) that is
+// elapsed time.
+type Period struct {
+	Years, Months, Days, Hours, Minutes, Seconds int
+}
+
+// ParsePeriod reads an ISO 8601 duration: the long form resque-v3 writes
+// (P0Y0M0DT0H5M0S) or any short one (P1M, PT5M, P1D, P2W, P1DT12H). A
+// period of zero length is an error.
+func ParsePeriod(s string) (Period, error) {
+	p, err := protocol.ParsePeriod(s)
+	return Period(p), err
+}
+
+// String is the form resque-v3 writes (P0Y0M0DT0H5M0S).
+func (p Period) String() string { return protocol.Period(p).String() }
+
+// Calendar reports whether the period has a date part (years, months or
+// days), which follows the calendar rather than elapsed time.
+func (p Period) Calendar() bool { return protocol.Period(p).Calendar() }
+
+// Clock is the period's time part as elapsed time.
+func (p Period) Clock() time.Duration { return protocol.Period(p).Clock() }
 
 // Slot returns slot n (n >= 0).
 func (p Periodic) Slot(n int64) time.Time {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/resque-go/resque-go/fixtures"
-	"github.com/resque-go/resque-go/internal/protocol"
 )
 
 // fuzzZones are the zones a fuzzed recurrence is evaluated in: UTC, zones
@@ -140,7 +139,7 @@ func FuzzPeriodic(f *testing.F) {
 	f.Add("P1000000Y1000000M1000000DT1000000H1000000M1000000S", uint8(6), int64(-2208988800), int64(7258118399))
 	f.Add("P1DT1S", uint8(1), int64(-2208988800), int64(7258118399))
 	f.Fuzz(func(t *testing.T, s string, zone uint8, start, from int64) {
-		per, err := protocol.ParsePeriod(s)
+		per, err := ParsePeriod(s)
 		if err != nil {
 			return
 		}

@@ -1,13 +1,12 @@
 package plan
 
 import (
+	"github.com/resque-go/resque-go/internal/protocol"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/robfig/cron/v3"
-
-	"github.com/resque-go/resque-go/internal/protocol"
 )
 
 func prague(t *testing.T) *time.Location {
@@ -41,9 +40,9 @@ func slots(r Recurrence, from, to time.Time) []string {
 	}
 }
 
-func period(t *testing.T, s string) protocol.Period {
+func period(t *testing.T, s string) Period {
 	t.Helper()
-	p, err := protocol.ParsePeriod(s)
+	p, err := ParsePeriod(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,5 +192,14 @@ func TestParseCronRefuses(t *testing.T) {
 	}
 	if next, ok := c.Next(at(t, "2026-01-01T00:00:00Z")); ok {
 		t.Errorf("Feb 30: next %s", next)
+	}
+}
+
+// The misfire policies are the words resque-v3 writes in a plan.
+func TestMisfireWords(t *testing.T) {
+	for got, want := range map[Misfire]string{Coalesce: protocol.MisfireCoalesce, CatchUp: protocol.MisfireCatchUp, Skip: protocol.MisfireSkip} {
+		if string(got) != want {
+			t.Errorf("misfire %q, protocol writes %q", got, want)
+		}
 	}
 }

@@ -351,13 +351,6 @@ func (c *Config) Child(set QueueSet) node.Config {
 	return n
 }
 
-// childKey identifies a child's config: children with equal keys are
-// interchangeable.
-func childKey(n node.Config) string {
-	b, _ := json.Marshal(n) // a node.Config always encodes
-	return string(b)
-}
-
 func orDefault(s, def string) string {
 	if s == "" {
 		return def

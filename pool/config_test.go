@@ -2,7 +2,6 @@ package pool
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -296,8 +295,6 @@ func TestSetHandler(t *testing.T) {
 		t.Errorf("handlers = %v", classes)
 	}
 }
-
-func TestMain(m *testing.M) { os.Exit(testMain(m)) }
 
 // max_rss takes bytes or a size with a unit, every unit a power of 1024;
 // anything else is an error naming the file, line and key.

@@ -2,7 +2,6 @@ package pool
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,34 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/resque-go/resque-go/internal/protocol"
-	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/stats"
 )
-
-// ReadStatus returns the status records of every running pool manager (of
-// one host when host is not empty), by host and pid. A record that is not
-// valid JSON is skipped, not fatal: it says so in the returned warnings.
-func ReadStatus(ctx context.Context, client *rdb.Client, host string) (recs []Record, warnings []string, err error) {
-	keys, vals, err := client.PoolRecords(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("pool: status: %w", err)
-	}
-	k := client.Keys()
-	for i, key := range keys {
-		h, _, ok := k.ParsePoolManager(key)
-		if !ok || host != "" && h != host {
-			continue
-		}
-		r, err := protocol.ParsePoolRecord(vals[i])
-		if err != nil {
-			warnings = append(warnings, key+": "+err.Error())
-			continue
-		}
-		recs = append(recs, r)
-	}
-	return recs, warnings, nil
-}
 
 // StatusDoc is the JSON document `resque-go pool status --json` prints:
 // the records as every list of resque-go's --json outputs them, with their
@@ -54,7 +27,7 @@ func WriteStatusJSON(w io.Writer, recs []Record) error {
 	out := make([]Record, len(recs))
 	for i, r := range recs {
 		r.CPUPercent = roundPercent(r.CPUPercent)
-		children := make([]protocol.PoolChild, len(r.Children))
+		children := make([]Child, len(r.Children))
 		for j, c := range r.Children {
 			c.CPUPercent = roundPercent(c.CPUPercent)
 			children[j] = c

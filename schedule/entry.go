@@ -1,13 +1,10 @@
-// Package schedule fires resque-scheduler's recurring schedules: the YAML
+// Package schedule reads resque-scheduler's recurring schedules: the YAML
 // schedule file (cron with an optional time zone, every, class, queue,
-// args, description, rails_env/env) and the dynamic schedules Ruby's
-// Resque.set_schedule keeps in Redis (persistent_schedules,
-// schedules_changed). Only the master fires, elected with
-// resque-scheduler's own lock (same key, value, TTL and renewal), so Ruby's
-// resque-scheduler and resque-go schedulers on one Redis elect one master
-// between them. Each (schedule, slot) is enqueued at most once, also
-// across master changes: the slot is checked and recorded in the same
-// atomic step as the push.
+// args, description, rails_env/env) and the JSON of the dynamic schedules
+// Ruby's Resque.set_schedule keeps in Redis, and computes their slots. A
+// program lists the schedules in Redis through package client
+// (Schedules); resque-go's scheduler fires them, elected with
+// resque-scheduler's own lock, each (schedule, slot) at most once.
 package schedule
 
 import (
@@ -29,7 +26,7 @@ const (
 	SourceFile  = "file"  // the YAML schedule file
 	SourceRedis = "redis" // persistent_schedules (Resque.set_schedule)
 	// SourceMaster is a schedule the master scheduler published as one it
-	// fires (from its schedule file), read by Inspect.
+	// fires (from its schedule file), read by client.Schedules.
 	SourceMaster = "master"
 )
 
@@ -90,6 +87,36 @@ func (e Entry) Next(t time.Time) time.Time {
 	return e.timing.next(t)
 }
 
+// FirstIn is the entry's first_in option: how long after a scheduler loads
+// it the first slot may be enqueued (0 when none, or for a manual entry).
+func (e Entry) FirstIn() time.Duration {
+	if e.timing == nil {
+		return 0
+	}
+	return e.timing.firstIn
+}
+
+// LoadedAt returns the entry as a scheduler that loads it at now runs it:
+// a last_in option becomes the absolute end now+last_in (as last_at).
+func (e Entry) LoadedAt(now time.Time) Entry {
+	if e.timing != nil && e.timing.lastIn > 0 && e.timing.lastAt.IsZero() {
+		t := *e.timing
+		t.lastAt = now.Add(e.timing.lastIn)
+		e.timing = &t
+	}
+	return e
+}
+
+// Latest returns the entry's latest slot s with floor <= s <= now, within
+// its first_at and last_at; false when there is none or the entry is
+// manual.
+func (e Entry) Latest(now, floor time.Time) (time.Time, bool) {
+	if e.timing == nil {
+		return time.Time{}, false
+	}
+	return e.timing.latest(now, floor)
+}
+
 // MatchesEnv reports whether the entry is loaded in environment env, as
 // resque-scheduler's env_matches? decides: an entry without rails_env/env
 // always is; one with it only when env is one of its comma or space
@@ -136,13 +163,14 @@ func (e *EntryError) Unwrap() error { return e.Err }
 // ParseJSON reads one dynamic schedule: a persistent_schedules value (the
 // JSON of the config Resque.set_schedule was given).
 func ParseJSON(name string, config []byte) (Entry, error) {
-	return parseConfig(name, config, SourceRedis)
+	return ParseEntry(name, config, SourceRedis)
 }
 
-// parseConfig reads one entry's config (a JSON object). A file entry
+// ParseEntry reads one entry's config (a JSON object) that came from
+// source (SourceFile, SourceRedis or SourceMaster). A file entry
 // without class takes its name as class, as Resque.schedule= does; a
 // dynamic one must have one (set_schedule does not fill it in).
-func parseConfig(name string, config []byte, source string) (Entry, error) {
+func ParseEntry(name string, config []byte, source string) (Entry, error) {
 	fail := func(field string, format string, args ...any) (Entry, error) {
 		return Entry{}, &EntryError{Name: name, Field: field, Err: fmt.Errorf(format, args...)}
 	}

@@ -148,7 +148,7 @@ func Parse(data []byte) ([]Entry, error) {
 			bad = append(bad, &EntryError{Name: p.key, Err: err})
 			continue
 		}
-		e, err := parseConfig(p.key, config, SourceFile)
+		e, err := ParseEntry(p.key, config, SourceFile)
 		if err != nil {
 			bad = append(bad, err)
 			continue

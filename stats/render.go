@@ -71,7 +71,7 @@ func renderWorkers(b *bytes.Buffer, s *Snapshot) {
 	t := newTable("WORKER", "STATE", "QUEUE", "CLASS", ">RUNNING", ">UP", ">HEARTBEAT", ">RSS", ">CPU%")
 	for _, w := range s.Workers {
 		running, class := "", ""
-		if w.State == stateWorking {
+		if w.State == StateWorking {
 			running = age(s.Time, w.RunAt, protocol.RunAtLayout, time.RFC3339)
 			class = dash(w.Class)
 		}
@@ -171,7 +171,7 @@ func renderTotals(b *bytes.Buffer, s *Snapshot) {
 	tt := s.Totals
 	// counter is n, or unreadable when Collect could not read its key
 	counter := func(n int64, total string) string {
-		if s.unreadTotals[total] {
+		if s.UnreadTotals[total] {
 			return unreadable
 		}
 		return num(n)

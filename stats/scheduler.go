@@ -3,7 +3,8 @@ package stats
 import "time"
 
 // SchedulerInfo is the runtime record of one `resque-go scheduler` process
-// (protocol.Keys.SchedulerRecord), as it writes it and `stats` shows it.
+// (<ns>:resque-go:scheduler:<host>:<pid>), as it writes it and `stats`
+// shows it.
 type SchedulerInfo struct {
 	Host    string    `json:"host"`
 	PID     int       `json:"pid"`

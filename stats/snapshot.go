@@ -32,11 +32,13 @@ type Snapshot struct {
 	// absent (0, empty) above; the rest of the snapshot is whole.
 	Problems []KeyProblem `json:"problems"`
 
-	// unreadTotals are the Totals (by JSON name) whose key is a problem.
-	unreadTotals map[string]bool
+	// UnreadTotals are the Totals (by JSON name: "processed", "failed",
+	// "retries", "failed_list", "retries_list") whose key is listed under
+	// Problems; Render shows them as "?".
+	UnreadTotals map[string]bool `json:"-"`
 }
 
-// KeyProblem is a key Collect could not read, and why.
+// KeyProblem is a key client.Snapshot could not read, and why.
 type KeyProblem struct {
 	Key     string `json:"key"`
 	Problem string `json:"problem"`

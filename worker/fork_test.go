@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/resque-go/resque-go/internal/redistest"
 )
 
 // testChildEnv makes this test binary a fork-mode child (TestMain).
@@ -26,7 +28,8 @@ func TestMain(m *testing.M) {
 		})
 		os.Exit(RunChild(context.Background(), reg, os.Getenv("RESQUE_QUEUE"), os.Getenv("RESQUE_WORKER"), os.Stdin, os.NewFile(3, "result")))
 	}
-	os.Exit(m.Run())
+	// The examples read a real server's URL from REDIS_URL.
+	os.Exit(redistest.Main(m, "REDIS_URL"))
 }
 
 // runWho runs a Who job through h and returns the pid of its process and

@@ -132,7 +132,7 @@ func errorLine(err error) string {
 
 func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 	groups := []helpGroup{
-		{"Run", []*ucli.Command{demoCommand(), workCommand(reg), poolCommand(), schedulerCommand(), runJobCommand(reg)}},
+		{"Run", []*ucli.Command{demoCommand(), workCommand(reg), poolCommand(), schedulerCommand(), webCommand(), runJobCommand(reg)}},
 		{"Enqueue & inspect", []*ucli.Command{enqueueCommand(), statsCommand(), queueCommand(), delayedCommand(), uniqueCommand()}},
 		{"Scheduling", []*ucli.Command{planCommand(), scheduleCommand()}},
 		{"Failed", []*ucli.Command{failedCommand()}},

@@ -12,6 +12,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
 )
 
@@ -183,7 +184,7 @@ func delayedList(c *ucli.Context) error {
 	if limit > 0 {
 		fetch = limit + 1 // one more says whether there are more
 	}
-	items, err := delayed.List(c.Context, client, f, offset, fetch)
+	items, err := delayedio.List(c.Context, client, f, offset, fetch)
 	if err != nil {
 		return delayedErr(err)
 	}
@@ -201,7 +202,7 @@ func delayedList(c *ucli.Context) error {
 			Limit  int `json:"limit"`
 		}{listOf(delayedViews(items)), offset, limit}
 		if more || offset > 0 {
-			n, err := delayed.Count(c.Context, client, f)
+			n, err := delayedio.Count(c.Context, client, f)
 			if err != nil {
 				return delayedErr(err)
 			}
@@ -237,7 +238,7 @@ func delayedCount(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	n, err := delayed.Count(c.Context, client, f)
+	n, err := delayedio.Count(c.Context, client, f)
 	if err != nil {
 		return delayedErr(err)
 	}
@@ -265,7 +266,7 @@ func delayedShow(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	items, err := delayed.Bucket(c.Context, client, t)
+	items, err := delayedio.Bucket(c.Context, client, t)
 	if err != nil {
 		return err
 	}
@@ -344,7 +345,7 @@ func delayedRemove(c *ucli.Context) error {
 	}
 	defer client.Close()
 	progress, done := delayedProgress(c)
-	r, err := delayed.Remove(c.Context, client, f, progress)
+	r, err := delayedio.Remove(c.Context, client, f, progress)
 	done()
 	if err == nil && r.Removed == 0 {
 		indexHint(c, f)
@@ -365,7 +366,7 @@ func delayedClear(c *ucli.Context) error {
 	}
 	defer client.Close()
 	progress, done := delayedProgress(c)
-	r, err := delayed.Clear(c.Context, client, progress)
+	r, err := delayedio.Clear(c.Context, client, progress)
 	done()
 	return printRemoval(c, r, err)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
 )
 
@@ -21,7 +22,7 @@ func (e *cliEnv) delayedCmd(args ...string) (int, string, string) {
 
 func (e *cliEnv) delay(queue, payload string, ts int64) {
 	e.t.Helper()
-	if err := delayed.EnqueueAt(context.Background(), e.client, queue, []byte(payload), time.Unix(ts, 0)); err != nil {
+	if err := delayedio.EnqueueAt(context.Background(), e.client, queue, []byte(payload), time.Unix(ts, 0)); err != nil {
 		e.t.Fatal(err)
 	}
 }

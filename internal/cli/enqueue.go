@@ -9,8 +9,9 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/unique"
 )
 
@@ -82,7 +83,7 @@ func enqueueCommand() *ucli.Command {
 			written := payload
 			switch {
 			case u.UID != "":
-				res, err := unique.Enqueue(c.Context, client, unique.Job{Queue: queue, Payload: payload, DueAt: due})
+				res, err := uniqueio.Enqueue(c.Context, client, unique.Job{Queue: queue, Payload: payload, DueAt: due})
 				if err != nil {
 					return err
 				}
@@ -93,7 +94,7 @@ func enqueueCommand() *ucli.Command {
 					fmt.Fprintf(c.App.ErrWriter, "deferred: the job with unique id %q is running; this one is enqueued %ds after it succeeds\n", u.UID, u.DeferrableBy)
 				}
 			case !due.IsZero():
-				if err := delayed.EnqueueAt(c.Context, client, queue, payload, due); err != nil {
+				if err := delayedio.EnqueueAt(c.Context, client, queue, payload, due); err != nil {
 					return err
 				}
 				written, _ = protocol.DelayedItem(payload, queue)

@@ -11,6 +11,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/resque-go/resque-go/failure"
+	"github.com/resque-go/resque-go/internal/failureio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 )
@@ -110,17 +111,17 @@ func filterOf(c *ucli.Context) failure.Filter {
 	return failure.Filter{Queue: c.String("queue"), Class: c.String("class"), Exception: c.String("exception")}
 }
 
-func failedStore(c *ucli.Context) (*failure.Store, func(), error) {
+func failedStore(c *ucli.Context) (*failureio.Store, func(), error) {
 	store, _, done, err := failedStoreClient(c)
 	return store, done, err
 }
 
-func failedStoreClient(c *ucli.Context) (*failure.Store, *rdb.Client, func(), error) {
+func failedStoreClient(c *ucli.Context) (*failureio.Store, *rdb.Client, func(), error) {
 	client, err := newClient(c)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return failure.New(client, nil), client, func() { client.Close() }, nil
+	return failureio.New(client, nil), client, func() { client.Close() }, nil
 }
 
 // checkRange refuses indexes past the end of the failed list before any

@@ -15,6 +15,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/massqueue"
 	"github.com/resque-go/resque-go/stats"
@@ -229,7 +230,7 @@ func massRoute(c *ucli.Context) error {
 		return nil
 	}, func(m massCall) (massReply, error) {
 		pool := m.String("pool")
-		if err := massUsage(massqueue.SetRoute(m.ctx(), m.client, m.String("source"), m.String("name"), pool)); err != nil {
+		if err := massUsage(massio.SetRoute(m.ctx(), m.client, m.String("source"), m.String("name"), pool)); err != nil {
 			return massReply{}, err
 		}
 		key := "src:" + m.String("source") + ":cfg:" + m.String("name")
@@ -242,7 +243,7 @@ func massRoute(c *ucli.Context) error {
 
 func massRoutes(c *ucli.Context) error {
 	return massAction(c, nil, func(m massCall) (massReply, error) {
-		rs, err := massqueue.Routes(m.ctx(), m.client, m.cfg)
+		rs, err := massio.Routes(m.ctx(), m.client, m.cfg)
 		if rs == nil {
 			rs = []massqueue.Route{}
 		}
@@ -272,7 +273,7 @@ func massEnqueue(c *ucli.Context) error {
 			}
 			j.Deferrable = true
 		}
-		e, err := massqueue.EnqueueStaticJob(m.ctx(), m.client, j)
+		e, err := massio.EnqueueStaticJob(m.ctx(), m.client, j)
 		if err != nil {
 			return massReply{}, massUsage(err)
 		}
@@ -286,7 +287,7 @@ func massEnqueue(c *ucli.Context) error {
 
 func massBatchCreate(c *ucli.Context) error {
 	return massAction(c, nil, func(m massCall) (massReply, error) {
-		id, err := massqueue.CreateBatch(m.ctx(), m.client, m.String("source"), m.String("name"), m.Duration("ttl"))
+		id, err := massio.CreateBatch(m.ctx(), m.client, m.String("source"), m.String("name"), m.Duration("ttl"))
 		if err != nil {
 			return massReply{}, massUsage(err)
 		}
@@ -320,7 +321,7 @@ func (l batchLine) job() massqueue.Job {
 func massBatchPush(c *ucli.Context) error {
 	return massAction(c, batchIDArg, func(m massCall) (massReply, error) {
 		id := m.Args().First()
-		b, err := massqueue.OpenBatch(m.client, id, m.Duration("ttl"))
+		b, err := massio.OpenBatch(m.client, id, m.Duration("ttl"))
 		if err != nil {
 			return massReply{}, massUsage(err)
 		}
@@ -362,7 +363,7 @@ func (e pushError) Unwrap() error { return e.err }
 // in the batch, it and the lines after it are not, and the error says so.
 // Stopping keeps that rule simple for a producer that resumes after the
 // line, and matches the Go API (a refused job ends the push).
-func pushLines(c *ucli.Context, b *massqueue.Batch) (int, error) {
+func pushLines(c *ucli.Context, b *massio.Batch) (int, error) {
 	in := c.App.Reader
 	if in == nil {
 		in = os.Stdin
@@ -456,7 +457,7 @@ func jobCount(n int) string {
 func massBatchCommit(c *ucli.Context) error {
 	return massAction(c, batchIDArg, func(m massCall) (massReply, error) {
 		id := m.Args().First()
-		if err := massqueue.CommitBatch(m.ctx(), m.client, id); err != nil {
+		if err := massio.CommitBatch(m.ctx(), m.client, id); err != nil {
 			return massReply{}, err
 		}
 		return massReply{json: map[string]string{"id": id, "result": "committed"}, text: textf("committed %s\n", id)}, nil
@@ -469,7 +470,7 @@ func massStatus(c *ucli.Context) error {
 		if err != nil {
 			return massReply{}, err
 		}
-		st, err := massqueue.GetStatus(m.ctx(), m.client, m.cfg, now, m.Duration("dead-after"))
+		st, err := massio.GetStatus(m.ctx(), m.client, m.cfg, now, m.Duration("dead-after"))
 		if err != nil {
 			return massReply{}, err
 		}
@@ -541,7 +542,7 @@ type failureRow struct {
 
 func massFailures(c *ucli.Context) error {
 	return massAction(c, nil, func(m massCall) (massReply, error) {
-		fs, err := massqueue.Failures(m.ctx(), m.client)
+		fs, err := massio.Failures(m.ctx(), m.client)
 		r := massList(fs, "KIND\tID\tSOURCE\tJOB\tAT\tREASON", func(f massqueue.Failure) string {
 			return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", f.Kind, dash(f.ID), dash(f.Source), dash(f.Job), humanTime(f.At), dash(f.Reason))
 		})
@@ -568,9 +569,9 @@ func massReallocate(c *ucli.Context) error {
 		var n int
 		var err error
 		if m.Bool("all") {
-			n, err = massqueue.ReallocateAll(m.ctx(), m.client)
+			n, err = massio.ReallocateAll(m.ctx(), m.client)
 		} else {
-			n, err = massqueue.Reallocate(m.ctx(), m.client, m.Args().First())
+			n, err = massio.Reallocate(m.ctx(), m.client, m.Args().First())
 		}
 		if err != nil {
 			return massReply{}, err
@@ -593,7 +594,7 @@ func massSetting(m massCall, err error, what string) (massReply, error) {
 func massWeight(c *ucli.Context) error {
 	return massAction(c, nil, func(m massCall) (massReply, error) {
 		w := m.Int("weight")
-		return massSetting(m, massqueue.SetWeight(m.ctx(), m.client, m.String("source"), w), "weight "+strconv.Itoa(w))
+		return massSetting(m, massio.SetWeight(m.ctx(), m.client, m.String("source"), w), "weight "+strconv.Itoa(w))
 	})
 }
 
@@ -604,13 +605,13 @@ func massLimit(c *ucli.Context) error {
 		if n <= 0 {
 			what = "no limit"
 		}
-		return massSetting(m, massqueue.SetLimit(m.ctx(), m.client, m.String("source"), n), what)
+		return massSetting(m, massio.SetLimit(m.ctx(), m.client, m.String("source"), n), what)
 	})
 }
 
 func massPause(c *ucli.Context) error {
 	return massAction(c, nil, func(m massCall) (massReply, error) {
-		r, err := massqueue.PauseSource(m.ctx(), m.client, m.String("source"))
+		r, err := massio.PauseSource(m.ctx(), m.client, m.String("source"))
 		if err := massUsage(err); err != nil {
 			return massReply{}, err
 		}
@@ -646,7 +647,7 @@ func massResume(c *ucli.Context) error {
 				opt.StaticPools = append(opt.StaticPools, p.Name)
 			}
 		}
-		r, err := massqueue.ResumeSource(m.ctx(), m.client, m.String("source"), opt)
+		r, err := massio.ResumeSource(m.ctx(), m.client, m.String("source"), opt)
 		if err := massUsage(err); err != nil {
 			return massReply{}, err
 		}
@@ -681,7 +682,7 @@ func massResume(c *ucli.Context) error {
 
 func massSettings(c *ucli.Context) error {
 	return massAction(c, nil, func(m massCall) (massReply, error) {
-		ss, err := massqueue.Settings(m.ctx(), m.client)
+		ss, err := massio.Settings(m.ctx(), m.client)
 		return massList(ss, "SOURCE\tWEIGHT\tLIMIT\tPAUSED", func(s massqueue.SourceSetting) string {
 			lim := "-"
 			if s.Limit > 0 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/massqueue"
 )
 
@@ -25,7 +26,7 @@ func TestMassPauseResumeBatches(t *testing.T) {
 	if err := e.client.UnitBeat(ctx, "imports", "n1-0", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	b, err := massqueue.NewBatch(e.client, "s1", "imp", 0)
+	b, err := massio.NewBatch(e.client, "s1", "imp", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestMassPauseResumeBatches(t *testing.T) {
 	if err := b.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	a, err := massqueue.NewAllocator(massqueue.AllocatorConfig{Client: e.client, Config: cfg})
+	a, err := massio.NewAllocator(massio.AllocatorConfig{Client: e.client, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

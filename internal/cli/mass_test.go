@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/massqueue"
 )
 
@@ -145,14 +146,14 @@ func TestMassRoutesStatusFailures(t *testing.T) {
 		if s == "s3" {
 			name = "report"
 		}
-		b, _ := massqueue.NewBatch(e.client, s, name, 0)
+		b, _ := massio.NewBatch(e.client, s, name, 0)
 		_ = b.Push(ctx, massqueue.Job{Class: "J"}, massqueue.Job{Class: "J"})
 		if err := b.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
 	e.massOK("", "enqueue", "--source", "s9", "--name", "x", "--class", "C")
-	a, err := massqueue.NewAllocator(massqueue.AllocatorConfig{Client: e.client, Config: cfg})
+	a, err := massio.NewAllocator(massio.AllocatorConfig{Client: e.client, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/resque-go/resque-go/internal/planio"
 	"github.com/resque-go/resque-go/plan"
 )
 
@@ -141,14 +142,14 @@ func planAdd(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	id, err := plan.Add(c.Context, client, p)
+	id, err := planio.Add(c.Context, client, p)
 	if errors.Is(err, plan.ErrInvalid) || errors.Is(err, plan.ErrExists) {
 		return usageError{err}
 	}
 	if err != nil {
 		return err
 	}
-	got, err := plan.Get(c.Context, client, id)
+	got, err := planio.Get(c.Context, client, id)
 	if err != nil {
 		return err
 	}
@@ -233,7 +234,7 @@ func planList(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	plans, err := plan.List(c.Context, client)
+	plans, err := planio.List(c.Context, client)
 	if err != nil {
 		return err
 	}
@@ -282,7 +283,7 @@ func planShow(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	p, err := plan.Get(c.Context, client, id)
+	p, err := planio.Get(c.Context, client, id)
 	if errors.Is(err, plan.ErrNotFound) {
 		return usagef("no plan %q (plan list shows them)", id)
 	}
@@ -328,7 +329,7 @@ func planRemove(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	err = plan.Remove(c.Context, client, id)
+	err = planio.Remove(c.Context, client, id)
 	if errors.Is(err, plan.ErrNotFound) {
 		return usagef("no plan %q (plan list shows them)", id)
 	}

@@ -16,6 +16,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/resque-go/resque-go/internal/metrics"
+	"github.com/resque-go/resque-go/internal/poolrun"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/pool"
 	"github.com/resque-go/resque-go/worker"
@@ -127,7 +128,7 @@ func runPool(c *ucli.Context) error {
 			return usagef("--metrics-addr %q: %v", addr, err)
 		}
 	}
-	sup, err := pool.New(pool.Params{Client: client, Logger: &log, StatusInterval: every,
+	sup, err := poolrun.New(poolrun.Params{Client: client, Logger: &log, StatusInterval: every,
 		Stdout: c.App.Writer, Stderr: c.App.ErrWriter, MetricsAddr: addr, MetricsToken: c.String("metrics-token"),
 		Env: childEnv(os.Environ())}, cfg)
 	var me *pool.MetricsError
@@ -219,7 +220,7 @@ func childEnv(env []string) []string {
 
 // reloadPool reads the file again; a file with errors leaves the running
 // config in place.
-func reloadPool(c *ucli.Context, sup *pool.Supervisor, log *zerolog.Logger) {
+func reloadPool(c *ucli.Context, sup *poolrun.Supervisor, log *zerolog.Logger) {
 	cfg, err := loadPoolConfig(c)
 	if err == nil {
 		err = sup.Reload(cfg)
@@ -312,7 +313,7 @@ func runPoolStatus(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	recs, warnings, err := pool.ReadStatus(c.Context, client, c.String("host"))
+	recs, warnings, err := poolrun.ReadStatus(c.Context, client, c.String("host"))
 	if err != nil {
 		return err
 	}

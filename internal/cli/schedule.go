@@ -10,6 +10,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/resque-go/resque-go/internal/scheduleio"
 	"github.com/resque-go/resque-go/schedule"
 )
 
@@ -75,8 +76,8 @@ func recurringScheduleFlags() []ucli.Flag {
 // recurringScheduleConfig is the schedule.Config of recurringScheduleFlags
 // (Client, Hostname, Logger left for the caller). A bad schedule file is a
 // usage error.
-func recurringScheduleConfig(c *ucli.Context) (schedule.Config, error) {
-	cfg := schedule.Config{Environment: c.String("environment"), Dynamic: c.Bool("dynamic-schedule"), LockPrefix: c.String("lock-prefix")}
+func recurringScheduleConfig(c *ucli.Context) (scheduleio.Config, error) {
+	cfg := scheduleio.Config{Environment: c.String("environment"), Dynamic: c.Bool("dynamic-schedule"), LockPrefix: c.String("lock-prefix")}
 	var err error
 	if cfg.LockTimeout, err = parseSeconds("lock-timeout", c.String("lock-timeout")); err != nil {
 		return cfg, err
@@ -112,7 +113,7 @@ func scheduleOverview(c *ucli.Context) (schedule.Overview, error) {
 		return schedule.Overview{}, err
 	}
 	defer client.Close()
-	return schedule.Inspect(c.Context, client, static, c.String("environment"), c.String("lock-prefix"), time.Now())
+	return scheduleio.Inspect(c.Context, client, static, c.String("environment"), c.String("lock-prefix"), time.Now())
 }
 
 // scheduleJSON is one schedule as --json prints it: last_enqueued_at is

@@ -13,7 +13,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/resque-go/resque-go/schedule"
+	"github.com/resque-go/resque-go/internal/scheduleio"
 )
 
 const (
@@ -171,8 +171,8 @@ func TestScheduleRefusedConnection(t *testing.T) {
 // variables) make a schedule.Config.
 func TestRecurringScheduleConfig(t *testing.T) {
 	t.Parallel()
-	run := func(args ...string) (schedule.Config, int, string) {
-		var cfg schedule.Config
+	run := func(args ...string) (scheduleio.Config, int, string) {
+		var cfg scheduleio.Config
 		cmd := &ucli.Command{Name: "sched", Flags: recurringScheduleFlags(), Action: func(c *ucli.Context) error {
 			var err error
 			cfg, err = recurringScheduleConfig(c)

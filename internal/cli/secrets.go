@@ -8,7 +8,7 @@ import "strings"
 // password (--redis, --http) is masked wherever the URL is shown.
 func secretFlag(name string) bool {
 	switch name {
-	case "sentinel-password", "http-token", "metrics-token":
+	case "sentinel-password", "http-token", "metrics-token", "users":
 		return true
 	}
 	return false

@@ -11,6 +11,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/resque-go/resque-go/internal/service"
+	"github.com/resque-go/resque-go/internal/statsio"
 	"github.com/resque-go/resque-go/stats"
 )
 
@@ -62,7 +63,7 @@ func runStats(c *ucli.Context) error {
 	host, asJSON := c.String("host"), c.Bool("json")
 
 	if !c.Bool("watch") {
-		s, err := stats.Collect(c.Context, client, host)
+		s, err := statsio.Collect(c.Context, client, host)
 		if err != nil {
 			return err
 		}
@@ -74,7 +75,7 @@ func runStats(c *ucli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	for {
-		s, err := stats.Collect(ctx, client, host)
+		s, err := statsio.Collect(ctx, client, host)
 		if ctx.Err() != nil {
 			return nil
 		}

@@ -8,6 +8,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/unique"
 )
 
@@ -69,7 +70,7 @@ func uniqueList(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	infos, err := unique.List(c.Context, client)
+	infos, err := uniqueio.List(c.Context, client)
 	if err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func uniqueShow(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	in, err := unique.Get(c.Context, client, uid)
+	in, err := uniqueio.Get(c.Context, client, uid)
 	if err != nil {
 		return err
 	}
@@ -133,7 +134,7 @@ func uniqueClear(c *ucli.Context) error {
 		return err
 	}
 	defer client.Close()
-	res, err := unique.Clear(c.Context, client, uid, "resque-go unique clear", time.Now())
+	res, err := uniqueio.Clear(c.Context, client, uid, "resque-go unique clear", time.Now())
 	if err != nil {
 		return err
 	}

@@ -38,8 +38,9 @@ func Namespace(t testing.TB) string {
 }
 
 // Main is used from TestMain: it starts a shared server, exports its URL in
-// env, runs the tests and stops it.
-func Main(m *testing.M, env string) int {
+// env (and in each of also: REDIS_URL for runnable examples), runs the
+// tests and stops it.
+func Main(m *testing.M, env string, also ...string) int {
 	if !flag.Parsed() {
 		flag.Parse()
 	}
@@ -55,6 +56,8 @@ func Main(m *testing.M, env string) int {
 		return 1
 	}
 	defer s.Stop()
-	os.Setenv(env, s.URL())
+	for _, name := range append([]string{env}, also...) {
+		os.Setenv(name, s.URL())
+	}
 	return m.Run()
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
@@ -369,7 +369,7 @@ func TestV3RetryKeepsQueueThroughMover(t *testing.T) {
 		Retry: worker.RetryPolicy{MaxAttempts: 3, Backoff: worker.Backoff{Base: 5 * time.Second}}})
 	e.push("v3q", `{"class":"Task","args":{"k":"v"},"queue":"v3q","sourceId":"s1","id":"00000000000000000000000000000002","queue_time":1700000000.5}`)
 	rec.waitN(t, 1)
-	mover, err := delayed.NewMover(delayed.MoverConfig{Client: e.client, Now: func() time.Time { return now.Add(time.Minute) }})
+	mover, err := delayedio.NewMover(delayedio.MoverConfig{Client: e.client, Now: func() time.Time { return now.Add(time.Minute) }})
 	if err != nil {
 		t.Fatal(err)
 	}

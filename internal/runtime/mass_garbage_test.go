@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/massqueue"
@@ -23,7 +24,7 @@ func TestStaticGarbageFailsAtWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := massqueue.NewAllocator(massqueue.AllocatorConfig{Client: e.client, Config: cfg, Hostname: "h", WorkerID: "h:1:mass-allocator"})
+	a, err := massio.NewAllocator(massio.AllocatorConfig{Client: e.client, Config: cfg, Hostname: "h", WorkerID: "h:1:mass-allocator"})
 	if err != nil {
 		t.Fatal(err)
 	}

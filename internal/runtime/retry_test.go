@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/fixtures"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
@@ -115,7 +115,7 @@ func TestRetryBackoffThroughDelayedQueue(t *testing.T) {
 	if m := e.members(k.Timestamps([]byte(items[0]))); len(m) != 1 || m[0] != protocol.DelayedMember(due) {
 		t.Errorf("timestamps index = %v", m)
 	}
-	mover, err := delayed.NewMover(delayed.MoverConfig{Client: e.client, Now: clock})
+	mover, err := delayedio.NewMover(delayedio.MoverConfig{Client: e.client, Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/resque-go/resque-go/client"
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/massqueue"
@@ -266,7 +267,7 @@ func (m *massSampler) sample(ctx context.Context, c *rdb.Client) {
 }
 
 func (m *massSampler) once(ctx context.Context, c *rdb.Client) {
-	st, err := massqueue.GetStatus(ctx, c, nil, time.Now(), 0)
+	st, err := massio.GetStatus(ctx, c, nil, time.Now(), 0)
 	if err != nil {
 		return
 	}
@@ -293,7 +294,7 @@ func (m *massSampler) once(ctx context.Context, c *rdb.Client) {
 // to be routed or in the pool, batches waiting for a unit, on a unit (dead
 // or alive) or in a backlog, and allocation failures.
 func massLeft(ctx context.Context, c *rdb.Client) []string {
-	st, err := massqueue.GetStatus(ctx, c, nil, time.Now(), 0)
+	st, err := massio.GetStatus(ctx, c, nil, time.Now(), 0)
 	if err != nil {
 		return []string{"mass status: " + err.Error()}
 	}

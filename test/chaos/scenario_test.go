@@ -17,10 +17,10 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/resque-go/resque-go/internal/planio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redisproc"
-	"github.com/resque-go/resque-go/plan"
 )
 
 // config sizes a chaos run.
@@ -297,7 +297,7 @@ func (s *scenario) addPlans() {
 		if code != 0 {
 			s.t.Fatalf("plan add: exit %d: %s%s", code, out, errOut)
 		}
-		p, err := plan.Get(context.Background(), c, id)
+		p, err := planio.Get(context.Background(), c, id)
 		if err != nil {
 			s.t.Fatal(err)
 		}
@@ -308,12 +308,12 @@ func (s *scenario) addPlans() {
 // readPlanEnds reads where each plan stands once no scheduler runs.
 func (s *scenario) readPlanEnds(c *rdb.Client) {
 	for id := range plans {
-		p, err := plan.Get(context.Background(), c, id)
+		p, err := planio.Get(context.Background(), c, id)
 		if err != nil {
 			s.t.Fatal(err)
 		}
 		s.planEnd[id] = p.NextRun.Unix()
-		if err := plan.Remove(context.Background(), c, id); err != nil {
+		if err := planio.Remove(context.Background(), c, id); err != nil {
 			s.t.Fatal(err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/massqueue"
 )
@@ -51,7 +52,7 @@ mapping:
 	cli("limit", "--source", "sl", "--concurrency", "1")
 	want := map[string]bool{}
 	for _, src := range []string{"sp", "sf", "sl"} {
-		b, err := massqueue.NewBatch(c, src, "import", 0)
+		b, err := massio.NewBatch(c, src, "import", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +70,7 @@ mapping:
 		}
 		for i := range 20 {
 			id := fmt.Sprintf(`["%s-s-%d"]`, src, i)
-			if _, err := massqueue.EnqueueStatic(ctx, c, massqueue.Job{Class: "Mail", Source: src, Name: "mail", Args: []byte(id)}); err != nil {
+			if _, err := massio.EnqueueStatic(ctx, c, massqueue.Job{Class: "Mail", Source: src, Name: "mail", Args: []byte(id)}); err != nil {
 				t.Fatal(err)
 			}
 			want[id] = true

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/massqueue"
@@ -65,7 +66,7 @@ mapping:
 	sizes := map[string]int{"s1": 1000, "s2": 100, "s3": 10}
 	for src, n := range sizes {
 		for round := range 2 { // two batches per source: the second waits in the backlog
-			b, err := massqueue.NewBatch(c, src, "import", 0)
+			b, err := massio.NewBatch(c, src, "import", 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +101,7 @@ mapping:
 	// a stream mapped to a pool nobody serves
 	for i := range 3 {
 		id := fmt.Sprintf("lost-%d", i)
-		if _, err := massqueue.EnqueueStatic(ctx, c, massqueue.Job{Class: "Lost", Source: "s9", Name: "lost", Args: []byte(`["` + id + `"]`)}); err != nil {
+		if _, err := massio.EnqueueStatic(ctx, c, massqueue.Job{Class: "Lost", Source: "s9", Name: "lost", Args: []byte(`["` + id + `"]`)}); err != nil {
 			t.Fatal(err)
 		}
 		want[`["`+id+`"]`] = true
@@ -129,7 +130,7 @@ mapping:
 	p = startPool(t, ns, cfg)
 
 	eventually(t, "the unroutable stream recorded", func() bool {
-		f, err := massqueue.Failures(ctx, c)
+		f, err := massio.Failures(ctx, c)
 		return err == nil && len(f) == 3
 	})
 	if code, out := runCLIQuiet(t, "mass", "route", "--redis", redisURL, "--namespace", ns, "--source", "s9", "--name", "lost", "--pool", "general"); code != 0 {
@@ -255,7 +256,7 @@ mapping:
 	cfg := writeFile(t, dir, "pool.yml", section(2))
 	want := map[string]bool{}
 	for _, src := range []string{"a", "b", "c", "d"} {
-		b, err := massqueue.NewBatch(c, src, "import", 0)
+		b, err := massio.NewBatch(c, src, "import", 0)
 		if err != nil {
 			t.Fatal(err)
 		}

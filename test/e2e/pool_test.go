@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/poolrun"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
@@ -38,7 +39,7 @@ func startPool(t *testing.T, ns, cfg string) *proc {
 // (without starting a process per poll).
 func poolRecords(t *testing.T, c *rdb.Client) []pool.Record {
 	t.Helper()
-	recs, warnings, err := pool.ReadStatus(t.Context(), c, "")
+	recs, warnings, err := poolrun.ReadStatus(t.Context(), c, "")
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("pool status: %v %v", err, warnings)
 	}

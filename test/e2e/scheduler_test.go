@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/planio"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/statsio"
 	"github.com/resque-go/resque-go/plan"
-	"github.com/resque-go/resque-go/stats"
 )
 
 // A pool with `scheduler: true` runs a scheduler child next to its
@@ -33,10 +34,10 @@ workers:
   - queues: jobs
     processes: 1
 `, redisURL, ns))
-	if err := delayed.EnqueueAt(context.Background(), c, "later", []byte(`{"class":"Later","args":[]}`), time.Unix(1, 0)); err != nil {
+	if err := delayedio.EnqueueAt(context.Background(), c, "later", []byte(`{"class":"Later","args":[]}`), time.Unix(1, 0)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := plan.Add(context.Background(), c, plan.Plan{Queue: "planned", Class: "Report", Every: time.Second}); err != nil {
+	if _, err := planio.Add(context.Background(), c, plan.Plan{Queue: "planned", Class: "Report", Every: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	p := startPool(t, ns, cfg)
@@ -45,7 +46,7 @@ workers:
 			do(t, c, "LLEN", k.Queue("later")).(int64) == 1
 	})
 	eventually(t, "the scheduler in stats", func() bool {
-		s, err := stats.Collect(t.Context(), c, "")
+		s, err := statsio.Collect(t.Context(), c, "")
 		return err == nil && len(s.Schedulers) == 1 && s.Schedulers[0].Master && s.Schedulers[0].PID != p.cmd.Process.Pid
 	})
 	p.signal(t, syscall.SIGQUIT)
@@ -71,16 +72,16 @@ func TestSchedulerKill9NothingLostOrDoubled(t *testing.T) {
 	for i := range items {
 		// due over the next ~6 s
 		due := start0.Add(time.Duration(i) * 20 * time.Millisecond)
-		if err := delayed.EnqueueAt(ctx, c, "later", []byte(fmt.Sprintf(`{"class":"Later","args":[%d]}`, i)), due); err != nil {
+		if err := delayedio.EnqueueAt(ctx, c, "later", []byte(fmt.Sprintf(`{"class":"Later","args":[%d]}`, i)), due); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := plan.Add(ctx, c, plan.Plan{ID: "p1", Queue: "planned", Class: "Report", Every: time.Second}); err != nil {
+	if _, err := planio.Add(ctx, c, plan.Plan{ID: "p1", Queue: "planned", Class: "Report", Every: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	// the plan's first slot, read back: the 300 enqueues above may cross
 	// a second boundary, so it is not start0+1s
-	first, err := plan.Get(ctx, c, "p1")
+	first, err := planio.Get(ctx, c, "p1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestSchedulerKill9NothingLostOrDoubled(t *testing.T) {
 	// filed at now, none twice
 	fired := do(t, c, "LLEN", k.Queue("planned")).(int64)
 	raw, _ := do(t, c, "GET", k.Plan("p1")).([]byte)
-	pl, err := plan.Get(ctx, c, "p1")
+	pl, err := planio.Get(ctx, c, "p1")
 	if err != nil {
 		t.Fatalf("plan: %v (%s)", err, raw)
 	}

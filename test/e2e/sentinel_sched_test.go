@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/planio"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/plan"
@@ -44,7 +45,7 @@ workers:
 	}
 	defer c.Close()
 	ctx := context.Background()
-	if _, err := plan.Add(ctx, c, plan.Plan{ID: "tick", Queue: "q", Class: "Tick", Every: time.Second}); err != nil {
+	if _, err := planio.Add(ctx, c, plan.Plan{ID: "tick", Queue: "q", Class: "Tick", Every: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	p := startArgs(t, "pool", "--config", cfg, "--log-format", "json", "--log-level", "warn")
@@ -57,7 +58,7 @@ workers:
 	// delayed jobs due over the 20 s after the kill, written (and replicated) before it
 	now := time.Now()
 	for i := range 10 {
-		if err := delayed.EnqueueAt(ctx, c, "q", fmt.Appendf(nil, `{"class":"Later","args":[%d]}`, i), now.Add(time.Duration(2*i+1)*time.Second)); err != nil {
+		if err := delayedio.EnqueueAt(ctx, c, "q", fmt.Appendf(nil, `{"class":"Later","args":[%d]}`, i), now.Add(time.Duration(2*i+1)*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 	}

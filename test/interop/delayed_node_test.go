@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
@@ -123,7 +124,7 @@ func (e *env) goEnqueueAt(queue string, first, n int) {
 	now := time.Now()
 	for i := 0; i < n; i++ {
 		payload := fmt.Sprintf(`{"class":"J","args":[%d]}`, first+i)
-		if err := delayed.EnqueueAt(context.Background(), e.c, queue, []byte(payload), now.Add(-time.Duration(50-i%50)*time.Second)); err != nil {
+		if err := delayedio.EnqueueAt(context.Background(), e.c, queue, []byte(payload), now.Add(-time.Duration(50-i%50)*time.Second)); err != nil {
 			e.t.Fatal(err)
 		}
 	}
@@ -174,9 +175,9 @@ func (e *env) promotedOnce(queue string, n int) []string {
 	return jobs
 }
 
-func (e *env) mover() *delayed.Mover {
+func (e *env) mover() *delayedio.Mover {
 	e.t.Helper()
-	m, err := delayed.NewMover(delayed.MoverConfig{Client: e.c, Interval: 10 * time.Millisecond})
+	m, err := delayedio.NewMover(delayedio.MoverConfig{Client: e.c, Interval: 10 * time.Millisecond})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestNodeSchedulerRewritesItems(t *testing.T) {
 		`{"class":"Object","args":{"user":7}}`,
 		`{"class":"Big","args":[12345678901234567890]}`,
 	} {
-		if err := delayed.EnqueueAt(context.Background(), e.c, "q", []byte(p), at); err != nil {
+		if err := delayedio.EnqueueAt(context.Background(), e.c, "q", []byte(p), at); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -269,9 +270,9 @@ func TestNodeSchedulerAndResqueGoMoversTogether(t *testing.T) {
 	e.goEnqueueAt("q", half, half)
 	var mu sync.Mutex
 	goMoved := 0
-	var movers []*delayed.Mover
+	var movers []*delayedio.Mover
 	for i := 0; i < 4; i++ {
-		m, err := delayed.NewMover(delayed.MoverConfig{Client: e.c, Interval: 10 * time.Millisecond, OnPass: func(n int) {
+		m, err := delayedio.NewMover(delayedio.MoverConfig{Client: e.c, Interval: 10 * time.Millisecond, OnPass: func(n int) {
 			mu.Lock()
 			goMoved += n
 			mu.Unlock()
@@ -310,11 +311,11 @@ func TestResqueGoRemovesNodeResqueItems(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.nodeEnqueueAt("q", 0, 100)
-	r, err := delayed.Remove(context.Background(), e.c, delayed.Filter{Class: "J", Queue: "q", Args: []byte(`[7]`)}, nil)
+	r, err := delayedio.Remove(context.Background(), e.c, delayed.Filter{Class: "J", Queue: "q", Args: []byte(`[7]`)}, nil)
 	if err != nil || r.Removed != 1 || r.Unindexed != 1 {
 		t.Fatalf("remove through the index: %+v, %v", r, err)
 	}
-	n, err := delayed.Count(context.Background(), e.c, delayed.Filter{})
+	n, err := delayedio.Count(context.Background(), e.c, delayed.Filter{})
 	if err != nil || n.Items != 99 {
 		t.Fatalf("count after remove: %+v, %v", n, err)
 	}

@@ -1,0 +1,64 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/internal/delayedio"
+)
+
+// DelayedJobs returns the delayed items f selects, oldest first (the order
+// a mover promotes them), skipping offset and returning at most limit (0:
+// all). Items that are not a JSON object with a class and a queue are
+// returned with Err set. A Filter that cannot be used is ErrInvalid (also
+// delayed.ErrBadFilter).
+func (c *Client) DelayedJobs(ctx context.Context, f delayed.Filter, offset, limit int) ([]delayed.Item, error) {
+	if offset < 0 || limit < 0 {
+		return nil, invalidf("DelayedJobs: offset %d and limit %d must not be negative", offset, limit)
+	}
+	items, err := delayedio.List(ctx, c.rdb, f, offset, limit)
+	return items, delayedErr("delayed jobs", err)
+}
+
+// DelayedAt returns the items of the bucket due at t (whole seconds), in
+// the order they will be promoted.
+func (c *Client) DelayedAt(ctx context.Context, t time.Time) ([]delayed.Item, error) {
+	items, err := delayedio.Bucket(ctx, c.rdb, t)
+	return items, delayedErr("delayed at", err)
+}
+
+// DelayedCount counts the delayed items f selects and the buckets (due
+// times) that hold them.
+func (c *Client) DelayedCount(ctx context.Context, f delayed.Filter) (delayed.Counts, error) {
+	n, err := delayedio.Count(ctx, c.rdb, f)
+	return n, delayedErr("delayed count", err)
+}
+
+// RemoveDelayed deletes the delayed items f selects; f must select by
+// something (the zero Filter is ErrInvalid: use ClearDelayed). It works
+// bucket by bucket in atomic steps, so movers and producers can go on;
+// progress, when not nil, is called after each bucket. On an error what
+// was removed so far is returned with it.
+func (c *Client) RemoveDelayed(ctx context.Context, f delayed.Filter, progress func(delayed.Progress)) (delayed.Removal, error) {
+	if f.From.IsZero() && f.To.IsZero() && f.Queue == "" && f.Class == "" && f.Args == nil {
+		return delayed.Removal{}, invalidf("RemoveDelayed needs a filter (ClearDelayed deletes every item)")
+	}
+	r, err := delayedio.Remove(ctx, c.rdb, f, progress)
+	return r, delayedErr("remove delayed", err)
+}
+
+// ClearDelayed deletes every delayed item, its index entries and the
+// schedule, bucket by bucket.
+func (c *Client) ClearDelayed(ctx context.Context, progress func(delayed.Progress)) (delayed.Removal, error) {
+	r, err := delayedio.Clear(ctx, c.rdb, progress)
+	return r, delayedErr("clear delayed", err)
+}
+
+func delayedErr(op string, err error) error {
+	if errors.Is(err, delayed.ErrBadFilter) {
+		return adminErr(op, err, ErrInvalid)
+	}
+	return adminErr(op, err)
+}

@@ -1,0 +1,55 @@
+package client
+
+import (
+	"context"
+	"errors"
+
+	"github.com/resque-go/resque-go/internal/planio"
+	"github.com/resque-go/resque-go/plan"
+)
+
+// AddPlan creates a recurring plan (resque-v3's layout,
+// docs/protocol.md#plans) and returns its id. Its first slot is the first
+// one after now: a past Start never fires retroactively. Any resque-go
+// process with a planner (a worker, the scheduler) fires it, each slot
+// exactly once. An invalid plan is ErrInvalid (also plan.ErrInvalid); a
+// given ID that is taken is ErrPlanExists.
+func (c *Client) AddPlan(ctx context.Context, p plan.Plan) (string, error) {
+	id, err := planio.AddAt(ctx, c.rdb, p, c.now())
+	return id, planErr("add plan", err)
+}
+
+// Plans returns every plan, sorted by id, with NextRun, Raw and Problem
+// filled in.
+func (c *Client) Plans(ctx context.Context) ([]plan.Plan, error) {
+	ps, err := planio.List(ctx, c.rdb)
+	return ps, planErr("plans", err)
+}
+
+// Plan returns the plan with id; ErrNoSuchPlan when there is none.
+// plan.Upcoming gives its next slots.
+func (c *Client) Plan(ctx context.Context, id string) (plan.Plan, error) {
+	p, err := planio.Get(ctx, c.rdb, id)
+	return p, planErr("plan "+id, err)
+}
+
+// RemovePlan deletes the plan with id and its pending slot; ErrNoSuchPlan
+// when there is none.
+func (c *Client) RemovePlan(ctx context.Context, id string) error {
+	return planErr("remove plan "+id, planio.Remove(ctx, c.rdb, id))
+}
+
+// planErr maps the plan package's sentinels onto this package's.
+func planErr(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, plan.ErrInvalid):
+		return adminErr(op, err, ErrInvalid)
+	case errors.Is(err, plan.ErrNotFound):
+		return adminErr(op, err, ErrNoSuchPlan)
+	case errors.Is(err, plan.ErrExists):
+		return adminErr(op, err, ErrPlanExists)
+	}
+	return adminErr(op, err)
+}

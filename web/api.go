@@ -1,0 +1,313 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/resque-go/resque-go/client"
+)
+
+// maxLimit bounds ?limit= of the API's lists.
+const maxLimit = 1000
+
+// offsetLimit reads ?offset= and ?limit= (default the page size).
+func (s *server) offsetLimit(r *http.Request) (int, int, error) {
+	q := r.URL.Query()
+	off, limit := 0, s.opt.PageSize
+	var err error
+	if v := q.Get("offset"); v != "" {
+		if off, err = strconv.Atoi(v); err != nil || off < 0 {
+			return 0, 0, statusErr(http.StatusBadRequest, "offset %q: want a number >= 0", v)
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > maxLimit {
+			return 0, 0, statusErr(http.StatusBadRequest, "limit %q: want 1 to %d", v, maxLimit)
+		}
+	}
+	return off, limit, nil
+}
+
+func (s *server) apiWhoami(w http.ResponseWriter, r *http.Request) {
+	u := whoOf(r)
+	writeJSON(w, http.StatusOK, map[string]string{"name": u.Name, "role": u.Role.String()})
+}
+
+func (s *server) apiOverview(w http.ResponseWriter, r *http.Request) {
+	v := s.live.overview(r.Context())
+	code := http.StatusOK
+	if v.Error != "" {
+		code = http.StatusBadGateway
+	}
+	writeJSON(w, code, v)
+}
+
+func (s *server) apiQueues(w http.ResponseWriter, r *http.Request) {
+	qs, err := s.c.QueuesDetail(r.Context())
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	now := s.now()
+	out := make([]queueView, len(qs))
+	for i, q := range qs {
+		out[i] = newQueueView(now, q)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queues": out})
+}
+
+func (s *server) apiQueue(w http.ResponseWriter, r *http.Request) {
+	q := r.PathValue("queue")
+	off, limit, err := s.offsetLimit(r)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	size, err := s.c.QueueSize(r.Context(), q)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	jobs, err := s.c.Peek(r.Context(), q, off, limit)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	out := make([]jobView, len(jobs))
+	for i, j := range jobs {
+		out[i] = newJobView(j)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queue": clean(q), "size": size, "offset": off, "limit": limit, "jobs": out})
+}
+
+func (s *server) apiQueueRemove(w http.ResponseWriter, r *http.Request) {
+	if !s.may(w, r, RoleOperator) {
+		return
+	}
+	var body struct {
+		Class string   `json:"class"`
+		Args  jsonText `json:"args"`
+		ID    string   `json:"id"`
+	}
+	if err := jsonBody(w, r, &body); err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	n, err := s.removeJobs(r, r.PathValue("queue"), body.Class, string(body.Args), body.ID)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"removed": n})
+}
+
+// jsonText keeps a JSON value's text (null: none).
+type jsonText []byte
+
+func (j *jsonText) UnmarshalJSON(b []byte) error {
+	if string(b) != "null" {
+		*j = append((*j)[:0], b...)
+	}
+	return nil
+}
+
+func (s *server) apiQueueClear(w http.ResponseWriter, r *http.Request) {
+	if !s.may(w, r, RoleAdmin) {
+		return
+	}
+	n, err := s.clearQueue(r, r.PathValue("queue"))
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"cleared": n})
+}
+
+func (s *server) apiFailed(w http.ResponseWriter, r *http.Request) {
+	off, limit, err := s.offsetLimit(r)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	total, err := s.c.FailedCount(r.Context())
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	f := filterOf(r)
+	entries, err := s.c.FailedWhere(r.Context(), f.filter(), off, limit)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	out := make([]failedView, len(entries))
+	for i, e := range entries {
+		out[i] = newFailedView(e)
+	}
+	// total is the list's length: counting the matches of a filter
+	// means reading all of it (GET api/failed/count does).
+	writeJSON(w, http.StatusOK, map[string]any{"total": total, "filter": f, "offset": off, "limit": limit, "entries": out})
+}
+
+func (s *server) apiFailedCount(w http.ResponseWriter, r *http.Request) {
+	f := filterOf(r)
+	n, err := s.c.CountFailedWhere(r.Context(), f.filter())
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"filter": f, "count": n})
+}
+
+func (s *server) apiFailedEntry(w http.ResponseWriter, r *http.Request) {
+	idx, err := strconv.ParseInt(r.PathValue("index"), 10, 64)
+	if err != nil || idx < 0 {
+		s.fail(w, r, http.StatusNotFound, "no failed entry "+r.PathValue("index"))
+		return
+	}
+	var f client.FailedJob
+	if d := r.URL.Query().Get("digest"); d != "" {
+		f, err = s.findFailed(r.Context(), idx, d)
+	} else {
+		f, err = s.c.FailedEntry(r.Context(), idx)
+	}
+	if errors.Is(err, client.ErrNoSuchEntry) || errors.Is(err, errGone) {
+		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("no failed entry %d", idx))
+		return
+	}
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, newFailedView(f))
+}
+
+func (s *server) apiFailedOne(w http.ResponseWriter, r *http.Request) {
+	if !s.may(w, r, RoleOperator) {
+		return
+	}
+	idx, err := strconv.ParseInt(r.PathValue("index"), 10, 64)
+	if err != nil || idx < 0 {
+		s.fail(w, r, http.StatusNotFound, "no failed entry "+r.PathValue("index"))
+		return
+	}
+	var body struct {
+		Digest string `json:"digest"`
+	}
+	if err := jsonBody(w, r, &body); err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	op := r.PathValue("op")
+	v, err := s.failedOne(r, op, idx, body.Digest)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"action": op, "entry": v})
+}
+
+func (s *server) apiFailedBulk(w http.ResponseWriter, r *http.Request) {
+	op := r.PathValue("op")
+	if op != "retry" && op != "remove" {
+		s.fail(w, r, http.StatusNotFound, "no action "+strconv.Quote(op)+": want retry or remove")
+		return
+	}
+	if !s.may(w, r, bulkRole(op)) {
+		return
+	}
+	var body struct {
+		filterParams
+		// Expect, when set, is the count a preview showed: the action is
+		// refused (409) when the filter now selects another number.
+		Expect *int64 `json:"expect"`
+	}
+	if err := jsonBody(w, r, &body); err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	var previewed int64
+	if body.Expect != nil {
+		n, err := s.c.CountFailedWhere(r.Context(), body.filter())
+		if err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		if n != *body.Expect {
+			s.fail(w, r, http.StatusConflict, fmt.Sprintf("the filter selects %d entries now, not %d: preview again", n, *body.Expect))
+			return
+		}
+		previewed = n
+	}
+	res, err := s.failedBulk(r, op, body.filterParams, previewed)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *server) apiWorkers(w http.ResponseWriter, r *http.Request) {
+	ws, err := s.c.Workers(r.Context())
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	now := s.now()
+	out := make([]workerView, len(ws))
+	for i, x := range ws {
+		out[i] = newWorkerView(now, x)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"workers": out})
+}
+
+func (s *server) apiAudit(w http.ResponseWriter, r *http.Request) {
+	off, limit, err := s.offsetLimit(r)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	es, err := s.c.Audit(r.Context(), off, limit)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	if es == nil {
+		es = []client.AuditEntry{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"offset": off, "limit": limit, "entries": es})
+}
+
+// events streams the overview as server-sent events ("overview" events,
+// one JSON object each) for as long as the client listens. Every stream of
+// this dashboard is fed by one poller.
+func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no") // nginx: do not hold events back
+	w.WriteHeader(http.StatusOK)
+	ch, cancel := s.live.subscribe()
+	defer cancel()
+	keepAlive := time.NewTicker(30 * time.Second)
+	defer keepAlive.Stop()
+	if _, err := fmt.Fprintf(w, "retry: %d\n\n", (2 * s.opt.PollInterval).Milliseconds()); err != nil || rc.Flush() != nil {
+		return
+	}
+	for {
+		var err error
+		select {
+		case <-r.Context().Done():
+			return
+		case msg := <-ch:
+			_, err = fmt.Fprintf(w, "event: overview\ndata: %s\n\n", msg)
+		case <-keepAlive.C:
+			_, err = fmt.Fprint(w, ": keep-alive\n\n")
+		}
+		if err != nil || rc.Flush() != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package web
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+	"strings"
+)
+
+//go:embed static
+var staticFS embed.FS
+
+// contentSecurityPolicy allows the dashboard's own stylesheet, script and
+// event stream, and nothing else: no inline script or style, no frames.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+func (s *server) routes() http.Handler {
+	app := http.NewServeMux()
+	page := func(pattern string, h http.HandlerFunc) { app.Handle(pattern, h) }
+
+	page("GET /{$}", s.overviewPage)
+	page("GET /queues", s.queuesPage)
+	page("GET /queues/{queue}", s.queuePage)
+	page("POST /queues/{queue}/remove", s.queueRemoveForm)
+	page("GET /queues/{queue}/clear", s.queueClearConfirm)
+	page("POST /queues/{queue}/clear", s.queueClearForm)
+	page("GET /failed", s.failedPage)
+	page("GET /failed/bulk", s.failedBulkPreview)
+	page("POST /failed/bulk", s.failedBulkForm)
+	page("GET /failed/{index}", s.failedEntryPage)
+	page("POST /failed/{index}/{op}", s.failedOneForm)
+	page("GET /workers", s.workersPage)
+	page("GET /audit", s.auditPage)
+	page("GET /events", s.events)
+
+	page("GET /api/whoami", s.apiWhoami)
+	page("GET /api/overview", s.apiOverview)
+	page("GET /api/queues", s.apiQueues)
+	page("GET /api/queues/{queue}", s.apiQueue)
+	page("POST /api/queues/{queue}/remove", s.apiQueueRemove)
+	page("POST /api/queues/{queue}/clear", s.apiQueueClear)
+	page("GET /api/failed", s.apiFailed)
+	page("GET /api/failed/count", s.apiFailedCount)
+	page("GET /api/failed/{index}", s.apiFailedEntry)
+	page("POST /api/failed/{index}/{op}", s.apiFailedOne)
+	page("POST /api/failed/{op}", s.apiFailedBulk)
+	page("GET /api/workers", s.apiWorkers)
+	page("GET /api/audit", s.apiAudit)
+	page("GET /api/events", s.events)
+	page("/", func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, http.StatusNotFound, "no such page") })
+
+	root := http.NewServeMux()
+	static, _ := fs.Sub(staticFS, "static")
+	root.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	root.HandleFunc("GET /healthz", s.health)
+	root.Handle("/", s.withAuth(app))
+
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, http.StatusForbidden, "cross-origin request refused")
+	}))
+	prefix := strings.TrimSuffix(s.base, "/")
+	inner := http.StripPrefix(prefix, securityHeaders(cop.Handler(root)))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == prefix && prefix != "" {
+			http.Redirect(w, r, s.base, http.StatusMovedPermanently)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
+}
+
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		if !strings.HasPrefix(r.URL.Path, "/static/") {
+			h.Set("Cache-Control", "no-store")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// health answers 200 "ok" when Redis answers, 503 otherwise; it needs no
+// credentials and says nothing else.
+func (s *server) health(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if err := s.c.Ping(r.Context()); err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte("redis unavailable\n"))
+		return
+	}
+	_, _ = w.Write([]byte("ok\n"))
+}
