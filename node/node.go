@@ -114,6 +114,8 @@ type Node struct {
 	// mover, and later the scheduler, the planner and the allocator.
 	components []component
 	watch      service.Runner // the end of Start's context, the supervisor
+	// recycler is nil without Config.MaxRSS and Config.MaxAge
+	recycler *recycler
 
 	mu          sync.Mutex
 	state       int
@@ -161,7 +163,8 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 	if cfg.MetricsAddr != "" {
 		n.metrics = metrics.New(metrics.Config{Client: n.client, Logger: log, Token: cfg.MetricsToken,
 			Queues: func(ctx context.Context) ([]string, error) { return n.w.Queues(ctx) },
-			Slots:  func() (int, int) { return n.w.Slots() }})
+			Slots:  func() (int, int) { return n.w.Slots() },
+			Ready:  n.ready})
 		onFinish = n.metrics.Observe
 	}
 	queues, interval := cfg.Queues, s.durations.interval
@@ -180,7 +183,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 		JobTimeout: s.durations.jobTimeout, TermTimeout: s.durations.termTimeout,
 		DirtyExitOnTerm: cfg.DirtyExitOnTerm, MaxRecoveries: cfg.MaxRecoveries, RubyPrune: cfg.RubyPrune,
 		Logger: log, Retry: s.retry.def, ClassRetry: s.retry.classes, Fork: o.fork,
-		OnFinish: onFinish, Title: o.title,
+		OnFinish: onFinish, Title: o.title, MaxJobs: cfg.MaxJobs,
 	})
 	if err != nil {
 		return configError{err}
@@ -205,6 +208,10 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 		return err
 	}
 	n.components = append(n.components, sweeper)
+	if cfg.MaxRSS > 0 || cfg.MaxAge > 0 {
+		n.recycler = &recycler{maxRSS: cfg.MaxRSS, maxAge: cfg.MaxAge, log: log, stop: func() { go n.halt(stopSoft) }}
+		n.components = append(n.components, n.recycler)
+	}
 	// The scheduler, the planner and the allocator join here.
 	return nil
 }
@@ -234,7 +241,7 @@ func (n *Node) Start(ctx context.Context) error {
 			n.finish()
 			return badf("node: Config.MetricsAddr %q: %v", n.cfg.MetricsAddr, err)
 		}
-		n.log.Info().Str("addr", bound).Msg("serving /metrics and /healthz")
+		n.log.Info().Str("addr", bound).Msg("serving /metrics, /healthz and /readyz")
 	}
 	n.watch.Start(context.Background(), func(wctx context.Context) { n.watchLoop(wctx, ctx) })
 	err := n.w.Start(startCtx)
