@@ -90,11 +90,12 @@ type Config struct {
 	// reschedules) in this node; the mover is elected, so running it
 	// everywhere costs Redis one poll per second in all.
 	NoMover bool `json:"no_mover"`
-	// MetricsAddr serves Prometheus /metrics and /healthz on this address
+	// MetricsAddr serves Prometheus /metrics, /healthz (liveness) and
+	// /readyz (readiness) on this address
 	// ("127.0.0.1:9292"; a bare port, ":9292" or "9292", listens on
 	// 127.0.0.1 only, "0.0.0.0:9292" on every interface); "" means off.
 	MetricsAddr string `json:"metrics_addr"`
-	// MetricsToken, when set, is the bearer token /metrics and /healthz
+	// MetricsToken, when set, is the bearer token /metrics, /healthz and /readyz
 	// require (401 without it).
 	MetricsToken string `json:"metrics_token,omitempty"`
 	// Fork runs every job in a child process (see WithFork).
@@ -123,6 +124,16 @@ type Config struct {
 	// resque-go work builds it so.
 	LogLevel  string `json:"log_level"`
 	LogFormat string `json:"log_format"`
+
+	// MaxJobs, MaxRSS and MaxAge recycle the node: once its slots have
+	// claimed MaxJobs jobs, its resident set is over MaxRSS bytes, or it
+	// has run MaxAge (the last two checked once a second), it drains as
+	// Stop does (running jobs finish) and Recycled names the limit;
+	// resque-go work then exits with ExitRecycled, which a pool manager
+	// reads as "start a fresh process now". 0 means no limit.
+	MaxJobs int           `json:"max_jobs,omitempty"`
+	MaxRSS  int64         `json:"max_rss,omitempty"`
+	MaxAge  time.Duration `json:"max_age,omitempty"`
 
 	// SupervisorPID, when set, is the pid of the process supervising this
 	// one (a pool manager): once it is no longer this process's parent, the
@@ -255,6 +266,9 @@ func (c Config) resolve() (settings, error) {
 	if err := c.Retention.Validate(); err != nil {
 		return s, badf("node: Config.%s", strings.TrimPrefix(err.Error(), "failure: "))
 	}
+	if c.MaxJobs < 0 || c.MaxRSS < 0 || c.MaxAge < 0 {
+		return s, badf("node: Config.MaxJobs %d, MaxRSS %d, MaxAge %s: must not be negative (0: no limit)", c.MaxJobs, c.MaxRSS, c.MaxAge)
+	}
 	if c.SupervisorPID < 0 {
 		return s, badf("node: Config.SupervisorPID %d: want a pid, or 0 for none", c.SupervisorPID)
 	}
@@ -305,6 +319,7 @@ type configJSON struct {
 	TermTimeout        jsonDuration `json:"term_timeout"`
 	HTTPConnectTimeout jsonDuration `json:"http_connect_timeout"`
 	HTTPTimeout        jsonDuration `json:"http_timeout"`
+	MaxAge             jsonDuration `json:"max_age,omitempty"`
 }
 
 // MarshalJSON writes the durations as strings: "30s", "" for 0, and "0"
@@ -314,7 +329,8 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	j := configJSON{configAlias: (*configAlias)(&c),
 		Interval: durationString(c.Interval), HeartbeatInterval: durationString(c.HeartbeatInterval),
 		JobTimeout: durationString(c.JobTimeout), TermTimeout: durationString(c.TermTimeout),
-		HTTPConnectTimeout: durationString(c.HTTPConnectTimeout), HTTPTimeout: durationString(c.HTTPTimeout)}
+		HTTPConnectTimeout: durationString(c.HTTPConnectTimeout), HTTPTimeout: durationString(c.HTTPTimeout),
+		MaxAge: durationString(c.MaxAge)}
 	if c.Drain {
 		j.Interval = "0"
 	}
@@ -342,6 +358,7 @@ func (c *Config) UnmarshalJSON(data []byte) error {
 		{"interval", j.Interval, &a.Interval}, {"heartbeat_interval", j.HeartbeatInterval, &a.HeartbeatInterval},
 		{"job_timeout", j.JobTimeout, &a.JobTimeout}, {"term_timeout", j.TermTimeout, &a.TermTimeout},
 		{"http_connect_timeout", j.HTTPConnectTimeout, &a.HTTPConnectTimeout}, {"http_timeout", j.HTTPTimeout, &a.HTTPTimeout},
+		{"max_age", j.MaxAge, &a.MaxAge},
 	} {
 		if *f.d, err = parseSeconds(f.name, string(f.v)); err != nil {
 			return err

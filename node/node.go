@@ -117,6 +117,8 @@ type Node struct {
 	// mover, and later the scheduler, the planner and the allocator.
 	components []component
 	watch      service.Runner // the end of Start's context, the supervisor
+	// recycler is nil without Config.MaxRSS and Config.MaxAge
+	recycler *recycler
 
 	mu          sync.Mutex
 	state       int
@@ -164,7 +166,8 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 	if cfg.MetricsAddr != "" {
 		n.metrics = metrics.New(metrics.Config{Client: n.client, Logger: log, Token: cfg.MetricsToken,
 			Queues: func(ctx context.Context) ([]string, error) { return n.w.Queues(ctx) },
-			Slots:  func() (int, int) { return n.w.Slots() }})
+			Slots:  func() (int, int) { return n.w.Slots() },
+			Ready:  n.ready})
 		onFinish = n.metrics.Observe
 	}
 	queues, interval := cfg.Queues, s.durations.interval
@@ -183,7 +186,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 		JobTimeout: s.durations.jobTimeout, TermTimeout: s.durations.termTimeout,
 		DirtyExitOnTerm: cfg.DirtyExitOnTerm, MaxRecoveries: cfg.MaxRecoveries, RubyPrune: cfg.RubyPrune,
 		Logger: log, Retry: s.retry.def, ClassRetry: s.retry.classes, Fork: o.fork,
-		OnFinish: onFinish, Title: o.title, Tracer: jobTracer(o.tracer),
+		OnFinish: onFinish, Title: o.title, MaxJobs: cfg.MaxJobs, Tracer: jobTracer(o.tracer),
 	})
 	if err != nil {
 		return configError{err}
@@ -215,6 +218,10 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 		}
 		n.components = append(n.components, trimmer)
 	}
+	if cfg.MaxRSS > 0 || cfg.MaxAge > 0 {
+		n.recycler = &recycler{maxRSS: cfg.MaxRSS, maxAge: cfg.MaxAge, log: log, stop: func() { go n.halt(stopSoft) }}
+		n.components = append(n.components, n.recycler)
+	}
 	// The scheduler, the planner and the allocator join here.
 	return nil
 }
@@ -244,7 +251,7 @@ func (n *Node) Start(ctx context.Context) error {
 			n.finish()
 			return badf("node: Config.MetricsAddr %q: %v", n.cfg.MetricsAddr, err)
 		}
-		n.log.Info().Str("addr", bound).Msg("serving /metrics and /healthz")
+		n.log.Info().Str("addr", bound).Msg("serving /metrics, /healthz and /readyz")
 	}
 	n.watch.Start(context.Background(), func(wctx context.Context) { n.watchLoop(wctx, ctx) })
 	err := n.w.Start(startCtx)

@@ -61,7 +61,7 @@ type SchedulerConfig struct {
 	NoSchedules bool `json:"no_schedules"`
 	NoPlans     bool `json:"no_plans"`
 	NoMover     bool `json:"no_mover"`
-	// MetricsAddr serves /metrics and /healthz ("" off; a bare port
+	// MetricsAddr serves /metrics, /healthz and /readyz ("" off; a bare port
 	// listens on 127.0.0.1 only); MetricsToken, when set, is the bearer
 	// token both require.
 	MetricsAddr  string `json:"metrics_addr"`
@@ -242,7 +242,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			close(s.done)
 			return badf("node: SchedulerConfig.MetricsAddr %q: %v", s.cfg.MetricsAddr, err)
 		}
-		s.log.Info().Str("addr", bound).Msg("serving /metrics and /healthz")
+		s.log.Info().Str("addr", bound).Msg("serving /metrics, /healthz and /readyz")
 	}
 	s.started = time.Now().UTC()
 	s.running = true

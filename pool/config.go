@@ -167,6 +167,12 @@ type QueueSet struct {
 	// Serial makes the set's queues (its literal names, not its globs)
 	// serial: one job at a time across every process.
 	Serial bool
+	// MaxJobs, MaxRSS (bytes) and MaxAge recycle a child: past one, it
+	// finishes its running jobs, exits and is replaced at once (not a
+	// crash). 0 means no limit.
+	MaxJobs int
+	MaxRSS  int64
+	MaxAge  time.Duration
 	// Mass, for a set made from the mass-queue section, is the node's
 	// Mass setting ("static:<pool>", "unit:<pool>:<unit>"); Queues is
 	// then the same text, as a label.
@@ -326,6 +332,7 @@ func (c *Config) Child(set QueueSet) node.Config {
 	if set.Timeout > 0 {
 		n.JobTimeout = set.Timeout
 	}
+	n.MaxJobs, n.MaxRSS, n.MaxAge = set.MaxJobs, set.MaxRSS, set.MaxAge
 	for _, h := range c.Handlers {
 		if h.HTTP == nil {
 			n.Exec = append(n.Exec, h.Class+"="+h.Exec)

@@ -295,3 +295,23 @@ func TestSetHandler(t *testing.T) {
 		t.Errorf("handlers = %v", classes)
 	}
 }
+
+// max_rss takes bytes or a size with a unit, every unit a power of 1024;
+// anything else is an error naming the file, line and key.
+func TestParseRecycleLimits(t *testing.T) {
+	for in, want := range map[string]int64{"536870912": 512 << 20, "512MB": 512 << 20, "512M": 512 << 20, "512mb": 512 << 20,
+		"1.5GiB": 3 << 29, "64KB": 64 << 10, "2G": 2 << 30, "100B": 100} {
+		cfg := parse(t, "workers:\n  - {queues: a, max_rss: "+in+", max_jobs: 10, max_age: 90m}\n", LoadOptions{})
+		s := cfg.Sets[0]
+		if s.MaxRSS != want || s.MaxJobs != 10 || s.MaxAge != 90*time.Minute {
+			t.Errorf("max_rss %s: got %d, %d, %s; want %d", in, s.MaxRSS, s.MaxJobs, s.MaxAge, want)
+		}
+	}
+	for _, bad := range []string{"max_rss: 512XB", "max_rss: -1MB", "max_rss: lots", "max_jobs: -1", "max_jobs: 1.5", "max_age: soon", "max_age: -5"} {
+		_, err := Parse("pool.yml", []byte("workers:\n  - queues: a\n    "+bad+"\n"), LoadOptions{})
+		key, _, _ := strings.Cut(bad, ":")
+		if err == nil || !strings.Contains(err.Error(), "pool.yml:3") || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s: err = %v, want one naming pool.yml:3 and %s", bad, err, key)
+		}
+	}
+}

@@ -303,6 +303,43 @@ func (d *decoder) duration(n *yaml.Node, path string, min time.Duration) (time.D
 	return v, true
 }
 
+// byteSize reads a size: bytes (536870912) or a number with a unit, B, K,
+// M, G or T, with or without a trailing B or iB ("512MB", "512M", "1.5GiB"),
+// every unit a power of 1024 as Docker and the Ruby worker killers read
+// them.
+func (d *decoder) byteSize(n *yaml.Node, path string) (int64, bool) {
+	v, err := parseByteSize(n.Value)
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" || err != nil {
+		d.errorf(n, path, "want a size (512MB, 1GB, or bytes), got %s", describe(n))
+		return 0, false
+	}
+	return v, true
+}
+
+// parseByteSize is byteSize's parser.
+func parseByteSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := s, ""
+	if i >= 0 {
+		num, unit = s[:i], strings.ToUpper(strings.TrimSpace(s[i:]))
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("size %q: want a number and a unit", s)
+	}
+	unit = strings.TrimSuffix(strings.TrimSuffix(unit, "IB"), "B")
+	shift, ok := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30, "T": 40}[unit]
+	if !ok {
+		return 0, fmt.Errorf("size %q: unknown unit", s)
+	}
+	v := f * float64(uint64(1)<<shift)
+	if v >= math.MaxInt64 {
+		return 0, fmt.Errorf("size %q: too large", s)
+	}
+	return int64(v), nil
+}
+
 // queueList validates a queue list as the work command will.
 func (d *decoder) queueList(n *yaml.Node, path, list string) bool {
 	if _, err := protocol.ParseQueueSpec(list); err != nil {
@@ -793,7 +830,8 @@ func (d *decoder) decodeHTTP(n *yaml.Node, path string) *HTTPEndpoint {
 }
 
 // Keys of one queue set. worker_count is the resque-v3 name of processes.
-var setKeys = []string{"queues", "processes", "worker_count", "concurrency", "blocking", "polling", "interval", "fork", "timeout", "serial"}
+var setKeys = []string{"queues", "processes", "worker_count", "concurrency", "blocking", "polling", "interval", "fork", "timeout", "serial",
+	"max_jobs", "max_rss", "max_age"}
 
 // decodeSets reads the queue sets: a list of mappings with a queues key, or
 // a mapping from queue list to settings (or to a process count).
@@ -890,6 +928,18 @@ func (d *decoder) decodeSet(n *yaml.Node, path, queues string, keyNode *yaml.Nod
 		case "serial":
 			if v, ok := d.boolean(f.val, p); ok {
 				set.Serial = v
+			}
+		case "max_jobs":
+			if v, ok := d.integer(f.val, p, 0, math.MaxInt32); ok {
+				set.MaxJobs = v
+			}
+		case "max_rss":
+			if v, ok := d.byteSize(f.val, p); ok {
+				set.MaxRSS = v
+			}
+		case "max_age":
+			if v, ok := d.duration(f.val, p, 0); ok {
+				set.MaxAge = v
 			}
 		default:
 			d.unknown(f, path, setKeys...)

@@ -68,7 +68,7 @@ func RenderStatus(w io.Writer, recs []Record) error {
 	_ = tw.Flush()
 	b.WriteByte('\n')
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "POOL\tSLOT\tQUEUES\tPID\tSTATE\tRESTARTS\tUPTIME\tRSS\tCPU%\tLAST EXIT")
+	fmt.Fprintln(tw, "POOL\tSLOT\tQUEUES\tPID\tSTATE\tRESTARTS\tRECYCLED\tUPTIME\tRSS\tCPU%\tLAST EXIT")
 	for _, r := range recs {
 		for _, c := range r.Children {
 			pid, up, rss, cpu := "-", "-", "-", "-"
@@ -85,7 +85,7 @@ func RenderStatus(w io.Writer, recs []Record) error {
 			if last == "" {
 				last = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", poolName(r), c.Slot, c.Queues, pid, c.State, c.Restarts, up, rss, cpu, last)
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", poolName(r), c.Slot, c.Queues, pid, c.State, c.Restarts, c.Recycles, up, rss, cpu, last)
 		}
 	}
 	_ = tw.Flush()

@@ -24,8 +24,8 @@ func statusRecords() []Record {
 		{PID: 4100, Host: "web-1", Config: "/etc/resque/pool.yml", Format: FormatResqueGo, StartedAt: started, UpdatedAt: updated,
 			RefreshIntervalS: 5, State: StateRunning, RSSBytes: 12 << 20, CPUPercent: 0.4,
 			Children: []Child{
-				{Slot: 1, Queues: "critical,high", PID: 4101, State: ChildRunning, Restarts: 1, StartedAt: &childUp, UptimeS: 42,
-					LastExit: "signal: killed", RSSBytes: 48 << 20, CPUPercent: 87.5},
+				{Slot: 1, Queues: "critical,high", PID: 4101, State: ChildRunning, Restarts: 1, Recycles: 3, StartedAt: &childUp, UptimeS: 42,
+					LastExit: "recycled (max_rss)", RSSBytes: 48 << 20, CPUPercent: 87.5},
 				{Slot: 2, Queues: "mail", State: ChildBackoff, Restarts: 1, RestartAt: &restart, LastExit: "exit status 1",
 					LastExitReason: "resque-go: start: dial tcp 10.0.0.7:6379: connect: connection refused"},
 				{Slot: 3, Queues: "reports", State: ChildCrashLoop, Restarts: 6, RestartAt: &soon, LastExit: "exit status 1",

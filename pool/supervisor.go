@@ -33,6 +33,9 @@ type Event struct {
 	Err    error
 	// Reason is the last line an exited child wrote to stderr.
 	Reason string
+	// Recycled, for an exited child that recycled itself, is the limit it
+	// reached (max_jobs, max_rss, max_age); it is started again at once.
+	Recycled string
 }
 
 // Manager states, as in the status record.
@@ -66,11 +69,14 @@ type Status struct {
 
 // ChildStatus is one slot.
 type ChildStatus struct {
-	Slot      int
-	Queues    string
-	PID       int // 0 while no process runs in the slot
-	State     string
-	Restarts  int
+	Slot     int
+	Queues   string
+	PID      int // 0 while no process runs in the slot
+	State    string
+	Restarts int
+	// Recycles counts the processes started after one recycled itself
+	// (not in Restarts).
+	Recycles  int
 	StartedAt time.Time // of the current process; zero without one
 	RestartAt time.Time // of a slot in backoff
 	LastExit  string

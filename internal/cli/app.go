@@ -34,6 +34,9 @@ const (
 	// ExitDuplicate: enqueue --unique-id met a job with that id queued or
 	// running (unique.ErrDuplicate); nothing was written.
 	ExitDuplicate = 3
+	// ExitRecycled (75): a work process reached its max_jobs, max_rss or
+	// max_age and stopped cleanly for a fresh one (node.ExitRecycled).
+	ExitRecycled = node.ExitRecycled
 )
 
 // usageError marks bad input: a flag, a value, a config file (exit 2).
@@ -96,6 +99,9 @@ func exitCode(err error) int {
 	}
 	if errors.Is(err, unique.ErrDuplicate) {
 		return ExitDuplicate
+	}
+	if errors.As(err, new(recycledError)) {
+		return ExitRecycled
 	}
 	return ExitFailure
 }

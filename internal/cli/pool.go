@@ -79,7 +79,7 @@ func poolConfigFlags() []ucli.Flag {
 		&ucli.StringFlag{Name: "environment", Aliases: []string{"E"}, Usage: "environment section of a resque-pool file to apply", EnvVars: []string{"RACK_ENV", "RAILS_ENV", "RESQUE_ENV"}},
 		&ucli.StringFlag{Name: "hostname", Usage: "host name in the children's worker ids (default: this machine's)", EnvVars: []string{"RESQUE_HOSTNAME"}},
 		&ucli.StringFlag{Name: "kill-timeout", Usage: "after passing TERM, how long to wait for the children before killing them (default 10, or the file's kill_timeout)", EnvVars: []string{"RESQUE_POOL_KILL_TIMEOUT"}},
-		&ucli.StringFlag{Name: "metrics-addr", Usage: "serve the manager's /metrics and /healthz here (e.g. 127.0.0.1:9300; a bare port listens on 127.0.0.1 only); each child gets the next free port for its own", EnvVars: []string{"RESQUE_METRICS_ADDR"}},
+		&ucli.StringFlag{Name: "metrics-addr", Usage: "serve the manager's /metrics, /healthz and /readyz here (e.g. 127.0.0.1:9300; a bare port listens on 127.0.0.1 only); each child gets the next free port for its own", EnvVars: []string{"RESQUE_METRICS_ADDR"}},
 		metricsTokenFlag(),
 		&ucli.StringFlag{Name: "status-interval", Usage: "how often the status record is refreshed", Value: "5", Hidden: true},
 	)
@@ -139,7 +139,7 @@ func runPool(c *ucli.Context) error {
 		return err
 	}
 	if bound := sup.MetricsAddr(); bound != "" {
-		log.Info().Str("addr", bound).Msg("serving /metrics and /healthz; children use the following ports")
+		log.Info().Str("addr", bound).Msg("serving /metrics, /healthz and /readyz; children use the following ports")
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT)

@@ -20,7 +20,7 @@ func schedulerCommand() *ucli.Command {
 		&ucli.BoolFlag{Name: "plans", Usage: "fire resque-v3 plans (resque-go plan add)", Value: true},
 		&ucli.BoolFlag{Name: "mover", Usage: "promote due delayed items (elected with the workers' movers)", Value: true},
 		&ucli.StringFlag{Name: "hostname", Usage: "host name in the scheduler's record and lock value (default: this machine's)", EnvVars: []string{"RESQUE_HOSTNAME"}},
-		&ucli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics and /healthz on this address (e.g. 127.0.0.1:9293; a bare port listens on 127.0.0.1 only); empty: off", EnvVars: []string{"RESQUE_METRICS_ADDR"}},
+		&ucli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics, /healthz and /readyz on this address (e.g. 127.0.0.1:9293; a bare port listens on 127.0.0.1 only); empty: off", EnvVars: []string{"RESQUE_METRICS_ADDR"}},
 		metricsTokenFlag(),
 		&ucli.IntFlag{Name: "supervisor-pid", Hidden: true, Usage: "stop when this process is no longer our parent; set by resque-go pool"},
 		&ucli.IntFlag{Name: "scheduler-config-fd", Hidden: true, Usage: "read every setting, as node.SchedulerConfig JSON, from this file descriptor; set by resque-go pool"},

@@ -98,6 +98,9 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 					return nodeError(err)
 				}
 			}
+			if limit, ok := n.Recycled(); ok {
+				return recycledError{limit}
+			}
 			return nil
 		case s := <-sigs:
 			log.Info().Str("signal", s.String()).Msg("signal received")
@@ -213,4 +216,13 @@ func configFromFD(c *ucli.Context) (node.Config, error) {
 		return cfg, nodeError(err)
 	}
 	return cfg, nil
+}
+
+// recycledError ends a work process that reached a recycling limit (a pool
+// child's max_jobs, max_rss or max_age): exit node.ExitRecycled, with the
+// limit on the last stderr line, where the pool manager reads it.
+type recycledError struct{ limit string }
+
+func (e recycledError) Error() string {
+	return "recycled: " + e.limit + " reached; exiting so that a fresh process takes over"
 }

@@ -1,9 +1,11 @@
 // Package metrics serves Prometheus metrics of a worker process on
-// /metrics, and /healthz, which fails while Redis is unreachable.
+// /metrics, liveness on /healthz (the HTTP server answers: it never touches
+// Redis) and readiness on /readyz (503 while Redis does not answer PING or
+// the process does not take jobs: draining, paused, heartbeat stale).
 //
 // A bare port (":9292", "9292") listens on 127.0.0.1 only; an address
-// with a host ("0.0.0.0:9292") listens there. With a token set, both
-// endpoints answer 401 to a request without "Authorization: Bearer <token>".
+// with a host ("0.0.0.0:9292") listens there. With a token set, every
+// endpoint answers 401 to a request without "Authorization: Bearer <token>".
 package metrics
 
 import (
@@ -13,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -23,6 +26,7 @@ import (
 	vm "github.com/VictoriaMetrics/metrics"
 	"github.com/rs/zerolog"
 
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/runtime"
 )
@@ -42,8 +46,15 @@ type Config struct {
 	// Slots returns busy and total job slots.
 	Slots  func() (busy, total int)
 	Logger *zerolog.Logger
-	// Token, when set, is the bearer token /metrics and /healthz require.
+	// Token, when set, is the bearer token /metrics, /healthz and /readyz
+	// require.
 	Token string
+	// Ready, when set, says whether the process takes jobs (nil) or why
+	// not; /readyz fails with it (the reason goes to the log).
+	Ready func() error
+	// Now is the clock the ages of the oldest jobs are measured with;
+	// default time.Now.
+	Now func() time.Time
 	// MaxLabelValues bounds the distinct values of each of the queue and
 	// class labels of the job metrics; 0 means DefaultMaxLabelValues.
 	MaxLabelValues int
@@ -128,9 +139,15 @@ func New(cfg Config) *Metrics {
 	if limit <= 0 {
 		limit = DefaultMaxLabelValues
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	m := &Metrics{cfg: cfg, set: vm.NewSet(),
 		queues: newBoundedLabel("queue", limit, cfg.Logger), classes: newBoundedLabel("class", limit, cfg.Logger)}
 	m.httpServer = httpServer{log: cfg.Logger, token: cfg.Token}
+	if cfg.Ready != nil {
+		m.httpServer.ready = func(context.Context) error { return cfg.Ready() }
+	}
 	m.set.RegisterMetricsWriter(m.writeLive)
 	return m
 }
@@ -163,13 +180,14 @@ func labelValue(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
 }
 
-// Handler serves /metrics and /healthz.
+// Handler serves /metrics, /healthz and /readyz.
 func (m *Metrics) Handler() http.Handler {
 	return m.httpServer.handler(m.set, m.cfg.Client)
 }
 
 // handler serves set and the process's go_* and process_* metrics on
-// /metrics, and healthz on /healthz, both behind the token when one is set.
+// /metrics, liveness on /healthz and readiness on /readyz, all behind the
+// token when one is set.
 func (h *httpServer) handler(set *vm.Set, c *rdb.Client) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
@@ -177,7 +195,8 @@ func (h *httpServer) handler(set *vm.Set, c *rdb.Client) http.Handler {
 		set.WritePrometheus(w)
 		vm.WriteProcessMetrics(w)
 	})
-	mux.HandleFunc("/healthz", healthz(c, h.log))
+	mux.HandleFunc("/healthz", healthz)
+	mux.HandleFunc("/readyz", readyz(c, h.ready, h.log))
 	if h.token == "" {
 		return mux
 	}
@@ -199,21 +218,72 @@ func requireToken(token string, next http.Handler) http.Handler {
 	})
 }
 
-// healthz answers 200 "ok" while Redis answers PING within 2 s, else 503
-// "not ok"; why goes to the log, not to whoever asks.
-func healthz(c *rdb.Client, log *zerolog.Logger) http.HandlerFunc {
+// healthz is liveness: 200 "ok" whenever the process serves HTTP. It
+// never touches Redis, so that an orchestrator does not restart every
+// worker while Redis is down (readiness says that).
+func healthz(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) }
+
+// RecyclingHeader is set (to "1") on a 503 of /readyz while the process
+// drains for a recycle (runtime.ErrRecycling): a pool manager does not
+// count such a child against its own readiness, as a fresh one follows.
+const RecyclingHeader = "Resque-Go-Recycling"
+
+// readyTimeout bounds one readiness check (Redis PING, the pool's children).
+const readyTimeout = 2 * time.Second
+
+// readyz answers 200 "ready" while Redis answers PING within 2 s and ready
+// (when set) returns nil, else 503 "not ready"; why goes to the log, not
+// to whoever asks: at warn when the reason changes (or a minute later),
+// at debug for the probes that repeat it in between.
+func readyz(c *rdb.Client, ready func(context.Context) error, log *zerolog.Logger) http.HandlerFunc {
+	var said reasonLog
 	return func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 		defer cancel()
-		if err := c.Ping(ctx); err != nil {
+		err := c.Ping(ctx)
+		if err != nil {
+			err = fmt.Errorf("redis does not answer: %w", err)
+		} else if ready != nil {
+			err = ready(ctx)
+		}
+		if err != nil {
 			if log != nil {
-				log.Warn().Err(err).Msg("healthz: redis does not answer")
+				ev := log.Debug()
+				if said.changed(err.Error()) {
+					ev = log.Warn()
+				}
+				ev.Err(err).Msg("readyz: not ready")
 			}
-			http.Error(w, "not ok", http.StatusServiceUnavailable)
+			if errors.Is(err, runtime.ErrRecycling) {
+				w.Header().Set(RecyclingHeader, "1")
+			}
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}
-		_, _ = w.Write([]byte("ok\n"))
+		said.changed("")
+		_, _ = w.Write([]byte("ready\n"))
 	}
+}
+
+// reasonLog remembers the last reason /readyz logged, so that a probe
+// every few seconds does not repeat it at warn.
+type reasonLog struct {
+	mu     sync.Mutex
+	reason string
+	at     time.Time
+}
+
+// changed records reason ("" for ready) and reports whether it differs
+// from the last one, or that one is a minute old.
+func (l *reasonLog) changed(reason string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if reason == l.reason && now.Sub(l.at) < time.Minute {
+		return false
+	}
+	l.reason, l.at = reason, now
+	return true
 }
 
 // ListenAddr is the address a metrics endpoint given as addr listens on: a
@@ -251,6 +321,8 @@ type httpServer struct {
 	server *http.Server
 	log    *zerolog.Logger
 	token  string // required as a bearer token when set
+	// ready, when set, is /readyz's check after Redis answered PING.
+	ready func(ctx context.Context) error
 }
 
 func (h *httpServer) serve(addr string, handler http.Handler) (string, error) {
@@ -281,13 +353,17 @@ func (h *httpServer) close() error {
 	return h.server.Shutdown(ctx)
 }
 
-// writeLive writes the queue lengths and slot use, read at scrape time.
+// writeLive writes the slots' use and the queues' lengths and oldest jobs'
+// ages, read at scrape time: one pipeline of plain reads (LLEN, LINDEX 0)
+// over the queues this process works, no write and no SCAN.
 func (m *Metrics) writeLive(w io.Writer) {
 	cfg := m.cfg
 	if cfg.Slots != nil {
 		busy, total := cfg.Slots()
 		vm.WriteGaugeUint64(w, "resque_jobs_in_flight", uint64(busy))
 		vm.WriteGaugeUint64(w, "resque_worker_slots", uint64(total))
+		vm.WriteGaugeUint64(w, "resque_worker_slots_busy", uint64(busy))
+		vm.WriteGaugeUint64(w, "resque_worker_slots_idle", uint64(max(total-busy, 0)))
 	}
 	if cfg.Queues == nil {
 		return
@@ -299,27 +375,65 @@ func (m *Metrics) writeLive(w io.Writer) {
 	if err != nil {
 		up = 0
 	}
-	first := true
 	// the queues after the first MaxLabelValues are shown as one, "other"
-	var other int64
-	for i, q := range queues {
-		n, err := cfg.Client.Len(ctx, cfg.Client.Keys().Queue(q))
-		if err != nil {
-			up = 0
-			break
-		}
-		if first {
-			vm.WriteMetadataIfNeeded(w, "resque_queue_length", "gauge")
-			first = false
-		}
-		if i >= m.queues.limit() {
-			other += n
-			continue
-		}
-		fmt.Fprintf(w, "resque_queue_length{queue=\"%s\"} %d\n", labelValue(q), n)
-	}
+	shown, rest := queues, []string(nil)
 	if len(queues) > m.queues.limit() {
+		shown, rest = queues[:m.queues.limit()], queues[m.queues.limit():]
+	}
+	lens, heads, err := cfg.Client.QueueHeads(ctx, shown)
+	if _, bad := rdb.BadKeys(err); err != nil && !bad {
+		up, lens, heads = 0, nil, nil
+	}
+	var other int64
+	if len(rest) > 0 && up == 1 {
+		keys := make([]string, len(rest))
+		for i, q := range rest {
+			keys[i] = cfg.Client.Keys().Queue(q)
+		}
+		n, _, err := cfg.Client.BatchRead(ctx, keys, nil)
+		if _, bad := rdb.BadKeys(err); err != nil && !bad {
+			up = 0
+		}
+		for _, x := range n {
+			other += x
+		}
+	}
+	for i, n := range lens {
+		if i == 0 {
+			vm.WriteMetadataIfNeeded(w, "resque_queue_length", "gauge")
+		}
+		fmt.Fprintf(w, "resque_queue_length{queue=\"%s\"} %d\n", labelValue(shown[i]), n)
+	}
+	if len(rest) > 0 && up == 1 {
 		fmt.Fprintf(w, "resque_queue_length{queue=\"%s\"} %d\n", OtherLabel, other)
 	}
+	now, first := cfg.Now(), true
+	for i, head := range heads {
+		age, ok := headAge(head, now)
+		if !ok {
+			continue
+		}
+		if first {
+			vm.WriteMetadataIfNeeded(w, "resque_queue_oldest_job_age_seconds", "gauge")
+			first = false
+		}
+		fmt.Fprintf(w, "resque_queue_oldest_job_age_seconds{queue=\"%s\"} %g\n", labelValue(shown[i]), age)
+	}
 	vm.WriteGaugeUint64(w, "resque_redis_up", up)
+}
+
+// headAge is how long the job at the head of a queue has waited, from its
+// payload's queue_time (php-resque, node-resque, resque-go and the
+// scheduler's promotions write one; Ruby Resque's plain payloads do not:
+// then ok is false). A queue_time in the future reads as 0.
+func headAge(head []byte, now time.Time) (float64, bool) {
+	if head == nil {
+		return 0, false
+	}
+	p, err := protocol.DecodePayload(head)
+	if err != nil || !p.HasQueueTime {
+		return 0, false
+	}
+	age := float64(now.UnixNano())/1e9 - p.QueueTime
+	return max(math.Round(age*1000)/1000, 0), true
 }

@@ -63,7 +63,8 @@ next:
 }
 
 // Jobs run by a worker show up in /metrics by queue, class and outcome,
-// with queue lengths read at scrape time; /healthz follows Redis.
+// with queue lengths read at scrape time; /readyz follows Redis, /healthz
+// does not.
 func TestMetricsEndpoint(t *testing.T) {
 	srv, err := redistest.Start(0)
 	if err != nil {
@@ -131,6 +132,8 @@ func TestMetricsEndpoint(t *testing.T) {
 		{"resque_jobs_total", map[string]string{"queue": "q", "class": weird, "outcome": "fail"}, 1},
 		{"resque_job_duration_seconds", map[string]string{"queue": "q", "class": weird}, 1},
 		{"resque_worker_slots", nil, 1},
+		{"resque_worker_slots_busy", nil, 0},
+		{"resque_worker_slots_idle", nil, 1},
 		{"resque_redis_up", nil, 1},
 	} {
 		if got, ok := value(fams, tc.name, tc.labels); !ok || got != tc.want {
@@ -148,18 +151,24 @@ func TestMetricsEndpoint(t *testing.T) {
 			t.Errorf("%s = %v (present %v)", name, got, ok)
 		}
 	}
-	health := func() int {
+	get := func(path string) int {
 		rec := httptest.NewRecorder()
-		m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 		return rec.Code
 	}
-	if code := health(); code != http.StatusOK {
+	if code := get("/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz with Redis up: %d", code)
+	}
+	if code := get("/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz with Redis up: %d", code)
 	}
 	w.Shutdown()
 	srv.Stop()
-	if code := health(); code != http.StatusServiceUnavailable {
-		t.Errorf("/healthz with Redis down: %d, want 503", code)
+	if code := get("/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz with Redis down: %d, want 503", code)
+	}
+	if code := get("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz with Redis down: %d, want 200 (liveness does not ask Redis)", code)
 	}
 	if got, _ := value(scrape(t, m.Handler()), "resque_redis_up", nil); got != 0 {
 		t.Errorf("resque_redis_up with Redis down = %v", got)
@@ -180,7 +189,10 @@ func TestPoolAndSchedulerMetrics(t *testing.T) {
 	}
 	defer c.Close()
 	p := metrics.NewPool(c, func() []metrics.PoolChild {
-		return []metrics.PoolChild{{State: "running", Restarts: 2}, {State: "running"}, {State: "crash\"loop", Restarts: 5}}
+		return []metrics.PoolChild{{State: "running", Queues: "a,b", Restarts: 2, Recycles: 4, HasSlots: true, SlotsBusy: 1, SlotsTotal: 4},
+			{State: "running", Queues: "a,b", HasSlots: true, SlotsBusy: 2, SlotsTotal: 4},
+			{State: "running", Queues: "c", Recycles: 1}, // no runtime record yet
+			{State: "crash\"loop", Queues: "d", Restarts: 5}}
 	}, metrics.ServerOptions{})
 	s := metrics.NewScheduler(c, func() metrics.SchedulerCounts {
 		return metrics.SchedulerCounts{Promoted: 7, PlansFired: 3, SchedulesFired: 4, DueBuckets: 2, Master: true}
@@ -192,9 +204,14 @@ func TestPoolAndSchedulerMetrics(t *testing.T) {
 		labels map[string]string
 		want   float64
 	}{
-		{pf, "resque_pool_children", map[string]string{"state": "running"}, 2},
+		{pf, "resque_pool_children", map[string]string{"state": "running"}, 3},
 		{pf, "resque_pool_children", map[string]string{"state": "crash\"loop"}, 1},
-		{pf, "resque_pool_child_restarts", nil, 7},
+		{pf, "resque_pool_child_restarts_total", nil, 7},
+		{pf, "resque_pool_child_recycles_total", nil, 5},
+		{pf, "resque_pool_slots_busy", map[string]string{"queues": "a,b"}, 3},
+		{pf, "resque_pool_slots_idle", map[string]string{"queues": "a,b"}, 5},
+		{pf, "resque_pool_slots_busy", map[string]string{"queues": "c"}, 0},
+		{pf, "resque_pool_slots_idle", map[string]string{"queues": "d"}, 0},
 		{sf, "resque_delayed_promoted_total", nil, 7},
 		{sf, "resque_plan_fires_total", nil, 3},
 		{sf, "resque_schedule_fires_total", nil, 4},
@@ -205,8 +222,10 @@ func TestPoolAndSchedulerMetrics(t *testing.T) {
 			t.Errorf("%s%v = %v (present %v), want %v", tc.name, tc.labels, got, ok, tc.want)
 		}
 	}
-	if f := sf["resque_delayed_promoted_total"]; f == nil || f.GetType() != dto.MetricType_COUNTER {
-		t.Errorf("resque_delayed_promoted_total is not a counter: %v", f)
+	for _, f := range []*dto.MetricFamily{sf["resque_delayed_promoted_total"], pf["resque_pool_child_restarts_total"], pf["resque_pool_child_recycles_total"]} {
+		if f == nil || f.GetType() != dto.MetricType_COUNTER {
+			t.Errorf("not a counter: %v", f)
+		}
 	}
 }
 
@@ -319,7 +338,7 @@ func TestListenAddr(t *testing.T) {
 	}
 }
 
-// With a token, /metrics and /healthz of every server answer 401 unless
+// With a token, /metrics, /healthz and /readyz of every server answer 401 unless
 // the request carries it as a bearer token.
 func TestMetricsToken(t *testing.T) {
 	t.Parallel()
@@ -340,7 +359,7 @@ func TestMetricsToken(t *testing.T) {
 		"pool":      metrics.NewPool(c, func() []metrics.PoolChild { return nil }, opt).Handler(),
 		"scheduler": metrics.NewScheduler(c, func() metrics.SchedulerCounts { return metrics.SchedulerCounts{} }, opt).Handler(),
 	} {
-		for _, path := range []string{"/metrics", "/healthz"} {
+		for _, path := range []string{"/metrics", "/healthz", "/readyz"} {
 			for auth, want := range map[string]int{
 				"": http.StatusUnauthorized, "Bearer wrong": http.StatusUnauthorized, token: http.StatusUnauthorized,
 				"Bearer " + token + "x": http.StatusUnauthorized, "Bearer " + token: http.StatusOK,
@@ -368,9 +387,10 @@ func TestMetricsToken(t *testing.T) {
 	}
 }
 
-// /healthz says "not ok" to whoever asks; why (the Redis error, with the
-// server's address) goes to the log.
-func TestHealthzKeepsTheReasonInTheLog(t *testing.T) {
+// /readyz says "not ready" to whoever asks; why (the Redis error, with
+// the server's address) goes to the log. /healthz is liveness: 200 with
+// Redis down.
+func TestReadyzKeepsTheReasonInTheLog(t *testing.T) {
 	t.Parallel()
 	srv, err := redistest.Start(0)
 	if err != nil {
@@ -392,13 +412,137 @@ func TestHealthzKeepsTheReasonInTheLog(t *testing.T) {
 	} {
 		logged.Reset()
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-		if rec.Code != http.StatusServiceUnavailable || strings.TrimSpace(rec.Body.String()) != "not ok" {
-			t.Errorf("%s /healthz with Redis down: %d %q, want 503 \"not ok\"", name, rec.Code, rec.Body.String())
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		if rec.Code != http.StatusServiceUnavailable || strings.TrimSpace(rec.Body.String()) != "not ready" {
+			t.Errorf("%s /readyz with Redis down: %d %q, want 503 \"not ready\"", name, rec.Code, rec.Body.String())
 		}
 		_, port, _ := strings.Cut(addr, ":")
 		if !strings.Contains(logged.String(), port) || strings.Contains(logged.String(), "pa55word") {
 			t.Errorf("%s: the log should name the unreachable server (without its password): %s", name, logged.String())
+		}
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		if rec.Code != http.StatusOK || rec.Body.String() != "ok\n" {
+			t.Errorf("%s /healthz with Redis down: %d %q, want 200 \"ok\"", name, rec.Code, rec.Body.String())
+		}
+	}
+}
+
+// /readyz fails while the process's own check does (draining, paused ...),
+// the reason in the log only.
+func TestReadyzFollowsReady(t *testing.T) {
+	t.Parallel()
+	srv, err := redistest.Start(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	c, err := rdb.New(rdb.Options{URL: srv.URL(), Namespace: redistest.Namespace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var logged strings.Builder
+	log := zerolog.New(&logged)
+	var reason atomic.Value
+	reason.Store("")
+	ready := func() error {
+		if r := reason.Load().(string); r != "" {
+			return errors.New(r)
+		}
+		return nil
+	}
+	for name, h := range map[string]http.Handler{
+		"worker": metrics.New(metrics.Config{Client: c, Logger: &log, Ready: ready}).Handler(),
+		"pool": metrics.NewPool(c, func() []metrics.PoolChild { return nil },
+			metrics.ServerOptions{Logger: &log, Ready: func(context.Context) error { return ready() }}).Handler(),
+	} {
+		for _, r := range []string{"", "draining after QUIT", ""} {
+			reason.Store(r)
+			logged.Reset()
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+			want, body := http.StatusOK, "ready\n"
+			if r != "" {
+				want, body = http.StatusServiceUnavailable, "not ready\n"
+			}
+			if rec.Code != want || rec.Body.String() != body {
+				t.Errorf("%s /readyz with reason %q: %d %q, want %d %q", name, r, rec.Code, rec.Body.String(), want, body)
+			}
+			if r != "" && !strings.Contains(logged.String(), r) {
+				t.Errorf("%s: the log does not say why: %s", name, logged.String())
+			}
+			if rec.Header().Get(metrics.RecyclingHeader) != "" {
+				t.Errorf("%s: %s set while not recycling", name, metrics.RecyclingHeader)
+			}
+		}
+	}
+	// the drain of a recycle is marked, for a pool manager
+	rec := httptest.NewRecorder()
+	metrics.New(metrics.Config{Client: c, Ready: func() error { return fmt.Errorf("%w: max_jobs", runtime.ErrRecycling) }}).Handler().
+		ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get(metrics.RecyclingHeader) != "1" {
+		t.Errorf("/readyz while recycling: %d, %s %q", rec.Code, metrics.RecyclingHeader, rec.Header().Get(metrics.RecyclingHeader))
+	}
+}
+
+// The age of each queue's oldest job comes from its payload's queue_time;
+// a queue whose head has none (Ruby's plain payloads) or that is empty has
+// no age series. A scrape is plain reads: no write, no SCAN.
+func TestQueueOldestJobAge(t *testing.T) {
+	t.Parallel()
+	srv, err := redistest.Start(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	c, err := rdb.New(rdb.Options{URL: srv.URL(), Namespace: redistest.Namespace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	for _, e := range []struct{ q, payload string }{
+		{"php", `{"class":"X","args":[],"queue_time":1700000000.25}`}, // the oldest, at the head
+		{"php", `{"class":"X","args":[],"queue_time":1700000090}`},
+		{"ruby", `{"class":"X","args":[]}`},
+		{"future", `{"class":"X","args":[],"queue_time":1700000500}`},
+	} {
+		if err := c.Enqueue(ctx, e.q, []byte(e.payload)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Unix(1700000100, 0)
+	m := metrics.New(metrics.Config{Client: c, Now: func() time.Time { return now },
+		Queues: func(context.Context) ([]string, error) { return []string{"php", "ruby", "empty", "future"}, nil }})
+	if _, err := c.Do(ctx, "CONFIG", "RESETSTAT"); err != nil {
+		t.Fatal(err)
+	}
+	fams := scrape(t, m.Handler())
+	for q, want := range map[string]float64{"php": 99.75, "future": 0} {
+		if got, ok := value(fams, "resque_queue_oldest_job_age_seconds", map[string]string{"queue": q}); !ok || got != want {
+			t.Errorf("resque_queue_oldest_job_age_seconds{queue=%q} = %v (present %v), want %v", q, got, ok, want)
+		}
+	}
+	if f := fams["resque_queue_oldest_job_age_seconds"]; f == nil || len(f.Metric) != 2 || f.GetType() != dto.MetricType_GAUGE {
+		t.Errorf("resque_queue_oldest_job_age_seconds: %v, want a gauge for php and future only", f)
+	}
+	if got, _ := value(fams, "resque_queue_length", map[string]string{"queue": "php"}); got != 2 {
+		t.Errorf("resque_queue_length{queue=php} = %v, want 2", got)
+	}
+	info, err := c.Do(ctx, "INFO", "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(info.([]byte)), "\n") {
+		cmd, _, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
+		if !ok || !strings.HasPrefix(line, "cmdstat_") {
+			continue
+		}
+		switch cmd {
+		case "llen", "lindex", "info", "config|resetstat":
+		default:
+			t.Errorf("a scrape ran %s; want only LLEN and LINDEX", cmd)
 		}
 	}
 }

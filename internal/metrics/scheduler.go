@@ -17,8 +17,8 @@ type SchedulerCounts struct {
 	Master                               bool
 }
 
-// SchedulerServer serves a `resque-go scheduler` process's /metrics and
-// /healthz.
+// SchedulerServer serves a `resque-go scheduler` process's /metrics,
+// /healthz and /readyz (Redis answers PING).
 type SchedulerServer struct {
 	client *rdb.Client
 	counts func() SchedulerCounts
@@ -47,7 +47,7 @@ func (s *SchedulerServer) write(w io.Writer) {
 	vm.WriteGaugeUint64(w, "resque_scheduler_master", master)
 }
 
-// Handler serves /metrics and /healthz.
+// Handler serves /metrics, /healthz and /readyz.
 func (s *SchedulerServer) Handler() http.Handler { return s.httpServer.handler(s.set, s.client) }
 
 // Serve listens on addr in the background and returns the bound address.

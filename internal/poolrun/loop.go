@@ -3,10 +3,12 @@ package poolrun
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,7 +31,9 @@ type slot struct {
 	pid       int
 	startedAt time.Time
 
-	restarts  int       // processes started after the first
+	restarts  int       // processes started after the first, but for recycles
+	recycles  int       // processes started after a recycle
+	recycled  bool      // the previous process recycled itself
 	quick     int       // deaths in a row that came before BackoffReset
 	restartAt time.Time // when to start the next process (no process running)
 	lastExit  string
@@ -247,7 +251,10 @@ func (l *loop) spawn(sl *slot, now time.Time) {
 	cmd.SysProcAttr = childProcAttr()
 	// A job's grandchild may hold copied output pipes after the child died.
 	cmd.WaitDelay = 2 * time.Second
-	if sl.lastExit != "" {
+	if sl.recycled {
+		sl.recycles++
+		sl.recycled = false
+	} else if sl.lastExit != "" {
 		sl.restarts++
 	}
 	err = cmd.Start()
@@ -305,9 +312,13 @@ func (l *loop) exited(ex exitEvent) {
 	pid, uptime := sl.pid, now.Sub(sl.startedAt)
 	sl.cmd, sl.pid, sl.metrics = nil, 0, 0
 	sl.lastExit, sl.reason = describeExit(ex.err), ex.reason
+	limit, recycled := recycleLimit(ex.err, ex.reason)
+	if recycled {
+		sl.lastExit = "recycled (" + limit + ")"
+	}
 	// Report the exit before asking for the pruning pass, so the pass's event
 	// always follows it.
-	s.emit(pool.Event{Kind: pool.EventExited, PID: pid, Queues: sl.set.Queues, Err: ex.err, Reason: ex.reason})
+	s.emit(pool.Event{Kind: pool.EventExited, PID: pid, Queues: sl.set.Queues, Err: ex.err, Reason: ex.reason, Recycled: limit})
 	s.pruner.request(pid)
 	if sl.retiring || l.mode != pool.StateRunning {
 		s.log.Info().Int("child_pid", pid).Str("queues", sl.set.Queues).Str("exit", sl.lastExit).Str("exit_reason", sl.reason).Msg("child stopped")
@@ -317,6 +328,13 @@ func (l *loop) exited(ex exitEvent) {
 		if l.mode != pool.StateRunning {
 			l.dropIdle()
 		}
+		return
+	}
+	if recycled {
+		// not a crash: no backoff, no quick death, a fresh process at once
+		sl.recycled, sl.quick, sl.restartAt = true, 0, now
+		s.log.Info().Int("child_pid", pid).Str("queues", sl.set.Queues).Str("limit", limit).
+			Dur("uptime", uptime.Round(time.Millisecond)).Msg("child recycled; starting a fresh one")
 		return
 	}
 	l.backoff(sl, now, sl.startedAt)
@@ -467,7 +485,8 @@ func (l *loop) nextWake() (time.Time, bool) {
 func (l *loop) publish() {
 	infos := make([]childInfo, len(l.slots))
 	for i, sl := range l.slots {
-		c := childInfo{queues: sl.set.Queues, pid: sl.pid, restarts: sl.restarts, lastExit: sl.lastExit, reason: sl.reason}
+		c := childInfo{queues: sl.set.Queues, pid: sl.pid, restarts: sl.restarts, recycles: sl.recycles, lastExit: sl.lastExit, reason: sl.reason,
+			metrics: sl.metrics}
 		switch {
 		case sl.cmd != nil && (sl.stopping || sl.retiring):
 			c.state = pool.ChildStopping
@@ -512,6 +531,22 @@ func (l *loop) metricsAddr() (string, int, bool) {
 		off++
 	}
 	return net.JoinHostPort(host, strconv.Itoa(port+off)), off, true
+}
+
+// recycleLimit tells a child that recycled itself (exit status
+// node.ExitRecycled) and the limit it reached, which its last stderr line
+// names ("" when it does not).
+func recycleLimit(err error, reason string) (string, bool) {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != node.ExitRecycled {
+		return "", false
+	}
+	for _, limit := range []string{node.LimitMaxJobs, node.LimitMaxRSS, node.LimitMaxAge} {
+		if strings.Contains(reason, limit) {
+			return limit, true
+		}
+	}
+	return "limit", true
 }
 
 func orDuration(d, def time.Duration) time.Duration {

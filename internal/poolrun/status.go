@@ -96,6 +96,7 @@ func (s *Supervisor) record(ctx context.Context, smp *sampler) pool.Record {
 	rec.RSSBytes, rec.CPUPercent = m[s.p.PID].rss, m[s.p.PID].cpu
 	for i, c := range st.Children {
 		ch := pool.Child{Slot: c.Slot, Queues: c.Queues, PID: c.PID, State: c.State, Restarts: c.Restarts,
+			Recycles: c.Recycles,
 			LastExit: c.LastExit, LastExitReason: c.LastExitReason}
 		if !c.StartedAt.IsZero() {
 			t := c.StartedAt

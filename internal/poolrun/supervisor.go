@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
+	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -13,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/resque-go/resque-go/internal/metrics"
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/service"
 	"github.com/resque-go/resque-go/pool"
@@ -179,7 +184,7 @@ func New(p Params, cfg *pool.Config) (*Supervisor, error) {
 	if p.MetricsAddr != "" {
 		// the manager serves /metrics and /healthz on MetricsAddr; its
 		// children get the next ports
-		s.metrics = metrics.NewPool(p.Client, s.metricsChildren, metrics.ServerOptions{Token: p.MetricsToken, Logger: &s.log})
+		s.metrics = metrics.NewPool(p.Client, s.metricsChildren, metrics.ServerOptions{Token: p.MetricsToken, Logger: &s.log, Ready: s.ready})
 		bound, err := s.metrics.Serve(p.MetricsAddr)
 		if err != nil {
 			return nil, &pool.MetricsError{Err: err}
@@ -192,12 +197,130 @@ func New(p Params, cfg *pool.Config) (*Supervisor, error) {
 // MetricsAddr is where the manager serves /metrics ("" without).
 func (s *Supervisor) MetricsAddr() string { return s.bound }
 
+// metricsChildren is what the manager's /metrics shows of the children:
+// their states, restarts and recycles from memory, their busy and idle
+// slots from their runtime records (one MGET, a plain read).
 func (s *Supervisor) metricsChildren() []metrics.PoolChild {
+	st := s.Status()
+	var pids []int
+	for _, c := range st.Children {
+		if c.PID > 0 && c.Queues != pool.SchedulerLabel {
+			pids = append(pids, c.PID)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	slots := map[int]protocol.ProcessRecord{}
+	if recs, err := s.p.Client.ProcessRecords(ctx, s.hostname, pids); err == nil {
+		for i, raw := range recs {
+			if r, err := protocol.ParseProcessRecord(raw); raw != nil && err == nil {
+				slots[pids[i]] = r
+			}
+		}
+	} else {
+		s.log.Debug().Err(err).Msg("metrics: children's runtime records not read")
+	}
 	var out []metrics.PoolChild
-	for _, c := range s.Status().Children {
-		out = append(out, metrics.PoolChild{State: c.State, Restarts: c.Restarts})
+	for _, c := range st.Children {
+		pc := metrics.PoolChild{State: c.State, Restarts: c.Restarts, Recycles: c.Recycles}
+		if c.Queues != pool.SchedulerLabel {
+			pc.Queues = c.Queues
+		}
+		if r, ok := slots[c.PID]; ok && c.PID > 0 {
+			pc.HasSlots, pc.SlotsBusy, pc.SlotsTotal = true, r.SlotsBusy, r.SlotsTotal
+		}
+		out = append(out, pc)
 	}
 	return out
+}
+
+// ready is the manager's readiness (/readyz, after Redis answered PING):
+// it runs (no QUIT or TERM), at least one child runs when the config asks
+// for some, and every running child that serves metrics answers 200 on its
+// own /readyz (or drains for a recycle).
+func (s *Supervisor) ready(ctx context.Context) error {
+	s.mu.Lock()
+	state, children, cfg := s.state, slices.Clone(s.snapshot), s.cfg
+	s.mu.Unlock()
+	if state != pool.StateRunning {
+		return fmt.Errorf("pool is %s", state)
+	}
+	host, port, err := childHostPort(s.p.MetricsAddr)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(children))
+	running := 0
+	for i, c := range children {
+		if c.state != pool.ChildRunning || c.pid == 0 {
+			continue
+		}
+		running++
+		if c.metrics == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			url := "http://" + net.JoinHostPort(host, strconv.Itoa(port+c.metrics)) + "/readyz"
+			if err := s.childReady(ctx, url); err != nil {
+				errs[i] = fmt.Errorf("child %d (queues %s): %w", c.pid, c.queues, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if running == 0 && cfg.Processes() > 0 {
+		return errors.New("no child is running")
+	}
+	return nil
+}
+
+// childReady asks a child's /readyz.
+func (s *Supervisor) childReady(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	if s.p.MetricsToken != "" {
+		req.Header.Set("Authorization", "Bearer "+s.p.MetricsToken)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<10))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.Header.Get(metrics.RecyclingHeader) == "" {
+		return fmt.Errorf("/readyz answered %d (the child's log says why)", resp.StatusCode)
+	}
+	// a child draining for a recycle is replaced at once: not a reason to
+	// take the pool out of service
+	return nil
+}
+
+// childHostPort is where the manager reaches its children's endpoints:
+// the host of the metrics address (loopback for a wildcard one) and the
+// manager's port, which theirs follow.
+func childHostPort(addr string) (string, int, error) {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return "", 0, err
+	}
+	switch host {
+	case "", "0.0.0.0":
+		host = "127.0.0.1"
+	case "::":
+		host = "::1"
+	}
+	return host, port, nil
 }
 
 // Hostname is the host part of the children's worker ids.
@@ -340,10 +463,12 @@ type childInfo struct {
 	pid       int
 	state     string
 	restarts  int
+	recycles  int
 	startedAt time.Time
 	restartAt time.Time
 	lastExit  string
 	reason    string
+	metrics   int // offset of the child's metrics port (0: none)
 }
 
 // Status returns the children as they are now.
@@ -353,7 +478,7 @@ func (s *Supervisor) Status() pool.Status {
 	st := pool.Status{State: s.state, StartedAt: s.started, Children: make([]pool.ChildStatus, len(s.snapshot))}
 	for i, c := range s.snapshot {
 		st.Children[i] = pool.ChildStatus{Slot: i + 1, Queues: c.queues, PID: c.pid, State: c.state,
-			Restarts: c.restarts, StartedAt: c.startedAt, RestartAt: c.restartAt, LastExit: c.lastExit, LastExitReason: c.reason}
+			Restarts: c.restarts, Recycles: c.recycles, StartedAt: c.startedAt, RestartAt: c.restartAt, LastExit: c.lastExit, LastExitReason: c.reason}
 	}
 	return st
 }

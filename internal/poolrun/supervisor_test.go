@@ -75,6 +75,10 @@ func fakeChild(args []string) int {
 	switch queues {
 	case "crash":
 		return 1
+	case "recycle":
+		// as work after a recycle: the reason line, exit node.ExitRecycled
+		fmt.Fprint(os.Stderr, "resque-go: recycled: max_rss reached; exiting so that a fresh process takes over")
+		return node.ExitRecycled
 	case "refused":
 		fmt.Fprintln(os.Stderr, "\x1b[90m2026-01-02T03:04:05Z\x1b[0m \x1b[33mWRN\x1b[0m no handler registered")
 		fmt.Fprint(os.Stderr, "resque-go: start: redis://:sekret@127.0.0.1:1: NOAUTH Authentication required.")
@@ -334,6 +338,26 @@ func TestSupervisorRunsRestartsAndStops(t *testing.T) {
 	if v, _ := h.client.Do(context.Background(), "EXISTS", key); v.(int64) != 0 {
 		t.Error("status record left after the stop")
 	}
+}
+
+// A child that recycles itself (exit node.ExitRecycled) is started again
+// at once, whatever the backoff, never shown as crash-looping, and counted
+// as a recycle, not a restart.
+func TestSupervisorRecyclesWithoutBackoff(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "workers:\n  recycle: 1\n", func(p *Params) { p.BackoffMin, p.BackoffMax = time.Hour, time.Hour })
+	h.sup.Start(context.Background())
+	evs := h.waitFor("5 starts", func(evs []pool.Event) bool { return count(evs, pool.EventStarted, "recycle") >= 5 })
+	for _, e := range evs {
+		if e.Kind == pool.EventExited && e.Recycled != node.LimitMaxRSS {
+			t.Errorf("exit event %+v: want Recycled %q", e, node.LimitMaxRSS)
+		}
+	}
+	eventually(t, "recycles in the status", func() bool {
+		c := h.sup.Status().Children[0]
+		return c.Recycles >= 4 && c.Restarts == 0 && c.State != pool.ChildCrashLoop && c.LastExit == "recycled (max_rss)"
+	})
+	h.sup.Shutdown()
 }
 
 // A child that keeps dying is restarted with a doubling, capped delay and

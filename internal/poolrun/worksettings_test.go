@@ -51,9 +51,10 @@ var allSet = node.Config{
 	HTTPConnectTimeout: 1500 * time.Millisecond, HTTPTimeout: 9 * time.Second, LogLevel: "warn", LogFormat: "json", Serial: []string{"a", "b"},
 	Retention: failure.Retention{FailedMax: 1000, FailedMaxAge: 30 * 24 * time.Hour, RetriesMax: 200, RetriesMaxAge: 12 * time.Hour,
 		Archive: "/var/log/trimmed.jsonl"},
+	MaxJobs: 1000, MaxRSS: 512 << 20, MaxAge: 6 * time.Hour,
 }
 
-const allSets = "workers:\n  - {queues: \"a,b\", processes: 1, concurrency: 3, polling: true, interval: 0.5, fork: true, timeout: 60, serial: true}\n"
+const allSets = "workers:\n  - {queues: \"a,b\", processes: 1, concurrency: 3, polling: true, interval: 0.5, fork: true, timeout: 60, serial: true,\n      max_jobs: 1000, max_rss: 512MB, max_age: 6h}\n"
 
 // Every setting of the file becomes the node config field of the same
 // meaning, in both formats that take work settings.
@@ -64,6 +65,7 @@ func TestChildConfigHasEverySetting(t *testing.T) {
 		want := allSet
 		if !strings.HasPrefix(sets, "workers") { // resque-v3 sets have no concurrency, fork or timeout
 			want.Concurrency, want.Fork, want.JobTimeout = 1, false, 0
+			want.MaxJobs, want.MaxRSS, want.MaxAge = 0, 0, 0
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%schild = %+v\nwant    %+v", sets, got, want)

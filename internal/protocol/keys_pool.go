@@ -60,6 +60,9 @@ type PoolChild struct {
 	// (backoff after several quick deaths in a row) or stopping.
 	State    string `json:"state"`
 	Restarts int    `json:"restarts"`
+	// Recycles counts the processes started after one recycled itself
+	// (max_jobs, max_rss, max_age): not crashes, not in Restarts.
+	Recycles int `json:"recycles"`
 	// StartedAt is when the current process started (zero without one);
 	// UptimeS its age when the record was written.
 	StartedAt *time.Time `json:"started_at"`

@@ -54,8 +54,8 @@ func TestEncodePoolRecord(t *testing.T) {
 	}
 	want := `{"pid":1,"host":"h","config":"c.yml","format":"resque-pool","started_at":"2026-03-04T04:06:07Z","updated_at":"2026-03-04T04:06:07Z",` +
 		`"refresh_interval_s":5,"state":"running","rss_bytes":0,"cpu_percent":0,"children":[` +
-		`{"slot":1,"queues":"q","pid":2,"state":"running","restarts":0,"started_at":"2026-03-04T04:06:07Z","uptime_s":0,"restart_at":null,"last_exit":"","last_exit_reason":"","rss_bytes":0,"cpu_percent":0},` +
-		`{"slot":2,"queues":"q","pid":0,"state":"backoff","restarts":0,"started_at":null,"uptime_s":0,"restart_at":"2026-03-04T04:06:07Z","last_exit":"","last_exit_reason":"","rss_bytes":0,"cpu_percent":0}]}`
+		`{"slot":1,"queues":"q","pid":2,"state":"running","restarts":0,"recycles":0,"started_at":"2026-03-04T04:06:07Z","uptime_s":0,"restart_at":null,"last_exit":"","last_exit_reason":"","rss_bytes":0,"cpu_percent":0},` +
+		`{"slot":2,"queues":"q","pid":0,"state":"backoff","restarts":0,"recycles":0,"started_at":null,"uptime_s":0,"restart_at":"2026-03-04T04:06:07Z","last_exit":"","last_exit_reason":"","rss_bytes":0,"cpu_percent":0}]}`
 	if string(b) != want {
 		t.Errorf("encoded\n%s\nwant\n%s", b, want)
 	}

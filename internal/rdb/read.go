@@ -54,3 +54,54 @@ func (c *Client) ScanKeys(ctx context.Context, pattern string) ([]string, error)
 		}
 	}
 }
+
+// QueueHeads reads the length and the first (oldest: workers pop from the
+// left) payload of each queue, pipelined: LLEN and LINDEX 0, plain reads.
+// An empty queue has a nil head. A key of another type reads as an empty
+// queue and is named in a *BadKeysError returned with the rest.
+func (c *Client) QueueHeads(ctx context.Context, queues []string) (lens []int64, heads [][]byte, err error) {
+	lens = make([]int64, len(queues))
+	heads = make([][]byte, len(queues))
+	steps := make([]pipeStep, 0, 2*len(queues))
+	for i, q := range queues {
+		key := c.keys.Queue(q)
+		steps = append(steps, pipeStep{[]any{"LLEN", key}, intInto(&lens[i])},
+			pipeStep{[]any{"LINDEX", key, 0}, func(v any) error {
+				if v == nil {
+					return nil
+				}
+				b, err := redis.Bytes(v, nil)
+				heads[i] = b
+				return err
+			}})
+	}
+	bad, err := c.pipelineKeep(ctx, steps)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rdb: queue heads: %w", err)
+	}
+	// LINDEX of a key of another type fails as its LLEN does: name it once
+	kept := bad[:0]
+	for _, b := range bad {
+		if steps[b.step].cmd[0] == "LLEN" {
+			kept = append(kept, b)
+		}
+	}
+	return lens, heads, c.badKeys(ctx, steps, kept)
+}
+
+// ProcessRecords reads the runtime records of the processes pids of host
+// in one MGET (nil for a record that is missing or expired).
+func (c *Client) ProcessRecords(ctx context.Context, host string, pids []int) ([][]byte, error) {
+	if len(pids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(pids))
+	for i, pid := range pids {
+		args[i] = c.keys.Process(host, pid)
+	}
+	v, err := redis.ByteSlices(c.do(ctx, "MGET", args...))
+	if err != nil {
+		return nil, fmt.Errorf("rdb: mget runtime records: %w", err)
+	}
+	return v, nil
+}

@@ -36,6 +36,9 @@ func (s *Service) heartbeatLoop(ctx context.Context) {
 			}
 		}
 		cancel()
+		if err == nil {
+			s.lastBeat.Store(s.cfg.Now().UnixNano())
+		}
 		switch {
 		case err != nil && ctx.Err() == nil:
 			s.log.Warn().Err(err).Msg("heartbeat failed")

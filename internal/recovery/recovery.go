@@ -15,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -96,6 +97,10 @@ type Service struct {
 
 	mu      sync.Mutex
 	watched []int // pids of same-host workers the last pass saw alive
+
+	// lastBeat is the Unix nanoseconds of the last heartbeat written (or of
+	// Start): readiness checks that it is recent.
+	lastBeat atomic.Int64
 }
 
 // New validates cfg and returns a Service ready to Start (or to Prune).
@@ -119,6 +124,7 @@ func New(cfg Config) (*Service, error) {
 // they run does nothing.
 func (s *Service) Start(ctx context.Context) {
 	if len(s.cfg.IDs) > 0 {
+		s.lastBeat.CompareAndSwap(0, s.cfg.Now().UnixNano())
 		s.heartbeat.Start(ctx, s.heartbeatLoop)
 	}
 	s.pruner.Start(ctx, s.pruneLoop)
@@ -128,4 +134,14 @@ func (s *Service) Start(ctx context.Context) {
 func (s *Service) Stop() {
 	s.heartbeat.Stop()
 	s.pruner.Stop()
+}
+
+// LastHeartbeat is when the heartbeat of the process's ids was last
+// written (Start counts as one); zero before Start or without ids.
+func (s *Service) LastHeartbeat() time.Time {
+	n := s.lastBeat.Load()
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
 }

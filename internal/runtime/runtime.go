@@ -97,6 +97,11 @@ type Config struct {
 	Logger *zerolog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// MaxJobs, when above 0, drains the worker once its slots have claimed
+	// this many jobs: no slot claims another, the running jobs finish, and
+	// the worker stops as Stop does (Done closes; MaxJobsReached is then
+	// true). A pool child is recycled so.
+	MaxJobs int
 	// OnFinish, when set, is called after each job's end is recorded.
 	OnFinish func(Finished)
 	// Tracer, when set, starts a span for each attempt (tracing); nil
@@ -203,10 +208,17 @@ type Worker struct {
 	// wrongType: the queues claims skipped for a key of another type
 	wrongType wrongTypes
 
-	paused   atomic.Bool
-	claimMu  sync.RWMutex // slots hold it shared while claiming; Pause waits for them
-	resumeMu sync.Mutex
-	resume   chan struct{}
+	paused atomic.Bool
+	// pausedAll: the last claim found <ns>:pause-all-workers set
+	pausedAll atomic.Bool
+	// jobsTaken counts the claims of MaxJobs: reserved before a claim,
+	// given back when it found no job
+	jobsTaken   atomic.Int64
+	maxJobsOnce sync.Once
+	maxJobsHit  atomic.Bool
+	claimMu     sync.RWMutex // slots hold it shared while claiming; Pause waits for them
+	resumeMu    sync.Mutex
+	resume      chan struct{}
 
 	started   atomic.Bool
 	slotsDone chan struct{}
@@ -493,3 +505,72 @@ func (w *Worker) Queues(ctx context.Context) ([]string, error) { return w.queues
 func (w *Worker) debugOn() bool {
 	return w.log.GetLevel() <= zerolog.DebugLevel && zerolog.GlobalLevel() <= zerolog.DebugLevel
 }
+
+// Readiness errors, as Ready returns them.
+var (
+	ErrNotStarted     = errors.New("runtime: not started (registering the slots)")
+	ErrDraining       = errors.New("runtime: draining: a stop was asked for, running jobs finish")
+	ErrPaused         = errors.New("runtime: paused (USR2)")
+	ErrPausedAll      = errors.New("runtime: paused by pause-all-workers")
+	ErrHeartbeatStale = errors.New("runtime: heartbeat is stale")
+	// ErrRecycling is the drain of a recycle (MaxJobs, or a node's max_rss
+	// or max_age): a fresh process follows at once. It matches ErrDraining.
+	ErrRecycling = fmt.Errorf("%w (recycling: a limit was reached, a fresh process follows)", ErrDraining)
+)
+
+// Ready says whether the worker takes jobs: nil, or why not (not started
+// yet, draining after a stop, paused by USR2 or by pause-all-workers, or a
+// heartbeat not written for 2 intervals). It reads only memory.
+func (w *Worker) Ready() error {
+	switch {
+	case !w.started.Load():
+		return ErrNotStarted
+	case w.maxJobsHit.Load():
+		return ErrRecycling
+	case w.loopCtx.Err() != nil:
+		return ErrDraining
+	case w.paused.Load():
+		return ErrPaused
+	case w.pausedAll.Load():
+		return ErrPausedAll
+	}
+	last := w.recovery.LastHeartbeat()
+	if last.IsZero() {
+		return ErrNotStarted // the slots are being registered
+	}
+	if age := w.cfg.Now().Sub(last); age > 2*w.cfg.HeartbeatInterval {
+		return fmt.Errorf("%w: last written %s ago (interval %s)", ErrHeartbeatStale, age.Round(time.Millisecond), w.cfg.HeartbeatInterval)
+	}
+	return nil
+}
+
+// reserveJob takes one of Config.MaxJobs for a claim about to run; once
+// every one is taken it starts the drain and reports false. Without
+// MaxJobs it is always true.
+func (w *Worker) reserveJob() bool {
+	if w.cfg.MaxJobs <= 0 {
+		return true
+	}
+	if w.jobsTaken.Add(1) <= int64(w.cfg.MaxJobs) {
+		return true
+	}
+	w.jobsTaken.Add(-1)
+	w.maxJobsOnce.Do(func() {
+		w.maxJobsHit.Store(true)
+		w.log.Info().Int("max_jobs", w.cfg.MaxJobs).Msg("max_jobs reached: draining (running jobs finish)")
+		w.stopLoops()
+		go w.Stop()
+	})
+	return false
+}
+
+// unreserveJob gives back a reservation whose claim found no job.
+func (w *Worker) unreserveJob() {
+	if w.cfg.MaxJobs > 0 {
+		w.jobsTaken.Add(-1)
+	}
+}
+
+// MaxJobsReached reports whether the worker stopped (or is stopping)
+// because its slots claimed Config.MaxJobs jobs.
+func (w *Worker) MaxJobsReached() bool { return w.maxJobsHit.Load() }

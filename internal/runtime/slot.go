@@ -85,6 +85,9 @@ func (s *slot) loop(ctx context.Context) {
 		if len(res.WrongType) > 0 {
 			w.noteWrongType(res.WrongType)
 		}
+		if res.Paused != w.pausedAll.Load() {
+			w.pausedAll.Store(res.Paused) // what readiness reports
+		}
 		switch {
 		case res.Paused:
 			service.Sleep(ctx, pausePoll)
@@ -153,9 +156,15 @@ func (s *slot) claim(queues []string) (res rdb.ClaimResult, paused bool, err err
 	if w.paused.Load() {
 		return res, true, nil
 	}
+	if !w.reserveJob() {
+		return res, true, nil // MaxJobs reached: the worker is stopping
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err = w.client.Claim(ctx, s.claimArgs(queues))
+	if err != nil || res.Paused || res.Empty {
+		w.unreserveJob()
+	}
 	return res, false, err
 }
 
@@ -424,15 +433,19 @@ func (s *slot) finishAndClaim(ctx context.Context, src protocol.Source, o rdb.Ou
 	w := s.w
 	w.claimMu.RLock()
 	defer w.claimMu.RUnlock()
-	if w.loopCtx.Err() == nil && !w.paused.Load() {
+	if w.loopCtx.Err() == nil && !w.paused.Load() && w.reserveJob() {
 		if queues, qerr := w.queues.current(ctx); qerr == nil && len(queues) > 0 {
 			ferr, res, err := w.client.FinishAndClaim(ctx, s.id, w.cfg.Hostname, src, o,
 				s.claimArgs(queues))
+			if err != nil || res.Paused || res.Empty {
+				w.unreserveJob()
+			}
 			if err != nil {
 				return nil, nil, err
 			}
 			return ferr, &res, nil
 		}
+		w.unreserveJob()
 	}
 	ferr := w.client.Finish(ctx, s.id, w.cfg.Hostname, src, o)
 	if ferr != nil && !errors.Is(ferr, rdb.ErrNotOwned) && !errors.Is(ferr, rdb.ErrRecordRemoved) {

@@ -79,7 +79,13 @@ type proc struct {
 
 func start(t *testing.T, ns string, args ...string) *proc {
 	t.Helper()
-	full := append(args, "--redis", redisURL, "--namespace", ns)
+	return startURL(t, redisURL, ns, args...)
+}
+
+// startURL is start on the Redis at url.
+func startURL(t *testing.T, url, ns string, args ...string) *proc {
+	t.Helper()
+	full := append(args, "--redis", url, "--namespace", ns)
 	cmd := exec.Command(binary, full...)
 	p := &proc{cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out

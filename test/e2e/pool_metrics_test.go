@@ -77,3 +77,19 @@ func TestPoolMetricsPorts(t *testing.T) {
 		t.Errorf("exit %d", code)
 	}
 }
+
+// httpGetToken is httpGet with a bearer token.
+func httpGetToken(url, token string) (int, string) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err.Error()
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
