@@ -10,6 +10,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/tracing"
 	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/unique"
 )
@@ -171,7 +172,13 @@ func (c *Client) EnqueueRaw(ctx context.Context, queue, class string, argsJSON [
 	// args, no id), so its remove_delayed and resque-web find it, unless
 	// the caller asks for an id.
 	plain := o.plain || !due.IsZero() && o.unique.UID == "" && !o.withID && o.id == ""
-	payload, err := protocol.NewPayload(class, argsJSON, protocol.EnqueueOptions{Plain: plain, Now: now, ID: o.id, Unique: o.unique})
+	eo := protocol.EnqueueOptions{Plain: plain, Now: now, ID: o.id, Unique: o.unique}
+	if !plain {
+		// the caller's span, if any, as Ruby's OpenTelemetry instrumentation
+		// writes it; a plain payload stays class and args only
+		eo.Traceparent, eo.Tracestate = tracing.Inject(ctx)
+	}
+	payload, err := protocol.NewPayload(class, argsJSON, eo)
 	if err != nil {
 		return JobInfo{}, invalidf("%v", err)
 	}

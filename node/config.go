@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 )
@@ -99,6 +100,11 @@ type Config struct {
 	MetricsToken string `json:"metrics_token,omitempty"`
 	// Fork runs every job in a child process (see WithFork).
 	Fork bool `json:"fork"`
+	// Retention trims the failed and retries lists (docs/retention.md);
+	// the zero value keeps everything. One process per namespace trims,
+	// elected by a lease, so giving it to every node costs Redis one lease
+	// call per node and minute.
+	Retention failure.Retention `json:"retention,omitzero"`
 
 	// Exec runs job classes through commands, each as "Class=command args"
 	// ("*=command" for any class without a handler).
@@ -256,6 +262,9 @@ func (c Config) resolve() (settings, error) {
 	}
 	if s.handlers, err = c.parseHandlers(); err != nil {
 		return s, err
+	}
+	if err := c.Retention.Validate(); err != nil {
+		return s, badf("node: Config.%s", strings.TrimPrefix(err.Error(), "failure: "))
 	}
 	if c.MaxJobs < 0 || c.MaxRSS < 0 || c.MaxAge < 0 {
 		return s, badf("node: Config.MaxJobs %d, MaxRSS %d, MaxAge %s: must not be negative (0: no limit)", c.MaxJobs, c.MaxRSS, c.MaxAge)

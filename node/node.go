@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/resque-go/resque-go/internal/metrics"
 	"github.com/resque-go/resque-go/internal/proctitle"
@@ -32,6 +33,7 @@ import (
 	"github.com/resque-go/resque-go/internal/service"
 
 	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/failureio"
 	"github.com/resque-go/resque-go/internal/statsio"
 	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/worker"
@@ -46,6 +48,7 @@ type options struct {
 	logSet bool // false: defaultLogger()
 	fork   *worker.ForkConfig
 	title  func(string)
+	tracer trace.TracerProvider // nil: no tracing
 }
 
 // WithLogger sets the logger as a zerolog.Logger (WithSlog takes a
@@ -183,7 +186,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 		JobTimeout: s.durations.jobTimeout, TermTimeout: s.durations.termTimeout,
 		DirtyExitOnTerm: cfg.DirtyExitOnTerm, MaxRecoveries: cfg.MaxRecoveries, RubyPrune: cfg.RubyPrune,
 		Logger: log, Retry: s.retry.def, ClassRetry: s.retry.classes, Fork: o.fork,
-		OnFinish: onFinish, Title: o.title, MaxJobs: cfg.MaxJobs,
+		OnFinish: onFinish, Title: o.title, MaxJobs: cfg.MaxJobs, Tracer: jobTracer(o.tracer),
 	})
 	if err != nil {
 		return configError{err}
@@ -208,6 +211,13 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 		return err
 	}
 	n.components = append(n.components, sweeper)
+	if cfg.Retention.On() {
+		trimmer, err := failureio.NewTrimmer(failureio.TrimmerConfig{Client: n.client, Owner: n.w.IDs()[0], Retention: cfg.Retention, Logger: log})
+		if err != nil {
+			return configError{err}
+		}
+		n.components = append(n.components, trimmer)
+	}
 	if cfg.MaxRSS > 0 || cfg.MaxAge > 0 {
 		n.recycler = &recycler{maxRSS: cfg.MaxRSS, maxAge: cfg.MaxAge, log: log, stop: func() { go n.halt(stopSoft) }}
 		n.components = append(n.components, n.recycler)

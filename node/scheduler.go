@@ -19,7 +19,9 @@ import (
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/service"
 
+	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/internal/delayedio"
+	"github.com/resque-go/resque-go/internal/failureio"
 	"github.com/resque-go/resque-go/internal/planio"
 	"github.com/resque-go/resque-go/internal/scheduleio"
 	"github.com/resque-go/resque-go/schedule"
@@ -64,6 +66,9 @@ type SchedulerConfig struct {
 	// token both require.
 	MetricsAddr  string `json:"metrics_addr"`
 	MetricsToken string `json:"metrics_token,omitempty"`
+	// Retention trims the failed and retries lists, as Config.Retention
+	// (elected with the workers' trimmers).
+	Retention failure.Retention `json:"retention,omitzero"`
 	// SupervisorPID: once it is no longer this process's parent, the
 	// scheduler stops (a pool manager that died).
 	SupervisorPID int `json:"supervisor_pid"`
@@ -86,6 +91,7 @@ type Scheduler struct {
 	started time.Time
 
 	mover   *delayedio.Mover
+	trimmer *failureio.Trimmer
 	planner *planio.Planner
 	sched   *scheduleio.Scheduler
 	metrics *metrics.SchedulerServer
@@ -147,6 +153,13 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 		if err != nil {
 			client.Close()
 			return nil, err
+		}
+	}
+	if cfg.Retention.On() {
+		s.trimmer, err = failureio.NewTrimmer(failureio.TrimmerConfig{Client: client, Owner: id, Retention: cfg.Retention, Logger: log})
+		if err != nil {
+			client.Close()
+			return nil, configError{fmt.Errorf("node: SchedulerConfig.%s", strings.TrimPrefix(err.Error(), "failure: "))}
 		}
 	}
 	if !cfg.NoPlans {
@@ -248,6 +261,9 @@ func (s *Scheduler) components() []component {
 	var out []component
 	if s.mover != nil {
 		out = append(out, s.mover)
+	}
+	if s.trimmer != nil {
+		out = append(out, s.trimmer)
 	}
 	if s.planner != nil {
 		out = append(out, s.planner)

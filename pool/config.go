@@ -127,7 +127,7 @@ func (c *Config) SchedulerChild() node.SchedulerConfig {
 			TLSServerName: c.RedisTLS.TLSServerName, TLSInsecureSkipVerify: c.RedisTLS.TLSInsecureSkipVerify,
 			SentinelPassword: c.RedisTLS.SentinelPassword},
 		Hostname: c.Hostname, Schedule: s.Schedule, Environment: s.Environment, Dynamic: s.Dynamic,
-		LogLevel: c.LogLevel, LogFormat: c.LogFormat,
+		LogLevel: c.LogLevel, LogFormat: c.LogFormat, Retention: c.Work.Retention,
 	}
 }
 

@@ -30,7 +30,7 @@ func TestConfigurationDocNamesEveryPoolKey(t *testing.T) {
 		}
 	}
 	var keys []string
-	for _, list := range [][]string{ownKeys, v3OnlyKeys, v3LogKeys, redisKeys, setKeys,
+	for _, list := range [][]string{ownKeys, v3OnlyKeys, v3LogKeys, redisKeys, setKeys, retentionKeys,
 		{"workers", "queues", "level", "format", "exec", "http", "url", "token", "connect_timeout", "timeout",
 			"schedule", "environment", "dynamic"}} {
 		keys = append(keys, list...)

@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/worksettings"
 	"github.com/resque-go/resque-go/massqueue"
@@ -352,7 +353,7 @@ func (d *decoder) queueList(n *yaml.Node, path, list string) bool {
 // then the worker settings every child gets (the keys of the settings
 // table, decoded by workSetting). The resque-v3 style has the same ones
 // with "queues" where resque-go has "workers".
-var ownKeys = append([]string{"redis", "namespace", "hostname", "log", "kill_timeout", "handlers", "scheduler", "node_id", "pools", "mapping"},
+var ownKeys = append([]string{"redis", "namespace", "hostname", "log", "kill_timeout", "handlers", "scheduler", "retention", "node_id", "pools", "mapping"},
 	worksettings.Keys()...)
 
 // Top-level keys only a resque-v3 file has. log_level is read; the others
@@ -461,6 +462,8 @@ func (d *decoder) decodeOwn(cfg *Config, root *yaml.Node, setsKey string) {
 			d.decodeHandlers(cfg, f.val, p)
 		case "scheduler":
 			d.decodeScheduler(cfg, f.val, p)
+		case "retention":
+			d.decodeRetention(cfg, f.val, p)
 		case "node_id", "pools", "mapping":
 			massNodes = append(massNodes, f.key, f.val)
 		case setsKey:
@@ -1061,4 +1064,55 @@ func (d *decoder) decodeScheduler(cfg *Config, n *yaml.Node, path string) {
 		}
 	}
 	cfg.Scheduler = st
+}
+
+// retentionKeys are the keys of the retention mapping (failure.Retention).
+var retentionKeys = []string{"failed_max", "failed_max_age", "retries_max", "retries_max_age", "archive"}
+
+// decodeRetention reads retention: {failed_max, failed_max_age,
+// retries_max, retries_max_age, archive}; a relative archive path is taken
+// from the file's directory.
+func (d *decoder) decodeRetention(cfg *Config, n *yaml.Node, path string) {
+	var r failure.Retention
+	for _, f := range d.fields(n, path) {
+		p := joinPath(path, f.name)
+		switch f.name {
+		case "failed_max", "retries_max":
+			if v, ok := d.integer(f.val, p, 0, math.MaxInt32); ok {
+				if f.name == "failed_max" {
+					r.FailedMax = v
+				} else {
+					r.RetriesMax = v
+				}
+			}
+		case "failed_max_age", "retries_max_age":
+			s, ok := d.str(f.val, p)
+			if !ok {
+				continue
+			}
+			age, err := failure.ParseAge(s)
+			if err != nil {
+				d.errorf(f.val, p, "%s", err)
+				continue
+			}
+			if f.name == "failed_max_age" {
+				r.FailedMaxAge = age
+			} else {
+				r.RetriesMaxAge = age
+			}
+		case "archive":
+			if s, ok := d.str(f.val, p); ok {
+				if !filepath.IsAbs(s) && cfg.Path != "" {
+					s = filepath.Join(filepath.Dir(cfg.Path), s)
+				}
+				r.Archive = s
+			}
+		default:
+			d.unknown(f, path, retentionKeys...)
+		}
+	}
+	if r.Archive != "" && !r.On() {
+		d.errorf(n, path, "archive is set but no limit is (failed_max, failed_max_age, retries_max, retries_max_age): nothing would be trimmed")
+	}
+	cfg.Work.Retention = r
 }

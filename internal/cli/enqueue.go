@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/tracing"
 	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/unique"
 )
@@ -71,7 +73,15 @@ func enqueueCommand() *ucli.Command {
 			// a delayed job is written as resque-scheduler writes it unless
 			// --with-id asks for an id
 			plain := c.Bool("plain") || !due.IsZero() && u.UID == "" && !c.Bool("with-id")
-			payload, err := protocol.NewPayload(class, args, protocol.EnqueueOptions{Plain: plain, Unique: u})
+			eo := protocol.EnqueueOptions{Plain: plain, Unique: u}
+			if !plain {
+				end, err := traceEnqueue(c, &eo, queue, class)
+				if err != nil {
+					return err
+				}
+				defer end()
+			}
+			payload, err := protocol.NewPayload(class, args, eo)
 			if err != nil {
 				return usageError{err}
 			}
@@ -181,4 +191,24 @@ func checkArgs(args []byte, plain bool) error {
 		return usagef("--plain writes args as Ruby's Resque.enqueue does, always an array: pass the object as one argument, --args '[%s]'", clip(string(args), 200))
 	}
 	return usagef("--args '%s': want a JSON array of arguments (or an object); for one argument write --args '[%s]'", clip(string(args), 200), clip(string(args), 200))
+}
+
+// traceEnqueue sets the trace context of the job: the span of TRACEPARENT
+// (and TRACESTATE) in the environment, as a calling script passes it, or,
+// with tracing on (OTEL_* environment), a producer span of its own under
+// it. The returned function ends and flushes that span.
+func traceEnqueue(c *ucli.Context, eo *protocol.EnqueueOptions, queue, class string) (func(), error) {
+	ctx := tracing.FromEnvCarrier(c.Context, os.Getenv)
+	tp, err := tracerFromEnv(ctx, c.App.ErrWriter)
+	if err != nil {
+		return nil, err
+	}
+	end := func() {}
+	if tp != nil {
+		var endSpan func()
+		ctx, endSpan = tracing.StartSend(ctx, tp, queue, class)
+		end = func() { endSpan(); shutdownTracer(tp) }
+	}
+	eo.Traceparent, eo.Tracestate = tracing.Inject(ctx)
+	return end, nil
 }

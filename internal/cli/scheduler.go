@@ -25,6 +25,7 @@ func schedulerCommand() *ucli.Command {
 		&ucli.IntFlag{Name: "supervisor-pid", Hidden: true, Usage: "stop when this process is no longer our parent; set by resque-go pool"},
 		&ucli.IntFlag{Name: "scheduler-config-fd", Hidden: true, Usage: "read every setting, as node.SchedulerConfig JSON, from this file descriptor; set by resque-go pool"},
 	)
+	flags = append(flags, retentionFlags()...)
 	return &ucli.Command{
 		Name:  "scheduler",
 		Usage: "promote delayed jobs, fire plans and recurring schedules",
@@ -75,7 +76,10 @@ func runScheduler(c *ucli.Context) error {
 			NoPlans: !c.Bool("plans"), NoMover: !c.Bool("mover"), MetricsAddr: c.String("metrics-addr"),
 			MetricsToken:  c.String("metrics-token"),
 			SupervisorPID: c.Int("supervisor-pid"), LogLevel: level.String(), LogFormat: c.String("log-format")}
-		if cfg.NoSchedules && cfg.NoPlans && cfg.NoMover {
+		if cfg.Retention, err = retentionFromFlags(c); err != nil {
+			return err
+		}
+		if cfg.NoSchedules && cfg.NoPlans && cfg.NoMover && !cfg.Retention.On() {
 			return usagef("--schedules=false --plans=false --mover=false leaves the scheduler nothing to do")
 		}
 	}

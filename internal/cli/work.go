@@ -20,6 +20,7 @@ func workCommand(reg *worker.Registry) *ucli.Command {
 	flags := append(append(append(redisFlags(), handlerFlags()...), workSettingFlags()...),
 		&ucli.IntFlag{Name: "node-config-fd", Hidden: true, Usage: "read every setting, as node.Config JSON, from this file descriptor (no other setting may be given); set by resque-go pool"},
 	)
+	flags = append(flags, retentionFlags()...)
 	return &ucli.Command{
 		Name:  "work",
 		Usage: "run jobs from Resque queues",
@@ -58,6 +59,15 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 			return err
 		}
 		opts = append(opts, node.WithFork(fork))
+	}
+	tp, err := tracerFromEnv(c.Context, c.App.ErrWriter)
+	if err != nil {
+		return err
+	}
+	if tp != nil {
+		defer shutdownTracer(tp)
+		opts = append(opts, node.WithTracerProvider(tp))
+		log.Info().Msg("tracing job attempts (OTEL_* environment)")
 	}
 	n, err := node.New(cfg, reg, opts...)
 	if err != nil {
@@ -147,6 +157,9 @@ func configFromFlags(c *ucli.Context) (node.Config, error) {
 	}
 	zero, err := settingsFromFlags(c, &cfg)
 	if err != nil {
+		return cfg, err
+	}
+	if cfg.Retention, err = retentionFromFlags(c); err != nil {
 		return cfg, err
 	}
 	for _, f := range []struct {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/pool"
 )
@@ -32,6 +33,7 @@ mover: false
 ruby_prune: yes
 graceful_term: true
 dirty_exit_on_term: true
+retention: {failed_max: 1000, failed_max_age: 30d, retries_max: 200, retries_max_age: 12h, archive: /var/log/trimmed.jsonl}
 handlers:
   "*": {exec: "true"}
   Hook: {http: {url: "http://h/{sourceId}", token: tok, connect_timeout: 1.5, timeout: 9}}
@@ -47,6 +49,8 @@ var allSet = node.Config{
 	ClassRetry: []string{"Archive=2", "MailJob=5:fixed:30s"}, NoMover: true, Fork: true,
 	Exec: []string{"*=true"}, HTTP: []string{"Hook=http://h/{sourceId}"}, HTTPToken: "tok",
 	HTTPConnectTimeout: 1500 * time.Millisecond, HTTPTimeout: 9 * time.Second, LogLevel: "warn", LogFormat: "json", Serial: []string{"a", "b"},
+	Retention: failure.Retention{FailedMax: 1000, FailedMaxAge: 30 * 24 * time.Hour, RetriesMax: 200, RetriesMaxAge: 12 * time.Hour,
+		Archive: "/var/log/trimmed.jsonl"},
 	MaxJobs: 1000, MaxRSS: 512 << 20, MaxAge: 6 * time.Hour,
 }
 

@@ -186,6 +186,10 @@ type EnqueueOptions struct {
 	// Unique, when its UID is set, adds "unique":{"uid":...} (with
 	// "deferrableBy" when Deferrable), the resque-v3 field (docs/protocol.md#unique-jobs).
 	Unique Unique
+	// Traceparent and Tracestate, when set, are the W3C trace context of
+	// the producer's span, written as top-level fields where Ruby's
+	// opentelemetry-instrumentation-resque writes them (not with Plain).
+	Traceparent, Tracestate string
 }
 
 // NewPayload builds the payload resque-go pushes: compact JSON, no HTML
@@ -230,6 +234,14 @@ func NewPayload(class string, args []byte, opt EnqueueOptions) ([]byte, error) {
 			b.WriteString(strconv.FormatInt(u.DeferrableBy, 10))
 		}
 		b.WriteByte('}')
+	}
+	if opt.Traceparent != "" && !opt.Plain {
+		b.WriteString(`,"traceparent":`)
+		b.Write(MarshalString(opt.Traceparent))
+		if opt.Tracestate != "" {
+			b.WriteString(`,"tracestate":`)
+			b.Write(MarshalString(opt.Tracestate))
+		}
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil

@@ -104,9 +104,20 @@ type Config struct {
 	MaxJobs int
 	// OnFinish, when set, is called after each job's end is recorded.
 	OnFinish func(Finished)
+	// Tracer, when set, starts a span for each attempt (tracing); nil
+	// costs nothing.
+	Tracer Tracer
 	// Title, when set, is given Procline whenever it changes (checked once a
 	// second), from Start until the worker stops: the CLI shows it in ps.
 	Title func(string)
+}
+
+// Tracer starts the span of one attempt of a job: it returns the context
+// the handler runs in and the function that ends the span, given the
+// attempt's outcome (a Finished.Outcome) and, for a failure, its exception
+// and message.
+type Tracer interface {
+	StartAttempt(ctx context.Context, job *worker.Job) (context.Context, func(outcome, exception, message string))
 }
 
 // Finished describes a job whose end was recorded.

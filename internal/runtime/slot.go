@@ -227,10 +227,18 @@ func (s *slot) run(cur *rdb.ClaimResult) *rdb.ClaimResult {
 	prior := s.failedAttempts(p, res, false)
 	job := worker.NewJob(worker.Job{Queue: res.Queue, Class: p.Class, ID: p.ID, Args: p.Args, Payload: res.Payload,
 		WorkerID: s.id, Attempt: prior + 1}, p.Fields)
+	parent := w.jobsCtx
+	var endSpan func(outcome, exception, message string) // nil: no tracing
+	if w.cfg.Tracer != nil {
+		parent, endSpan = w.cfg.Tracer.StartAttempt(parent, job)
+	}
 	h, herr := w.cfg.Registry.Resolve(job)
 	if herr != nil {
 		exc, msg, _ := worker.Describe(herr)
-		return s.settle(res, p, &result{fail: s.failure(res, exc, msg, []string{}), prior: prior}, time.Since(start), log)
+		r := &result{fail: s.failure(res, exc, msg, []string{}), prior: prior}
+		next := s.settle(res, p, r, time.Since(start), log)
+		traced(endSpan, r)
+		return next
 	}
 	if w.debugOn() {
 		log.get().Debug().Str("class", p.Class).Str("job_id", p.ID).Int("attempt", job.Attempt).Msg("job started")
@@ -239,17 +247,39 @@ func (s *slot) run(cur *rdb.ClaimResult) *rdb.ClaimResult {
 		h = w.forkJob
 	}
 	stopLock := s.keepLock(res)
-	err, cause := s.invoke(h, job, cur)
+	err, cause := s.invoke(parent, h, job, cur)
 	stopLock()
 	if err != nil && errors.Is(cause, errShutdown) {
 		if _, isResched := asReschedule(err); !isResched {
 			s.interrupted(res, err)
+			if endSpan != nil && w.cfg.DirtyExitOnTerm {
+				endSpan(string(rdb.OutcomeFail), protocol.ExcDirtyExit, err.Error())
+			} else if endSpan != nil {
+				endSpan("requeued", "", "")
+			}
 			return nil
 		}
 	}
 	r := s.classify(res, p, err, cause, prior)
 	r.prior = max(r.prior, prior)
-	return s.settle(res, p, r, time.Since(start), log)
+	next := s.settle(res, p, r, time.Since(start), log)
+	traced(endSpan, r)
+	return next
+}
+
+// traced ends an attempt's span (end nil: tracing is off) with its result.
+func traced(end func(outcome, exception, message string), r *result) {
+	if end == nil {
+		return
+	}
+	kind, exc, msg := r.kind, "", ""
+	if kind == "" {
+		kind = rdb.OutcomeFail
+	}
+	if r.fail != nil {
+		exc, msg = r.fail.Exception, r.fail.Error
+	}
+	end(string(kind), exc, msg)
 }
 
 // result is a job's end before it is written.
@@ -319,11 +349,12 @@ func (s *slot) failedAttempts(p *protocol.Payload, res rdb.ClaimResult, fetch bo
 	return max(n, p.FailCount)
 }
 
-// invoke runs the handler with the job's context and turns a panic into an
+// invoke runs the handler with the job's context (under parent: the
+// workers' jobs context, or the attempt's span's) and turns a panic into an
 // error. It returns the handler's error and the context's cancel cause.
-func (s *slot) invoke(h worker.HandlerFunc, job *worker.Job, res *rdb.ClaimResult) (err error, cause error) {
+func (s *slot) invoke(parent context.Context, h worker.HandlerFunc, job *worker.Job, res *rdb.ClaimResult) (err error, cause error) {
 	w := s.w
-	ctx, cancel := context.WithCancelCause(w.jobsCtx)
+	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	if w.cfg.JobTimeout > 0 {
 		var stop context.CancelFunc
