@@ -7,15 +7,14 @@ import (
 	"os"
 	"time"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
 	"github.com/resque-go/resque-go/internal/tracing/otelenv"
 )
 
 // tracerFromEnv builds the tracer provider the OTEL_* environment asks for
-// (docs/tracing.md); nil when it asks for none, the default. A setting
-// resque-go cannot use is a usage error naming it.
-func tracerFromEnv(ctx context.Context, console io.Writer) (*sdktrace.TracerProvider, error) {
+// (docs/tracing.md); nil when it asks for none, the default, and in a
+// build without -tags otel. A setting resque-go cannot use is a usage
+// error naming it.
+func tracerFromEnv(ctx context.Context, console io.Writer) (otelenv.Provider, error) {
 	tp, err := otelenv.FromEnv(ctx, os.Getenv, "resque-go", console)
 	if errors.Is(err, otelenv.ErrConfig) {
 		return nil, usageError{err}
@@ -25,7 +24,7 @@ func tracerFromEnv(ctx context.Context, console io.Writer) (*sdktrace.TracerProv
 
 // shutdownTracer flushes the spans not yet exported, waiting at most 5 s
 // for the collector.
-func shutdownTracer(tp *sdktrace.TracerProvider) {
+func shutdownTracer(tp otelenv.Provider) {
 	if tp == nil {
 		return
 	}

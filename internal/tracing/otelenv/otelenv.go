@@ -1,15 +1,11 @@
-// Package otelenv builds resque-go's OpenTelemetry tracer provider from
-// the standard OTEL_* environment. It holds the SDK and the exporters, so
-// that only the commands link them: the client and the node take any
-// trace.TracerProvider.
+//go:build otel
+
 package otelenv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -19,22 +15,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
-// ErrConfig marks an OTEL_* setting resque-go cannot use.
-var ErrConfig = errors.New("otelenv: bad OTEL_* setting")
-
-// Enabled reports whether the environment asks for traces: an exporter in
-// OTEL_TRACES_EXPORTER other than none, or (that variable unset) an OTLP
-// endpoint. OTEL_SDK_DISABLED=true turns everything off.
-func Enabled(getenv func(string) string) bool {
-	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
-		return false
-	}
-	exp := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER"))
-	if exp == "" {
-		return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
-	}
-	return slices.ContainsFunc(strings.Split(exp, ","), func(e string) bool { return strings.TrimSpace(e) != "none" })
-}
+// Built says whether this binary carries the SDK and the exporters.
+const Built = true
 
 // FromEnv builds a tracer provider from the OTEL_* environment, or returns
 // nil when Enabled says no: nothing is set up then, and nothing costs.
@@ -44,7 +26,7 @@ func Enabled(getenv func(string) string) bool {
 // name is OTEL_SERVICE_NAME, else defaultService; OTEL_RESOURCE_ATTRIBUTES,
 // OTEL_TRACES_SAMPLER and OTEL_BSP_* are read by the SDK. Shut the
 // provider down before exit: it flushes the spans.
-func FromEnv(ctx context.Context, getenv func(string) string, defaultService string, console io.Writer) (*sdktrace.TracerProvider, error) {
+func FromEnv(ctx context.Context, getenv func(string) string, defaultService string, console io.Writer) (Provider, error) {
 	if !Enabled(getenv) {
 		return nil, nil
 	}
@@ -77,11 +59,4 @@ func FromEnv(ctx context.Context, getenv func(string) string, defaultService str
 		return nil, fmt.Errorf("%w: OTEL_RESOURCE_ATTRIBUTES: %v", ErrConfig, err)
 	}
 	return sdktrace.NewTracerProvider(append(opts, sdktrace.WithResource(res))...), nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
