@@ -22,7 +22,7 @@ import (
 	"github.com/resque-go/resque-go/internal/protocol"
 )
 
-//go:embed scripts/*.lua
+//go:embed scripts/*.lua scripts/jobpath/*.lua
 var scriptFS embed.FS
 
 func loadScript(name string, keys int) *script {

@@ -1,0 +1,35 @@
+-- jobpath/effect_unique.lua: what a finish does to a unique job's state
+-- (docs/protocol.md#unique-jobs); the claim's side is in effect_marks.lua,
+-- the release of a deferred job in unique_release.lua.
+--
+-- Unique jobs, only while the uid's state is running (a state someone
+-- else set since, e.g. after `resque-go unique clear`, is left alone):
+--   ok          state and deferred deleted; a deferred payload is released
+--               through the unique path: state queued, pushed to its queue,
+--               or to the delayed queue at now + its deferrableBy
+--   retry, reschedule
+--               the deferred payload is dropped (as the PHP fork did) and
+--               the state goes back to queued: the job's next copy is queued
+--   fail, discard
+--               state and deferred deleted (the PHP fork's removeAll)
+local function finish_unique(skey, dkey, outcome, ARGV, ao, failed)
+  local state = rcall('GET', skey)
+  if not state or string.sub(state, 1, 7) ~= 'running' then
+    return
+  end
+  if outcome == 'ok' then
+    local deferred = rcall('GET', dkey)
+    -- released first, then the deferred key goes: an error keeps it
+    if deferred and release_deferred(skey, deferred, ARGV[ao + 18], ARGV[ao + 5], failed, ARGV[ao + 19], ARGV[ao + 1], ARGV[ao + 8]) then
+      rcall('DEL', dkey)
+    else
+      rcall('DEL', skey, dkey)
+    end
+  elseif outcome == 'retry' or outcome == 'reschedule' then
+    rcall('DEL', dkey)
+    rcall('SET', skey, 'queued')
+  else
+    rcall('DEL', skey, dkey)
+  end
+end
+
