@@ -267,19 +267,6 @@ func (c *Client) claimTimeAt(t time.Time) *claimTime {
 	return ct
 }
 
-// ringArgs is how many arguments describe a ring to claim.lua.
-const ringArgs = 7
-
-// ringArgs describes ring source s to claim.lua (see its header).
-func (c *Client) ringArgs(s protocol.Source) []any {
-	k := c.keys
-	if s.Ring == protocol.RingStatic {
-		return []any{"s", k.StaticSourceQueue(s.Pool, ""), protocol.StaticSourcePrefix(s.Pool), k.StaticHoldersPrefix(s.Pool),
-			string(protocol.MarshalString(s.Queue)), k.StaticParked(s.Pool), k.MassSettings()}
-	}
-	return []any{"u", k.Prefix(), protocol.CommittedPrefix, k.BatchHoldersPrefix(), "", "", k.MassSettings()}
-}
-
 // ringRecordHead is a worker record's head after its queue, for a job from
 // a ring (claim.lua puts the queue in front).
 func ringRecordHead(runAt string) string {
@@ -452,77 +439,6 @@ type Outcome struct {
 	// finish moves its state on (docs/protocol.md#unique-jobs) in the same step.
 	UniqueID string
 	Now      time.Time
-}
-
-// finishKeysArgs lays out finish.lua's keys and arguments.
-func (c *Client) finishKeysArgs(workerID, host string, src protocol.Source, o Outcome) (keys, args []any) {
-	queue, statQueue := src.Queue, src.Queue
-	if o.StatQueue != "" {
-		statQueue = o.StatQueue
-	}
-	k := c.keys
-	if o.Kind == "" {
-		o.Kind = OutcomeOK
-	}
-	statusKey := k.Worker(workerID) // a placeholder: the script ignores it without a status
-	if o.Status != "" {
-		statusKey = k.JobStatus(o.JobID)
-	}
-	attemptsKey, attempts := statusKey, ""
-	if o.AttemptsDigest != "" {
-		attemptsKey, attempts = k.Attempts(o.AttemptsDigest), strconv.Itoa(max(o.Attempts, 0))
-	}
-	ttl := int64(o.AttemptsTTL / time.Second)
-	if ttl <= 0 {
-		ttl = 1
-	}
-	keys = []any{k.Worker(workerID), k.ClaimSeqs(), k.StatProcessed(), k.StatProcessedWorker(workerID),
-		statusKey, k.Failed(), attemptsKey, k.AttemptsIndex()}
-	args = []any{workerID, o.Seq, string(o.Kind), o.Status, o.Now.Unix(), o.Entry, o.Class, queue, attempts, ttl}
-	switch o.Kind {
-	case OutcomeFail:
-		keys = append(keys, k.StatFailed(), k.StatFailedWorker(workerID),
-			k.QueueStat(host, protocol.QueueStatFailed, statQueue))
-	case OutcomeRetry, OutcomeReschedule:
-		delayedKey, tsKey := k.Delayed(o.DueAt), k.Timestamps(o.Push)
-		if o.DueAt <= 0 {
-			delayedKey, tsKey = statusKey, statusKey // unused by the script
-		}
-		newWaiting, newStatusKey := "0", statusKey
-		if o.NewJobID != "" {
-			newWaiting, newStatusKey = "1", k.JobStatus(o.NewJobID)
-		}
-		keys = append(keys, k.StatFailed(), k.StatFailedWorker(workerID),
-			k.QueueStat(host, protocol.QueueStatFailed, statQueue),
-			k.Retries(), k.StatRetries(), k.QueueStat(host, protocol.QueueStatRetries, statQueue),
-			k.SourceKey(src), k.Queues(), delayedKey, tsKey, k.DelayedSchedule(), newStatusKey)
-		args = append(args, o.Push, o.DueAt, newWaiting, protocol.DelayedMember(o.DueAt))
-	}
-	// ARGV[15..16] are always there: with finish_claim.lua the claim's
-	// arguments follow, and the finish must not take one of them for its own
-	for len(args) < 14 {
-		args = append(args, "")
-	}
-	if o.Token != "" && src.Serial {
-		keys = append(keys, k.SerialLock(src.Queue))
-		args = append(args, o.Token, len(keys))
-	} else {
-		args = append(args, "", 0)
-	}
-	if o.UniqueID != "" {
-		keys = append(keys, k.UniqueState(o.UniqueID), k.UniqueDeferred(o.UniqueID))
-		args = append(args, len(keys)-1, k.Prefix(), protocol.FormatFailedAt(o.Now))
-	} else {
-		args = append(args, 0, "", "")
-	}
-	ring, state, source, static := k.StaticWakeKeys(src)
-	if (o.Kind == OutcomeRetry || o.Kind == OutcomeReschedule) && o.DueAt <= 0 && static {
-		keys = append(keys, ring, state)
-		args = append(args, len(keys)-1, source)
-	} else {
-		args = append(args, 0, "")
-	}
-	return keys, args
 }
 
 // ErrRecordRemoved is returned by Finish when the job's end was recorded

@@ -134,7 +134,7 @@ if nk == 1 then
     end
   end
 else
-  done = finish(KEYS, ARGV)
+  done = finish(KEYS, ARGV, 0, 0, false, na)
   if done == 6 then
     -- a key the job goes to has another type: nothing written or claimed
     return {6, false, false, false, false, false}

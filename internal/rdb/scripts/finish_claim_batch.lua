@@ -123,7 +123,7 @@ for j = 1, m do
     ao = ao + 2
     aos[j], tokens[j] = ao, ARGV[ao + na + 1]
     wkeys[j], wids[j] = KEYS[ko + 1], ARGV[ao + 1]
-    done[j] = finish(KEYS, ARGV, ko, ao, true)
+    done[j] = finish(KEYS, ARGV, ko, ao, true, ao + na)
     ko, ao = ko + nk, ao + na + 1
     if done[j] > 0 and done[j] < 4 then
       processed = processed + 1

@@ -4,33 +4,37 @@
 -- ring (source_static_ring.lua), a unit's ring (source_unit_ring.lua);
 -- effects: effect_marks.lua (status, unique), effect_attempts.lua.
 --
--- KEYS[1]        pause-all-workers
--- KEYS[2]        worker:<id>
--- KEYS[3]        resque-go claim-sequence hash (field: worker id)
--- KEYS[4]        resque-go attempts index (zset of the counters that exist)
--- KEYS[5..4+n]   the sources' lists (queue:<q_i>, or another list of
---                payloads), in priority order
--- KEYS[5+n..4+2n] each source's serial lock, queuedata:<q_i>:lock (any key
---                for a source that is not serial)
--- ARGV[1]        run_at (already formatted, ASCII; unused, kept for the layout)
--- ARGV[2]        now, Unix seconds
--- ARGV[3]        job status key prefix, "<ns>:job:" (effect_marks.lua)
--- ARGV[4]        worker id
--- ARGV[5]        attempt counter key prefix, "<ns>:resque-go:attempts:"
---                (effect_attempts.lua)
--- ARGV[6..5+n]   the start of each source's worker record, up to its
---                payload: {"queue":"<q>","run_at":"<time>","payload":
--- ARGV[6+n..5+2n] the end of each source's record: "}" for a queue (Ruby's
---                record), or ,"source":"<list>"}
--- ARGV[6+2n..5+3n] "1" for a serial source, "" for a plain one, "r<d>" for
---                a ring (source_ring.lua) whose description starts at ARGV[d]
--- ARGV[6+3n]     the slot's lock token (32 hex)
--- ARGV[7+3n]     the lock's time to live, milliseconds
--- ARGV[8+3n]     unique key prefix, "<ns>:unique:"
---                (the caller builds the record around the payload: a
---                concatenation of seven pieces here cost Redis ~7 us a job)
--- ARGV[9+3n..]   the rings' descriptions, 7 arguments each (none without
---                rings; source_ring.lua)
+-- Layout (Go: jobpath_claim.go for its fixed part, jobs.go), from the
+-- claim's base (KEYS[+k] is KEYS[ko+1+k], ARGV[+a] is ARGV[ao+1+a]), for
+-- n sources:
+-- KEYS[+0]         pause-all-workers
+-- KEYS[+1]         worker:<id>
+-- KEYS[+2]         claim-sequences   resque-go's hash (field: worker id)
+-- KEYS[+3]         attempts-index    zset of the attempts counters that exist
+-- KEYS[+4..+3+n]   the sources' lists (queue:<q_i>, or another list of
+--                  payloads; a ring: source_ring.lua), in priority order
+-- KEYS[+4+n..+3+2n] each source's serial lock, queuedata:<q_i>:lock (a
+--                  ring's state hash; any key for a plain source)
+-- ARGV[+0]         run_at            already formatted, ASCII; unused
+-- ARGV[+1]         now               Unix seconds
+-- ARGV[+2]         status-prefix     job status key prefix, "<ns>:job:" (effect_marks.lua)
+-- ARGV[+3]         worker-id
+-- ARGV[+4]         attempts-prefix   "<ns>:resque-go:attempts:" (effect_attempts.lua)
+-- ARGV[+5..+4+n]   the start of each source's worker record, up to its
+--                  payload: {"queue":"<q>","run_at":"<time>","payload":
+-- ARGV[+5+n..+4+2n] the end of each source's record: "}" for a queue
+--                  (Ruby's record), or ,"source":"<list>"}
+-- ARGV[+5+2n..+4+3n] "1" for a serial source, "" for a plain one, "r<d>"
+--                  for a ring whose description starts at ARGV[d]
+-- ARGV[+5+3n]      the slot's lock token (32 hex)
+-- ARGV[+6+3n]      the lock's time to live, milliseconds
+-- ARGV[+7+3n]      unique key prefix, "<ns>:unique:"
+--                  (the caller builds the record around the payload: a
+--                  concatenation of seven pieces here cost Redis ~7 us a job)
+-- ARGV[+8+3n..]    the rings' descriptions, 7 arguments each (none without
+--                  rings; source_ring.lua)
+-- In the code below, KEYS[ko + 1] is KEYS[+0], ARGV[ao + 5 + i] is the
+-- i-th source's ARGV[+4+i], and so on.
 --
 -- Every claim gets a new claim sequence; finish.lua acts only on the claim
 -- it was given, so a finish retried after a lost reply never touches a job

@@ -1,61 +1,56 @@
 -- jobpath/finish.lua: the core finish: record the end of a job a worker slot ran, in one step.
 --
--- The key list is as long as the outcome needs (8, 11 or 20 keys), so the
+-- The lists are as long as the outcome and the job's effects need, so the
 -- common success path sends the fewest bytes. resque-go's per-host, per-queue
 -- counters (queuestat:*) are not written here: the worker batches them
 -- (rdb.Counters); Ruby's stat:processed counters are, job by job.
--- KEYS[1]  worker:<id>
--- KEYS[2]  resque-go claim-sequence hash (field: worker id)
--- KEYS[3]  stat:processed
--- KEYS[4]  stat:processed:<id>
--- KEYS[5]  job:<id>:status of the finished job (any key when ARGV[4] is "")
--- KEYS[6]  failed
--- KEYS[7]  resque-go attempts counter of the job (any key when ARGV[9] is "")
--- KEYS[8]  resque-go attempts index (zset: counter key -> expiry, Unix s)
--- KEYS[9]  stat:failed                         (fail, retry, reschedule)
--- KEYS[10] stat:failed:<id>
--- KEYS[11] queuestat:<host>:failed:<q>
--- KEYS[12] retries                             (retry, reschedule)
--- KEYS[13] stat:retries
--- KEYS[14] queuestat:<host>:retries:<q>
--- KEYS[15] the source list the job goes back to (queue:<q>)
--- KEYS[16] queues
--- KEYS[17] delayed:<ts> (when pushed through the delayed queue)
--- KEYS[18] timestamps:<item>
--- KEYS[19] delayed_queue_schedule
--- KEYS[20] job:<new id>:status of the retry
--- ARGV[1]  worker id
--- ARGV[2]  claim sequence of the job (from claim.lua)
--- ARGV[3]  outcome: ok | fail | retry | reschedule | discard
--- ARGV[4]  status of the finished job: "" none, or "v3:<status>" / "php:<code>"
--- ARGV[5]  now, Unix seconds
--- ARGV[6]  entry for failed (fail) or retries (retry)
--- ARGV[7]  the job's class (to recognise a false DirtyExit entry)
--- ARGV[8]  queue name (SADD queues; the DirtyExit entry's queue)
--- ARGV[9]  attempts counter: "" leave it, "0" delete it, N > 0 set it to N
--- ARGV[10] TTL of the attempts counter, seconds (its index entry expires then too)
--- ARGV[11] payload to push (retry, reschedule): a queue payload, or the
---          delayed item when ARGV[12] > 0
--- ARGV[12] due time, Unix seconds; 0 pushes to the queue at once
--- ARGV[13] "1" when the retry's status key gets "waiting" (resque-v3)
--- ARGV[14] the timestamps index member, delayed:<ts> (no namespace)
--- ARGV[15] for a job from a serial source: the slot's lock token; "" for
---          any other (the arguments before it are padded to 14: all 16 are
---          always sent, so with finish_claim.lua none is the claim's)
--- ARGV[16] the index in KEYS of that source's lock, queuedata:<q>:lock
---          (after the outcome's keys); 0 without one
--- ARGV[17] for a unique job (docs/protocol.md#unique-jobs): the index in KEYS of
---          unique:<uid>:state, unique:<uid>:deferred following it (after
---          the lock); 0 for any other job (ARGV[17..19] are always sent)
--- ARGV[18] the namespace prefix "<ns>:" (a released deferred job's keys
---          are built from it: its queue is only known here)
--- ARGV[19] failed_at for an entry recording a deferred payload that
---          cannot be released (no queue, not JSON)
--- ARGV[20] for a retry or reschedule pushed at once into a static pool
---          source's FIFO: the index in KEYS of the pool's ring,
---          static:ring:<pool>, its state hash following (after the unique
---          keys); 0 for any other (ARGV[20..21] are always sent)
--- ARGV[21] that source's id (put back on the ring as static_wake.lua does)
+-- Layout (Go: jobpath_finish.go), from the finish's base (KEYS[+n] and
+-- ARGV[+n] are KEYS[ko+1+n] and ARGV[ao+1+n]):
+-- KEYS[+0]  worker:<id>
+-- KEYS[+1]  claim-sequences           resque-go's hash (field: worker id)
+-- KEYS[+2]  stat:processed
+-- KEYS[+3]  stat:processed:<id>
+-- KEYS[+4]  job:<id>:status           of the finished job (any key when ARGV[+3] is "")
+-- KEYS[+5]  failed
+-- KEYS[+6]  attempts:<digest>         the job's attempts counter (any key when ARGV[+8] is "")
+-- KEYS[+7]  attempts-index            zset: counter key -> expiry, Unix s
+-- KEYS[+8]  stat:failed               (fail, retry, reschedule)
+-- KEYS[+9]  stat:failed:<id>
+-- KEYS[+10] queuestat:failed:<q>      queuestat:<host>:failed:<q>
+-- KEYS[+11] retries                   (retry, reschedule)
+-- KEYS[+12] stat:retries
+-- KEYS[+13] queuestat:retries:<q>     queuestat:<host>:retries:<q>
+-- KEYS[+14] source                    the list the job goes back to (queue:<q>)
+-- KEYS[+15] queues
+-- KEYS[+16] delayed:<ts>              when pushed through the delayed queue
+-- KEYS[+17] timestamps:<item>
+-- KEYS[+18] delayed_queue_schedule
+-- KEYS[+19] job:<new id>:status       of the retry
+-- ARGV[+0]  worker-id
+-- ARGV[+1]  seq                       claim sequence of the job (from claim.lua)
+-- ARGV[+2]  outcome                   ok | fail | retry | reschedule | discard
+-- ARGV[+3]  status                    of the finished job: "" none, or "v3:<status>" / "php:<code>"
+-- ARGV[+4]  now                       Unix seconds
+-- ARGV[+5]  entry                     for failed (fail) or retries (retry)
+-- ARGV[+6]  class                     the job's (to recognise a false DirtyExit entry)
+-- ARGV[+7]  queue                     its name (SADD queues; the DirtyExit entry's queue)
+-- ARGV[+8]  attempts                  "" leave the counter, "0" delete it, N > 0 set it to N
+-- ARGV[+9]  attempts-ttl              seconds (its index entry expires then too)
+-- ARGV[+10] push                      what goes back (retry, reschedule): a queue
+--                                     payload, or the delayed item when due > 0
+-- ARGV[+11] due                       Unix seconds; 0 pushes to the queue at once
+-- ARGV[+12] waiting                   "1" when the retry's status key gets "waiting" (resque-v3)
+-- ARGV[+13] delayed-member            the timestamps index member, delayed:<ts> (no namespace)
+--
+-- The keys are those of the outcome: 8 for ok and discard, 11 for fail,
+-- 20 for retry and reschedule; the arguments 10, or 14 for retry and
+-- reschedule. Then come the effects that apply to this job, each a section
+-- opened by its tag, in this order; one that does not apply sends nothing:
+--   "q" a Resque queue the job goes back to joins queues (finish_push.lua)
+--   "l" the release of a serial source's lock (effect_release.lua)
+--   "u" the unique state (effect_unique.lua)
+--   "w" the wake of a static pool's source (effect_wake.lua)
+-- Their keys follow the outcome's in the same order.
 --
 -- The claim sequence moves on with every finish, so a finish is applied at
 -- most once: a call retried after a lost reply finds another sequence.
@@ -77,14 +72,46 @@
 --      met the key is taken back, the job stays in worker:<id> and the
 --      caller tries again once the key is fixed (a set or zset member
 --      added on the way stays: harmless without its list entry)
--- The body is the function finish(KEYS, ARGV, ko, ao, batched) so
+-- The body is the function finish(KEYS, ARGV, ko, ao, batched, an) so
 -- finish_claim.lua and finish_claim_batch.lua can reuse it: its keys and
 -- arguments start after the first ko keys and ao arguments (none when run
--- alone; KEYS[n] and ARGV[n] above are relative to them), and batched
--- leaves stat:processed to the caller (one INCRBY for the whole batch).
-local function finish(KEYS, ARGV, ko, ao, batched)
+-- alone), its last argument is ARGV[an] (#ARGV when run alone), and
+-- batched leaves stat:processed to the caller (one INCRBY for the whole
+-- batch).
+-- finish_nkeys is how many keys each outcome has.
+local finish_nkeys = {ok = 8, discard = 8, fail = 11, retry = 20, reschedule = 20}
+
+-- finish_effects finds the sections of the effects (see the layout) after
+-- the outcome's keys and arguments: whether the job joins queues, then
+-- for the lock, the unique state and the wake the indexes in KEYS and
+-- ARGV their section starts at (past its tag), or nil when not sent.
+local function finish_effects(ARGV, ko, ao, an, outcome)
+  local k, a = ko + (finish_nkeys[outcome] or 8), ao + 10
+  if outcome == 'retry' or outcome == 'reschedule' then
+    a = ao + 14
+  end
+  local joins, lk, la, uk, ua, wk, wa = false, nil, nil, nil, nil, nil, nil
+  while a < an do
+    local tag = ARGV[a + 1]
+    if tag == 'q' then
+      joins, a = true, a + 1
+    elseif tag == 'l' then
+      lk, la, k, a = k + 1, a + 2, k + 1, a + 2
+    elseif tag == 'u' then
+      uk, ua, k, a = k + 1, a + 2, k + 2, a + 3
+    elseif tag == 'w' then
+      wk, wa, k, a = k + 1, a + 2, k + 2, a + 2
+    else
+      return error('finish: no effect ' .. tostring(tag) .. ' (a caller of another version?)')
+    end
+  end
+  return joins, lk, la, uk, ua, wk, wa
+end
+
+local function finish(KEYS, ARGV, ko, ao, batched, an)
   ko, ao = ko or 0, ao or 0
   local outcome = ARGV[ao + 3]
+  local joins, lk, la, uk, ua, wk, wa = finish_effects(ARGV, ko, ao, an or #ARGV, outcome)
   local result
   if outcome == 'fail' or outcome == 'retry' or outcome == 'reschedule' then
     -- The job's writes come before its record goes: Redis keeps what a
@@ -97,7 +124,7 @@ local function finish(KEYS, ARGV, ko, ao, batched)
       return 0
     end
     local undo = {}
-    if not pcall(finish_push, KEYS, ARGV, ko, ao, outcome, undo) then
+    if not pcall(finish_push, KEYS, ARGV, ko, ao, outcome, undo, joins, wk, wa) then
       for i = 1, #undo do
         rcall('RPOP', undo[i])
       end
@@ -139,16 +166,11 @@ local function finish(KEYS, ARGV, ko, ao, batched)
   if (outcome == 'retry' or outcome == 'reschedule') and ARGV[ao + 13] == '1' then
     rcall('SET', KEYS[ko + 20], '{"status":"waiting","updated":' .. ARGV[ao + 5] .. '}', 'EX', '86400')
   end
-  if ARGV[ao + 15] ~= '' then
-    -- release the serial lock, if this slot still holds it
-    local lock = KEYS[ko + tonum(ARGV[ao + 16])]
-    if rcall('GET', lock) == ARGV[ao + 15] then
-      rcall('DEL', lock)
-    end
+  if lk then
+    release_lock(KEYS[lk], ARGV[la])
   end
-  local ui = tonum(ARGV[ao + 17])
-  if ui and ui > 0 then
-    finish_unique(KEYS[ko + ui], KEYS[ko + ui + 1], outcome, ARGV, ao, KEYS[ko + 6])
+  if uk then
+    finish_unique(KEYS[uk], KEYS[uk + 1], outcome, ARGV, ao, KEYS[ko + 6], ARGV[ua], ARGV[ua + 1])
   end
   finish_status(KEYS, ARGV, ko, ao)
   return result

@@ -1,13 +1,20 @@
 -- jobpath/finish_push.lua: where a failed, retried or rescheduled job
--- goes (failed, retries, its source again, the delayed queue) and the wake
--- of a static pool's source it goes back to.
+-- goes (failed, retries, its source again, the delayed queue; the keys of
+-- the finish's outcome, finish.lua), the queues set a Resque queue it goes
+-- back to joins, and the wake of a static pool's source (effect_wake.lua).
+--
+-- Layout, a section of the finish's effects (finish.lua), sent only for a
+-- retry or reschedule pushed at once to a Resque queue (not a mass pool's
+-- list or a batch): the queue joins queues (the finish's KEYS[+15])
+-- ARGV[+0] tag "q"
+--
 -- finish_push writes where a fail, retry or reschedule sends the job: the
 -- failed or retries entry, the job's copy, and what finds the copy
 -- (queues, timestamps:<item> and delayed_queue_schedule, or a static
--- pool's ring). It notes in undo each list it pushed to, and a ring state
+-- pool's ring: wk and wa, the wake's section). It notes in undo each list it pushed to, and a ring state
 -- field it set, so that finish can take them back when a key of another
 -- type (written by hand) stops it midway.
-local function finish_push(KEYS, ARGV, ko, ao, outcome, undo)
+local function finish_push(KEYS, ARGV, ko, ao, outcome, undo, joins, wk, wa)
   if outcome == 'fail' then
     rcall('RPUSH', KEYS[ko + 6], ARGV[ao + 6])
     return
@@ -26,19 +33,12 @@ local function finish_push(KEYS, ARGV, ko, ao, outcome, undo)
   end
   rcall('RPUSH', KEYS[ko + 15], ARGV[ao + 11])
   undo[#undo + 1] = KEYS[ko + 15]
-  local qk = 'queue:' .. ARGV[ao + 8]
-  if string.sub(KEYS[ko + 15], -#qk) == qk then
+  if joins then
     -- a Resque queue (not a mass pool's list or a batch) joins queues
     rcall('SADD', KEYS[ko + 16], ARGV[ao + 8])
   end
-  local ri = tonum(ARGV[ao + 20])
-  if ri and ri > 0 then
-    -- static_wake, with the state field noted before the ring's push
-    local field = 'm:' .. ARGV[ao + 21]
-    if rcall('HSETNX', KEYS[ko + ri + 1], field, 'r') == 1 then
-      undo.state, undo.field = KEYS[ko + ri + 1], field
-      rcall('RPUSH', KEYS[ko + ri], ARGV[ao + 21])
-    end
+  if wk then
+    finish_wake(KEYS[wk], KEYS[wk + 1], ARGV[wa], undo)
   end
 end
 
