@@ -16,7 +16,7 @@ var finishLayout = jobpathLayout{Module: "finish",
 		"job:<id>:status", "failed", "attempts:<digest>", "attempts-index",
 		"stat:failed", "stat:failed:<id>", "queuestat:failed:<q>",
 		"retries", "stat:retries", "queuestat:retries:<q>", "source", "queues",
-		"delayed:<ts>", "timestamps:<item>", "delayed_queue_schedule", "job:<new id>:status"},
+		"delayed:<ts>", "timestamps:<item>", "delayed_queue_schedule", "job:<new-id>:status"},
 	Args: []string{"worker-id", "seq", "outcome", "status", "now", "entry", "class", "queue",
 		"attempts", "attempts-ttl", "push", "due", "waiting", "delayed-member"},
 }

@@ -50,6 +50,7 @@ type script struct {
 func (s *script) get() *redis.Script {
 	s.once.Do(func() {
 		var src strings.Builder
+		src.WriteString(keyGrammarLua())
 		for _, f := range s.fragments {
 			src.WriteString(scriptSource(f))
 			src.WriteString("\n")
@@ -66,17 +67,6 @@ func scriptSource(name string) string {
 		panic("rdb: missing embedded script " + name) // a build error, not a runtime one
 	}
 	return string(src)
-}
-
-// scriptBody is a script written as a local function plus a last line
-// "return <fn>(KEYS, ARGV)", without that line, for composing scripts.
-func scriptBody(name, fn string) string {
-	src := strings.TrimRight(scriptSource(name), "\n")
-	last := "return " + fn + "(KEYS, ARGV)"
-	if !strings.HasSuffix(src, last) {
-		panic("rdb: script " + name + " does not end with " + last)
-	}
-	return strings.TrimSuffix(src, last)
 }
 
 // Options configures a Client. Zero values mean the documented defaults.

@@ -100,7 +100,7 @@ if ARGV[#ARGV] == 'c' then
     return {4, false, false, false, false, false}
   end
   rcall('INCR', A[1])
-  rcall('INCR', A[1] .. ':' .. wid)
+  rcall('INCR', A[1] .. KEY_PROCESSED_SEP .. wid)
   if wrongtype then
     out[7] = wrongtype
   end
@@ -130,7 +130,7 @@ if nk == 1 then
     end
     if done > 0 then
       rcall('INCR', KEYS[1])
-      rcall('INCR', KEYS[1] .. ':' .. wid)
+      rcall('INCR', KEYS[1] .. KEY_PROCESSED_SEP .. wid)
     end
   end
 else
@@ -170,7 +170,7 @@ if plain and seq then
       return {4, false, false, false, false, false}
     end
     rcall('INCR', KEYS[1])
-    rcall('INCR', KEYS[1] .. ':' .. wid)
+    rcall('INCR', KEYS[1] .. KEY_PROCESSED_SEP .. wid)
   end
   if wrongtype then
     out[7] = wrongtype

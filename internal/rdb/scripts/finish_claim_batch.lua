@@ -85,7 +85,7 @@ end
 -- the short form's keys: "<ns>:worker:" from the first slot's claim key
 -- and worker id, "<ns>:stat:processed:" from stat:processed
 local wp = string.sub(KEYS[2], 1, #KEYS[2] - #ARGV[4])
-local pp = KEYS[nkc + 1] .. ':'
+local pp = KEYS[nkc + 1] .. KEY_PROCESSED_SEP
 -- a short form's finish leaves the record for a claim that goes the short
 -- way (claim_plain, claim_static) to replace or remove
 local keep = plain or static_d ~= nil

@@ -33,7 +33,7 @@ local function job_marks(payload, u, d, ARGV, ao, ui)
         uid = string.match(payload, '"uid"%s*:%s*(-?[%d%.eE+-]+)')
       end
       if type(uid) == 'string' and uid ~= '' then
-        rcall('SET', ARGV[ui] .. uid .. ':state', 'running')
+        rcall('SET', ARGV[ui] .. uid .. KEY_UNIQUE_STATE_SUFFIX, 'running')
       end
     end
   end
@@ -44,7 +44,7 @@ local function job_marks(payload, u, d, ARGV, ao, ui)
     end
     local id = type(decoded) == 'table' and decoded['id']
     if type(id) == 'string' or type(id) == 'number' then
-      local skey = ARGV[ao + 3] .. tostring(id) .. ':status'
+      local skey = ARGV[ao + 3] .. tostring(id) .. KEY_JOB_STATUS_SUFFIX
       if decoded['isMonitored'] == true then
         -- resque-v3 string statuses
         rcall('SET', skey, '{"status":"running","updated":' .. ARGV[ao + 2] .. '}', 'EX', '86400')

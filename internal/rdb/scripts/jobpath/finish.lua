@@ -25,7 +25,7 @@
 -- KEYS[+16] delayed:<ts>              when pushed through the delayed queue
 -- KEYS[+17] timestamps:<item>
 -- KEYS[+18] delayed_queue_schedule
--- KEYS[+19] job:<new id>:status       of the retry
+-- KEYS[+19] job:<new-id>:status       of the retry
 -- ARGV[+0]  worker-id
 -- ARGV[+1]  seq                       claim sequence of the job (from claim.lua)
 -- ARGV[+2]  outcome                   ok | fail | retry | reschedule | discard
