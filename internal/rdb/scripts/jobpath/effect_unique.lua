@@ -24,8 +24,7 @@
 --   fail, discard
 --               state and deferred deleted (the PHP fork's removeAll)
 local function finish_unique(skey, dkey, outcome, ARGV, ao, failed, prefix, failed_at)
-  local state = rcall('GET', skey)
-  if not state or string.sub(state, 1, 7) ~= 'running' then
+  if not unique_running(skey) then
     return
   end
   if outcome == 'ok' then

@@ -128,9 +128,6 @@ local function finish(KEYS, ARGV, ko, ao, batched, an)
       for i = 1, #undo do
         rcall('RPOP', undo[i])
       end
-      if undo.state then
-        rcall('HDEL', undo.state, undo.field)
-      end
       rcall('HINCRBY', seqs, wid, '-1')
       return 6
     end

@@ -11,9 +11,9 @@
 -- finish_push writes where a fail, retry or reschedule sends the job: the
 -- failed or retries entry, the job's copy, and what finds the copy
 -- (queues, timestamps:<item> and delayed_queue_schedule, or a static
--- pool's ring: wk and wa, the wake's section). It notes in undo each list it pushed to, and a ring state
--- field it set, so that finish can take them back when a key of another
--- type (written by hand) stops it midway.
+-- pool's ring: wk and wa, the wake's section). It notes in undo each
+-- list it pushed to, so that finish can take them back when a key of
+-- another type (written by hand) stops it midway.
 local function finish_push(KEYS, ARGV, ko, ao, outcome, undo, joins, wk, wa)
   if outcome == 'fail' then
     rcall('RPUSH', KEYS[ko + 6], ARGV[ao + 6])
@@ -38,7 +38,9 @@ local function finish_push(KEYS, ARGV, ko, ao, outcome, undo, joins, wk, wa)
     rcall('SADD', KEYS[ko + 16], ARGV[ao + 8])
   end
   if wk then
-    finish_wake(KEYS[wk], KEYS[wk + 1], ARGV[wa], undo)
+    -- all or nothing: a ring or state of another type stops it before it
+    -- writes, and finish takes the push above back
+    static_wake(KEYS[wk], KEYS[wk + 1], ARGV[wa])
   end
 end
 

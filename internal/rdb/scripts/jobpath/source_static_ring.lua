@@ -20,7 +20,7 @@
 -- can leak one) is parked; every claim looks at one parked source and puts
 -- it back on the ring when a slot is free. A source whose FIFO is empty
 -- leaves the ring at once; a job that comes back to its FIFO (a retry, a
--- requeue, a recovery) puts it back (static_wake.lua). The claim's worker
+-- requeue, a recovery) puts it back (jobpath/effect_wake.lua). The claim's worker
 -- is recorded in the holders hash of the name served: a batch's always,
 -- a static source's only while the source has a limit.
 --
@@ -38,7 +38,7 @@ local function static_visit(s, fifo, state, seqs, ARGV, d, m)
   local payload = rcall('LPOP', fifo)
   if not payload then
     -- drained: off the ring at once; a job that comes back to its FIFO
-    -- (a retry, a requeue, a recovery) puts it back (static_wake.lua).
+    -- (a retry, a requeue, a recovery) puts it back (jobpath/effect_wake.lua).
     -- A turn counter (t:) exists only while some source has settings:
     -- SetWeight clears a source's when its weight changes
     ring_leave(m, state, s)
