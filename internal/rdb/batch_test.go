@@ -54,7 +54,7 @@ func batchVersusSingle(t *testing.T, paused, plainOnly bool) {
 	single := batchFixture(t, "single", now, paused, plainOnly)
 	batched := batchFixture(t, "batch", now, paused, plainOnly)
 	// both take the short paths (claim_plain) for plain sources: they are
-	// also compared with finish.lua and claim.lua called one after the
+	// also compared with jobpath/finish.lua and jobpath/claim.lua called one after the
 	// other (claim()'s general path), whose claim moves the sequence
 	// once more, so sequences are left out of that comparison
 	separate := batchFixture(t, "separate", now, paused, plainOnly)
@@ -105,7 +105,7 @@ func withoutSeqs(r batchResult) batchResult {
 var seqField = regexp.MustCompile(`seq=\S*`)
 
 // batchFixture runs the batch test's slots (mode): one finish-and-claim
-// call each ("single"), one batch ("batch"), or finish.lua then claim.lua
+// call each ("single"), one batch ("batch"), or jobpath/finish.lua then jobpath/claim.lua
 // for each ("separate").
 func batchFixture(t *testing.T, mode string, now time.Time, paused, plainOnly bool) batchResult {
 	ctx := context.Background()

@@ -23,7 +23,7 @@ var finishLayout = jobpathLayout{Module: "finish",
 
 // finishKeysArgs lays out the finish's keys and arguments: the outcome's,
 // then the sections of the effects that apply to this job, in the order
-// finish.lua reads them (finishPush, effectRelease, effectUnique,
+// jobpath/finish.lua reads them (finishPush, effectRelease, effectUnique,
 // effectWake); one that does not apply sends nothing.
 func (c *Client) finishKeysArgs(workerID, host string, src protocol.Source, o Outcome) (keys, args []any) {
 	queue, statQueue := src.Queue, src.Queue

@@ -124,7 +124,7 @@ func (r ClaimResult) StatName() string {
 	return r.Queue
 }
 
-// claimKeysArgs lays out claim.lua's keys and arguments. What does not
+// claimKeysArgs lays out jobpath/claim.lua's keys and arguments. What does not
 // change from job to job (the keys, each source's parts, the time's
 // formats within a second) is built once and kept (claimConsts,
 // claimSource, claimTimeAt): laying them out anew for every job took a
@@ -268,7 +268,7 @@ func (c *Client) claimTimeAt(t time.Time) *claimTime {
 }
 
 // ringRecordHead is a worker record's head after its queue, for a job from
-// a ring (claim.lua puts the queue in front).
+// a ring (jobpath/claim.lua puts the queue in front).
 func ringRecordHead(runAt string) string {
 	return `,"run_at":` + string(protocol.MarshalString(runAt)) + `,"payload":`
 }
@@ -296,7 +296,7 @@ func parseClaim(a ClaimArgs, reply any) (ClaimResult, error) {
 		return ClaimResult{Paused: true}, nil
 	case []any:
 		if len(v) == 6 {
-			// sources skipped for a key of another type (claim.lua's
+			// sources skipped for a key of another type (jobpath/claim.lua's
 			// claim_wrongtype): rare, so parsed apart from the rest
 			return parseWrongType(a, v)
 		}
@@ -395,7 +395,7 @@ func parseWrongType(a ClaimArgs, v []any) (ClaimResult, error) {
 // OutcomeKind says how a job ended.
 type OutcomeKind string
 
-// Outcome kinds, as finish.lua names them.
+// Outcome kinds, as jobpath/finish.lua names them.
 const (
 	OutcomeOK         OutcomeKind = "ok"
 	OutcomeFail       OutcomeKind = "fail"

@@ -2,16 +2,16 @@
 -- at once (slots that claim from the same sources), so a busy process pays
 -- the fixed price of a script call, of the request and of the shared reads
 -- once per batch instead of once per job. Loaded after the bodies of
--- finish.lua and claim.lua (their local functions finish and claim).
+-- jobpath/finish.lua and jobpath/claim.lua (their local functions finish and claim).
 --
--- KEYS[1..nkc]       claim.lua's keys for the first slot of the batch
+-- KEYS[1..nkc]       jobpath/claim.lua's keys for the first slot of the batch
 --                    (its worker:<id> is not used: each slot's is below)
 -- KEYS[nkc+1]        stat:processed
 -- KEYS[nkc+2]        failed
 -- KEYS[nkc+3..]      the finish keys of each slot in full form, one slot
---                    after the other: finish.lua's (the first is the slot's
+--                    after the other: jobpath/finish.lua's (the first is the slot's
 --                    worker:<id>)
--- ARGV[1..nac]       claim.lua's arguments for the first slot (its worker
+-- ARGV[1..nac]       jobpath/claim.lua's arguments for the first slot (its worker
 --                    id and lock token are not used)
 -- ARGV[nac+1..]      each slot's finish, one after the other:
 --                    - short form, for a plain success (no status, attempts
@@ -21,7 +21,7 @@
 --                      success writes nothing else: its worker:<id> and
 --                      stat:processed:<id> are built here)
 --                    - full form: how many keys and how many arguments
---                      finish.lua has, its arguments (the first is the
+--                      jobpath/finish.lua has, its arguments (the first is the
 --                      slot's worker id), then the slot's lock token
 -- ARGV[#ARGV-3]      the slots' forms, one byte each: "s" short, "f" full
 -- ARGV[#ARGV-2]      nkc
@@ -37,21 +37,22 @@
 -- ring's rotation (ring_static, ring_flush). When the claims take a short
 -- way (claim_plain, claim_static), a short form's finish moves only the
 -- sequence and leaves the record for its slot's claim to replace or
--- remove (finish.lua's finish_move), and the slot is counted after its
--- claim; stat:processed is written after every claim. A plain success sends 2
--- strings instead of finish.lua's 29: each costs Redis about as much as a
+-- remove (jobpath/finish_record.lua's finish_move), and the slot is counted
+-- after its claim; stat:processed is written after every claim. A plain
+-- success sends 2 strings instead of the full form's 18 (29 while it was
+-- padded): each costs Redis about as much as a
 -- command's overhead in a script (measured: 8% of the whole call at 8
 -- slots). Its class and queue are needed only when another runtime removed
 -- the slot's record while the job ran (finish_head): that finish returns 4,
 -- writes nothing and claims nothing, and the caller sends that slot again in
--- full form. A full form's finish that returns 6 (finish.lua: a key the
+-- full form. A full form's finish that returns 6 (jobpath/finish.lua: a key the
 -- job goes to has another type) writes and claims nothing for its slot.
 --
 -- Returns six values per slot, one after the other: the finish result, then
 -- the claim result of finish_claim.lua laid flat: -1 (paused), nil (no job)
 -- or its first element, then its other elements (nil for those it lacks).
 -- Then, only when a claim skipped a source whose key holds another type,
--- one more: the skipped sources' indexes (claim.lua's wrongtype; the slots
+-- one more: the skipped sources' indexes (jobpath/claim.lua's wrongtype; the slots
 -- share their sources).
 local m = tonum(ARGV[#ARGV])
 local nkc, nac = tonum(ARGV[#ARGV - 2]), tonum(ARGV[#ARGV - 1])
@@ -164,7 +165,7 @@ for j = 1, m do
   -- sets seqs[j]) left the record for the claim
   local kept = keep and seqs[j]
   if done[j] == 4 or done[j] == 6 then
-    -- 6: a key the job goes to has another type (finish.lua)
+    -- 6: a key the job goes to has another type (jobpath/finish.lua)
     c = false
   elseif paused then
     if kept and rcall('DEL', wkeys[j]) == 0 then
@@ -214,7 +215,7 @@ elseif processed > 0 then
 end
 ring_flush(memo)
 if wrongtype then
-  -- a source whose key holds another type was skipped (claim.lua)
+  -- a source whose key holds another type was skipped (jobpath/claim.lua)
   out[6 * m + 1] = wrongtype
 end
 return out

@@ -16,7 +16,7 @@
 --
 -- The claim sequence moves on, so a finish of the same claim that arrives
 -- later (the handler returned after all) is refused instead of being taken
--- for a record removed by another runtime (see finish.lua).
+-- for a record removed by another runtime (see jobpath/finish.lua).
 --
 -- Returns 1, or 0 when worker:<id> is gone (already finished or recovered).
 if redis.call('EXISTS', KEYS[1]) == 0 then

@@ -1,5 +1,5 @@
 -- unique_release.lua: a fragment (local functions) for scripts that
--- release a deferred unique job (docs/protocol.md#unique-jobs): finish.lua on success,
+-- release a deferred unique job (docs/protocol.md#unique-jobs): jobpath/finish.lua on success,
 -- unique_clear.lua for an operator; and key_fits.
 --
 -- release_deferred(skey, deferred, prefix, now, failed, failed_at, worker, queue)
@@ -25,7 +25,7 @@
 -- (failed itself of another type) keeps the payload where it was.
 
 -- key_fits reports whether key is missing or holds a want, and its type
--- (finish.lua uses it too).
+-- (jobpath/finish.lua uses it too).
 local function key_fits(key, want)
   local t = redis.call('TYPE', key)['ok']
   return t == 'none' or t == want, t
