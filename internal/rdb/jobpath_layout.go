@@ -16,5 +16,5 @@ type jobpathLayout struct {
 var jobpathLayouts = []jobpathLayout{
 	claimLayout, finishLayout, finishPushLayout,
 	effectReleaseLayout, effectUniqueLayout, effectWakeLayout,
-	sourceRingLayout,
+	sourceStaticRingLayout, sourceUnitRingLayout,
 }

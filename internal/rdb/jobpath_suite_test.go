@@ -3,6 +3,7 @@ package rdb
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -251,5 +252,32 @@ func TestFinishLeavesLockAndUniqueStateOfWrongType(t *testing.T) {
 		if n, _ := redis.Int(c.do(ctx, "HLEN", key)); n != 1 {
 			t.Errorf("%s was touched", key)
 		}
+	}
+}
+
+// A claim whose sources are a unit's ring and a static pool's ring finds
+// each ring's description where its flag says, whatever its kind's length
+// (a unit's is shorter: it sends no record queue or parked list).
+func TestClaimFromTwoRingsOfEachKind(t *testing.T) {
+	t.Parallel()
+	c, _, do := ringTestClient(t, false)
+	k := c.Keys()
+	ctx := context.Background()
+	unit, static := protocol.UnitSource("bp", "u1"), protocol.StaticPoolSource("p")
+	fillStaticRing(c, do, "p", []string{"s1"}, map[string]int{"s1": 1})
+	do("LPUSH", k.SourceKey(unit), "s2:b:1")
+	do("LPUSH", k.Committed("s2:b:1"), `{"class":"C","args":["unit"]}`)
+	for i, want := range []string{`"unit"`, `"class"`} {
+		res, err := c.Claim(ctx, ClaimArgs{WorkerID: "h:" + strconv.Itoa(i) + ":q", Sources: []protocol.Source{unit, static}})
+		if err != nil || res.Payload == nil || !strings.Contains(string(res.Payload), want) {
+			t.Fatalf("claim %d: %s %v, want a payload with %s", i+1, res.Payload, err, want)
+		}
+		if i == 1 && !strings.HasPrefix(res.Source.List, protocol.StaticSourcePrefix("p")) {
+			t.Errorf("the static job's source: %+v", res.Source)
+		}
+	}
+	res, err := c.Claim(ctx, ClaimArgs{WorkerID: "h:9:q", Sources: []protocol.Source{unit, static}})
+	if err != nil || res.Payload != nil {
+		t.Errorf("both rings empty: %s %v", res.Payload, err)
 	}
 }

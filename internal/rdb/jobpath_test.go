@@ -123,8 +123,16 @@ func TestJobpathLayoutsAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if got := c.ringArgs(protocol.StaticPoolSource("p")); len(got) != len(sourceRingLayout.Args) || ringArgs != len(got) {
-		t.Errorf("a ring's description has %d arguments, its layout %d", len(got), len(sourceRingLayout.Args))
+	for _, tc := range []struct {
+		src  protocol.Source
+		l    jobpathLayout
+		kind string
+	}{{protocol.StaticPoolSource("p"), sourceStaticRingLayout, "s"}, {protocol.UnitSource("bp", "u1"), sourceUnitRingLayout, "u"}} {
+		got := c.ringArgs(tc.src)
+		header := scriptSource("jobpath/" + tc.l.Module + ".lua")
+		if len(got) != len(tc.l.Args) || got[0] != any(tc.kind) || !strings.Contains(header, `-- ARGV[+0] kind             "`+tc.kind+`"`) {
+			t.Errorf("%s: a description of %d arguments (%v), its layout has %d, kind %q", tc.l.Module, len(got), got, len(tc.l.Args), tc.kind)
+		}
 	}
 	keys, args := c.buildClaimKeysArgs(ClaimArgs{WorkerID: "w", Sources: []protocol.Source{protocol.QueueSource("q")}, Now: time.Now()})
 	if len(keys) != len(claimLayout.Keys)+2 || args[3] != any("w") || keys[1] != any(k.Worker("w")) {

@@ -149,22 +149,20 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
           memo.flags[flag] = d
         end
       end
+      -- the record's queue: a static pool's, or a batch's list
+      local q = nil
       if ARGV[d] == 's' then
         local s
         payload, s, holders = ring_static(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, memo)
         if payload then
-          list = ARGV[d + 2] .. s
+          list, q = ARGV[d + 2] .. s, ARGV[d + 4]
         end
       else
         payload, list, holders = ring_unit(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, memo)
       end
       if payload then
         lj = cjson.encode(list)
-        local q = ARGV[d + 4]
-        if q == '' then
-          q = lj
-        end
-        head, tail = '{"queue":' .. q .. head, ',"source":' .. lj .. '}'
+        head, tail = '{"queue":' .. (q or lj) .. head, ',"source":' .. lj .. '}'
       end
     end
     if payload then

@@ -3,7 +3,7 @@
 -- script's memory (ring_memo), one turn over it (ring_next), a turn taken
 -- back (ring_unserve), and the write of the result once every claim ran
 -- (ring_flush). See ring_static (source_static_ring.lua) for why.
--- Its slice of the claim's layout is a ring's (source_ring.lua).
+-- Its slice of the claim's layout is source_static_ring.lua's.
 -- ring_memo is the ring's state in a batch's memory (see ring_static),
 -- made by the first claim of the batch that reaches the ring. settings,
 -- when given, says whether any source has settings or is parked (the

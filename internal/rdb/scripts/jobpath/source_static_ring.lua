@@ -2,7 +2,18 @@
 -- pool's ring of sources (mass queues): one visit of a source
 -- (static_visit) and the claim's turn over the ring (ring_static), alone
 -- or as one of a batch's claims (its memory: source_static_batch.lua).
--- Its slice of the claim's layout is a ring's (source_ring.lua).
+--
+-- Layout, the pool's description from its base d (the flag "r<d>",
+-- source_ring.lua; Go: jobpath_source_static_ring.go):
+-- ARGV[+0] kind             "s"
+-- ARGV[+1] lists_prefix     "<ns>:static:queue:<pool>:" (a source's FIFO is <ARGV[+1]><source>)
+-- ARGV[+2] lists_subprefix  "static:queue:<pool>:", the FIFO's name in the record
+-- ARGV[+3] holders_prefix   "<ns>:static:holders:<pool>:": <prefix><source> is the
+--                           hash worker id -> claim sequence of the workers
+--                           holding one of the source's jobs
+-- ARGV[+4] record_queue     the record's queue as JSON ("static:queue:<pool>")
+-- ARGV[+5] parked           the pool's parked list, static:parked:<pool>
+-- ARGV[+6] settings         the per-source settings hash, static:settings
 --
 -- A static pool's ring is its sources with work (the allocator puts a
 -- source on it when it queues the source's job; the state hash's field

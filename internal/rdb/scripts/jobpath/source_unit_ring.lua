@@ -1,6 +1,14 @@
 -- jobpath/source_unit_ring.lua: a claim's source that is a batch pool's
--- unit, a ring of batches (mass queues). Its slice of the claim's layout
--- is a ring's (source_ring.lua); ARGV[+4] and ARGV[+5] are "".
+-- unit, a ring of batches (mass queues); a job's record names its batch's
+-- list as its queue and its source.
+--
+-- Layout, the unit's description from its base d (the flag "r<d>",
+-- source_ring.lua; Go: jobpath_source_unit_ring.go):
+-- ARGV[+0] kind             "u"
+-- ARGV[+1] lists_prefix     "<ns>:" (a batch's list is <ns>:<ARGV[+2]><batch id>)
+-- ARGV[+2] lists_subprefix  "committed:"
+-- ARGV[+3] holders_prefix   "<ns>:batch:holders:"
+-- ARGV[+4] settings         the per-source settings hash, static:settings
 --
 -- A unit's ring is its batch ids (LPUSHed: the oldest at the tail): every
 -- claim rotates it (LMOVE tail to head, as the released server's
@@ -16,7 +24,7 @@
 -- <s>:weight w > 1 keeps its batch for w claims in a row (the unit's turn
 -- hash, field <batch id>, counts them).
 local function ring_unit(ring, state, seqs, ARGV, d, memo)
-  local ns, subp, holdp, settings = ARGV[d + 1], ARGV[d + 2], ARGV[d + 3], ARGV[d + 6]
+  local ns, subp, holdp, settings = ARGV[d + 1], ARGV[d + 2], ARGV[d + 3], ARGV[d + 4]
   local any = nil
   if memo then
     any = memo.units[ring]
