@@ -225,11 +225,11 @@ var (
 	jobpathClaim = []string{"effect_marks", "effect_attempts",
 		"source_ring", "source_static_batch", "source_static_ring", "source_unit_ring",
 		"claim", "claim_plain"}
-	jobpathFinish = []string{"effect_attempts", "effect_status", "effect_release", "effect_unique", "effect_wake",
-		"finish_record", "finish_push", "finish"}
-	jobpathShared = []string{"effect_marks", "effect_attempts", "effect_status", "effect_release", "effect_unique", "effect_wake",
+	jobpathFinish = []string{"effect_attempts", "effect_status", "effect_waiting", "effect_release", "effect_unique", "effect_wake",
+		"finish_record", "finish_delayed", "finish_push", "finish"}
+	jobpathShared = []string{"effect_marks", "effect_attempts", "effect_status", "effect_waiting", "effect_release", "effect_unique", "effect_wake",
 		"source_ring", "source_static_batch", "source_static_ring", "source_unit_ring",
-		"finish_record", "finish_push", "finish",
+		"finish_record", "finish_delayed", "finish_push", "finish",
 		"claim", "claim_plain", "claim_static"}
 )
 

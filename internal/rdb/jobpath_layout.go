@@ -14,7 +14,8 @@ type jobpathLayout struct {
 // not listed reads the layout of the claim or the finish it is part of
 // (its header says which entries).
 var jobpathLayouts = []jobpathLayout{
-	claimLayout, finishLayout, finishPushLayout,
+	claimLayout, finishLayout, finishPushLayout, finishDelayedLayout,
+	effectStatusLayout, effectAttemptsLayout, effectWaitingLayout,
 	effectReleaseLayout, effectUniqueLayout, effectWakeLayout,
 	sourceStaticRingLayout, sourceUnitRingLayout,
 }

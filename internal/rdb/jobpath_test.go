@@ -99,6 +99,10 @@ func TestJobpathLayoutsAppend(t *testing.T) {
 		{effectReleaseLayout, nil, nil},
 		{effectUniqueLayout, nil, nil},
 		{effectWakeLayout, nil, nil},
+		{finishDelayedLayout, nil, nil},
+		{effectStatusLayout, nil, nil},
+		{effectAttemptsLayout, nil, nil},
+		{effectWaitingLayout, nil, nil},
 	} {
 		switch tc.l.Module {
 		case "finish_push":
@@ -109,6 +113,14 @@ func TestJobpathLayoutsAppend(t *testing.T) {
 			tc.keys, tc.args = appendEffectUnique(k, nil, nil, "uid", time.Now())
 		case "effect_wake":
 			tc.keys, tc.args = appendEffectWake(nil, nil, "ring", "state", "source")
+		case "finish_delayed":
+			tc.keys, tc.args = appendFinishDelayed(k, nil, nil, 5, []byte("item"))
+		case "effect_status":
+			tc.keys, tc.args = appendEffectStatus(k, nil, nil, "id", "v3:completed")
+		case "effect_attempts":
+			tc.keys, tc.args = appendEffectAttempts(k, nil, nil, "digest", 2, time.Hour)
+		case "effect_waiting":
+			tc.keys, tc.args = appendEffectWaiting(k, nil, nil, "new")
 		}
 		if len(tc.keys) != len(tc.l.Keys) || len(tc.args) != len(tc.l.Args) {
 			t.Errorf("%s appends %d keys and %d arguments, its layout has %d and %d",
@@ -138,11 +150,17 @@ func TestJobpathLayoutsAppend(t *testing.T) {
 	if len(keys) != len(claimLayout.Keys)+2 || args[3] != any("w") || keys[1] != any(k.Worker("w")) {
 		t.Errorf("the claim's fixed part is not claimLayout's: %q %q", keys, args)
 	}
-	// a plain success and a plain retry send the outcome's layout, no
-	// effect's section
-	for kind, want := range map[OutcomeKind][2]int{OutcomeOK: {8, 10}, OutcomeRetry: {20, 14}} {
-		keys, args := c.finishKeysArgs("w", "h", protocol.Source{Queue: "q", List: "other"}, Outcome{Kind: kind, Seq: "1", DueAt: 5})
-		if len(keys) != want[0] || len(args) != want[1] || len(finishLayout.Keys) != 20 || len(finishLayout.Args) != 14 {
+	// a plain success, a failure and a plain retry send the outcome's
+	// layout and no effect's section; a retry through the delayed queue
+	// adds the delayed push's
+	for _, tc := range []struct {
+		kind OutcomeKind
+		due  int64
+		want [2]int
+	}{{OutcomeOK, 0, [2]int{5, 7}}, {OutcomeFail, 0, [2]int{8, 7}}, {OutcomeRetry, 0, [2]int{13, 9}}, {OutcomeRetry, 5, [2]int{16, 11}}} {
+		kind, want := tc.kind, tc.want
+		keys, args := c.finishKeysArgs("w", "h", protocol.Source{Queue: "q", List: "other"}, Outcome{Kind: kind, Seq: "1", DueAt: tc.due})
+		if len(keys) != want[0] || len(args) != want[1] || len(finishLayout.Keys) != 13 || len(finishLayout.Args) != 9 {
 			t.Errorf("%s: %d keys and %d arguments, want %v", kind, len(keys), len(args), want)
 		}
 	}

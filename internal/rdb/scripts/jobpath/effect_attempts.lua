@@ -9,8 +9,15 @@
 -- without a second round trip. Only while the attempts index is not empty:
 -- usually no job is being retried and the claim costs one EXISTS instead.
 --
--- Layout: the claim's (claim.lua), attempts key prefix ARGV[ao+5]; the
--- finish's (finish.lua), KEYS[+7], KEYS[+8], ARGV[+5], ARGV[+9], ARGV[+10].
+-- At the claim, its layout is the claim's (claim.lua): the attempts key
+-- prefix ARGV[ao+5]. At the finish, a section of the finish's effects
+-- (finish.lua), sent only when the job's counter changes:
+-- KEYS[+0] attempts:<digest>  the job's counter
+-- KEYS[+1] attempts-index     zset: counter key -> expiry, Unix s
+-- ARGV[+0] tag                "a"
+-- ARGV[+1] attempts           "0" deletes the counter, N > 0 sets it to N
+-- ARGV[+2] ttl                the counter's time to live, seconds (its index
+--                             entry expires then too)
 -- job_attempts reads a claimed job's attempts counter while some counter
 -- exists (see Attempts in the header): its value, "0", or "" when not
 -- looked for.
@@ -23,16 +30,15 @@ local function job_attempts(payload, object, ARGV, ao)
 end
 
 
--- finish_attempts writes a finished job's attempts counter (finish.lua's
--- KEYS[+7], its index KEYS[+8]): ARGV[+9] "" leaves it, "0" deletes it, N
--- sets it to N for ARGV[+10] seconds.
-local function finish_attempts(KEYS, ARGV, ko, ao)
-  if ARGV[ao + 9] == '0' then
-    rcall('DEL', KEYS[ko + 7])
-    rcall('ZREM', KEYS[ko + 8], KEYS[ko + 7])
-  elseif ARGV[ao + 9] ~= '' then
-    rcall('SET', KEYS[ko + 7], ARGV[ao + 9], 'EX', ARGV[ao + 10])
+-- finish_attempts writes a finished job's attempts counter (key, in the
+-- index zset): "0" deletes it, N sets it to N for ttl seconds.
+local function finish_attempts(key, index, attempts, ttl, now)
+  if attempts == '0' then
+    rcall('DEL', key)
+    rcall('ZREM', index, key)
+  else
+    rcall('SET', key, attempts, 'EX', ttl)
     -- the index tells idle claims whether any counter exists at all
-    rcall('ZADD', KEYS[ko + 8], tonum(ARGV[ao + 5]) + tonum(ARGV[ao + 10]), KEYS[ko + 7])
+    rcall('ZADD', index, tonum(now) + tonum(ttl), key)
   end
 end

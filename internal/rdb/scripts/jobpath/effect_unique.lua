@@ -30,7 +30,7 @@ local function finish_unique(skey, dkey, outcome, ARGV, ao, failed, prefix, fail
   if outcome == 'ok' then
     local deferred = rcall('GET', dkey)
     -- released first, then the deferred key goes: an error keeps it
-    if deferred and release_deferred(skey, deferred, prefix, ARGV[ao + 5], failed, failed_at, ARGV[ao + 1], ARGV[ao + 8]) then
+    if deferred and release_deferred(skey, deferred, prefix, ARGV[ao + 4], failed, failed_at, ARGV[ao + 1], ARGV[ao + 7]) then
       rcall('DEL', dkey)
     else
       rcall('DEL', skey, dkey)

@@ -10,43 +10,35 @@
 -- KEYS[+1]  claim-sequences           resque-go's hash (field: worker id)
 -- KEYS[+2]  stat:processed
 -- KEYS[+3]  stat:processed:<id>
--- KEYS[+4]  job:<id>:status           of the finished job (any key when ARGV[+3] is "")
--- KEYS[+5]  failed
--- KEYS[+6]  attempts:<digest>         the job's attempts counter (any key when ARGV[+8] is "")
--- KEYS[+7]  attempts-index            zset: counter key -> expiry, Unix s
--- KEYS[+8]  stat:failed               (fail, retry, reschedule)
--- KEYS[+9]  stat:failed:<id>
--- KEYS[+10] queuestat:failed:<q>      queuestat:<host>:failed:<q>
--- KEYS[+11] retries                   (retry, reschedule)
--- KEYS[+12] stat:retries
--- KEYS[+13] queuestat:retries:<q>     queuestat:<host>:retries:<q>
--- KEYS[+14] source                    the list the job goes back to (queue:<q>)
--- KEYS[+15] queues
--- KEYS[+16] delayed:<ts>              when pushed through the delayed queue
--- KEYS[+17] timestamps:<item>
--- KEYS[+18] delayed_queue_schedule
--- KEYS[+19] job:<new-id>:status       of the retry
+-- KEYS[+4]  failed
+-- KEYS[+5]  stat:failed               (fail, retry, reschedule)
+-- KEYS[+6]  stat:failed:<id>
+-- KEYS[+7]  queuestat:failed:<q>      queuestat:<host>:failed:<q>
+-- KEYS[+8]  retries                   (retry, reschedule)
+-- KEYS[+9]  stat:retries
+-- KEYS[+10] queuestat:retries:<q>     queuestat:<host>:retries:<q>
+-- KEYS[+11] source                    the list the job goes back to (queue:<q>)
+-- KEYS[+12] queues
 -- ARGV[+0]  worker-id
 -- ARGV[+1]  seq                       claim sequence of the job (from claim.lua)
 -- ARGV[+2]  outcome                   ok | fail | retry | reschedule | discard
--- ARGV[+3]  status                    of the finished job: "" none, or "v3:<status>" / "php:<code>"
--- ARGV[+4]  now                       Unix seconds
--- ARGV[+5]  entry                     for failed (fail) or retries (retry)
--- ARGV[+6]  class                     the job's (to recognise a false DirtyExit entry)
--- ARGV[+7]  queue                     its name (SADD queues; the DirtyExit entry's queue)
--- ARGV[+8]  attempts                  "" leave the counter, "0" delete it, N > 0 set it to N
--- ARGV[+9]  attempts-ttl              seconds (its index entry expires then too)
--- ARGV[+10] push                      what goes back (retry, reschedule): a queue
+-- ARGV[+3]  now                       Unix seconds
+-- ARGV[+4]  entry                     for failed (fail) or retries (retry)
+-- ARGV[+5]  class                     the job's (to recognise a false DirtyExit entry)
+-- ARGV[+6]  queue                     its name (SADD queues; the DirtyExit entry's queue)
+-- ARGV[+7]  push                      what goes back (retry, reschedule): a queue
 --                                     payload, or the delayed item when due > 0
--- ARGV[+11] due                       Unix seconds; 0 pushes to the queue at once
--- ARGV[+12] waiting                   "1" when the retry's status key gets "waiting" (resque-v3)
--- ARGV[+13] delayed-member            the timestamps index member, delayed:<ts> (no namespace)
+-- ARGV[+8]  due                       Unix seconds; 0 pushes to the queue at once
 --
--- The keys are those of the outcome: 8 for ok and discard, 11 for fail,
--- 20 for retry and reschedule; the arguments 10, or 14 for retry and
+-- The keys are those of the outcome: 5 for ok and discard, 8 for fail, 13
+-- for retry and reschedule; the arguments 7, or 9 for retry and
 -- reschedule. Then come the effects that apply to this job, each a section
 -- opened by its tag, in this order; one that does not apply sends nothing:
 --   "q" a Resque queue the job goes back to joins queues (finish_push.lua)
+--   "d" the push through the delayed queue (finish_delayed.lua)
+--   "s" the finished job's status (effect_status.lua)
+--   "a" its attempts counter (effect_attempts.lua)
+--   "n" the retry's status, waiting (effect_waiting.lua)
 --   "l" the release of a serial source's lock (effect_release.lua)
 --   "u" the unique state (effect_unique.lua)
 --   "w" the wake of a static pool's source (effect_wake.lua)
@@ -79,39 +71,37 @@
 -- batched leaves stat:processed to the caller (one INCRBY for the whole
 -- batch).
 -- finish_nkeys is how many keys each outcome has.
-local finish_nkeys = {ok = 8, discard = 8, fail = 11, retry = 20, reschedule = 20}
+local finish_nkeys = {ok = 5, discard = 5, fail = 8, retry = 13, reschedule = 13}
+
+-- finish_sections says, for each effect's tag, how many keys and
+-- arguments (its tag's included) its section has.
+local finish_sections = {q = {0, 1}, d = {3, 2}, s = {1, 2}, a = {2, 3}, n = {1, 1}, l = {1, 2}, u = {2, 3}, w = {2, 2}}
 
 -- finish_effects finds the sections of the effects (see the layout) after
--- the outcome's keys and arguments: whether the job joins queues, then
--- for the lock, the unique state and the wake the indexes in KEYS and
--- ARGV their section starts at (past its tag), or nil when not sent.
+-- the outcome's keys and arguments: for each tag sent, the indexes in KEYS
+-- and ARGV its section starts at (past its tag), fx[tag] = {k, a}.
 local function finish_effects(ARGV, ko, ao, an, outcome)
-  local k, a = ko + (finish_nkeys[outcome] or 8), ao + 10
+  local k, a = ko + (finish_nkeys[outcome] or 5), ao + 7
   if outcome == 'retry' or outcome == 'reschedule' then
-    a = ao + 14
+    a = ao + 9
   end
-  local joins, lk, la, uk, ua, wk, wa = false, nil, nil, nil, nil, nil, nil
+  local fx = {}
   while a < an do
     local tag = ARGV[a + 1]
-    if tag == 'q' then
-      joins, a = true, a + 1
-    elseif tag == 'l' then
-      lk, la, k, a = k + 1, a + 2, k + 1, a + 2
-    elseif tag == 'u' then
-      uk, ua, k, a = k + 1, a + 2, k + 2, a + 3
-    elseif tag == 'w' then
-      wk, wa, k, a = k + 1, a + 2, k + 2, a + 2
-    else
+    local size = finish_sections[tag]
+    if not size then
       return error('finish: no effect ' .. tostring(tag) .. ' (a caller of another version?)')
     end
+    fx[tag] = {k + 1, a + 2}
+    k, a = k + size[1], a + size[2]
   end
-  return joins, lk, la, uk, ua, wk, wa
+  return fx
 end
 
 local function finish(KEYS, ARGV, ko, ao, batched, an)
   ko, ao = ko or 0, ao or 0
   local outcome = ARGV[ao + 3]
-  local joins, lk, la, uk, ua, wk, wa = finish_effects(ARGV, ko, ao, an or #ARGV, outcome)
+  local fx = finish_effects(ARGV, ko, ao, an or #ARGV, outcome)
   local result
   if outcome == 'fail' or outcome == 'retry' or outcome == 'reschedule' then
     -- The job's writes come before its record goes: Redis keeps what a
@@ -124,7 +114,7 @@ local function finish(KEYS, ARGV, ko, ao, batched, an)
       return 0
     end
     local undo = {}
-    if not pcall(finish_push, KEYS, ARGV, ko, ao, outcome, undo, joins, wk, wa) then
+    if not pcall(finish_push, KEYS, ARGV, ko, ao, outcome, undo, fx) then
       for i = 1, #undo do
         rcall('RPOP', undo[i])
       end
@@ -137,10 +127,10 @@ local function finish(KEYS, ARGV, ko, ao, batched, an)
       if outcome == 'fail' then
         skip = 1
       end
-      result = finish_removed(seqs, KEYS[ko + 6], wid, ARGV[ao + 7], ARGV[ao + 8], skip)
+      result = finish_removed(seqs, KEYS[ko + 5], wid, ARGV[ao + 6], ARGV[ao + 7], skip)
     end
   else
-    result = finish_head(KEYS[ko + 2], KEYS[ko + 1], KEYS[ko + 6], ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 7], ARGV[ao + 8])
+    result = finish_head(KEYS[ko + 2], KEYS[ko + 1], KEYS[ko + 5], ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 6], ARGV[ao + 7])
     if result == 0 then
       return 0
     end
@@ -152,24 +142,32 @@ local function finish(KEYS, ARGV, ko, ao, batched, an)
   end
   rcall('INCR', KEYS[ko + 4])
   if outcome == 'fail' then
-    rcall('INCR', KEYS[ko + 9])
+    rcall('INCR', KEYS[ko + 6])
+    rcall('INCR', KEYS[ko + 7])
+    rcall('INCR', KEYS[ko + 8])
+  elseif outcome == 'retry' then
     rcall('INCR', KEYS[ko + 10])
     rcall('INCR', KEYS[ko + 11])
-  elseif outcome == 'retry' then
-    rcall('INCR', KEYS[ko + 13])
-    rcall('INCR', KEYS[ko + 14])
   end
-  finish_attempts(KEYS, ARGV, ko, ao)
-  if (outcome == 'retry' or outcome == 'reschedule') and ARGV[ao + 13] == '1' then
-    rcall('SET', KEYS[ko + 20], '{"status":"waiting","updated":' .. ARGV[ao + 5] .. '}', 'EX', '86400')
+  local now, e = ARGV[ao + 4], fx.a
+  if e then
+    finish_attempts(KEYS[e[1]], KEYS[e[1] + 1], ARGV[e[2]], ARGV[e[2] + 1], now)
   end
-  if lk then
-    release_lock(KEYS[lk], ARGV[la])
+  e = fx.n
+  if e then
+    finish_waiting(KEYS[e[1]], now)
   end
-  if uk then
-    finish_unique(KEYS[uk], KEYS[uk + 1], outcome, ARGV, ao, KEYS[ko + 6], ARGV[ua], ARGV[ua + 1])
+  e = fx.l
+  if e then
+    release_lock(KEYS[e[1]], ARGV[e[2]])
   end
-  finish_status(KEYS, ARGV, ko, ao)
+  e = fx.u
+  if e then
+    finish_unique(KEYS[e[1]], KEYS[e[1] + 1], outcome, ARGV, ao, KEYS[ko + 5], ARGV[e[2]], ARGV[e[2] + 1])
+  end
+  e = fx.s
+  if e then
+    finish_status(KEYS[e[1]], ARGV[e[2]], now)
+  end
   return result
 end
-
