@@ -23,7 +23,7 @@
 --
 -- A plain success (no status, attempts counter, serial lock or unique state
 -- to write) comes in short form: 1 key (stat:processed) and 1 argument (the
--- claim sequence) instead of the full form's 8 to 20 and 10 to 14 and more
+-- claim sequence) instead of the full form's 5 to 13 and 7 to 9 and more
 -- (jobpath/finish.lua); the slot's
 -- worker:<id> and worker id are the claim's, and stat:processed:<id> is
 -- built here (each string sent costs Redis about as much as a command's

@@ -39,7 +39,7 @@
 -- sequence and leaves the record for its slot's claim to replace or
 -- remove (jobpath/finish_record.lua's finish_move), and the slot is counted
 -- after its claim; stat:processed is written after every claim. A plain
--- success sends 2 strings instead of the full form's 18 (29 while it was
+-- success sends 2 strings instead of the full form's 12 (29 while it was
 -- padded): each costs Redis about as much as a
 -- command's overhead in a script (measured: 8% of the whole call at 8
 -- slots). Its class and queue are needed only when another runtime removed
