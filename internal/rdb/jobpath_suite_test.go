@@ -281,3 +281,83 @@ func TestClaimFromTwoRingsOfEachKind(t *testing.T) {
 		t.Errorf("both rings empty: %s %v", res.Payload, err)
 	}
 }
+
+func TestJobpathEffectStatus(t *testing.T) {
+	t.Parallel()
+	c, _, do := ringTestClient(t, false)
+	k := c.Keys()
+	ctx := context.Background()
+	set := func(key, status string) {
+		t.Helper()
+		if _, err := jobpathDriver(t, c, []string{"effect_status"}, "finish_status(KEYS[1], ARGV[1], ARGV[2])", []string{key}, status, "1700000000"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(k.JobStatus("v3"), "v3:completed")
+	if v, _ := redis.String(c.do(ctx, "GET", k.JobStatus("v3"))); v != `{"status":"completed","updated":1700000000}` {
+		t.Errorf("resque-v3 status: %s", v)
+	}
+	// php-resque's only when the producer asked for tracking (the key exists)
+	set(k.JobStatus("php-untracked"), "php:4")
+	if n, _ := redis.Int(c.do(ctx, "EXISTS", k.JobStatus("php-untracked"))); n != 0 {
+		t.Error("an untracked php-resque job got a status")
+	}
+	do("SET", k.JobStatus("php"), `{"status":2,"updated":1}`)
+	set(k.JobStatus("php"), "php:4")
+	if v, _ := redis.String(c.do(ctx, "GET", k.JobStatus("php"))); !strings.Contains(v, `"status":4`) || !strings.Contains(v, `"updated":1700000000`) {
+		t.Errorf("php-resque status: %s", v)
+	}
+	if ttl, _ := redis.Int(c.do(ctx, "TTL", k.JobStatus("php"))); ttl <= 0 {
+		t.Errorf("a finished php-resque job's status does not expire: %d", ttl)
+	}
+}
+
+func TestJobpathEffectAttempts(t *testing.T) {
+	t.Parallel()
+	c, _, _ := ringTestClient(t, false)
+	k := c.Keys()
+	ctx := context.Background()
+	key, index := k.Attempts("d1"), k.AttemptsIndex()
+	write := func(attempts string) {
+		t.Helper()
+		if _, err := jobpathDriver(t, c, []string{"effect_attempts"}, "finish_attempts(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])",
+			[]string{key, index}, attempts, "60", "1700000000"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("2")
+	if v, _ := redis.String(c.do(ctx, "GET", key)); v != "2" {
+		t.Errorf("the counter: %q", v)
+	}
+	if at, _ := redis.Int64(c.do(ctx, "ZSCORE", index, key)); at != 1700000060 {
+		t.Errorf("the index entry expires at %d", at)
+	}
+	write("0")
+	if n, _ := redis.Int(c.do(ctx, "EXISTS", key, index)); n != 0 {
+		t.Errorf("the counter and its index entry stay: %d", n)
+	}
+}
+
+func TestJobpathFinishDelayed(t *testing.T) {
+	t.Parallel()
+	c, _, _ := ringTestClient(t, false)
+	k := c.Keys()
+	ctx := context.Background()
+	item := []byte(`{"class":"C","args":[],"queue":"q"}`)
+	keys := []string{k.Delayed(1700000100), k.Timestamps(item), k.DelayedSchedule()}
+	got, err := redis.Strings(jobpathDriver(t, c, []string{"finish_delayed"},
+		"local undo = {}\nfinish_delayed(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], undo)\nreturn undo",
+		keys, item, "1700000100", protocol.DelayedMember(1700000100)))
+	if err != nil || !slices.Equal(got, keys[:1]) {
+		t.Fatalf("undo: %q %v, want the bucket", got, err)
+	}
+	if v, _ := redis.Strings(c.do(ctx, "LRANGE", keys[0], 0, -1)); len(v) != 1 || v[0] != string(item) {
+		t.Errorf("the bucket: %q", v)
+	}
+	if ok, _ := redis.Bool(c.do(ctx, "SISMEMBER", keys[1], protocol.DelayedMember(1700000100))); !ok {
+		t.Error("the item's timestamps do not name the bucket")
+	}
+	if s, _ := redis.Int64(c.do(ctx, "ZSCORE", keys[2], "1700000100")); s != 1700000100 {
+		t.Errorf("the schedule: %d", s)
+	}
+}
