@@ -261,3 +261,43 @@ func TestLuaKeyLiterals(t *testing.T) {
 		}
 	}
 }
+
+// Each per-job script, as a function library and alone (EVALSHA, where
+// the claim and the finish carry only their modules), defines every local
+// function it calls before the first call: a module missing from hot.go's
+// lists, or listed after one that calls it, would make Lua look the name
+// up as a global at that call, an error only when that path runs.
+func TestJobpathModulesDefinedBeforeUse(t *testing.T) {
+	hs := newHotScripts(true, nil)
+	def := regexp.MustCompile(`local function ([a-z_]+)\(`)
+	all := map[string]bool{}
+	for _, m := range def.FindAllStringSubmatch(jobpathSource(jobpathShared)+scriptSource("unique_release.lua")+scriptSource("hot_globals.lua"), -1) {
+		all[m[1]] = true
+	}
+	for name, src := range map[string]string{"claim": hs.claim.src, "finish": hs.finish.src, "finish_claim": hs.finishClaim.src,
+		"finish_claim_batch": hs.finishClaimBatch.src, "library": hs.claim.lib.code} {
+		var code strings.Builder
+		for _, line := range strings.Split(src, "\n") {
+			c, _, _ := strings.Cut(line, "--")
+			code.WriteString(c + "\n")
+		}
+		text := code.String()
+		defined := map[string]int{}
+		for _, m := range def.FindAllStringSubmatchIndex(text, -1) {
+			defined[text[m[2]:m[3]]] = m[0]
+		}
+		for fn := range all {
+			call := regexp.MustCompile(`(^|[^a-z_.])` + fn + `\(`)
+			for _, m := range call.FindAllStringIndex(text, -1) {
+				at, ok := defined[fn]
+				if strings.HasPrefix(text[m[0]:], "local function") || strings.Contains(text[max(m[0]-15, 0):m[1]], "local function "+fn) {
+					continue
+				}
+				if !ok || m[0] < at {
+					t.Errorf("%s: %s is called before it is defined (or never is): add its module to hot.go's lists, before its callers", name, fn)
+					break
+				}
+			}
+		}
+	}
+}
