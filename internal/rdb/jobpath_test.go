@@ -301,3 +301,28 @@ func TestJobpathModulesDefinedBeforeUse(t *testing.T) {
 		}
 	}
 }
+
+// finish.lua's table of the effects' sections (how many keys and
+// arguments each tag's section has) agrees with the modules' Go layouts.
+func TestJobpathFinishSectionsTable(t *testing.T) {
+	src := scriptSource("jobpath/finish.lua")
+	line := regexp.MustCompile(`local finish_sections = \{([^\n]*)\}`).FindStringSubmatch(src)
+	if line == nil {
+		t.Fatal("no finish_sections in finish.lua")
+	}
+	lua := map[string][2]int{}
+	for _, m := range regexp.MustCompile(`([a-z]) = \{(\d+), (\d+)\}`).FindAllStringSubmatch(line[1], -1) {
+		nk, _ := strconv.Atoi(m[2])
+		na, _ := strconv.Atoi(m[3])
+		lua[m[1]] = [2]int{nk, na}
+	}
+	goSizes := map[string][2]int{}
+	for _, l := range jobpathLayouts {
+		if _, _, tag := moduleHeader(t, l.Module, scriptSource("jobpath/"+l.Module+".lua")); tag != "" {
+			goSizes[tag] = [2]int{len(l.Keys), len(l.Args)}
+		}
+	}
+	if len(goSizes) == 0 || !reflect.DeepEqual(lua, goSizes) {
+		t.Errorf("finish.lua's sections %v, the Go layouts' %v", lua, goSizes)
+	}
+}
