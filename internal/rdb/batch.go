@@ -324,8 +324,8 @@ func (c *Client) finishClaimOne(ctx context.Context, workerID, host string, src 
 // plainQueueClaim reports whether a claim's sources are all plain queues
 // (no serial source, no ring): finish_claim.lua's compact form can carry it.
 func plainQueueClaim(ck, ca []any) bool {
-	n := (len(ck) - 4) / 2
-	if len(ca) != 8+3*n {
+	n := claimSources(ca)
+	if len(ck) != 4+n || len(ca) != 8+3*n {
 		return false // rings' descriptions follow
 	}
 	for _, f := range ca[5+2*n : 5+3*n] {
@@ -340,7 +340,7 @@ func plainQueueClaim(ck, ca []any) bool {
 // header) from a plain success's sequence and a plain-queue claim's keys
 // and arguments (claimKeysArgs): what the claim does not read is left out.
 func compactFinishClaimArgs(statProcessed any, seq string, ck, ca []any) []any {
-	n := (len(ck) - 4) / 2
+	n := claimSources(ca)
 	args := make([]any, 0, 1+5+n+7+2*n)
 	args = append(args, 0, statProcessed)           // keys as arguments (see the script)
 	args = append(args, ck[:4+n]...)                // pause, worker, sequences, attempts index, queues

@@ -259,7 +259,7 @@ func batchFixture(t *testing.T, mode string, now time.Time, paused, plainOnly bo
 		batch := make([]*batchCall, len(slots))
 		for i, s := range slots {
 			ck, ca := c.claimKeysArgs(s.args)
-			batch[i] = &batchCall{workerID: s.id, host: "h", src: s.src, o: outcomes[i], ck: ck, ca: ca, sources: (len(ck) - 4) / 2, done: make(chan struct{})}
+			batch[i] = &batchCall{workerID: s.id, host: "h", src: s.src, o: outcomes[i], ck: ck, ca: ca, sources: claimSources(ca), done: make(chan struct{})}
 		}
 		c.batch.send(batch)
 		for i, s := range slots {

@@ -12,7 +12,7 @@ import (
 // its header says (buildClaimKeysArgs lays them out).
 var claimLayout = jobpathLayout{Module: "claim",
 	Keys: []string{"pause-all-workers", "worker:<id>", "claim-sequences", "attempts-index"},
-	Args: []string{"run_at", "now", "status-prefix", "worker-id", "attempts-prefix"},
+	Args: []string{"sources", "now", "status-prefix", "worker-id", "attempts-prefix"},
 }
 
 // claimKeysArgs lays out jobpath/claim.lua's keys and arguments. What does not
@@ -46,11 +46,13 @@ func (c *Client) buildClaimKeysArgs(a ClaimArgs) (keys, args []any) {
 		keys = append(keys, parts[i].key)
 	}
 	for _, p := range parts {
-		keys = append(keys, p.key2)
+		if p.key2 != nil {
+			keys = append(keys, p.key2) // a plain queue has none
+		}
 	}
 	t := c.claimTimeAt(a.Now)
 	args = make([]any, 0, 8+3*n+len(sourceStaticRingLayout.Args))
-	args = append(args, t.runAt, t.now, k.statusPrefix, a.WorkerID, k.attemptsPrefix)
+	args = append(args, strconv.Itoa(n), t.now, k.statusPrefix, a.WorkerID, k.attemptsPrefix)
 	for _, p := range parts {
 		if p.ring != nil {
 			args = append(args, t.ringHeadV)
@@ -118,8 +120,6 @@ func (c *Client) claimSource(s protocol.Source) *claimSourceParts {
 		p.key2 = c.keys.StaticState(s.Pool)
 	case s.Ring == protocol.RingUnit:
 		p.key2 = c.keys.UnitTurns(s.Pool, s.Unit)
-	default:
-		p.key2 = p.key // unused by the script
 	}
 	if s.Ring != "" {
 		p.ring = c.ringArgs(s)
@@ -139,10 +139,10 @@ func (c *Client) claimSource(s protocol.Source) *claimSourceParts {
 // claimTime is what a claim sends of its time, which changes once a
 // second (run_at has second precision).
 type claimTime struct {
-	unix       int64
-	runAt, now any
-	ringHead   string
-	ringHeadV  any // ringHead, boxed once
+	unix      int64
+	now       any
+	ringHead  string
+	ringHeadV any // ringHead, boxed once
 }
 
 // claimTimeAt returns t's formats, formatted once a second.
@@ -153,7 +153,14 @@ func (c *Client) claimTimeAt(t time.Time) *claimTime {
 	}
 	runAt := protocol.FormatRunAt(t)
 	head := ringRecordHead(runAt)
-	ct := &claimTime{unix: u, runAt: runAt, now: strconv.FormatInt(u, 10), ringHead: head, ringHeadV: head}
+	ct := &claimTime{unix: u, now: strconv.FormatInt(u, 10), ringHead: head, ringHeadV: head}
 	c.claimT.Store(ct)
 	return ct
+}
+
+// claimSources is how many sources a claim laid out by claimKeysArgs has
+// (its first argument).
+func claimSources(ca []any) int {
+	n, _ := strconv.Atoi(ca[0].(string))
+	return n
 }

@@ -147,7 +147,8 @@ func TestJobpathLayoutsAppend(t *testing.T) {
 		}
 	}
 	keys, args := c.buildClaimKeysArgs(ClaimArgs{WorkerID: "w", Sources: []protocol.Source{protocol.QueueSource("q")}, Now: time.Now()})
-	if len(keys) != len(claimLayout.Keys)+2 || args[3] != any("w") || keys[1] != any(k.Worker("w")) {
+	// one plain queue: its list, no second key; ARGV[+0] says one source
+	if len(keys) != len(claimLayout.Keys)+1 || args[0] != any("1") || args[3] != any("w") || keys[1] != any(k.Worker("w")) {
 		t.Errorf("the claim's fixed part is not claimLayout's: %q %q", keys, args)
 	}
 	// a plain success, a failure and a plain retry send the outcome's

@@ -395,7 +395,7 @@ func (c *Client) FinishAndClaim(ctx context.Context, workerID, host string, src 
 		} else {
 			call = new(batchCall)
 		}
-		*call = batchCall{workerID: workerID, host: host, src: src, o: o, ck: ck, ca: ca, sources: (len(ck) - 4) / 2}
+		*call = batchCall{workerID: workerID, host: host, src: src, o: o, ck: ck, ca: ca, sources: claimSources(ca)}
 		c.batch.do(call)
 		raw, err = call.reply, call.err
 	} else {

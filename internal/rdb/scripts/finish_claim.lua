@@ -108,7 +108,7 @@ if ARGV[#ARGV] == 'c' then
   return out
 end
 local nk, na = tonum(ARGV[#ARGV - 1]), tonum(ARGV[#ARGV])
-local n = (#KEYS - nk - 4) / 2
+local n = tonum(ARGV[na + 1])
 local plain = true
 for i = 1, n do
   if ARGV[na + 5 + 2 * n + i] ~= '' then

@@ -60,7 +60,7 @@ local kinds = ARGV[#ARGV - 3]
 local ko, ao = nkc + 2, nac
 local done, aos, tokens, seqs, wkeys, wids = sized(m), {}, {}, sized(m), sized(m), sized(m)
 local processed = 0
-local n = (nkc - 4) / 2
+local n = tonum(ARGV[1])
 -- a short form carries a lock token only when a source is serial
 local serial = false
 -- claims from plain queues only (no serial source, no ring) whose slot's

@@ -13,9 +13,11 @@
 -- KEYS[+3]         attempts-index    zset of the attempts counters that exist
 -- KEYS[+4..+3+n]   the sources' lists (queue:<q_i>, or another list of
 --                  payloads; a ring: source_ring.lua), in priority order
--- KEYS[+4+n..+3+2n] each source's serial lock, queuedata:<q_i>:lock (a
---                  ring's state hash; any key for a plain source)
--- ARGV[+0]         run_at            already formatted, ASCII; unused
+-- KEYS[+4+n..]     the second key of each source that has one, in the
+--                  sources' order: a serial source's lock,
+--                  queuedata:<q_i>:lock, a ring's state hash; none for a
+--                  plain queue
+-- ARGV[+0]         sources           n, how many sources
 -- ARGV[+1]         now               Unix seconds
 -- ARGV[+2]         status-prefix     job status key prefix, "<ns>:job:" (effect_marks.lua)
 -- ARGV[+3]         worker-id
@@ -114,11 +116,14 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
       return {0, held, cur}
     end
   end
-  local n = (nk - 4) / 2
+  local n = tonum(ARGV[ao + 1])
   local token = ARGV[ao + 6 + 3 * n]
   if slot then
     token = slot.token
   end
+  -- the sources' second keys, one for each serial source (its lock) and
+  -- each ring (its state hash), in the sources' order; a plain queue has none
+  local k2 = ko + 4 + n
   for i = 1, n do
     local flag = ARGV[ao + 5 + 2 * n + i]
     local payload, list, holders, lj = nil, nil, nil, nil
@@ -130,17 +135,19 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
         payload = wrong_type(i)
       end
     elseif flag == '1' then
-      local holder = rcall('GET', KEYS[ko + 4 + n + i])
+      k2 = k2 + 1
+      local holder = rcall('GET', KEYS[k2])
       if not holder or holder == token then
         payload = rpcall('LPOP', KEYS[ko + 4 + i])
         if payload and payload.err then
           payload = wrong_type(i)
         end
         if payload then
-          rcall('SET', KEYS[ko + 4 + n + i], token, 'PX', ARGV[ao + 7 + 3 * n])
+          rcall('SET', KEYS[k2], token, 'PX', ARGV[ao + 7 + 3 * n])
         end
       end
     else
+      k2 = k2 + 1
       local memo = slot and slot.memo
       local d = memo and memo.flags and memo.flags[flag]
       if not d then
@@ -153,12 +160,12 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
       local q = nil
       if ARGV[d] == 's' then
         local s
-        payload, s, holders = ring_static(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, memo)
+        payload, s, holders = ring_static(KEYS[ko + 4 + i], KEYS[k2], KEYS[ko + 3], ARGV, d, memo)
         if payload then
           list, q = ARGV[d + 2] .. s, ARGV[d + 4]
         end
       else
-        payload, list, holders = ring_unit(KEYS[ko + 4 + i], KEYS[ko + 4 + n + i], KEYS[ko + 3], ARGV, d, memo)
+        payload, list, holders = ring_unit(KEYS[ko + 4 + i], KEYS[k2], KEYS[ko + 3], ARGV, d, memo)
       end
       if payload then
         lj = cjson.encode(list)
