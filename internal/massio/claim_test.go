@@ -18,7 +18,7 @@ pools: {static: {general: {worker_count: 16}}}
 mapping: {static: {default: {default: general}}}
 `
 
-// worker claims through claim.lua like a runtime slot of a static pool or
+// worker claims through jobpath/claim.lua like a runtime slot of a static pool or
 // a unit.
 type worker struct {
 	e   *env

@@ -20,7 +20,7 @@ const (
 )
 
 // FinishedJobStatus is the status a finished job's status key gets
-// (docs/protocol.md#job-status), in the form finish.lua takes: "v3:<status>" when the
+// (docs/protocol.md#job-status), in the form jobpath/finish.lua takes: "v3:<status>" when the
 // payload asked for monitoring (resque-v3), "php:<code>" when it has an id
 // (php-resque; applied only where the producer created the key), "" when
 // the job has no id. outcome is ok, fail, retry, reschedule or discard.

@@ -131,7 +131,7 @@ func StaticSourceOf(s Source) (pool, source string, ok bool) {
 }
 
 // StaticWakeKeys returns the ring and state keys of a static pool source's
-// FIFO and the source id (static_wake.lua), or ok false for any other
+// FIFO and the source id (jobpath/effect_wake.lua), or ok false for any other
 // source.
 func (k Keys) StaticWakeKeys(s Source) (ring, state, source string, ok bool) {
 	pool, source, ok := StaticSourceOf(s)

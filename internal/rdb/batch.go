@@ -42,7 +42,7 @@ type batchCall struct {
 	src            protocol.Source
 	o              Outcome
 	ck, ca         []any // the claim's keys and arguments
-	sources        int   // how many sources the claim has (n in claim.lua)
+	sources        int   // how many sources the claim has (n in jobpath/claim.lua)
 	reply          any   // {finish result, claim result}
 	err            error
 	done           chan struct{}
@@ -249,7 +249,7 @@ const batchStride = 6
 // unflatten turns a slot's part of finish_claim_batch.lua's flat reply back
 // into finish_claim.lua's {finish result, claim result}. wrongType, when
 // not nil, lists the sources the claims skipped for a key of another type:
-// the claim result is then claim.lua's claim_wrongtype form.
+// the claim result is then jobpath/claim.lua's claim_wrongtype form.
 func unflatten(r []any, wrongType any) any {
 	switch r[1].(type) {
 	case nil:
@@ -276,7 +276,7 @@ func unflatten(r []any, wrongType any) any {
 }
 
 // finishClaimOne runs finish_claim.lua for one slot: a plain success in
-// short form (1 key, 1 argument), any other end in finish.lua's, as is a
+// short form (1 key, 1 argument), any other end in jobpath/finish.lua's, as is a
 // short form the script sent back (4: another runtime removed the slot's
 // record while the job ran, and only the full form has what cleaning up
 // after it needs). It returns the reply as {finish result, claim result}.
@@ -324,8 +324,8 @@ func (c *Client) finishClaimOne(ctx context.Context, workerID, host string, src 
 // plainQueueClaim reports whether a claim's sources are all plain queues
 // (no serial source, no ring): finish_claim.lua's compact form can carry it.
 func plainQueueClaim(ck, ca []any) bool {
-	n := (len(ck) - 4) / 2
-	if len(ca) != 8+3*n {
+	n := claimSources(ca)
+	if len(ck) != 4+n || len(ca) != 8+3*n {
 		return false // rings' descriptions follow
 	}
 	for _, f := range ca[5+2*n : 5+3*n] {
@@ -340,7 +340,7 @@ func plainQueueClaim(ck, ca []any) bool {
 // header) from a plain success's sequence and a plain-queue claim's keys
 // and arguments (claimKeysArgs): what the claim does not read is left out.
 func compactFinishClaimArgs(statProcessed any, seq string, ck, ca []any) []any {
-	n := (len(ck) - 4) / 2
+	n := claimSources(ca)
 	args := make([]any, 0, 1+5+n+7+2*n)
 	args = append(args, 0, statProcessed)           // keys as arguments (see the script)
 	args = append(args, ck[:4+n]...)                // pause, worker, sequences, attempts index, queues

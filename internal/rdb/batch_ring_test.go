@@ -154,7 +154,7 @@ func staticBatch(t *testing.T, c *Client, pool string, n int) ([]*batchCall, []C
 			t.Fatalf("claim %d: %+v %v", i, res, err)
 		}
 		ck, ca := c.claimKeysArgs(a)
-		batch = append(batch, &batchCall{workerID: a.WorkerID, host: "h", src: res.Source, ck: ck, ca: ca, sources: (len(ck) - 4) / 2,
+		batch = append(batch, &batchCall{workerID: a.WorkerID, host: "h", src: res.Source, ck: ck, ca: ca, sources: claimSources(ca),
 			o: Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "J", Now: now}, done: make(chan struct{})})
 		args = append(args, a)
 	}
@@ -306,7 +306,7 @@ func staticRingFixture(t *testing.T, unbatched bool, slots int, settings bool, r
 		}
 		ck, ca := c.claimKeysArgs(s.args)
 		batch = append(batch, &batchCall{workerID: s.id, host: "h", src: s.res.Source, o: outcome(s), ck: ck, ca: ca,
-			sources: (len(ck) - 4) / 2, done: make(chan struct{})})
+			sources: claimSources(ca), done: make(chan struct{})})
 	}
 	if !unbatched {
 		c.batch.send(batch)

@@ -54,7 +54,7 @@ func batchVersusSingle(t *testing.T, paused, plainOnly bool) {
 	single := batchFixture(t, "single", now, paused, plainOnly)
 	batched := batchFixture(t, "batch", now, paused, plainOnly)
 	// both take the short paths (claim_plain) for plain sources: they are
-	// also compared with finish.lua and claim.lua called one after the
+	// also compared with jobpath/finish.lua and jobpath/claim.lua called one after the
 	// other (claim()'s general path), whose claim moves the sequence
 	// once more, so sequences are left out of that comparison
 	separate := batchFixture(t, "separate", now, paused, plainOnly)
@@ -105,7 +105,7 @@ func withoutSeqs(r batchResult) batchResult {
 var seqField = regexp.MustCompile(`seq=\S*`)
 
 // batchFixture runs the batch test's slots (mode): one finish-and-claim
-// call each ("single"), one batch ("batch"), or finish.lua then claim.lua
+// call each ("single"), one batch ("batch"), or jobpath/finish.lua then jobpath/claim.lua
 // for each ("separate").
 func batchFixture(t *testing.T, mode string, now time.Time, paused, plainOnly bool) batchResult {
 	ctx := context.Background()
@@ -259,7 +259,7 @@ func batchFixture(t *testing.T, mode string, now time.Time, paused, plainOnly bo
 		batch := make([]*batchCall, len(slots))
 		for i, s := range slots {
 			ck, ca := c.claimKeysArgs(s.args)
-			batch[i] = &batchCall{workerID: s.id, host: "h", src: s.src, o: outcomes[i], ck: ck, ca: ca, sources: (len(ck) - 4) / 2, done: make(chan struct{})}
+			batch[i] = &batchCall{workerID: s.id, host: "h", src: s.src, o: outcomes[i], ck: ck, ca: ca, sources: claimSources(ca), done: make(chan struct{})}
 		}
 		c.batch.send(batch)
 		for i, s := range slots {

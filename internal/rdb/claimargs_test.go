@@ -58,7 +58,7 @@ func TestClaimKeysArgsKeptParts(t *testing.T) {
 		runAt := protocol.FormatRunAt(now)
 		want := []any{"ns:pause-all-workers", "ns:worker:h:1:q", "ns:resque-go:claim_seq", c.keys.AttemptsIndex(),
 			"ns:queue:we\"ird", "ns:queue:s", c.keys.SourceKey(srcs[2]),
-			"ns:queue:we\"ird", c.keys.SerialLock("s"), c.keys.StaticState("p")}
+			c.keys.SerialLock("s"), c.keys.StaticState("p")}
 		if len(keys) != len(want) {
 			t.Fatalf("keys %v", keys)
 		}
@@ -67,7 +67,7 @@ func TestClaimKeysArgsKeptParts(t *testing.T) {
 				t.Errorf("key %d = %v, want %v", i, keys[i], want[i])
 			}
 		}
-		wantArgs := []any{runAt, strconv.FormatInt(now.Unix(), 10), c.keys.JobStatusPrefix(), "h:1:q", c.keys.AttemptsPrefix(),
+		wantArgs := []any{"3", strconv.FormatInt(now.Unix(), 10), c.keys.JobStatusPrefix(), "h:1:q", c.keys.AttemptsPrefix(),
 			protocol.RecordHead(srcs[0], runAt), protocol.RecordHead(srcs[1], runAt), ringRecordHead(runAt),
 			protocol.RecordSourceSuffix(srcs[0]) + "}", protocol.RecordSourceSuffix(srcs[1]) + "}", "",
 			"", "1", "r18", "tok", int64(30000), c.keys.UniquePrefix()}

@@ -139,7 +139,7 @@ func TestFinishKeepsJobWhenDestinationHasWrongType(t *testing.T) {
 					}{{other, oargs, Outcome{Seq: "7", Kind: OutcomeOK, Class: "O", Now: now}}, {wid, args, o}} {
 						ck, ca := c.claimKeysArgs(s.a)
 						calls = append(calls, &batchCall{workerID: s.id, host: "h", src: src, o: s.o, ck: ck, ca: ca,
-							sources: (len(ck) - 4) / 2, done: make(chan struct{})})
+							sources: claimSources(ca), done: make(chan struct{})})
 					}
 					c.batch.send(calls)
 					if _, _, err := parseFinishClaim(other, oargs, calls[0].reply, calls[0].err); err != nil {

@@ -72,11 +72,13 @@ func newHotScripts(functions bool, edit func(name, src string) string) hotScript
 		return src
 	}
 	// the globals the per-job paths call as upvalues (hot_globals.lua),
-	// the fragments finish.lua uses, then the bodies of finish.lua and
-	// claim.lua (their local functions)
+	// the fragments effect_unique.lua uses, then the modules of the job's
+	// path (scripts/jobpath, docs/architecture.md): effects, sources, the
+	// core finish and the core claim with its fast paths (their local
+	// functions, each defined before the first that calls it)
 	fragments := scriptSource("unique_release.lua") + "\n"
-	prologue := scriptSource("hot_globals.lua") + "\n"
-	shared := prologue + fragments + scriptBody("finish.lua", "finish") + scriptBody("claim.lua", "claim")
+	prologue := keyGrammarLua() + scriptSource("hot_globals.lua") + "\n"
+	shared := prologue + fragments + jobpathSource(jobpathShared)
 	if edit != nil {
 		shared = edit("shared", shared)
 	}
@@ -107,8 +109,8 @@ func newHotScripts(functions bool, edit func(name, src string) string) hotScript
 	}
 	return hotScripts{
 		// alone (EVALSHA), claim and finish carry only what they use
-		claim:            script(0, prologue+scriptBody("claim.lua", "claim")+bodies[0].body),
-		finish:           script(1, prologue+fragments+scriptBody("finish.lua", "finish")+bodies[1].body),
+		claim:            script(0, prologue+jobpathSource(jobpathClaim)+bodies[0].body),
+		finish:           script(1, prologue+fragments+jobpathSource(jobpathFinish)+bodies[1].body),
 		finishClaim:      script(2, shared+bodies[2].body),
 		finishClaimBatch: script(3, shared+bodies[3].body),
 	}
@@ -213,4 +215,30 @@ func (lib *hotLib) load(c *Client, conn redis.Conn) error {
 		_, _ = conn.Do("HDEL", key, name)
 	}
 	return nil
+}
+
+// The modules of the job's path (scripts/jobpath/<name>.lua), in the order
+// they are defined: a module calls only the modules before it. The claim
+// and the finish run alone (EVALSHA) carry only what they use; the library
+// and the combined scripts carry them all.
+var (
+	jobpathClaim = []string{"effect_marks", "effect_attempts",
+		"source_ring", "source_static_batch", "source_static_ring", "source_unit_ring",
+		"claim", "claim_plain"}
+	jobpathFinish = []string{"effect_attempts", "effect_status", "effect_waiting", "effect_release", "effect_unique", "effect_wake",
+		"finish_record", "finish_delayed", "finish_push", "finish"}
+	jobpathShared = []string{"effect_marks", "effect_attempts", "effect_status", "effect_waiting", "effect_release", "effect_unique", "effect_wake",
+		"source_ring", "source_static_batch", "source_static_ring", "source_unit_ring",
+		"finish_record", "finish_delayed", "finish_push", "finish",
+		"claim", "claim_plain", "claim_static"}
+)
+
+// jobpathSource is the named modules' code, one after the other.
+func jobpathSource(modules []string) string {
+	var b strings.Builder
+	for _, m := range modules {
+		b.WriteString(scriptSource("jobpath/" + m + ".lua"))
+		b.WriteString("\n")
+	}
+	return b.String()
 }

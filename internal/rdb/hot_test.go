@@ -214,7 +214,11 @@ func TestHotScriptsDeleteOldLibraries(t *testing.T) {
 // '-1', '86400'). This catches a number literal among a call's arguments.
 func TestHotScriptsPassNoNumberLiterals(t *testing.T) {
 	lit := regexp.MustCompile(`rcall\([^\n]*,\s*-?[0-9]+(\.[0-9]+)?\s*[,)]`)
-	for _, name := range []string{"claim.lua", "finish.lua", "finish_claim.lua", "finish_claim_batch.lua"} {
+	names := []string{"finish_claim.lua", "finish_claim_batch.lua"}
+	for _, m := range jobpathShared {
+		names = append(names, "jobpath/"+m+".lua")
+	}
+	for _, name := range names {
 		for i, line := range strings.Split(scriptSource(name), "\n") {
 			if code, _, _ := strings.Cut(line, "--"); lit.MatchString(code) {
 				t.Errorf("%s:%d: a number literal in a Redis call: %s", name, i+1, strings.TrimSpace(line))

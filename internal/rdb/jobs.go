@@ -124,164 +124,8 @@ func (r ClaimResult) StatName() string {
 	return r.Queue
 }
 
-// claimKeysArgs lays out claim.lua's keys and arguments. What does not
-// change from job to job (the keys, each source's parts, the time's
-// formats within a second) is built once and kept (claimConsts,
-// claimSource, claimTimeAt): laying them out anew for every job took a
-// quarter of a busy process's CPU. With a.Cache, a slot's next claim with
-// the same arguments reuses the whole layout.
-func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
-	if a.Cache == nil {
-		return c.buildClaimKeysArgs(a)
-	}
-	if keys, args, ok := a.Cache.get(a); ok {
-		return keys, args
-	}
-	keys, args = c.buildClaimKeysArgs(a)
-	a.Cache.put(a, keys, args)
-	return keys, args
-}
-
-// buildClaimKeysArgs is claimKeysArgs without the slot's cache.
-func (c *Client) buildClaimKeysArgs(a ClaimArgs) (keys, args []any) {
-	srcs := a.sources()
-	n := len(srcs)
-	k := c.claimK
-	keys = make([]any, 0, 4+2*n)
-	keys = append(keys, k.pause, c.keys.Worker(a.WorkerID), k.seqs, k.attemptsIndex)
-	parts := make([]*claimSourceParts, n)
-	for i, s := range srcs {
-		parts[i] = c.claimSource(s)
-		keys = append(keys, parts[i].key)
-	}
-	for _, p := range parts {
-		keys = append(keys, p.key2)
-	}
-	t := c.claimTimeAt(a.Now)
-	args = make([]any, 0, 8+3*n+ringArgs)
-	args = append(args, t.runAt, t.now, k.statusPrefix, a.WorkerID, k.attemptsPrefix)
-	for _, p := range parts {
-		if p.ring != nil {
-			args = append(args, t.ringHeadV)
-		} else {
-			args = append(args, `{"queue":`+p.queueJSON+t.ringHead)
-		}
-	}
-	for _, p := range parts {
-		args = append(args, p.tail)
-	}
-	rings := 0
-	for _, p := range parts {
-		if p.ring != nil {
-			// the ring's description follows the fixed arguments
-			args = append(args, "r"+strconv.Itoa(9+3*n+ringArgs*rings))
-			rings++
-		} else {
-			args = append(args, p.flag)
-		}
-	}
-	ttl := a.LockTTL
-	if ttl <= 0 {
-		ttl = DefaultLockTTL
-	}
-	args = append(args, a.Token, ttl.Milliseconds(), k.uniquePrefix)
-	for _, p := range parts {
-		args = append(args, p.ring...)
-	}
-	return keys, args
-}
-
-// claimKeys are the keys and prefixes every claim sends (as any: a string
-// put in an interface is copied to the heap each time).
-type claimKeys struct {
-	pause, seqs, attemptsIndex, statusPrefix, attemptsPrefix, uniquePrefix any
-	statProcessed                                                          any // finish_claim.lua's short and compact forms
-}
-
-// newClaimKeys builds a client's claimKeys (New keeps them).
-func newClaimKeys(k protocol.Keys) *claimKeys {
-	return &claimKeys{pause: k.PauseAll(), seqs: k.ClaimSeqs(), attemptsIndex: k.AttemptsIndex(),
-		statusPrefix: k.JobStatusPrefix(), attemptsPrefix: k.AttemptsPrefix(), uniquePrefix: k.UniquePrefix(),
-		statProcessed: k.StatProcessed()}
-}
-
-// claimSourceParts is what a claim sends for one source, but for the time.
-type claimSourceParts struct {
-	key, key2 any    // the source's list (or ring) and its second key
-	queueJSON string // the record's queue, as JSON (not for a ring)
-	tail      any    // the record's end ("" for a ring)
-	flag      any    // "1" serial, "" plain (a ring's is built per call)
-	ring      []any  // a ring's description; nil for a list
-}
-
-// claimSource returns s's parts, built on the first claim from s.
-func (c *Client) claimSource(s protocol.Source) *claimSourceParts {
-	if p, ok := c.claimSrcs.Load(s); ok {
-		return p.(*claimSourceParts)
-	}
-	p := &claimSourceParts{key: c.keys.SourceKey(s), tail: "", flag: ""}
-	switch {
-	case s.Serial && s.Ring == "":
-		p.key2 = c.keys.SerialLock(s.Queue)
-	case s.Ring == protocol.RingStatic:
-		p.key2 = c.keys.StaticState(s.Pool)
-	case s.Ring == protocol.RingUnit:
-		p.key2 = c.keys.UnitTurns(s.Pool, s.Unit)
-	default:
-		p.key2 = p.key // unused by the script
-	}
-	if s.Ring != "" {
-		p.ring = c.ringArgs(s)
-	} else {
-		p.queueJSON = string(protocol.MarshalString(s.Queue))
-		p.tail = protocol.RecordSourceSuffix(s) + "}"
-		if s.Serial {
-			p.flag = "1"
-		}
-	}
-	// sources are few (a process's queues, its pool, its unit); a worker
-	// following a glob adds the queues it finds, and no more
-	c.claimSrcs.Store(s, p)
-	return p
-}
-
-// claimTime is what a claim sends of its time, which changes once a
-// second (run_at has second precision).
-type claimTime struct {
-	unix       int64
-	runAt, now any
-	ringHead   string
-	ringHeadV  any // ringHead, boxed once
-}
-
-// claimTimeAt returns t's formats, formatted once a second.
-func (c *Client) claimTimeAt(t time.Time) *claimTime {
-	u := t.Unix()
-	if ct := c.claimT.Load(); ct != nil && ct.unix == u {
-		return ct
-	}
-	runAt := protocol.FormatRunAt(t)
-	head := ringRecordHead(runAt)
-	ct := &claimTime{unix: u, runAt: runAt, now: strconv.FormatInt(u, 10), ringHead: head, ringHeadV: head}
-	c.claimT.Store(ct)
-	return ct
-}
-
-// ringArgs is how many arguments describe a ring to claim.lua.
-const ringArgs = 7
-
-// ringArgs describes ring source s to claim.lua (see its header).
-func (c *Client) ringArgs(s protocol.Source) []any {
-	k := c.keys
-	if s.Ring == protocol.RingStatic {
-		return []any{"s", k.StaticSourceQueue(s.Pool, ""), protocol.StaticSourcePrefix(s.Pool), k.StaticHoldersPrefix(s.Pool),
-			string(protocol.MarshalString(s.Queue)), k.StaticParked(s.Pool), k.MassSettings()}
-	}
-	return []any{"u", k.Prefix(), protocol.CommittedPrefix, k.BatchHoldersPrefix(), "", "", k.MassSettings()}
-}
-
 // ringRecordHead is a worker record's head after its queue, for a job from
-// a ring (claim.lua puts the queue in front).
+// a ring (jobpath/claim.lua puts the queue in front).
 func ringRecordHead(runAt string) string {
 	return `,"run_at":` + string(protocol.MarshalString(runAt)) + `,"payload":`
 }
@@ -309,7 +153,7 @@ func parseClaim(a ClaimArgs, reply any) (ClaimResult, error) {
 		return ClaimResult{Paused: true}, nil
 	case []any:
 		if len(v) == 6 {
-			// sources skipped for a key of another type (claim.lua's
+			// sources skipped for a key of another type (jobpath/claim.lua's
 			// claim_wrongtype): rare, so parsed apart from the rest
 			return parseWrongType(a, v)
 		}
@@ -408,7 +252,7 @@ func parseWrongType(a ClaimArgs, v []any) (ClaimResult, error) {
 // OutcomeKind says how a job ended.
 type OutcomeKind string
 
-// Outcome kinds, as finish.lua names them.
+// Outcome kinds, as jobpath/finish.lua names them.
 const (
 	OutcomeOK         OutcomeKind = "ok"
 	OutcomeFail       OutcomeKind = "fail"
@@ -452,77 +296,6 @@ type Outcome struct {
 	// finish moves its state on (docs/protocol.md#unique-jobs) in the same step.
 	UniqueID string
 	Now      time.Time
-}
-
-// finishKeysArgs lays out finish.lua's keys and arguments.
-func (c *Client) finishKeysArgs(workerID, host string, src protocol.Source, o Outcome) (keys, args []any) {
-	queue, statQueue := src.Queue, src.Queue
-	if o.StatQueue != "" {
-		statQueue = o.StatQueue
-	}
-	k := c.keys
-	if o.Kind == "" {
-		o.Kind = OutcomeOK
-	}
-	statusKey := k.Worker(workerID) // a placeholder: the script ignores it without a status
-	if o.Status != "" {
-		statusKey = k.JobStatus(o.JobID)
-	}
-	attemptsKey, attempts := statusKey, ""
-	if o.AttemptsDigest != "" {
-		attemptsKey, attempts = k.Attempts(o.AttemptsDigest), strconv.Itoa(max(o.Attempts, 0))
-	}
-	ttl := int64(o.AttemptsTTL / time.Second)
-	if ttl <= 0 {
-		ttl = 1
-	}
-	keys = []any{k.Worker(workerID), k.ClaimSeqs(), k.StatProcessed(), k.StatProcessedWorker(workerID),
-		statusKey, k.Failed(), attemptsKey, k.AttemptsIndex()}
-	args = []any{workerID, o.Seq, string(o.Kind), o.Status, o.Now.Unix(), o.Entry, o.Class, queue, attempts, ttl}
-	switch o.Kind {
-	case OutcomeFail:
-		keys = append(keys, k.StatFailed(), k.StatFailedWorker(workerID),
-			k.QueueStat(host, protocol.QueueStatFailed, statQueue))
-	case OutcomeRetry, OutcomeReschedule:
-		delayedKey, tsKey := k.Delayed(o.DueAt), k.Timestamps(o.Push)
-		if o.DueAt <= 0 {
-			delayedKey, tsKey = statusKey, statusKey // unused by the script
-		}
-		newWaiting, newStatusKey := "0", statusKey
-		if o.NewJobID != "" {
-			newWaiting, newStatusKey = "1", k.JobStatus(o.NewJobID)
-		}
-		keys = append(keys, k.StatFailed(), k.StatFailedWorker(workerID),
-			k.QueueStat(host, protocol.QueueStatFailed, statQueue),
-			k.Retries(), k.StatRetries(), k.QueueStat(host, protocol.QueueStatRetries, statQueue),
-			k.SourceKey(src), k.Queues(), delayedKey, tsKey, k.DelayedSchedule(), newStatusKey)
-		args = append(args, o.Push, o.DueAt, newWaiting, protocol.DelayedMember(o.DueAt))
-	}
-	// ARGV[15..16] are always there: with finish_claim.lua the claim's
-	// arguments follow, and the finish must not take one of them for its own
-	for len(args) < 14 {
-		args = append(args, "")
-	}
-	if o.Token != "" && src.Serial {
-		keys = append(keys, k.SerialLock(src.Queue))
-		args = append(args, o.Token, len(keys))
-	} else {
-		args = append(args, "", 0)
-	}
-	if o.UniqueID != "" {
-		keys = append(keys, k.UniqueState(o.UniqueID), k.UniqueDeferred(o.UniqueID))
-		args = append(args, len(keys)-1, k.Prefix(), protocol.FormatFailedAt(o.Now))
-	} else {
-		args = append(args, 0, "", "")
-	}
-	ring, state, source, static := k.StaticWakeKeys(src)
-	if (o.Kind == OutcomeRetry || o.Kind == OutcomeReschedule) && o.DueAt <= 0 && static {
-		keys = append(keys, ring, state)
-		args = append(args, len(keys)-1, source)
-	} else {
-		args = append(args, 0, "")
-	}
-	return keys, args
 }
 
 // ErrRecordRemoved is returned by Finish when the job's end was recorded
@@ -622,7 +395,7 @@ func (c *Client) FinishAndClaim(ctx context.Context, workerID, host string, src 
 		} else {
 			call = new(batchCall)
 		}
-		*call = batchCall{workerID: workerID, host: host, src: src, o: o, ck: ck, ca: ca, sources: (len(ck) - 4) / 2}
+		*call = batchCall{workerID: workerID, host: host, src: src, o: o, ck: ck, ca: ca, sources: claimSources(ca)}
 		c.batch.do(call)
 		raw, err = call.reply, call.err
 	} else {

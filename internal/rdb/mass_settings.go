@@ -251,7 +251,7 @@ func (c *Client) DropHolders(ctx context.Context, source string) error {
 
 // ClearTurns removes source's turn counter (field t:<source> of each
 // static pool's state hash), which claims keep only while some source has
-// settings (claim.lua's static_visit): a counter left when the settings
+// settings (jobpath/source_static_ring.lua's static_visit): a counter left when the settings
 // went away would shorten the source's first turn once a weight is set
 // again. SetWeight calls it after every change of weight.
 func (c *Client) ClearTurns(ctx context.Context, source string) error {

@@ -22,7 +22,7 @@ import (
 	"github.com/resque-go/resque-go/internal/protocol"
 )
 
-//go:embed scripts/*.lua
+//go:embed scripts/*.lua scripts/jobpath/*.lua
 var scriptFS embed.FS
 
 func loadScript(name string, keys int) *script {
@@ -50,6 +50,7 @@ type script struct {
 func (s *script) get() *redis.Script {
 	s.once.Do(func() {
 		var src strings.Builder
+		src.WriteString(keyGrammarLua())
 		for _, f := range s.fragments {
 			src.WriteString(scriptSource(f))
 			src.WriteString("\n")
@@ -66,17 +67,6 @@ func scriptSource(name string) string {
 		panic("rdb: missing embedded script " + name) // a build error, not a runtime one
 	}
 	return string(src)
-}
-
-// scriptBody is a script written as a local function plus a last line
-// "return <fn>(KEYS, ARGV)", without that line, for composing scripts.
-func scriptBody(name, fn string) string {
-	src := strings.TrimRight(scriptSource(name), "\n")
-	last := "return " + fn + "(KEYS, ARGV)"
-	if !strings.HasSuffix(src, last) {
-		panic("rdb: script " + name + " does not end with " + last)
-	}
-	return strings.TrimSuffix(src, last)
 }
 
 // Options configures a Client. Zero values mean the documented defaults.
@@ -507,12 +497,12 @@ func New(opt Options) (*Client, error) {
 		timeout:     opt.ReadTimeout,
 		addr:        ep.redacted,
 		hotScripts:  newHotScripts(true, nil),
-		requeue:     loadScriptWith("requeue.lua", 7, "static_wake.lua"),
+		requeue:     loadScriptWith("requeue.lua", 7, "jobpath/effect_release.lua", "jobpath/effect_wake.lua"),
 		refreshLock: loadScript("refresh_lock.lua", 1),
 		register:    loadScriptWith("register.lua", 5, "iso8601.lua"),
 		heartbeat:   loadScriptWith("heartbeat.lua", -1, "iso8601.lua"),
 		unregister:  loadScript("unregister.lua", 8),
-		prune:       loadScriptWith("prune.lua", 16, "static_wake.lua"),
+		prune:       loadScriptWith("prune.lua", 16, "jobpath/effect_release.lua", "jobpath/effect_wake.lua"),
 	}
 	c.claimK = newClaimKeys(c.keys)
 	if !opt.Unbatched {

@@ -1,13 +1,13 @@
--- finish_claim.lua: finish.lua and claim.lua in one step, so a worker that
+-- finish_claim.lua: jobpath/finish.lua and jobpath/claim.lua in one step, so a worker that
 -- keeps busy needs one round trip per job. Loaded after the bodies of both
 -- (their local functions finish and claim).
 --
--- KEYS[1..nk]        finish.lua's keys
--- KEYS[nk+1..]       claim.lua's keys
--- ARGV[1..na]        finish.lua's arguments
--- ARGV[na+1..#ARGV-2] claim.lua's arguments
--- ARGV[#ARGV-1]      nk: how many keys are finish.lua's
--- ARGV[#ARGV]        na: how many arguments are finish.lua's
+-- KEYS[1..nk]        jobpath/finish.lua's keys
+-- KEYS[nk+1..]       jobpath/claim.lua's keys
+-- ARGV[1..na]        jobpath/finish.lua's arguments
+-- ARGV[na+1..#ARGV-2] jobpath/claim.lua's arguments
+-- ARGV[#ARGV-1]      nk: how many keys are jobpath/finish.lua's
+-- ARGV[#ARGV]        na: how many arguments are jobpath/finish.lua's
 --
 -- finish reads its own keys and arguments in place (the rest are beyond
 -- what it looks at); claim is given where its own start. Nothing is copied:
@@ -23,13 +23,14 @@
 --
 -- A plain success (no status, attempts counter, serial lock or unique state
 -- to write) comes in short form: 1 key (stat:processed) and 1 argument (the
--- claim sequence) instead of finish.lua's 8 to 20 and 21; the slot's
+-- claim sequence) instead of the full form's 5 to 13 and 7 to 9 and more
+-- (jobpath/finish.lua); the slot's
 -- worker:<id> and worker id are the claim's, and stat:processed:<id> is
 -- built here (each string sent costs Redis about as much as a command's
 -- overhead in a script). When another runtime removed the record while the
 -- job ran, the short form writes nothing, claims nothing and returns 4: the
 -- caller sends it again in full form, which has the job's class and queue
--- to clean up with (finish.lua's finish_head). A claim from plain queues
+-- to clean up with (jobpath/finish.lua's finish_head). A claim from plain queues
 -- only, with the sequence known, takes claim_plain.
 --
 -- The compact form, for a plain success whose claim is from plain queues
@@ -49,7 +50,7 @@
 -- sends the short form), 4 when another runtime removed the record (the
 -- caller sends the full form, as for a short form).
 --
--- A full form's finish that returns 6 (finish.lua: a key the job goes to
+-- A full form's finish that returns 6 (jobpath/finish.lua: a key the job goes to
 -- has another type) writes and claims nothing either.
 --
 -- Returns six values, flat (Redis probes seven special fields of every
@@ -57,7 +58,7 @@
 -- laid flat: -1 (paused), nil (no job) or its first element, then its other
 -- elements (nil for those it lacks); and a seventh, only when the claim
 -- skipped a source whose key holds another type: the skipped sources'
--- indexes (claim.lua's wrongtype), the finish being recorded all the same.
+-- indexes (jobpath/claim.lua's wrongtype), the finish being recorded all the same.
 if ARGV[#ARGV] == 'c' then
   -- compact form: a plain success and a claim from plain queues, without
   -- the arguments such a claim does not read; no KEYS, its keys are the
@@ -100,14 +101,14 @@ if ARGV[#ARGV] == 'c' then
     return {4, false, false, false, false, false}
   end
   rcall('INCR', A[1])
-  rcall('INCR', A[1] .. ':' .. wid)
+  rcall('INCR', A[1] .. KEY_PROCESSED_SEP .. wid)
   if wrongtype then
     out[7] = wrongtype
   end
   return out
 end
 local nk, na = tonum(ARGV[#ARGV - 1]), tonum(ARGV[#ARGV])
-local n = (#KEYS - nk - 4) / 2
+local n = tonum(ARGV[na + 1])
 local plain = true
 for i = 1, n do
   if ARGV[na + 5 + 2 * n + i] ~= '' then
@@ -130,11 +131,11 @@ if nk == 1 then
     end
     if done > 0 then
       rcall('INCR', KEYS[1])
-      rcall('INCR', KEYS[1] .. ':' .. wid)
+      rcall('INCR', KEYS[1] .. KEY_PROCESSED_SEP .. wid)
     end
   end
 else
-  done = finish(KEYS, ARGV)
+  done = finish(KEYS, ARGV, 0, 0, false, na)
   if done == 6 then
     -- a key the job goes to has another type: nothing written or claimed
     return {6, false, false, false, false, false}
@@ -170,7 +171,7 @@ if plain and seq then
       return {4, false, false, false, false, false}
     end
     rcall('INCR', KEYS[1])
-    rcall('INCR', KEYS[1] .. ':' .. wid)
+    rcall('INCR', KEYS[1] .. KEY_PROCESSED_SEP .. wid)
   end
   if wrongtype then
     out[7] = wrongtype

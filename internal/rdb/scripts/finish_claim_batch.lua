@@ -2,16 +2,16 @@
 -- at once (slots that claim from the same sources), so a busy process pays
 -- the fixed price of a script call, of the request and of the shared reads
 -- once per batch instead of once per job. Loaded after the bodies of
--- finish.lua and claim.lua (their local functions finish and claim).
+-- jobpath/finish.lua and jobpath/claim.lua (their local functions finish and claim).
 --
--- KEYS[1..nkc]       claim.lua's keys for the first slot of the batch
+-- KEYS[1..nkc]       jobpath/claim.lua's keys for the first slot of the batch
 --                    (its worker:<id> is not used: each slot's is below)
 -- KEYS[nkc+1]        stat:processed
 -- KEYS[nkc+2]        failed
 -- KEYS[nkc+3..]      the finish keys of each slot in full form, one slot
---                    after the other: finish.lua's (the first is the slot's
+--                    after the other: jobpath/finish.lua's (the first is the slot's
 --                    worker:<id>)
--- ARGV[1..nac]       claim.lua's arguments for the first slot (its worker
+-- ARGV[1..nac]       jobpath/claim.lua's arguments for the first slot (its worker
 --                    id and lock token are not used)
 -- ARGV[nac+1..]      each slot's finish, one after the other:
 --                    - short form, for a plain success (no status, attempts
@@ -21,7 +21,7 @@
 --                      success writes nothing else: its worker:<id> and
 --                      stat:processed:<id> are built here)
 --                    - full form: how many keys and how many arguments
---                      finish.lua has, its arguments (the first is the
+--                      jobpath/finish.lua has, its arguments (the first is the
 --                      slot's worker id), then the slot's lock token
 -- ARGV[#ARGV-3]      the slots' forms, one byte each: "s" short, "f" full
 -- ARGV[#ARGV-2]      nkc
@@ -37,155 +37,30 @@
 -- ring's rotation (ring_static, ring_flush). When the claims take a short
 -- way (claim_plain, claim_static), a short form's finish moves only the
 -- sequence and leaves the record for its slot's claim to replace or
--- remove (finish.lua's finish_move), and the slot is counted after its
--- claim; stat:processed is written after every claim. A plain success sends 2
--- strings instead of finish.lua's 29: each costs Redis about as much as a
+-- remove (jobpath/finish_record.lua's finish_move), and the slot is counted
+-- after its claim; stat:processed is written after every claim. A plain
+-- success sends 2 strings instead of the full form's 12 (29 while it was
+-- padded): each costs Redis about as much as a
 -- command's overhead in a script (measured: 8% of the whole call at 8
 -- slots). Its class and queue are needed only when another runtime removed
 -- the slot's record while the job ran (finish_head): that finish returns 4,
 -- writes nothing and claims nothing, and the caller sends that slot again in
--- full form. A full form's finish that returns 6 (finish.lua: a key the
+-- full form. A full form's finish that returns 6 (jobpath/finish.lua: a key the
 -- job goes to has another type) writes and claims nothing for its slot.
 --
 -- Returns six values per slot, one after the other: the finish result, then
 -- the claim result of finish_claim.lua laid flat: -1 (paused), nil (no job)
 -- or its first element, then its other elements (nil for those it lacks).
 -- Then, only when a claim skipped a source whose key holds another type,
--- one more: the skipped sources' indexes (claim.lua's wrongtype; the slots
+-- one more: the skipped sources' indexes (jobpath/claim.lua's wrongtype; the slots
 -- share their sources).
--- claim_static is claim() for a slot whose one source is a static pool's
--- ring (claim.lua's ring_static, the batch's rotation in memory) and whose
--- sequence is known: the same record, marks, holders and attempts in
--- fewer steps, its result written into out at o (true), or false when the
--- ring had no job.
-local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, o, keep)
-  -- a ring of one source without settings (memo.fast, the ring's state in
-  -- memory): a turn over it is a pop from its FIFO, which ring_static would
-  -- do through two more calls; when the FIFO is empty, ring_static takes
-  -- the source off the ring
-  local m, payload, s, holders = memo.fast, nil, nil, nil
-  if m then
-    payload = rcall('LPOP', m.single.fifo)
-    if not payload then
-      memo.fast = nil
-    end
-  else
-    -- a ring of several sources without settings (memo.turn): the next
-    -- source read and not reached yet is visited here as ring_static
-    -- would (ring_next), without its call and prologue; past what was
-    -- read, and after a dry source, ring_static goes on
-    m = memo.turn
-    if m then
-      s = m.F[m.fi]
-      if s then
-        payload = ring_next(m, s)
-      end
-    end
-  end
-  if not payload then
-    if keep then
-      -- the finish's record, left in place (claim_plain's keep), is
-      -- replaced only if it is still there (SET XX), and a turn over a ring
-      -- whose sources have no settings is undone when it is not
-      -- (ring_unserve); with settings a turn may write more (a weighted
-      -- turn, a cap's holders, the parked list), so the record is removed
-      -- before the ring turns, as the full form does
-      -- (made before the claims: see below)
-      if memo.rings[KEYS[5]].settings then
-        keep = false
-        if rcall('DEL', wkey) == 0 then
-          return 'gone'
-        end
-      end
-    end
-    payload, s, holders, m = ring_static(KEYS[5], KEYS[6], KEYS[3], ARGV, d, memo)
-    if not payload then
-      -- no job: the record kept goes, as claim_plain's
-      if keep and rcall('DEL', wkey) == 0 then
-        return 'gone'
-      end
-      return false
-    end
-    if not m.settings then
-      if m.single then
-        memo.fast = m
-      else
-        memo.turn = m
-      end
-    end
-  end
-  local object = sbyte(payload, 1) == 123 and sbyte(payload, -1) == 125
-  local embed = payload
-  if not object then
-    embed = cjson.encode(payload)
-  end
-  local list
-  local one = m.single
-  if one then
-    -- a ring of one source: the record's head and tail are built once
-    -- (the record's queue, ARGV[d + 4], is the pool's: never '' here)
-    if not one.head then
-      one.head, one.tail = '{"queue":' .. ARGV[d + 4] .. ARGV[6], ',"source":' .. one.lj .. '}'
-    end
-    if keep then
-      -- popped from the FIFO: a pop is undone by pushing the job back
-      if not rcall('SET', wkey, one.head .. embed .. one.tail, 'XX') then
-        rcall('LPUSH', one.fifo, payload)
-        return 'gone'
-      end
-    else
-      rcall('SET', wkey, one.head .. embed .. one.tail)
-    end
-    list = one.list
-  else
-    -- the record's "source" is the list's name as JSON: between quotes
-    -- when the ring's names need no escape (m.plainjson, see ring_static)
-    local record
-    if m.plainjson then
-      record = '{"queue":' .. ARGV[d + 4] .. ARGV[6] .. embed .. ',"source":"' .. ARGV[d + 2] .. s .. '"}'
-    else
-      record = '{"queue":' .. ARGV[d + 4] .. ARGV[6] .. embed .. ',"source":' .. cjson.encode(ARGV[d + 2] .. s) .. '}'
-    end
-    if keep then
-      if not rcall('SET', wkey, record, 'XX') then
-        ring_unserve(m, payload)
-        return 'gone'
-      end
-    else
-      rcall('SET', wkey, record)
-    end
-    -- the reply names the source alone, without the lists' prefix (a
-    -- string a job less): a source id has no ':', a list's name has, and
-    -- the caller adds the pool's prefix (rdb.parseClaim)
-    list = s
-  end
-  if holders then
-    -- as claim(): the cap's slot; stale entries cleared now and then
-    if rcall('HSET', holders, wid, seq) == 1 and seq % 64 == 0 and rcall('HLEN', holders) > 64 then
-      ring_held(holders, KEYS[3])
-    end
-  end
-  if object then
-    local u, dd = sfind(payload, '"unique"', 1, true), sfind(payload, '"id"', 1, true)
-    if u or dd then
-      job_marks(payload, u, dd, ARGV, 0, 11)
-    end
-  end
-  local attempts = '0'
-  if counters then
-    attempts = job_attempts(payload, object, ARGV, 0)
-  end
-  out[o + 2], out[o + 3], out[o + 4], out[o + 5], out[o + 6] = 1, payload, seq, attempts, list
-  return true
-end
-
 local m = tonum(ARGV[#ARGV])
 local nkc, nac = tonum(ARGV[#ARGV - 2]), tonum(ARGV[#ARGV - 1])
 local kinds = ARGV[#ARGV - 3]
 local ko, ao = nkc + 2, nac
 local done, aos, tokens, seqs, wkeys, wids = sized(m), {}, {}, sized(m), sized(m), sized(m)
 local processed = 0
-local n = (nkc - 4) / 2
+local n = tonum(ARGV[1])
 -- a short form carries a lock token only when a source is serial
 local serial = false
 -- claims from plain queues only (no serial source, no ring) whose slot's
@@ -211,7 +86,7 @@ end
 -- the short form's keys: "<ns>:worker:" from the first slot's claim key
 -- and worker id, "<ns>:stat:processed:" from stat:processed
 local wp = string.sub(KEYS[2], 1, #KEYS[2] - #ARGV[4])
-local pp = KEYS[nkc + 1] .. ':'
+local pp = KEYS[nkc + 1] .. KEY_PROCESSED_SEP
 -- a short form's finish leaves the record for a claim that goes the short
 -- way (claim_plain, claim_static) to replace or remove
 local keep = plain or static_d ~= nil
@@ -249,7 +124,7 @@ for j = 1, m do
     ao = ao + 2
     aos[j], tokens[j] = ao, ARGV[ao + na + 1]
     wkeys[j], wids[j] = KEYS[ko + 1], ARGV[ao + 1]
-    done[j] = finish(KEYS, ARGV, ko, ao, true)
+    done[j] = finish(KEYS, ARGV, ko, ao, true, ao + na)
     ko, ao = ko + nk, ao + na + 1
     if done[j] > 0 and done[j] < 4 then
       processed = processed + 1
@@ -290,7 +165,7 @@ for j = 1, m do
   -- sets seqs[j]) left the record for the claim
   local kept = keep and seqs[j]
   if done[j] == 4 or done[j] == 6 then
-    -- 6: a key the job goes to has another type (finish.lua)
+    -- 6: a key the job goes to has another type (jobpath/finish.lua)
     c = false
   elseif paused then
     if kept and rcall('DEL', wkeys[j]) == 0 then
@@ -340,7 +215,7 @@ elseif processed > 0 then
 end
 ring_flush(memo)
 if wrongtype then
-  -- a source whose key holds another type was skipped (claim.lua)
+  -- a source whose key holds another type was skipped (jobpath/claim.lua)
   out[6 * m + 1] = wrongtype
 end
 return out

@@ -27,7 +27,7 @@
 --     ring (<ns>static:ring:<pool>, membership in <ns>static:state:<pool>
 --     field m:<source>) unless it is there, parked, or paused; a source
 --     that joins the ring with an empty FIFO gets the job in its ring
---     entry instead (<source>:<payload>, see claim.lua): no FIFO is made
+--     entry instead (<source>:<payload>, see jobpath/claim.lua): no FIFO is made
 --     for it, and none deleted by its claim. These keys are built here:
 --     the pool is only known after the pop.
 --

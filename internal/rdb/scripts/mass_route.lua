@@ -110,7 +110,7 @@ end
 -- mass_held(holders, seqs) counts the current holders in a holders hash
 -- (worker id -> claim sequence): an entry is current while the worker's
 -- claim sequence in seqs still equals it (a finish, requeue or recovery
--- moves or drops it). Stale entries are removed. claim.lua has the same
+-- moves or drops it). Stale entries are removed. jobpath/claim.lua has the same
 -- rule for the sources it serves.
 local function mass_held(holders, seqs)
   local n = 0

@@ -28,7 +28,7 @@
 -- KEYS[15] static:ring:<pool> when the job goes back into a static pool
 --          source's FIFO (any key else)
 -- KEYS[16] static:state:<pool> (any key else)
--- ARGV[9]  that source's id, "" for any other source (static_wake.lua)
+-- ARGV[9]  that source's id, "" for any other source (jobpath/effect_wake.lua)
 --
 -- Returns "gone" (not registered any more), "alive" (heartbeat or job
 -- changed since the caller looked: nothing done), "idle" (unregistered, no
@@ -48,13 +48,9 @@ if held ~= '' then
   -- the unique state as a string: one of another type (a key written by
   -- hand) is nobody's, and an error after the push would push again at
   -- the next pass
-  local running = false
-  if ARGV[8] == '1' then
-    local ok, st = pcall(redis.call, 'GET', KEYS[13])
-    running = ok and type(st) == 'string' and string.sub(st, 1, 7) == 'running'
-  end
+  local running = ARGV[8] == '1' and unique_running(KEYS[13])
   if n <= tonumber(ARGV[5]) then
-    -- woken before the push (all or nothing: static_wake.lua); an error
+    -- woken before the push (all or nothing: jobpath/effect_wake.lua); an error
     -- leaves the job in worker:<id> for the next pass
     if ARGV[9] ~= '' then
       static_wake(KEYS[15], KEYS[16], ARGV[9])

@@ -12,11 +12,11 @@
 -- ARGV[4] "1" for a unique job: a running state goes back to queued
 -- KEYS[6] static:ring:<pool> for a static pool source's FIFO (any key else)
 -- KEYS[7] static:state:<pool> (any key else)
--- ARGV[5] that source's id, "" for any other source (static_wake.lua)
+-- ARGV[5] that source's id, "" for any other source (jobpath/effect_wake.lua)
 --
 -- The claim sequence moves on, so a finish of the same claim that arrives
 -- later (the handler returned after all) is refused instead of being taken
--- for a record removed by another runtime (see finish.lua).
+-- for a record removed by another runtime (see jobpath/finish.lua).
 --
 -- Returns 1, or 0 when worker:<id> is gone (already finished or recovered).
 if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -34,17 +34,9 @@ redis.call('LPUSH', KEYS[2], ARGV[1])
 redis.call('DEL', KEYS[1])
 redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
 -- a lock or unique state of another type is nobody's: left alone
-local function get(key)
-  local ok, v = pcall(redis.call, 'GET', key)
-  if ok and type(v) == 'string' then
-    return v
-  end
-  return ''
-end
-if ARGV[3] ~= '' and get(KEYS[4]) == ARGV[3] then
-  redis.call('DEL', KEYS[4])
-end
-if ARGV[4] == '1' and string.sub(get(KEYS[5]), 1, 7) == 'running' then
+-- (jobpath/effect_release.lua)
+release_lock(KEYS[4], ARGV[3])
+if ARGV[4] == '1' and unique_running(KEYS[5]) then
   redis.call('SET', KEYS[5], 'queued')
 end
 return 1

@@ -1,5 +1,5 @@
 -- unique_release.lua: a fragment (local functions) for scripts that
--- release a deferred unique job (docs/protocol.md#unique-jobs): finish.lua on success,
+-- release a deferred unique job (docs/protocol.md#unique-jobs): jobpath/finish.lua on success,
 -- unique_clear.lua for an operator; and key_fits.
 --
 -- release_deferred(skey, deferred, prefix, now, failed, failed_at, worker, queue)
@@ -25,7 +25,7 @@
 -- (failed itself of another type) keeps the payload where it was.
 
 -- key_fits reports whether key is missing or holds a want, and its type
--- (finish.lua uses it too).
+-- (jobpath/finish.lua uses it too).
 local function key_fits(key, want)
   local t = redis.call('TYPE', key)['ok']
   return t == 'none' or t == want, t
@@ -75,17 +75,17 @@ local function release_deferred(skey, deferred, prefix, now, failed, failed_at, 
   if (type(q) ~= 'string' or q == '') and ok and type(d) == 'table' and named(d['sourceId']) and named(d['name']) then
     -- a mass job: routed again from unassigned, as producers push it
     if delay > 0 then
-      dest = {prefix .. 'resque-go:mass:deferred', 'zset'}
+      dest = {prefix .. KEY_MASS_DEFERRED, 'zset'}
     else
-      dest = {prefix .. 'unassigned', 'list'}
+      dest = {prefix .. KEY_MASS_UNASSIGNED, 'list'}
     end
   elseif type(q) ~= 'string' or q == '' then
     return record('Resque::BadPayload', 'deferred unique job has no queue or is not a JSON object; not released', queue)
   elseif delay > 0 then
-    dest = {prefix .. 'delayed:' .. string.format('%d', tonumber(now) + delay), 'list',
-      prefix .. 'timestamps:' .. deferred, 'set', prefix .. 'delayed_queue_schedule', 'zset'}
+    dest = {prefix .. KEY_DELAYED_PREFIX .. string.format('%d', tonumber(now) + delay), 'list',
+      prefix .. KEY_TIMESTAMPS_PREFIX .. deferred, 'set', prefix .. KEY_DELAYED_SCHEDULE, 'zset'}
   else
-    dest = {prefix .. 'queue:' .. q, 'list', prefix .. 'queues', 'set'}
+    dest = {prefix .. KEY_QUEUE_PREFIX .. q, 'list', prefix .. KEY_QUEUES, 'set'}
   end
   -- Redis keeps what a script wrote before an error: a key of another
   -- type (written by hand) is found before anything is written, and the
@@ -115,7 +115,7 @@ local function release_deferred(skey, deferred, prefix, now, failed, failed_at, 
   elseif delay > 0 then
     local ts = string.format('%d', tonumber(now) + delay)
     redis.call('RPUSH', dest[1], deferred)
-    redis.call('SADD', dest[3], 'delayed:' .. ts)
+    redis.call('SADD', dest[3], KEY_DELAYED_MEMBER_PREFIX .. ts)
     redis.call('ZADD', dest[5], ts, ts)
   else
     redis.call('RPUSH', dest[1], deferred)

@@ -1,3 +1,15 @@
+-- jobpath/effect_wake.lua: a job going back into a static pool source's
+-- FIFO puts the source back on its pool's ring (mass queues): the
+-- finish's retry or reschedule pushed at once (finish_push.lua), the hard
+-- stop's requeue (requeue.lua) and the dead worker's recovery (prune.lua).
+--
+-- Layout, a section of the finish's effects (finish.lua), sent only for
+-- such a push:
+-- KEYS[+0] static:ring:<pool>   the pool's ring
+-- KEYS[+1] static:state:<pool>  its state hash (field m:<source>)
+-- ARGV[+0] tag                  "w"
+-- ARGV[+1] source               the source's id
+--
 -- static_wake(ring, state, source): a job went back into a static pool
 -- source's FIFO (a retry at once, a hard stop's requeue, a dead worker's
 -- recovery): put the source back on its pool's ring unless it is there or
@@ -9,7 +21,9 @@
 -- All or nothing: a ring of another type (a key written by hand) is found
 -- before the state's field is set (HSETNX itself stops on a state of
 -- another type), since a field set without the ring's entry would keep
--- the source off the ring for good. Callers wake before they push the job.
+-- the source off the ring for good. requeue.lua and prune.lua wake before
+-- they push the job; finish_push.lua after, and takes its push back when
+-- the wake stops it.
 local function static_wake(ring, state, source)
   local t = redis.call('TYPE', ring)['ok']
   if t ~= 'list' and t ~= 'none' then
