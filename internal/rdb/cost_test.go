@@ -229,7 +229,7 @@ return out`
 func costLua(b *testing.B, m int) {
 	script := costLuaScript
 	if os.Getenv("COST_LUA_DEFS") != "" {
-		src := newHotScripts(false, nil).finishClaimBatch.src
+		src := newHotScripts(false, nil).finishClaimBatch.source()
 		src = src[:strings.Index(src, "local m = tonumber(ARGV[#ARGV])")]
 		script = redis.NewScript(-1, src+"\nlocal memo = {rings = {}, units = {}}\n"+costLuaBody)
 	}

@@ -275,8 +275,8 @@ func TestJobpathModulesDefinedBeforeUse(t *testing.T) {
 	for _, m := range def.FindAllStringSubmatch(jobpathSource(jobpathShared)+scriptSource("unique_release.lua")+scriptSource("hot_globals.lua"), -1) {
 		all[m[1]] = true
 	}
-	for name, src := range map[string]string{"claim": hs.claim.src, "finish": hs.finish.src, "finish_claim": hs.finishClaim.src,
-		"finish_claim_batch": hs.finishClaimBatch.src, "library": hs.claim.lib.code} {
+	for name, src := range map[string]string{"claim": hs.claim.source(), "finish": hs.finish.source(), "finish_claim": hs.finishClaim.source(),
+		"finish_claim_batch": hs.finishClaimBatch.source(), "library": hs.claim.lib.code} {
 		var code strings.Builder
 		for _, line := range strings.Split(src, "\n") {
 			c, _, _ := strings.Cut(line, "--")
