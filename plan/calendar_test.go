@@ -29,16 +29,16 @@ func TestCalendarExcluded(t *testing.T) {
 		{at("2026-12-25 00:00:00"), true},
 		{at("2026-12-25 23:59:59"), true},
 		{at("2026-12-26 00:00:00"), false}, // a Saturday
-		{at("2026-12-27 12:00:00"), true}, // Sunday
-		{at("2027-01-01 06:59:59"), true}, // 1 Jan 00:00-06:59
+		{at("2026-12-27 12:00:00"), true},  // Sunday
+		{at("2027-01-01 06:59:59"), true},  // 1 Jan 00:00-06:59
 		{at("2027-01-01 07:00:00"), false},
 		{at("2027-03-29 00:00:00"), false},
 		// the DST days: 23 and 25 hours long, excluded whole
-		{time.Date(2027, 3, 28, 1, 30, 0, 0, time.UTC), true},  // 03:30 CEST
+		{time.Date(2027, 3, 28, 1, 30, 0, 0, time.UTC), true},   // 03:30 CEST
 		{time.Date(2027, 3, 27, 22, 59, 0, 0, time.UTC), false}, // 23:59 CET on Saturday 27th
 		{time.Date(2027, 3, 27, 23, 0, 0, 0, time.UTC), true},   // 00:00 CET on Sunday 28th
-		{time.Date(2026, 10, 25, 0, 30, 0, 0, time.UTC), true}, // 02:30 CEST, first pass
-		{time.Date(2026, 10, 25, 1, 30, 0, 0, time.UTC), true}, // 02:30 CET, second pass
+		{time.Date(2026, 10, 25, 0, 30, 0, 0, time.UTC), true},  // 02:30 CEST, first pass
+		{time.Date(2026, 10, 25, 1, 30, 0, 0, time.UTC), true},  // 02:30 CET, second pass
 		{time.Date(2026, 10, 25, 22, 59, 59, 0, time.UTC), true},
 	} {
 		if got := x.Excluded(c.at); got != c.want {

@@ -31,8 +31,8 @@ func calendarCommand() *ucli.Command {
 					"Both repeat; --timezone defaults to UTC. What a plan does with an excluded slot is its\n" +
 					"--misfire policy (plan add --help).",
 				Flags: withRedis(
-					&ucli.StringSliceFlag{Name: "date", Usage: "a day to exclude, YYYY-MM-DD (repeatable)"},
-					&ucli.StringSliceFlag{Name: "cron", Usage: "a 5-field cron line whose matching minutes are excluded (repeatable)"},
+					&ucli.GenericFlag{Name: "date", Usage: "a day to exclude, YYYY-MM-DD (repeatable)", Value: &repeated{}},
+					&ucli.GenericFlag{Name: "cron", Usage: "a 5-field cron line whose matching minutes are excluded (repeatable; commas are part of the line)", Value: &repeated{}},
 					&ucli.StringFlag{Name: "timezone", Usage: "IANA time zone of --date and --cron (default UTC)"},
 					&ucli.BoolFlag{Name: "replace", Usage: "replace a calendar of this name"},
 				),
@@ -64,7 +64,7 @@ func calendarAdd(c *ucli.Context) error {
 	if c.IsSet("timezone") && c.String("timezone") == "" {
 		return usagef("--timezone is empty")
 	}
-	cal := plan.Calendar{Name: name, Dates: c.StringSlice("date"), Cron: c.StringSlice("cron"), Timezone: c.String("timezone")}
+	cal := plan.Calendar{Name: name, Dates: repeatedOf(c, "date"), Cron: repeatedOf(c, "cron"), Timezone: c.String("timezone")}
 	if err := cal.Validate(); err != nil {
 		return usageError{err}
 	}
@@ -173,5 +173,20 @@ func calendarRemove(c *ucli.Context) error {
 		return writeJSON(c.App.Writer, map[string]any{"name": name, "removed": true})
 	}
 	fmt.Fprintf(c.App.Writer, "removed calendar %s\n", name)
+	return nil
+}
+
+// repeated is a flag given any number of times, each value kept whole (a
+// StringSliceFlag would split a cron line such as "* * * * 0,6" at its
+// commas).
+type repeated []string
+
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+func (r *repeated) String() string     { return strings.Join(*r, " ") }
+
+func repeatedOf(c *ucli.Context, name string) []string {
+	if r, ok := c.Generic(name).(*repeated); ok && r != nil {
+		return *r
+	}
 	return nil
 }
