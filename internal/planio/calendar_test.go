@@ -251,3 +251,34 @@ func TestTwoPlannersPauseResumeExactlyOnce(t *testing.T) {
 		}
 	}
 }
+
+// A PHP plan whose nextRun the PHP scheduler left stale sits in a later
+// slot than nextRun names; paused, it stays in that slot, and the planner
+// that meets it there takes it out unfired and keeps that slot for its
+// resume, where it fires once.
+func TestPausedStalePHPPlanNotFired(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, time.Unix(1506093000, 0))
+	ctx := context.Background()
+	k := e.c.Keys()
+	const id = "1506092109.1235"
+	e.writePHP(id, phpPlan, 1506092700) // nextRun says 1506092400
+	if ok, err := planio.Pause(ctx, e.c, id); err != nil || !ok {
+		t.Fatalf("Pause = %v, %v", ok, err)
+	}
+	if n := e.pass(e.planner()); n != 0 {
+		t.Fatalf("a paused plan fired %d jobs", n)
+	}
+	if got := e.schedule(); got != "" {
+		t.Fatalf("schedule after the pass: %q", got)
+	}
+	if got := e.strs("ZRANGE", k.PausedPlans(), 0, -1, "WITHSCORES"); fmt.Sprint(got) != "["+id+" 1506092700]" {
+		t.Fatalf("paused: %v", got)
+	}
+	if ok, err := planio.Resume(ctx, e.c, id); err != nil || !ok {
+		t.Fatalf("Resume = %v, %v", ok, err)
+	}
+	if n := e.pass(e.planner()); n != 1 {
+		t.Fatalf("after resume: fired %d, want 1", n)
+	}
+}
