@@ -1,10 +1,12 @@
 // Package plan is resque-v3's recurring plans (docs/protocol.md#plans): a job
 // enqueued at every slot of a recurrence (an interval, an ISO 8601 period
 // or a cron line in a time zone). It holds the Plan type, its validation
-// and the recurrences (Periodic, Cron, Upcoming): pure logic a program can
-// use on its own. Plans are added, listed and removed through package
-// client (AddPlan, Plans, Plan, RemovePlan); resque-go's planner fires
-// them, each (plan, slot) exactly once. Plans written by the resque-v3 PHP
+// and the recurrences (Periodic, Cron, Upcoming), and calendars (Calendar,
+// Exclude: instants a plan does not fire at): pure logic a program can use
+// on its own. Plans are added, listed, paused, resumed and removed through
+// package client (AddPlan, Plans, Plan, PausePlan, PausePlanGroup,
+// ResumePlan, ResumePlanGroup, RemovePlan; calendars with AddCalendar);
+// resque-go's planner fires them, each (plan, slot) exactly once. Plans written by the resque-v3 PHP
 // producers are read and fired as they are.
 package plan
 
