@@ -210,6 +210,7 @@ func eachOfGroup(ctx context.Context, c *rdb.Client, group string, pause bool) (
 		return 0, err
 	}
 	n := 0
+	var errs []error // one plan that cannot be paused does not stop the others
 	for _, p := range plans {
 		if p.Group != group || p.Paused == pause {
 			continue
@@ -220,15 +221,16 @@ func eachOfGroup(ctx context.Context, c *rdb.Client, group string, pause bool) (
 		} else {
 			done, err = Resume(ctx, c, p.ID)
 		}
-		if errors.Is(err, plan.ErrNotFound) {
+		switch {
+		case errors.Is(err, plan.ErrNotFound):
 			continue // removed meanwhile
-		}
-		if err != nil {
+		case err != nil && (rdb.IsTransient(err) || ctx.Err() != nil):
 			return n, err
-		}
-		if done {
+		case err != nil:
+			errs = append(errs, err)
+		case done:
 			n++
 		}
 	}
-	return n, nil
+	return n, errors.Join(errs...)
 }

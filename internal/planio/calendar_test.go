@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/resque-go/resque-go/internal/planio"
+	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/plan"
 )
 
@@ -280,5 +281,32 @@ func TestPausedStalePHPPlanNotFired(t *testing.T) {
 	}
 	if n := e.pass(e.planner()); n != 1 {
 		t.Fatalf("after resume: fired %d, want 1", n)
+	}
+}
+
+// Removing a paused plan removes its paused entry too; pausing or
+// resuming a plan that does not exist is ErrNotFound.
+func TestRemovePausedPlan(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
+	ctx := context.Background()
+	k := e.c.Keys()
+	e.add(plan.Plan{ID: "a", Queue: "q", Class: "C", Every: time.Hour})
+	if ok, err := planio.Pause(ctx, e.c, "a"); err != nil || !ok {
+		t.Fatalf("Pause = %v, %v", ok, err)
+	}
+	if ok, err := planio.Pause(ctx, e.c, "a"); err != nil || ok {
+		t.Fatalf("Pause again = %v, %v; want false", ok, err)
+	}
+	if err := planio.Remove(ctx, e.c, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.do("EXISTS", k.Plan("a"), k.PausedPlans(), k.PlanSchedule()).(int64); n != 0 {
+		t.Fatalf("%d keys left", n)
+	}
+	for _, f := range []func(context.Context, *rdb.Client, string) (bool, error){planio.Pause, planio.Resume} {
+		if _, err := f(ctx, e.c, "a"); !errors.Is(err, plan.ErrNotFound) {
+			t.Errorf("%v, want ErrNotFound", err)
+		}
 	}
 }
