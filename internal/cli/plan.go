@@ -64,14 +64,14 @@ func planCommand() *ucli.Command {
 			},
 			{
 				Name: "pause", Usage: "take a plan (or every plan of a group) off the schedule, keeping its slot",
-				UsageText: "resque-go plan pause (ID | --group G)",
+				UsageText: "resque-go plan pause (ID | --group G)", ArgsUsage: "[ID]",
 				Description: "A paused plan is in no slot list, so no scheduler fires it (neither resque-go's nor the\n" +
 					"resque-v3 PHP one). --group also marks the group paused: a plan added to it starts paused.",
 				Flags: withRedis(&ucli.StringFlag{Name: "group", Usage: "pause every plan of this group"}), Action: planPause(true),
 			},
 			{
 				Name: "resume", Usage: "put a paused plan (or every paused plan of a group) back on the schedule",
-				UsageText: "resque-go plan resume (ID | --group G)",
+				UsageText: "resque-go plan resume (ID | --group G)", ArgsUsage: "[ID]",
 				Description: "The plan is filed again in the slot it was paused at: slots that passed meanwhile fire by\n" +
 					"its --misfire policy: coalesce one job, catch-up one job per slot, skip none more than a\n" +
 					"minute late; then it goes on with its next slot.",
