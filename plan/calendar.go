@@ -43,8 +43,20 @@ type Calendar struct {
 // Exclusion is a calendar ready to test instants (Calendar.Compile).
 type Exclusion struct {
 	loc   *time.Location
-	dates map[string]bool
+	dates map[day]bool
 	cron  []*cron.SpecSchedule
+}
+
+// day is a calendar date.
+type day struct {
+	y int
+	m time.Month
+	d int
+}
+
+func dayOf(t time.Time) day {
+	y, m, d := t.Date()
+	return day{y, m, d}
 }
 
 // maxAllowedSteps bounds Allowed's walk (about two years of excluded
@@ -83,13 +95,13 @@ func (c Calendar) Compile() (*Exclusion, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &Exclusion{loc: loc, dates: map[string]bool{}}
+	x := &Exclusion{loc: loc, dates: map[day]bool{}}
 	for _, d := range c.Dates {
 		t, err := time.Parse(time.DateOnly, d)
 		if err != nil {
 			return nil, fmt.Errorf("%w: calendar date %q: want YYYY-MM-DD", ErrInvalid, d)
 		}
-		x.dates[t.Format(time.DateOnly)] = true
+		x.dates[dayOf(t)] = true
 	}
 	for _, line := range c.Cron {
 		pc, err := ParseCron(line, loc)
@@ -107,7 +119,7 @@ func (x *Exclusion) Excluded(t time.Time) bool {
 		return false
 	}
 	w := t.In(x.loc)
-	if x.dates[w.Format(time.DateOnly)] {
+	if x.dates[dayOf(w)] {
 		return true
 	}
 	for _, s := range x.cron {
@@ -129,7 +141,7 @@ func (x *Exclusion) Allowed(t time.Time) (time.Time, bool) {
 	}
 	for range maxAllowedSteps {
 		w := t.In(x.loc)
-		if x.dates[w.Format(time.DateOnly)] {
+		if x.dates[dayOf(w)] {
 			y, m, d := w.Date()
 			t = instants(time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC), x.loc)[0]
 			continue
@@ -186,8 +198,10 @@ type excluding struct {
 	skip bool
 }
 
-// maxExcludedSlots bounds the excluded stretches Next walks over.
-const maxExcludedSlots = 10_000
+// maxExcludedSlots bounds the excluded stretches Next walks over (an
+// excluded stretch costs one step however many slots it holds): a plan
+// whose next 1,000 stretches of slots are all excluded has no next slot.
+const maxExcludedSlots = 1_000
 
 func (e excluding) Next(t time.Time) (time.Time, bool) {
 	s, ok := e.r.Next(t)

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -153,5 +154,62 @@ func TestExcludeYear(t *testing.T) {
 	}
 	if moved != 2 {
 		t.Errorf("coalesce: %d slots moved, want 2", moved)
+	}
+}
+
+// A calendar that excludes every slot of a plan leaves it no next slot
+// under Skip, and moves the slot past the exclusion under Coalesce.
+func TestExcludeEverySlot(t *testing.T) {
+	t.Parallel()
+	x, _ := Calendar{Name: "nights", Cron: []string{"* 0-7 * * *"}}.Compile()
+	c, _ := ParseCron("30 2 * * *", nil)
+	from := time.Date(2026, 7, 10, 10, 0, 0, 0, time.UTC)
+	if n, ok := Exclude(c, x, Skip).Next(from); ok {
+		t.Errorf("skip: Next = %s, want none", n)
+	}
+	if n, ok := Exclude(c, x, Coalesce).Next(from); !ok || !n.Equal(time.Date(2026, 7, 11, 8, 0, 0, 0, time.UTC)) {
+		t.Errorf("coalesce: Next = %s %v, want 08:00 the next day", n, ok)
+	}
+}
+
+// Exclude never returns an excluded instant nor one at or before t, for
+// random starts over several zones, calendars and policies.
+func TestExcludeNeverExcluded(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tz := range []string{"UTC", "Europe/Prague", "America/New_York", "Australia/Lord_Howe"} {
+		loc, err := LoadLocation(tz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cals := []Calendar{
+			{Name: "a", Timezone: tz, Dates: []string{"2026-03-29", "2026-11-01", "2026-12-25"}},
+			{Name: "b", Timezone: tz, Cron: []string{"* * * * 0,6", "* 0-1 * * *"}},
+			{Name: "c", Timezone: "Europe/Prague", Cron: []string{"50-59 * * * *"}, Dates: []string{"2026-10-25"}},
+		}
+		recs := []string{"30 2 * * *", "*/20 * * * *", "0 9 * * 1-5", "15 * * * *"}
+		for _, cal := range cals {
+			x, err := cal.Compile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, spec := range recs {
+				c, err := ParseCron(spec, loc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, m := range []Misfire{Skip, Coalesce} {
+					r := Exclude(c, x, m)
+					from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rng.Int64N(365*24*3600)) * time.Second)
+					for range 50 {
+						n, ok := r.Next(from)
+						if !ok || !n.After(from) || x.Excluded(n) {
+							t.Fatalf("%s %s %q %s: Next(%s) = %s %v (excluded %v)", tz, cal.Name, spec, m, from, n, ok, x.Excluded(n))
+						}
+						from = n
+					}
+				}
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -308,5 +309,31 @@ func TestRemovePausedPlan(t *testing.T) {
 		if _, err := f(ctx, e.c, "a"); !errors.Is(err, plan.ErrNotFound) {
 			t.Errorf("%v, want ErrNotFound", err)
 		}
+	}
+}
+
+// A calendar changed to exclude every slot of a plan parks the plan with a
+// failed entry naming the calendar, instead of leaving it without a slot
+// unnoticed.
+func TestPlannerCalendarExcludesEverySlot(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 7, 10, 0, 0, 0, 0, time.UTC)
+	e := newEnv(t, start)
+	ctx := context.Background()
+	if err := planio.AddCalendar(ctx, e.c, plan.Calendar{Name: "nights", Cron: []string{"* 0-1 * * *"}}, false); err != nil {
+		t.Fatal(err)
+	}
+	e.add(plan.Plan{ID: "p", Queue: "q", Class: "C", Cron: "30 2 * * *", Misfire: plan.Skip, Calendar: "nights"})
+	if err := planio.AddCalendar(ctx, e.c, plan.Calendar{Name: "nights", Cron: []string{"* 0-7 * * *"}}, true); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.set(start.Add(150 * time.Minute))
+	e.pass(e.planner())
+	failed := e.strs("LRANGE", e.c.Keys().Failed(), 0, -1)
+	if len(failed) != 1 || !strings.Contains(failed[0], `calendar \"nights\" excludes every slot`) {
+		t.Fatalf("failed: %q", failed)
+	}
+	if n := len(e.jobs("q")); n != 0 || e.schedule() != "" {
+		t.Fatalf("%d jobs, schedule %q", n, e.schedule())
 	}
 }

@@ -289,13 +289,15 @@ func (p *Planner) fireOf(f rdb.Fire, rec protocol.PlanRecord, x *plan.Exclusion,
 	if err != nil {
 		return f, err
 	}
-	recur = plan.Exclude(recur, x, pl.Misfire)
 	from := slot
 	if now.After(from) && pl.Misfire != plan.CatchUp {
 		from = now
 	}
-	if next, ok := recur.Next(from); ok {
+	if next, ok := plan.Exclude(recur, x, pl.Misfire).Next(from); ok {
 		f.Next = next.Unix()
+	} else if _, ok := recur.Next(from); ok {
+		// not kept without a slot, unnoticed: parked, recorded in failed
+		return f, fmt.Errorf("calendar %q excludes every slot of the plan from %s on", pl.Calendar, from.UTC().Format(time.RFC3339))
 	}
 	excluded := x.Excluded(slot)
 	if excluded && pl.Misfire != plan.Skip {
