@@ -327,6 +327,10 @@ func TestPlannerCalendarExcludesEverySlot(t *testing.T) {
 	if err := planio.AddCalendar(ctx, e.c, plan.Calendar{Name: "nights", Cron: []string{"* 0-7 * * *"}}, true); err != nil {
 		t.Fatal(err)
 	}
+	_, err := planio.AddAt(ctx, e.c, plan.Plan{Queue: "q", Class: "C", Cron: "30 2 * * *", Misfire: plan.Skip, Calendar: "nights"}, start)
+	if !errors.Is(err, plan.ErrInvalid) || !strings.Contains(err.Error(), `calendar "nights" excludes every slot`) {
+		t.Fatalf("adding a plan the calendar excludes whole: %v", err)
+	}
 	e.clock.set(start.Add(150 * time.Minute))
 	e.pass(e.planner())
 	failed := e.strs("LRANGE", e.c.Keys().Failed(), 0, -1)

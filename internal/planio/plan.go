@@ -44,6 +44,9 @@ func AddAt(ctx context.Context, c *rdb.Client, p plan.Plan, now time.Time) (stri
 		return "", fmt.Errorf("%w: calendar %q does not exist (calendar add)", plan.ErrInvalid, p.Calendar)
 	}
 	first, ok := plan.Exclude(rec, x, p.Misfire).Next(after)
+	if !ok && x != nil {
+		return "", fmt.Errorf("%w: calendar %q excludes every slot of the recurrence after %s", plan.ErrInvalid, p.Calendar, after.UTC().Format(time.RFC3339))
+	}
 	if !ok {
 		return "", fmt.Errorf("%w: the recurrence has no slot after %s", plan.ErrInvalid, after.Format(time.RFC3339))
 	}
