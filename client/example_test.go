@@ -167,6 +167,53 @@ func ExampleClient_AddPlan() {
 	// removed nightly-report
 }
 
+// Keep plans off holidays with a calendar, and pause and resume a group of
+// plans: a paused plan is off the schedule (no scheduler fires it) and,
+// once resumed, fires the slots it missed by its misfire policy.
+func ExampleClient_AddCalendar() {
+	c, err := client.New(client.Options{URL: os.Getenv("REDIS_URL")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+
+	err = c.AddCalendar(ctx, plan.Calendar{Name: "holidays", Timezone: "Europe/Prague",
+		Dates: []string{"2026-12-25", "2027-01-01"}, Cron: []string{"* * * * 0,6"}}, true)
+	if err != nil {
+		log.Fatal(err) // errors.Is(err, client.ErrInvalid), client.ErrCalendarExists
+	}
+	id, err := c.AddPlan(ctx, plan.Plan{ID: "office-report", Queue: "reports", Class: "Report",
+		Cron: "0 9 * * *", Timezone: "Europe/Prague", Misfire: plan.Skip, Calendar: "holidays", Group: "reports"})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	n, err := c.PausePlanGroup(ctx, "reports")
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err := c.Plan(ctx, id)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("paused", n, p.ID, p.Paused)
+	if n, err = c.ResumePlanGroup(ctx, "reports"); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("resumed", n)
+
+	if err := c.RemovePlan(ctx, id); err != nil {
+		log.Fatal(err)
+	}
+	if err := c.RemoveCalendar(ctx, "holidays"); err != nil {
+		log.Fatal(err) // client.ErrInvalid while a plan names it
+	}
+	// Output:
+	// paused 1 office-report true
+	// resumed 1
+}
+
 // Read the failed list and retry an entry: its job goes back to its
 // queue (Ruby's requeue: the entry stays, marked retried).
 func ExampleClient_RetryFailed() {

@@ -52,3 +52,35 @@ func ExamplePlan_Recurrence() {
 	// 2026-03-31
 	// 2026-04-30
 }
+
+// A calendar keeps a plan off holidays: with misfire Skip the slot of an
+// excluded day is dropped; with Coalesce (or CatchUp) it moves to the
+// first instant the calendar allows.
+func ExampleExclude() {
+	prague, err := time.LoadLocation("Europe/Prague")
+	if err != nil {
+		log.Fatal(err)
+	}
+	holidays, err := plan.Calendar{Name: "holidays", Timezone: "Europe/Prague",
+		Dates: []string{"2026-12-25", "2027-01-01"}}.Compile()
+	if err != nil {
+		log.Fatal(err)
+	}
+	daily, err := plan.ParseCron("0 9 * * *", prague)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range []plan.Misfire{plan.Skip, plan.Coalesce} {
+		rec := plan.Exclude(daily, holidays, m)
+		t := time.Date(2026, 12, 24, 12, 0, 0, 0, prague)
+		fmt.Print(m, ":")
+		for range 3 {
+			t, _ = rec.Next(t)
+			fmt.Print(" ", t.Format("Jan 2 15:04"))
+		}
+		fmt.Println()
+	}
+	// Output:
+	// skip: Dec 26 09:00 Dec 27 09:00 Dec 28 09:00
+	// coalesce: Dec 26 00:00 Dec 26 09:00 Dec 27 09:00
+}

@@ -1,10 +1,12 @@
 // Package plan is resque-v3's recurring plans (docs/protocol.md#plans): a job
 // enqueued at every slot of a recurrence (an interval, an ISO 8601 period
 // or a cron line in a time zone). It holds the Plan type, its validation
-// and the recurrences (Periodic, Cron, Upcoming): pure logic a program can
-// use on its own. Plans are added, listed and removed through package
-// client (AddPlan, Plans, Plan, RemovePlan); resque-go's planner fires
-// them, each (plan, slot) exactly once. Plans written by the resque-v3 PHP
+// and the recurrences (Periodic, Cron, Upcoming), and calendars (Calendar,
+// Exclude: instants a plan does not fire at): pure logic a program can use
+// on its own. Plans are added, listed, paused, resumed and removed through
+// package client (AddPlan, Plans, Plan, PausePlan, PausePlanGroup,
+// ResumePlan, ResumePlanGroup, RemovePlan; calendars with AddCalendar);
+// resque-go's planner fires them, each (plan, slot) exactly once. Plans written by the resque-v3 PHP
 // producers are read and fired as they are.
 package plan
 
@@ -76,11 +78,23 @@ type Plan struct {
 	// way the first slot is strictly after the time of Add: a past start
 	// never fires retroactively.
 	Start time.Time
-	// Misfire defaults to Coalesce.
+	// Misfire defaults to Coalesce. It also says what a slot excluded by
+	// the plan's calendar does: Skip drops it, Coalesce and CatchUp move it
+	// to the first instant the calendar allows (see Calendar).
 	Misfire Misfire
+	// Calendar names a calendar (client.AddCalendar) whose excluded
+	// instants the plan does not fire at; a calendar that does not exist
+	// excludes nothing.
+	Calendar string
+	// Group names the plan's group: client.PausePlanGroup pauses every
+	// plan of it, and a plan added to a paused group starts paused.
+	Group string
 
 	// Filled when read back (client.Plan, client.Plans):
 	NextRun time.Time
+	// Paused: the plan is out of the schedule until resumed; NextRun is
+	// the slot it is filed in again then, to fire by its misfire policy.
+	Paused bool
 	// Raw is the plan's JSON as stored.
 	Raw []byte
 	// Problem, when not empty, says why the plan cannot be fired.
@@ -171,6 +185,13 @@ func (p Plan) Validate() error {
 	default:
 		return fmt.Errorf("%w: misfire %q: want coalesce, catch-up or skip", ErrInvalid, p.Misfire)
 	}
+	for _, name := range []string{p.Calendar, p.Group} {
+		if name != "" {
+			if err := ValidCalendarName(name); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -202,10 +223,17 @@ func (p Plan) Fireable(base time.Time, loc *time.Location) (Recurrence, error) {
 // Upcoming returns the next n slots of a plan read back (client.Plan, Plans),
 // starting at its NextRun.
 func Upcoming(p Plan, n int) ([]time.Time, error) {
+	return UpcomingExcluding(p, nil, n)
+}
+
+// UpcomingExcluding is Upcoming for a plan whose calendar is x (nil:
+// none): excluded slots are skipped or moved by the plan's misfire policy.
+func UpcomingExcluding(p Plan, x *Exclusion, n int) ([]time.Time, error) {
 	rec, err := p.Fireable(p.NextRun, nil)
 	if err != nil {
 		return nil, err
 	}
+	rec = Exclude(rec, x, p.Misfire)
 	out := []time.Time{p.NextRun}
 	for len(out) < n {
 		next, ok := rec.Next(out[len(out)-1])

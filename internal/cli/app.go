@@ -134,7 +134,7 @@ func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 	groups := []helpGroup{
 		{"Run", []*ucli.Command{demoCommand(), workCommand(reg), poolCommand(), schedulerCommand(), webCommand(), runJobCommand(reg)}},
 		{"Enqueue & inspect", []*ucli.Command{enqueueCommand(), statsCommand(), queueCommand(), delayedCommand(), uniqueCommand()}},
-		{"Scheduling", []*ucli.Command{planCommand(), scheduleCommand()}},
+		{"Scheduling", []*ucli.Command{planCommand(), calendarCommand(), scheduleCommand()}},
 		{"Failed", []*ucli.Command{failedCommand()}},
 		{"Mass queues", []*ucli.Command{massCommand()}},
 		{"Admin", []*ucli.Command{versionCommand(), benchCommand()}},

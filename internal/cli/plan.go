@@ -23,14 +23,14 @@ func planCommand() *ucli.Command {
 	}
 	return &ucli.Command{
 		Name:  "plan",
-		Usage: "recurring jobs (resque-v3 plans): add, list, show, remove",
+		Usage: "recurring jobs (resque-v3 plans): add, list, show, remove, pause, resume",
 		Description: "A plan pushes its job at every slot of its recurrence; a scheduler fires it (each slot\n" +
 			"exactly once, however many schedulers run). Plans written by the resque-v3 PHP\n" +
 			"producers are listed, shown, removed and fired as they are.",
 		Subcommands: []*ucli.Command{
 			{
 				Name: "add", Usage: "create a plan; prints its id and first slot",
-				UsageText: "resque-go plan add --queue Q --class C [--args JSON] (--every 5m | --period P1M | --cron '0 3 * * *' [--timezone Europe/Prague]) [--start TIME] [--misfire coalesce|catch-up|skip] [--unique-id U] [--id ID]",
+				UsageText: "resque-go plan add --queue Q --class C [--args JSON] (--every 5m | --period P1M | --cron '0 3 * * *' [--timezone Europe/Prague]) [--start TIME] [--misfire coalesce|catch-up|skip] [--exclude-calendar NAME] [--group G] [--unique-id U] [--id ID]",
 				Description: "--every is elapsed time (whole seconds). --period is ISO 8601 (P1M, P1D, PT5M, P1DT12H);\n" +
 					"its days, months and years follow the calendar in --timezone (default UTC): a day is\n" +
 					"23 or 25 hours across a DST change, and Jan 31 + P1M is Feb 28 (29), then Mar 31.\n" +
@@ -38,7 +38,13 @@ func planCommand() *ucli.Command {
 					"clocks skip runs when the gap ends, a time they repeat runs once (an hourly or\n" +
 					"more frequent line runs in both passes). The first slot is the first one after\n" +
 					"now: --start (RFC 3339 or Unix seconds) sets the phase of --every/--period and the\n" +
-					"earliest slot of --cron; a past start never fires retroactively.",
+					"earliest slot of --cron; a past start never fires retroactively.\n" +
+					"--exclude-calendar NAME (see calendar add): a slot the calendar excludes is, by\n" +
+					"--misfire: skip: dropped (the plan goes on at its next slot the calendar allows);\n" +
+					"coalesce or catch-up: moved to the first instant the calendar allows (one job for\n" +
+					"all the slots of the excluded stretch), then on at the next slot after it.\n" +
+					"--group G: plan pause/resume --group G pauses and resumes the plans of G; a plan\n" +
+					"added to a paused group starts paused.",
 				Flags: withRedis(
 					&ucli.StringFlag{Name: "queue", Usage: "queue name", Required: true},
 					&ucli.StringFlag{Name: "class", Usage: "job class", Required: true},
@@ -51,8 +57,25 @@ func planCommand() *ucli.Command {
 					&ucli.StringFlag{Name: "misfire", Usage: "slots missed while no scheduler ran: coalesce (fire once), catch-up (fire each), skip", Value: "coalesce"},
 					&ucli.StringFlag{Name: "unique-id", Usage: "the job's unique id: a slot is skipped while a job with it is queued or running"},
 					&ucli.StringFlag{Name: "id", Usage: "plan id (default: generated)"},
+					&ucli.StringFlag{Name: "exclude-calendar", Usage: "calendar whose excluded dates the plan skips (--misfire skip) or moves past (coalesce, catch-up)"},
+					&ucli.StringFlag{Name: "group", Usage: "the plan's group, for plan pause/resume --group"},
 				),
 				Action: planAdd,
+			},
+			{
+				Name: "pause", Usage: "take a plan (or every plan of a group) off the schedule, keeping its slot",
+				UsageText: "resque-go plan pause (ID | --group G)", ArgsUsage: "[ID]",
+				Description: "A paused plan is in no slot list, so no scheduler fires it (neither resque-go's nor the\n" +
+					"resque-v3 PHP one). --group also marks the group paused: a plan added to it starts paused.",
+				Flags: withRedis(&ucli.StringFlag{Name: "group", Usage: "pause every plan of this group"}), Action: planPause(true),
+			},
+			{
+				Name: "resume", Usage: "put a paused plan (or every paused plan of a group) back on the schedule",
+				UsageText: "resque-go plan resume (ID | --group G)", ArgsUsage: "[ID]",
+				Description: "The plan is filed again in the slot it was paused at: slots that passed meanwhile fire by\n" +
+					"its --misfire policy: coalesce one job, catch-up one job per slot, skip none more than a\n" +
+					"minute late; then it goes on with its next slot.",
+				Flags: withRedis(&ucli.StringFlag{Name: "group", Usage: "resume every paused plan of this group"}), Action: planPause(false),
 			},
 			{Name: "list", Usage: "every plan, by next run", ArgsUsage: " ", Flags: withRedis(), Action: planList},
 			{
@@ -84,7 +107,8 @@ func planFromFlags(c *ucli.Context) (plan.Plan, error) {
 		return plan.Plan{}, usagef("plan add takes no arguments (got %q); everything is a flag", c.Args().First())
 	}
 	p := plan.Plan{Queue: c.String("queue"), Class: c.String("class"), Period: c.String("period"), Cron: c.String("cron"),
-		Timezone: c.String("timezone"), Misfire: plan.Misfire(c.String("misfire")), UniqueID: c.String("unique-id"), ID: c.String("id")}
+		Timezone: c.String("timezone"), Misfire: plan.Misfire(c.String("misfire")), UniqueID: c.String("unique-id"), ID: c.String("id"),
+		Calendar: c.String("exclude-calendar"), Group: c.String("group")}
 	if p.Queue == "" || p.Class == "" {
 		return p, usagef("plan add needs --queue and --class")
 	}
@@ -97,7 +121,7 @@ func planFromFlags(c *ucli.Context) (plan.Plan, error) {
 	if n != 1 {
 		return p, usagef("plan add needs one of --every, --period or --cron")
 	}
-	for _, f := range []string{"unique-id", "id", "timezone"} {
+	for _, f := range []string{"unique-id", "id", "timezone", "exclude-calendar", "group"} {
 		if c.IsSet(f) && c.String(f) == "" {
 			return p, usagef("--%s is empty", f)
 		}
@@ -154,9 +178,13 @@ func planAdd(c *ucli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
-		return writeJSON(c.App.Writer, planView(got, 0))
+		return writeJSON(c.App.Writer, planView(got, 0, nil))
 	}
-	fmt.Fprintf(c.App.Writer, "%s\tnext run %s\n", id, formatSlot(got.NextRun))
+	paused := ""
+	if got.Paused {
+		paused = " (paused: its group is paused)"
+	}
+	fmt.Fprintf(c.App.Writer, "%s\tnext run %s%s\n", id, formatSlot(got.NextRun), paused)
 	return nil
 }
 
@@ -172,6 +200,9 @@ type planJSON struct {
 	Timezone      string          `json:"timezone,omitempty"`
 	Misfire       string          `json:"misfire"`
 	UniqueID      string          `json:"unique_id,omitempty"`
+	Calendar      string          `json:"calendar,omitempty"`
+	Group         string          `json:"group,omitempty"`
+	Paused        bool            `json:"paused"`
 	NextRunAt     *string         `json:"next_run_at"`
 	NextRunAtUnix int64           `json:"next_run_at_unix"`
 	Problem       string          `json:"problem,omitempty"`
@@ -179,16 +210,16 @@ type planJSON struct {
 	Stored        json.RawMessage `json:"stored,omitempty"`
 }
 
-// planView is p for --json, with its next n slots.
-func planView(p plan.Plan, n int) planJSON {
+// planView is p for --json, with its next n slots (x: its calendar).
+func planView(p plan.Plan, n int, x *plan.Exclusion) planJSON {
 	v := planJSON{ID: p.ID, Class: p.Class, Queue: p.Queue, Args: p.Args, Recurrence: recurrenceText(p), Timezone: p.Timezone,
 		Misfire: misfireText(p.Misfire), UniqueID: p.UniqueID, NextRunAt: jsonTime(p.NextRun), NextRunAtUnix: max(p.NextRun.Unix(), 0),
-		Problem: p.Problem}
+		Problem: p.Problem, Calendar: p.Calendar, Group: p.Group, Paused: p.Paused}
 	if n > 0 {
 		if json.Valid(p.Raw) {
 			v.Stored = p.Raw
 		}
-		up, _ := plan.Upcoming(p, n)
+		up, _ := plan.UpcomingExcluding(p, x, n)
 		for _, t := range up {
 			if s := jsonTime(t); s != nil {
 				v.Upcoming = append(v.Upcoming, *s)
@@ -241,7 +272,7 @@ func planList(c *ucli.Context) error {
 	if c.Bool("json") {
 		rows := make([]planJSON, len(plans))
 		for i, p := range plans {
-			rows[i] = planView(p, 0)
+			rows[i] = planView(p, 0, nil)
 		}
 		return writeJSON(c.App.Writer, listOf(rows))
 	}
@@ -260,7 +291,11 @@ func planList(c *ucli.Context) error {
 		if p.Timezone != "" && p.Timezone != "UTC" {
 			rec += " (" + p.Timezone + ")"
 		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", p.ID, p.Class, p.Queue, rec, formatSlot(p.NextRun))
+		next := formatSlot(p.NextRun)
+		if p.Paused {
+			next += " (paused)"
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", p.ID, p.Class, p.Queue, rec, next)
 		if p.Problem != "" {
 			line += "\tcannot be fired: " + clip(p.Problem, 100)
 		}
@@ -290,7 +325,11 @@ func planShow(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	v := planView(p, max(n, 1))
+	x, err := planio.Exclusion(c.Context, client, p.Calendar)
+	if err != nil {
+		return err
+	}
+	v := planView(p, max(n, 1), x)
 	if c.Bool("json") {
 		v.Upcoming = v.Upcoming[:min(n, len(v.Upcoming))]
 		return writeJSON(c.App.Writer, v)
@@ -304,11 +343,20 @@ func planShow(c *ucli.Context) error {
 	if v.UniqueID != "" {
 		fmt.Fprintf(w, "unique id\t%s\n", v.UniqueID)
 	}
+	if v.Calendar != "" {
+		fmt.Fprintf(w, "calendar\t%s\n", v.Calendar)
+	}
+	if v.Group != "" {
+		fmt.Fprintf(w, "group\t%s\n", v.Group)
+	}
+	if p.Paused {
+		fmt.Fprintf(w, "paused\tyes (plan resume %s)\n", v.ID)
+	}
 	fmt.Fprintf(w, "next run\t%s\n", formatSlot(p.NextRun))
 	if v.Problem != "" {
 		fmt.Fprintf(w, "problem\tcannot be fired: %s\n", v.Problem)
 	}
-	if up, _ := plan.Upcoming(p, n); n > 0 && len(up) > 0 {
+	if up, _ := plan.UpcomingExcluding(p, x, n); n > 0 && len(up) > 0 {
 		slots := make([]string, len(up))
 		for i, t := range up {
 			slots[i] = formatSlot(t)
@@ -341,4 +389,67 @@ func planRemove(c *ucli.Context) error {
 	}
 	fmt.Fprintf(c.App.Writer, "removed %s\n", id)
 	return nil
+}
+
+// planPause is the action of plan pause (pause) and plan resume.
+func planPause(pause bool) ucli.ActionFunc {
+	return func(c *ucli.Context) error {
+		verb := map[bool]string{true: "paused", false: "resumed"}[pause]
+		group := c.String("group")
+		if c.IsSet("group") && group == "" {
+			return usagef("--group is empty")
+		}
+		var id string
+		if group == "" {
+			var err error
+			if id, err = planArg(c); err != nil {
+				return usagef("%s needs a plan ID or --group G", c.Command.FullName())
+			}
+		} else if c.NArg() > 0 {
+			return usagef("%s takes a plan ID or --group, not both", c.Command.FullName())
+		}
+		client, err := newClient(c)
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		if group != "" {
+			n, err := map[bool]func() (int, error){
+				true:  func() (int, error) { return planio.PauseGroup(c.Context, client, group) },
+				false: func() (int, error) { return planio.ResumeGroup(c.Context, client, group) },
+			}[pause]()
+			if errors.Is(err, plan.ErrInvalid) {
+				return usageError{err}
+			}
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return writeJSON(c.App.Writer, map[string]any{"group": group, verb: n})
+			}
+			fmt.Fprintf(c.App.Writer, "group %s %s: %d plans\n", group, verb, n)
+			return nil
+		}
+		var done bool
+		if pause {
+			done, err = planio.Pause(c.Context, client, id)
+		} else {
+			done, err = planio.Resume(c.Context, client, id)
+		}
+		if errors.Is(err, plan.ErrNotFound) {
+			return usagef("no plan %q (plan list shows them)", id)
+		}
+		if err != nil {
+			return err
+		}
+		if c.Bool("json") {
+			return writeJSON(c.App.Writer, map[string]any{"id": id, verb: done})
+		}
+		if !done {
+			fmt.Fprintf(c.App.Writer, "%s was %s already\n", id, map[bool]string{true: "paused", false: "not paused"}[pause])
+			return nil
+		}
+		fmt.Fprintf(c.App.Writer, "%s %s\n", verb, id)
+		return nil
+	}
 }

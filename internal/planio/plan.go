@@ -36,7 +36,17 @@ func AddAt(ctx context.Context, c *rdb.Client, p plan.Plan, now time.Time) (stri
 	if p.Cron != "" && p.Start.After(now) {
 		after = p.Start.Add(-time.Second) // the start itself may be a slot
 	}
-	first, ok := rec.Next(after)
+	x, err := Exclusion(ctx, c, p.Calendar)
+	if err != nil {
+		return "", err
+	}
+	if p.Calendar != "" && x == nil {
+		return "", fmt.Errorf("%w: calendar %q does not exist (calendar add)", plan.ErrInvalid, p.Calendar)
+	}
+	first, ok := plan.Exclude(rec, x, p.Misfire).Next(after)
+	if !ok && x != nil {
+		return "", fmt.Errorf("%w: calendar %q excludes every slot of the recurrence after %s", plan.ErrInvalid, p.Calendar, after.UTC().Format(time.RFC3339))
+	}
 	if !ok {
 		return "", fmt.Errorf("%w: the recurrence has no slot after %s", plan.ErrInvalid, after.Format(time.RFC3339))
 	}
@@ -44,7 +54,8 @@ func AddAt(ctx context.Context, c *rdb.Client, p plan.Plan, now time.Time) (stri
 		return "", err
 	}
 	spec := protocol.PlanSpec{ID: p.ID, Class: p.Class, Queue: p.Queue, Args: p.Args, UniqueID: p.UniqueID,
-		NextRun: first.Unix(), Cron: p.Cron, Timezone: p.Timezone, Misfire: string(p.Misfire)}
+		NextRun: first.Unix(), Cron: p.Cron, Timezone: p.Timezone, Misfire: string(p.Misfire),
+		Calendar: p.Calendar, Group: p.Group}
 	if spec.Misfire == "" {
 		spec.Misfire = string(plan.Coalesce)
 	}
@@ -60,7 +71,7 @@ func AddAt(ctx context.Context, c *rdb.Client, p plan.Plan, now time.Time) (stri
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", plan.ErrInvalid, err)
 	}
-	if err := c.AddPlan(ctx, spec.ID, raw, spec.NextRun); err != nil {
+	if _, err := c.AddPlan(ctx, spec.ID, raw, spec.NextRun, spec.Group); err != nil {
 		if errors.Is(err, rdb.ErrPlanExists) {
 			return "", fmt.Errorf("plan %q: %w", spec.ID, plan.ErrExists)
 		}
@@ -78,12 +89,33 @@ func Get(ctx context.Context, c *rdb.Client, id string) (plan.Plan, error) {
 	if raw == nil {
 		return plan.Plan{}, fmt.Errorf("plan %q: %w", id, plan.ErrNotFound)
 	}
-	return decode(id, raw), nil
+	p := decode(id, raw)
+	ts, paused, err := c.PausedPlanSlot(ctx, id)
+	if err != nil {
+		return plan.Plan{}, err
+	}
+	markPaused(&p, ts, paused)
+	return p, nil
+}
+
+// markPaused fills a paused plan's Paused and NextRun (the slot it is
+// filed in again when resumed).
+func markPaused(p *plan.Plan, ts int64, paused bool) {
+	if paused {
+		p.Paused = true
+		if ts > 0 {
+			p.NextRun = time.Unix(ts, 0)
+		}
+	}
 }
 
 // List reads every plan (a SCAN of plan:* keys), by next run, then id.
 func List(ctx context.Context, c *rdb.Client) ([]plan.Plan, error) {
 	ids, err := c.PlanIDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	paused, err := c.PausedPlans(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +128,10 @@ func List(ctx context.Context, c *rdb.Client) ([]plan.Plan, error) {
 		}
 		for i, raw := range raws {
 			if raw != nil {
-				out = append(out, decode(ids[i], raw))
+				p := decode(ids[i], raw)
+				ts, ok := paused[p.ID]
+				markPaused(&p, ts, ok)
+				out = append(out, p)
 			}
 		}
 		ids = ids[n:]
@@ -129,7 +164,8 @@ func decode(id string, raw []byte) plan.Plan {
 
 func fromRecord(id string, rec protocol.PlanRecord) plan.Plan {
 	p := plan.Plan{ID: id, Raw: rec.Raw, Queue: rec.Queue, Class: rec.Class, Args: rec.Args, Period: rec.RecurrenceInterval,
-		Cron: rec.Cron, Timezone: rec.Timezone, Misfire: plan.Misfire(rec.Misfire), NextRun: time.Unix(rec.NextRun, 0)}
+		Cron: rec.Cron, Timezone: rec.Timezone, Misfire: plan.Misfire(rec.Misfire), NextRun: time.Unix(rec.NextRun, 0),
+		Calendar: rec.Calendar, Group: rec.Group}
 	if rec.HasStart {
 		p.Start = time.Unix(rec.Start, 0)
 	}

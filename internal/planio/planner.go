@@ -215,7 +215,7 @@ func (p *Planner) fire(ctx context.Context, ts int64, id string, raw []byte) (rd
 	c := p.cfg.Client
 	for range maxChanged {
 		now := p.cfg.Now()
-		f, leftover, problem := p.prepare(id, raw, ts, now)
+		f, leftover, problem := p.prepare(ctx, id, raw, ts, now)
 		var res rdb.FireResult
 		var err error
 		switch {
@@ -247,7 +247,7 @@ func (p *Planner) fire(ctx context.Context, ts int64, id string, raw []byte) (rd
 // ts: the job, and the next slot by the plan's misfire policy. leftover
 // is an entry of a plan already moved past ts (its id was listed twice);
 // a plan that cannot be fired returns the problem.
-func (p *Planner) prepare(id string, raw []byte, ts int64, now time.Time) (f rdb.Fire, leftover bool, problem error) {
+func (p *Planner) prepare(ctx context.Context, id string, raw []byte, ts int64, now time.Time) (f rdb.Fire, leftover bool, problem error) {
 	f = rdb.Fire{ID: id, Read: raw, TS: ts}
 	if raw == nil {
 		return f, false, nil // gone: the step drops the id from the slot
@@ -261,13 +261,23 @@ func (p *Planner) prepare(id string, raw []byte, ts int64, now time.Time) (f rdb
 		// scheduler the slot it fired last: never a later one
 		return f, true, nil
 	}
-	f, err = p.fireOf(f, rec, now)
+	x, err := Exclusion(ctx, p.cfg.Client, rec.Calendar)
+	if err != nil {
+		if rdb.IsTransient(err) || ctx.Err() != nil {
+			return f, false, err
+		}
+		return f, false, fmt.Errorf("calendar %q: %w", rec.Calendar, err)
+	}
+	f, err = p.fireOf(f, rec, x, now)
 	return f, false, err
 }
 
-// fireOf fills f, a fire of plan rec, by the plan's recurrence and misfire
-// policy.
-func (p *Planner) fireOf(f rdb.Fire, rec protocol.PlanRecord, now time.Time) (rdb.Fire, error) {
+// fireOf fills f, a fire of plan rec, by the plan's recurrence, calendar
+// (x, nil: none) and misfire policy. A slot the calendar excludes (it was
+// filed before the calendar changed) is not fired: Skip goes on to the
+// next slot the calendar allows, Coalesce and CatchUp move it to the first
+// instant the calendar allows (fired at once when that has passed).
+func (p *Planner) fireOf(f rdb.Fire, rec protocol.PlanRecord, x *plan.Exclusion, now time.Time) (rdb.Fire, error) {
 	id, raw, ts := f.ID, f.Read, f.TS
 	slot := time.Unix(ts, 0)
 	pl := fromRecord(id, rec)
@@ -283,14 +293,25 @@ func (p *Planner) fireOf(f rdb.Fire, rec protocol.PlanRecord, now time.Time) (rd
 	if now.After(from) && pl.Misfire != plan.CatchUp {
 		from = now
 	}
-	if next, ok := recur.Next(from); ok {
+	if next, ok := plan.Exclude(recur, x, pl.Misfire).Next(from); ok {
 		f.Next = next.Unix()
+	} else if _, ok := recur.Next(from); ok {
+		// not kept without a slot, unnoticed: parked, recorded in failed
+		return f, fmt.Errorf("calendar %q excludes every slot of the plan from %s on", pl.Calendar, from.UTC().Format(time.RFC3339))
+	}
+	excluded := x.Excluded(slot)
+	if excluded && pl.Misfire != plan.Skip {
+		if at, ok := x.Allowed(slot); ok && at.After(now) {
+			f.Next = at.Unix() // moved: filed at the first allowed instant
+		} else {
+			excluded = false // the allowed instant has come: fire now
+		}
 	}
 	if f.Write, err = protocol.PlanWithNextRun(raw, f.Next); err != nil {
 		return f, err
 	}
-	if pl.Misfire == plan.Skip && now.Sub(slot) > p.cfg.MisfireGrace {
-		return f, nil // no payload: the slot is skipped
+	if excluded || pl.Misfire == plan.Skip && now.Sub(slot) > p.cfg.MisfireGrace {
+		return f, nil // no payload: the slot is skipped (or moved)
 	}
 	f.Queue = rec.Queue
 	if f.Payload, err = protocol.PlanPayload(raw, protocol.NewJobID(), now); err != nil {
@@ -339,6 +360,8 @@ func (p *Planner) logResult(id string, ts int64, f rdb.Fire, res rdb.FireResult,
 		p.log.Debug().Str("plan_id", id).Int64("slot", ts).Msg("plan removed: slot entry dropped")
 	case rdb.FireDropped:
 		p.log.Warn().Str("plan_id", id).Int64("slot", ts).Msg("plan listed twice: the entry of a slot it has passed dropped")
+	case rdb.FirePaused:
+		p.log.Debug().Str("plan_id", id).Int64("slot", ts).Msg("plan paused: slot entry taken out unfired")
 	case rdb.FireFired, rdb.FireSkipped, rdb.FireDuplicate, rdb.FireDeferred:
 		e := p.log.Debug()
 		if res == rdb.FireDuplicate {

@@ -49,6 +49,9 @@ func TestKeys(t *testing.T) {
 		{"Recoveries", func(k protocol.Keys) string { return k.Recoveries(sha) }, "resque-go:recovered:" + sha},
 		{"JobStatus", func(k protocol.Keys) string { return k.JobStatus(job) }, "job:" + job + ":status"},
 		{"JobStatusPrefix", protocol.Keys.JobStatusPrefix, "job:"},
+		{"PlanCalendars", protocol.Keys.PlanCalendars, "resque-go:plan_calendars"},
+		{"PausedPlans", protocol.Keys.PausedPlans, "resque-go:plans_paused"},
+		{"PausedPlanGroups", protocol.Keys.PausedPlanGroups, "resque-go:plan_groups_paused"},
 	}
 	namespaces := []struct {
 		name string

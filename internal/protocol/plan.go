@@ -52,7 +52,23 @@ const (
 var planOnlyFields = map[string]bool{
 	"nextRun": true, "recurrenceInterval": true,
 	"cron": true, "timezone": true, "misfire": true, "start": true,
+	"calendar": true, "group": true,
 }
+
+// PlanCalendars is resque-go's hash of plan calendars: name -> the
+// calendar's JSON (dates and cron lines whose instants no plan naming it
+// fires at). The PHP scheduler does not read it.
+func (k Keys) PlanCalendars() string { return k.key("resque-go", "plan_calendars") }
+
+// PausedPlans is resque-go's zset of paused plans: member = plan id, score
+// = the slot (Unix seconds) the plan is filed in again when resumed. A
+// paused plan's id is in no plan_schedule:<ts> list, so no scheduler (nor
+// the PHP one) fires it.
+func (k Keys) PausedPlans() string { return k.key("resque-go", "plans_paused") }
+
+// PausedPlanGroups is resque-go's set of paused plan groups: a plan added
+// to one of them starts paused.
+func (k Keys) PausedPlanGroups() string { return k.key("resque-go", "plan_groups_paused") }
 
 // Period is an ISO 8601 duration as PHP's DateInterval reads and writes it
 // (years, months, days, hours, minutes, seconds; no fractions, no signs).
@@ -137,6 +153,10 @@ type PlanRecord struct {
 	// Start (resque-go) is the slot every/period recurrences count from.
 	Start    int64
 	HasStart bool
+	// Calendar and Group (resque-go): the calendar whose instants the
+	// plan does not fire at, the group it is paused and resumed with.
+	Calendar string
+	Group    string
 	Fields   map[string]json.RawMessage
 }
 
@@ -162,7 +182,8 @@ func DecodePlan(raw []byte) (PlanRecord, error) {
 		name string
 		to   *string
 	}{{"class", &r.Class}, {"queue", &r.Queue}, {"recurrenceInterval", &r.RecurrenceInterval},
-		{"cron", &r.Cron}, {"timezone", &r.Timezone}, {"misfire", &r.Misfire}} {
+		{"cron", &r.Cron}, {"timezone", &r.Timezone}, {"misfire", &r.Misfire},
+		{"calendar", &r.Calendar}, {"group", &r.Group}} {
 		if *f.to, err = str(f.name); err != nil {
 			return r, err
 		}
@@ -210,11 +231,15 @@ type PlanSpec struct {
 	Misfire            string
 	// Start (every/period plans) is the slot the recurrence counts from.
 	Start int64
+	// Calendar and Group, when set, are written as "calendar" and "group".
+	Calendar string
+	Group    string
 }
 
 // EncodePlan writes a plan the way resque-v3 lays it out: the job's fields
 // (class, args, queue, unique), then id, nextRun and recurrenceInterval;
-// resque-go's fields (cron, timezone, misfire, start) follow.
+// resque-go's fields (cron, timezone, misfire, start, calendar, group)
+// follow.
 func EncodePlan(s PlanSpec) ([]byte, error) {
 	if s.Class == "" || s.Queue == "" || s.ID == "" {
 		return nil, fmt.Errorf("protocol: a plan needs an id, a class and a queue")
@@ -255,6 +280,12 @@ func EncodePlan(s PlanSpec) ([]byte, error) {
 	}
 	if s.Cron == "" {
 		field("start", []byte(strconv.FormatInt(s.Start, 10)))
+	}
+	if s.Calendar != "" {
+		field("calendar", MarshalString(s.Calendar))
+	}
+	if s.Group != "" {
+		field("group", MarshalString(s.Group))
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil

@@ -87,6 +87,26 @@ func TestEncodePlan(t *testing.T) {
 	}
 }
 
+// A plan's calendar and group are resque-go fields of plan:<id>: read
+// back, and left out of the job it pushes.
+func TestPlanCalendarAndGroup(t *testing.T) {
+	t.Parallel()
+	raw, err := protocol.EncodePlan(protocol.PlanSpec{ID: "x", Class: "C", Queue: "q", NextRun: 1, Cron: "0 9 * * *",
+		Calendar: "holidays", Group: "reports"})
+	want := `{"class":"C","args":[],"queue":"q","id":"x","nextRun":1,"cron":"0 9 * * *","calendar":"holidays","group":"reports"}`
+	if err != nil || string(raw) != want {
+		t.Fatalf("encode:\n got %s %v\nwant %s", raw, err, want)
+	}
+	r, err := protocol.DecodePlan(raw)
+	if err != nil || r.Calendar != "holidays" || r.Group != "reports" {
+		t.Errorf("decode: %+v %v", r, err)
+	}
+	payload, err := protocol.PlanPayload(raw, "j", time.Unix(2, 0))
+	if err != nil || string(payload) != `{"class":"C","args":[],"queue":"q","id":"j","queue_time":2.0000}` {
+		t.Errorf("payload: %s %v", payload, err)
+	}
+}
+
 const phpPlan = `{"class":"Reports_Job","args":{"report":"daily","path":"a\/b"},"queue":"reports","sourceId":"src1","unique":{"uid":"r1"},"isMonitored":true,"includePath":"app\/","environment":{"K":"V"},"id":1506092109.1235,"nextRun":1506092400,"recurrenceInterval":"P0Y0M0DT0H5M0S"}`
 
 func TestDecodePHPPlan(t *testing.T) {

@@ -13,9 +13,11 @@ import (
 
 // Scripts of plans (docs/protocol.md#plans); immutable once built.
 var (
-	planAddScript    = loadScript("plan_add.lua", 3)
-	planFireScript   = loadScriptWith("plan_fire.lua", 8, "plan_take.lua")
-	planParkScript   = loadScriptWith("plan_park.lua", 4, "plan_take.lua")
+	planAddScript    = loadScript("plan_add.lua", 5)
+	planFireScript   = loadScriptWith("plan_fire.lua", 9, "plan_take.lua")
+	planParkScript   = loadScriptWith("plan_park.lua", 5, "plan_take.lua")
+	planPauseScript  = loadScript("plan_pause.lua", 4)
+	planResumeScript = loadScript("plan_resume.lua", 4)
 	planRemoveScript = loadScript("plan_remove.lua", -1)
 	planCleanScript  = loadScript("plan_clean.lua", 2)
 )
@@ -23,17 +25,20 @@ var (
 // ErrPlanExists is returned by AddPlan when plan:<id> exists.
 var ErrPlanExists = errors.New("rdb: a plan with this id exists")
 
-// AddPlan writes a new plan and files its id in slot ts, in one step.
-func (c *Client) AddPlan(ctx context.Context, id string, plan []byte, ts int64) error {
+// AddPlan writes a new plan and files its id in slot ts, in one step; a
+// plan of a paused group (group "": none) is filed paused at ts instead,
+// and paused reports it.
+func (c *Client) AddPlan(ctx context.Context, id string, plan []byte, ts int64, group string) (paused bool, err error) {
 	k := c.keys
-	n, err := redis.Int(c.eval(ctx, planAddScript, k.Plan(id), k.PlanSchedule(), k.PlanSlot(ts), plan, ts, id))
+	n, err := redis.Int(c.eval(ctx, planAddScript, k.Plan(id), k.PlanSchedule(), k.PlanSlot(ts),
+		k.PausedPlanGroups(), k.PausedPlans(), plan, ts, id, group))
 	if err != nil {
-		return fmt.Errorf("rdb: add plan %q: %w", id, err)
+		return false, fmt.Errorf("rdb: add plan %q: %w", id, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("rdb: add plan %q: %w", id, ErrPlanExists)
+		return false, fmt.Errorf("rdb: add plan %q: %w", id, ErrPlanExists)
 	}
-	return nil
+	return n == 2, nil
 }
 
 // Plan returns the JSON of plan:<id>, or nil when there is none.
@@ -154,6 +159,8 @@ const (
 	FireGone      FireResult = "gone"
 	FireParked    FireResult = "parked"
 	FireDropped   FireResult = "dropped"
+	// FirePaused: the plan is paused; its id left the slot unfired.
+	FirePaused FireResult = "paused"
 	// FireWrongType is never returned: FirePlan and ParkPlan return a
 	// *KeyTypeError naming plan:<id> instead (park it with
 	// ParkWrongTypePlan).
@@ -215,7 +222,7 @@ func (c *Client) FirePlan(ctx context.Context, f Fire) (FireResult, error) {
 		queueKey = k.Queue(f.Queue)
 	}
 	v, err := redis.String(c.eval(ctx, planFireScript,
-		k.Plan(f.ID), k.PlanSchedule(), k.PlanSlot(f.TS), nextKey, queueKey, k.Queues(), uidState, uidDeferred,
+		k.Plan(f.ID), k.PlanSchedule(), k.PlanSlot(f.TS), nextKey, queueKey, k.Queues(), uidState, uidDeferred, k.PausedPlans(),
 		f.ID, f.Read, f.Write, f.TS, next, f.Payload, f.Queue, f.UID, f.Deferred, protocol.UniqueQueued))
 	if err == nil {
 		err = c.planTypeError(ctx, f.ID, FireResult(v))
@@ -232,7 +239,7 @@ func (c *Client) FirePlan(ctx context.Context, f Fire) (FireResult, error) {
 // the caller saw.
 func (c *Client) ParkPlan(ctx context.Context, id string, read []byte, ts int64, failure []byte) (FireResult, error) {
 	k := c.keys
-	v, err := redis.String(c.eval(ctx, planParkScript, k.Plan(id), k.PlanSchedule(), k.PlanSlot(ts), k.Failed(),
+	v, err := redis.String(c.eval(ctx, planParkScript, k.Plan(id), k.PlanSchedule(), k.PlanSlot(ts), k.Failed(), k.PausedPlans(),
 		id, read, ts, failure, ""))
 	if err == nil {
 		err = c.planTypeError(ctx, id, FireResult(v))
@@ -250,7 +257,7 @@ func (c *Client) ParkPlan(ctx context.Context, id string, read []byte, ts int64,
 // FireGone as FirePlan does.
 func (c *Client) ParkWrongTypePlan(ctx context.Context, id string, ts int64, planType string, failure []byte) (FireResult, error) {
 	k := c.keys
-	v, err := redis.String(c.eval(ctx, planParkScript, k.Plan(id), k.PlanSchedule(), k.PlanSlot(ts), k.Failed(),
+	v, err := redis.String(c.eval(ctx, planParkScript, k.Plan(id), k.PlanSchedule(), k.PlanSlot(ts), k.Failed(), k.PausedPlans(),
 		id, "", ts, failure, planType))
 	if err != nil {
 		return "", fmt.Errorf("rdb: park plan %q: %w", id, err)
@@ -258,12 +265,12 @@ func (c *Client) ParkWrongTypePlan(ctx context.Context, id string, ts int64, pla
 	return FireResult(v), nil
 }
 
-// RemovePlan deletes plan:<id> and takes id out of the slots given, in
-// one step. It reports whether the plan existed and how many slot
-// entries it dropped.
+// RemovePlan deletes plan:<id> and takes id out of the slots given and out
+// of the paused plans, in one step. It reports whether the plan existed
+// and how many slot (or paused) entries it dropped.
 func (c *Client) RemovePlan(ctx context.Context, id string, slots []int64) (existed bool, dropped int, err error) {
 	k := c.keys
-	keys := []any{k.Plan(id), k.PlanSchedule()}
+	keys := []any{k.Plan(id), k.PlanSchedule(), k.PausedPlans()}
 	args := []any{id}
 	for _, ts := range slots {
 		keys = append(keys, k.PlanSlot(ts))
@@ -277,4 +284,135 @@ func (c *Client) RemovePlan(ctx context.Context, id string, slots []int64) (exis
 		return false, 0, fmt.Errorf("rdb: remove plan %q: unexpected reply %v", id, v)
 	}
 	return v[0] == 1, v[1], nil
+}
+
+// PauseResult says what PausePlan or ResumePlan did.
+type PauseResult string
+
+// PausePlan and ResumePlan results, as plan_pause.lua and plan_resume.lua
+// name them.
+const (
+	PlanPaused        PauseResult = "paused"
+	PlanAlreadyPaused PauseResult = "already"
+	PlanResumed       PauseResult = "resumed"
+	PlanNotPaused     PauseResult = "running"
+	PlanPauseGone     PauseResult = "gone"
+	PlanPauseChanged  PauseResult = "changed"
+)
+
+// PausePlan takes plan id out of slot ts (its nextRun) and records it
+// paused at ts, in one step, while plan:<id> is still read (the JSON the
+// caller read).
+func (c *Client) PausePlan(ctx context.Context, id string, read []byte, ts int64) (PauseResult, error) {
+	k := c.keys
+	v, err := redis.String(c.eval(ctx, planPauseScript, k.Plan(id), k.PlanSchedule(), k.PlanSlot(ts), k.PausedPlans(), id, read, ts))
+	if err != nil {
+		return "", fmt.Errorf("rdb: pause plan %q: %w", id, err)
+	}
+	return PauseResult(v), nil
+}
+
+// ResumePlan files paused plan id again in slot ts, the slot it is paused
+// at (PausedPlanSlot), in one step.
+func (c *Client) ResumePlan(ctx context.Context, id string, ts int64) (PauseResult, error) {
+	k := c.keys
+	v, err := redis.String(c.eval(ctx, planResumeScript, k.Plan(id), k.PlanSchedule(), k.PlanSlot(ts), k.PausedPlans(), id, ts))
+	if err != nil {
+		return "", fmt.Errorf("rdb: resume plan %q: %w", id, err)
+	}
+	return PauseResult(v), nil
+}
+
+// PausedPlanSlot returns the slot plan id is paused at, and false when it
+// is not paused.
+func (c *Client) PausedPlanSlot(ctx context.Context, id string) (int64, bool, error) {
+	v, err := redis.Int64(c.do(ctx, "ZSCORE", c.keys.PausedPlans(), id))
+	if err == redis.ErrNil {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("rdb: paused plan %q: %w", id, err)
+	}
+	return v, true, nil
+}
+
+// PausedPlans returns every paused plan id with the slot it is paused at.
+func (c *Client) PausedPlans(ctx context.Context) (map[string]int64, error) {
+	v, err := redis.Int64Map(c.do(ctx, "ZRANGE", c.keys.PausedPlans(), 0, -1, "WITHSCORES"))
+	if err != nil {
+		return nil, fmt.Errorf("rdb: paused plans: %w", err)
+	}
+	return v, nil
+}
+
+// SetPlanGroupPaused marks group paused (a plan added to it starts paused)
+// or not.
+func (c *Client) SetPlanGroupPaused(ctx context.Context, group string, paused bool) error {
+	cmd := "SREM"
+	if paused {
+		cmd = "SADD"
+	}
+	if _, err := c.do(ctx, cmd, c.keys.PausedPlanGroups(), group); err != nil {
+		return fmt.Errorf("rdb: pause plan group %q: %w", group, err)
+	}
+	return nil
+}
+
+// PausedPlanGroups lists the paused plan groups.
+func (c *Client) PausedPlanGroups(ctx context.Context) ([]string, error) {
+	v, err := redis.Strings(c.do(ctx, "SMEMBERS", c.keys.PausedPlanGroups()))
+	if err != nil {
+		return nil, fmt.Errorf("rdb: paused plan groups: %w", err)
+	}
+	return v, nil
+}
+
+// SetPlanCalendar stores a plan calendar's JSON under name; with replace
+// false it reports false, writing nothing, when name is taken.
+func (c *Client) SetPlanCalendar(ctx context.Context, name string, raw []byte, replace bool) (bool, error) {
+	cmd := "HSETNX"
+	if replace {
+		cmd = "HSET"
+	}
+	n, err := redis.Int(c.do(ctx, cmd, c.keys.PlanCalendars(), name, raw))
+	if err != nil {
+		return false, fmt.Errorf("rdb: set plan calendar %q: %w", name, err)
+	}
+	return replace || n == 1, nil
+}
+
+// PlanCalendar returns the JSON of calendar name, nil when there is none.
+func (c *Client) PlanCalendar(ctx context.Context, name string) ([]byte, error) {
+	v, err := redis.Bytes(c.do(ctx, "HGET", c.keys.PlanCalendars(), name))
+	if err == redis.ErrNil {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rdb: plan calendar %q: %w", name, err)
+	}
+	return v, nil
+}
+
+// PlanCalendars returns every calendar's JSON by name.
+func (c *Client) PlanCalendars(ctx context.Context) (map[string][]byte, error) {
+	v, err := redis.Values(c.do(ctx, "HGETALL", c.keys.PlanCalendars()))
+	if err != nil {
+		return nil, fmt.Errorf("rdb: plan calendars: %w", err)
+	}
+	out := make(map[string][]byte, len(v)/2)
+	for i := 0; i+1 < len(v); i += 2 {
+		name, _ := redis.String(v[i], nil)
+		raw, _ := redis.Bytes(v[i+1], nil)
+		out[name] = raw
+	}
+	return out, nil
+}
+
+// RemovePlanCalendar deletes calendar name; false when there was none.
+func (c *Client) RemovePlanCalendar(ctx context.Context, name string) (bool, error) {
+	n, err := redis.Int(c.do(ctx, "HDEL", c.keys.PlanCalendars(), name))
+	if err != nil {
+		return false, fmt.Errorf("rdb: remove plan calendar %q: %w", name, err)
+	}
+	return n == 1, nil
 }

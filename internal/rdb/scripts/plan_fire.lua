@@ -11,6 +11,7 @@
 -- KEYS[6] queues
 -- KEYS[7] unique:<uid>:state (any key when the job is not unique)
 -- KEYS[8] unique:<uid>:deferred (any key when the job is not unique)
+-- KEYS[9] resque-go:plans_paused
 -- ARGV[1] id, as the slot list holds it
 -- ARGV[2] the plan JSON the caller read and computed from ("": it read none)
 -- ARGV[3] the plan JSON to write back (nextRun = the next slot)
@@ -38,6 +39,8 @@
 -- id listed twice (plan_park.lua) since the plan's nextRun is then past
 -- this slot.
 --   "gone"       the plan no longer exists: its id was dropped from the slot
+--   "paused"     the plan is paused: its id left the slot unfired (see
+--                plan_take.lua)
 --   "wrongtype"  plan:<id> holds another type than a string: nothing done
 --                (the caller parks the id with plan_park.lua)
 -- An error reply: the queue or the next slot is a key of another type
@@ -58,7 +61,7 @@ if refused then
   return refused
 end
 
-local taken = take_plan(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[4])
+local taken = take_plan(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[4], KEYS[9])
 if taken then
   return taken
 end

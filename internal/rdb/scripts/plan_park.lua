@@ -7,6 +7,7 @@
 -- KEYS[2] plan_schedule
 -- KEYS[3] plan_schedule:<ts>
 -- KEYS[4] failed
+-- KEYS[5] resque-go:plans_paused
 -- ARGV[1] id, as the slot list holds it
 -- ARGV[2] the plan JSON the caller read
 -- ARGV[3] ts
@@ -16,7 +17,7 @@
 --         the id is parked while the key still holds that type
 --
 -- Returns "parked" (recorded in failed), "dropped" (a leftover entry), or
--- "changed" / "taken" / "gone" as plan_fire.lua does. A failed key of
+-- "changed" / "taken" / "gone" / "paused" as plan_fire.lua does. A failed key of
 -- another type (a key written by hand) is an error, with nothing done,
 -- when there is an entry to record: the id stays in the slot.
 local function cleanup()
@@ -47,7 +48,7 @@ if ARGV[5] ~= '' then
   end
   redis.call('LREM', KEYS[3], 1, ARGV[1])
 else
-  local taken = take_plan(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3])
+  local taken = take_plan(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], KEYS[5])
   if taken then
     return taken
   end

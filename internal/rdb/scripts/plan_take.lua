@@ -4,10 +4,15 @@
 --
 -- slot_cleanup(schedule, slot, ts): drops ts from plan_schedule once the
 --   slot list plan_schedule:<ts> is empty.
--- take_plan(plan_key, schedule, slot, id, seen, ts): returns nil after
---   removing one entry of id from the slot, or, with nothing more done:
+-- take_plan(plan_key, schedule, slot, id, seen, ts, paused): returns nil
+--   after removing one entry of id from the slot, or, with nothing more
+--   done:
 --   "gone"    plan:<id> no longer exists (its id was dropped from the slot)
 --   "taken"   the id is no longer in the slot (another scheduler took it)
+--   "paused"  the plan is paused (its id is in the zset paused): the entry
+--             leaves the slot unfired, and the plan's paused slot becomes ts
+--             when ts is later (a PHP plan whose nextRun was left stale),
+--             so that its resume files it where it was due
 --   "changed" the plan's JSON is not seen any more (read it again)
 --   "wrongtype" plan:<id> holds another type than a string (a key written
 --             by hand): the caller parks the id with a failed entry
@@ -21,7 +26,7 @@ local function slot_cleanup(schedule, slot, ts)
   end
 end
 
-local function take_plan(plan_key, schedule, slot, id, seen, ts)
+local function take_plan(plan_key, schedule, slot, id, seen, ts, paused)
   local t = redis.call('TYPE', plan_key)['ok']
   if t ~= 'string' and t ~= 'none' then
     if not redis.call('LPOS', slot, id) then
@@ -39,6 +44,15 @@ local function take_plan(plan_key, schedule, slot, id, seen, ts)
   if not redis.call('LPOS', slot, id) then
     slot_cleanup(schedule, slot, ts)
     return 'taken'
+  end
+  local paused_at = redis.call('ZSCORE', paused, id)
+  if paused_at then
+    redis.call('LREM', slot, 1, id)
+    slot_cleanup(schedule, slot, ts)
+    if tonumber(ts) > tonumber(paused_at) then
+      redis.call('ZADD', paused, ts, id)
+    end
+    return 'paused'
   end
   if plan ~= seen then
     return 'changed'
