@@ -290,12 +290,13 @@ func (s *server) planAction(r *http.Request, id, op string) (changed bool, err e
 	return changed, s.audit(r, "plan."+op, "plan "+id, n, "")
 }
 
-// upcoming is the next n slots of p; none for a plan that cannot fire.
-func upcoming(p plan.Plan, n int) []time.Time {
+// upcoming is the next n slots of p, with the exclusions of its calendar
+// x (nil: none) applied; none for a plan that cannot fire.
+func upcoming(p plan.Plan, x *plan.Exclusion, n int) []time.Time {
 	if p.Problem != "" || p.NextRun.IsZero() {
 		return nil
 	}
-	ts, err := plan.Upcoming(p, n)
+	ts, err := plan.UpcomingExcluding(p, x, n)
 	if err != nil {
 		return nil
 	}

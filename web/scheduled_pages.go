@@ -9,6 +9,7 @@ import (
 
 	"github.com/resque-go/resque-go/client"
 	"github.com/resque-go/resque-go/delayed"
+	"github.com/resque-go/resque-go/plan"
 )
 
 type delayedPageData struct {
@@ -132,7 +133,21 @@ func (s *server) plan(r *http.Request, id string) (planView, error) {
 		return planView{}, err
 	}
 	v := newPlanView(p)
-	v.Upcoming = upcoming(p, 10)
+	var x *plan.Exclusion
+	if p.Calendar != "" {
+		cals, err := s.c.Calendars(r.Context())
+		if err != nil {
+			return planView{}, err
+		}
+		for _, c := range cals {
+			if c.Name == p.Calendar {
+				// a calendar that cannot be compiled: the slots are
+				// shown without its exclusions
+				x, _ = c.Compile()
+			}
+		}
+	}
+	v.Upcoming = upcoming(p, x, 10)
 	return v, nil
 }
 

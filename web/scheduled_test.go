@@ -45,6 +45,12 @@ func seedScheduled(e *env) {
 	if _, err := e.c.AddPlan(ctx(), plan.Plan{ID: "<i>html</i>", Queue: "go", Class: "<script>alert(9)</script>", Every: 5 * time.Minute}); err != nil {
 		e.t.Fatal(err)
 	}
+	if err := e.c.AddCalendar(ctx(), plan.Calendar{Name: "weekdays", Cron: []string{"* * * * 0,6"}}, false); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.c.AddPlan(ctx(), plan.Plan{ID: "workdays", Queue: "go", Class: "Daily", Cron: "0 9 * * *", Calendar: "weekdays", Misfire: plan.Skip}); err != nil {
+		e.t.Fatal(err)
+	}
 	e.do("SET", k.Plan("broken"), `{"class": <script>alert(10)</script>`)
 
 	e.do("SET", k.UniqueState("u-running"), "running")
@@ -134,6 +140,15 @@ func TestScheduledPagesAndReadRoutes(t *testing.T) {
 	e.get("api/plans/nightly", viewerSecret).decode(t, &pv)
 	if pv.NextRun == nil || len(pv.Upcoming) != 10 || pv.Upcoming[1].Sub(pv.Upcoming[0]) != 24*time.Hour {
 		t.Errorf("plan nightly: %+v", pv)
+	}
+	e.get("api/plans/workdays", viewerSecret).decode(t, &pv)
+	for _, slot := range pv.Upcoming {
+		if d := slot.Weekday(); d == time.Saturday || d == time.Sunday {
+			t.Errorf("plan workdays: a slot on %s, which its calendar excludes: %v", d, pv.Upcoming)
+		}
+	}
+	if len(pv.Upcoming) != 10 {
+		t.Errorf("plan workdays: %d slots", len(pv.Upcoming))
 	}
 	e.get("api/plans/broken", viewerSecret).decode(t, &pv)
 	if pv.Problem == "" {
