@@ -38,6 +38,8 @@ func seedScheduled(e *env) {
 	}
 	e.do("ZADD", k.DelayedSchedule(), odd, odd)
 	e.do("ZADD", k.DelayedSchedule(), 1795300200, "not-a-time<script>alert(8)</script>")
+	e.do("HSET", k.Delayed(1795300300), "a", "b")
+	e.do("ZADD", k.DelayedSchedule(), 1795300300, 1795300300)
 
 	if _, err := e.c.AddPlan(ctx(), plan.Plan{ID: "nightly", Queue: "go", Class: "Nightly", Cron: "0 3 * * *", Group: "g1"}); err != nil {
 		e.t.Fatal(err)
