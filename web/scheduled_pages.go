@@ -15,7 +15,8 @@ import (
 type delayedPageData struct {
 	Filter delayedFilter
 	Query  template.URL
-	Counts delayed.Counts
+	// Counts is nil when a filter is given (counting reads every item).
+	Counts *delayed.Counts
 	Items  []delayedView
 	Pager  pager
 }
@@ -23,10 +24,16 @@ type delayedPageData struct {
 func (s *server) delayedPage(w http.ResponseWriter, r *http.Request) {
 	f := delayedFilterOf(r)
 	pg := s.pager(r)
-	n, err := s.c.DelayedCount(r.Context(), f.filter())
-	if err != nil {
-		s.failErr(w, r, err)
-		return
+	d := delayedPageData{Filter: f, Query: template.URL(f.query()), Pager: pg}
+	// without a filter the count reads bucket lengths only; with one it
+	// reads every item, which the preview of a removal does
+	if f.Empty() {
+		n, err := s.c.DelayedCount(r.Context(), f.filter())
+		if err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		d.Counts = &n
 	}
 	items, err := s.c.DelayedJobs(r.Context(), f.filter(), pg.offset(), pg.Size+1)
 	if err != nil {
@@ -34,9 +41,8 @@ func (s *server) delayedPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(items) > pg.Size {
-		items, pg.Next = items[:pg.Size], pg.Page+1
+		items, d.Pager.Next = items[:pg.Size], pg.Page+1
 	}
-	d := delayedPageData{Filter: f, Query: template.URL(f.query()), Counts: n, Pager: pg}
 	for _, it := range items {
 		d.Items = append(d.Items, newDelayedView(it))
 	}
