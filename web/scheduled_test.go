@@ -238,6 +238,12 @@ func TestScheduledRoles(t *testing.T) {
 			t.Errorf("operator form POST /%s: %d", c[0], r.code)
 		}
 	}
+	// an admin's request from another origin is refused too
+	for _, c := range [][]string{{"delayed/bulk", "class=MailJob"}, {"unique/clear", "uid=u-queued"}, {"plans/nightly/remove", ""}} {
+		if r := e.request("POST", c[0], adminSecret, "application/x-www-form-urlencoded", c[1], "Sec-Fetch-Site", "cross-site"); r.code != http.StatusForbidden {
+			t.Errorf("cross-site POST /%s: %d", c[0], r.code)
+		}
+	}
 	// nothing changed, nothing audited
 	if n := e.do("LLEN", e.raw.Keys().Delayed(d.AtUnix)).(int64); n != 2 {
 		t.Errorf("bucket %d holds %d items", d.AtUnix, n)
