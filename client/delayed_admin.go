@@ -62,3 +62,21 @@ func delayedErr(op string, err error) error {
 	}
 	return adminErr(op, err)
 }
+
+// RemoveDelayedItem deletes the item with exactly the bytes raw from the
+// bucket due at at (whole seconds), with its index entry, taking the
+// bucket off the schedule when it is left empty, in one atomic step. It
+// finds an item by its content, so it also removes one that is not a job
+// (Item.Err set); identical copies in the bucket go together. Removed is
+// 0 when the item is no longer there.
+func (c *Client) RemoveDelayedItem(ctx context.Context, at time.Time, raw []byte) (delayed.Removal, error) {
+	if len(raw) == 0 {
+		return delayed.Removal{}, invalidf("RemoveDelayedItem: empty item")
+	}
+	r, err := c.rdb.RemoveDelayed(ctx, at.Unix(), [][]byte{raw})
+	out := delayed.Removal{Removed: r.Removed, Unindexed: r.Unindexed}
+	if r.Unscheduled {
+		out.Unscheduled = 1
+	}
+	return out, adminErr("remove delayed item", err)
+}

@@ -48,6 +48,10 @@ type Info struct {
 	State string `json:"state"`
 	// Deferred is the parked payload, nil when none.
 	Deferred []byte `json:"-"`
+	// Problem, when not empty, says why the uid's keys cannot be read
+	// (a key of another type, written by hand); State and Deferred are
+	// then empty. A listing reports such a uid and goes on.
+	Problem string `json:"problem,omitempty"`
 }
 
 // ClearResult says what client.ClearUnique did.

@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/fixtures"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/worker"
@@ -280,6 +281,30 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("audit: %q", a)
 	}
 	screenshot(t, op, dir, "audit")
+
+	// Delayed: what resque-scheduler and resque-go delayed, oldest first;
+	// an operator removes one item
+	e.load(fixtures.MustLoad("resque-scheduler-5.0.0", "delayed-enqueue"))
+	for i := range 3 {
+		if _, err := e.c.EnqueueIn(ctx(), time.Duration(i+1)*time.Hour, "reports", "MonthlyReport", 2027, i+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, op, "delayed page", chromedp.Click(`nav a[href$="/delayed"]`), chromedp.WaitVisible("#delayed-count"))
+	if c := text(t, op, "#delayed-count"); !strings.HasPrefix(c, "7 delayed items") {
+		t.Errorf("delayed: %q", c)
+	}
+	if first := text(t, op, ".job header"); !strings.Contains(first, "MailJob") {
+		t.Errorf("the oldest delayed item: %q", first)
+	}
+	screenshot(t, op, dir, "delayed")
+	run(t, op, "remove one delayed item", chromedp.Click(".job form button"), chromedp.WaitVisible("#done-message"))
+	if d := text(t, op, "#done-message"); !strings.HasPrefix(d, "Removed the delayed MailJob job of queue mail") {
+		t.Errorf("done: %q", d)
+	}
+	if n, err := e.c.DelayedCount(ctx(), delayed.Filter{}); err != nil || n.Items != 6 {
+		t.Errorf("delayed items after removing one: %+v %v", n, err)
+	}
 
 	// a viewer is offered no retry, and the server refuses one
 	viewer := tab(t, b, "vic", viewerSecret)

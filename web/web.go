@@ -1,5 +1,6 @@
-// Package web is resque-go's dashboard: queues, failed jobs, workers and
-// Redis at a glance, with the actions an operator needs (retry or remove a
+// Package web is resque-go's dashboard: queues, failed jobs, workers,
+// delayed jobs, plans, resque-scheduler's schedules, unique ids and Redis
+// at a glance, with the actions an operator needs (retry or remove a
 // failed job, every failed job a filter selects, remove jobs from a queue,
 // clear a queue), a JSON API under api/ for everything the pages show and
 // do, and live updates by server-sent events. It is an http.Handler over a
@@ -20,8 +21,10 @@
 // Options.Authenticate (a trusted proxy's user header), or else it gets
 // Options.Anonymous, which by default is no role at all (401). Roles:
 // a viewer reads everything; an operator also retries and removes failed
-// jobs and removes jobs from queues; an admin also removes every failed
-// job a filter selects and clears queues. Roles are checked on the server.
+// jobs, removes jobs from queues, removes one delayed item and pauses,
+// resumes or removes plans; an admin also removes every failed job or
+// delayed item a filter selects, clears queues and clears unique ids.
+// Roles are checked on the server.
 // Every change is written to an audit log in Redis. Unsafe requests from
 // another origin are refused (http.CrossOriginProtection); pages carry a
 // strict Content-Security-Policy and no inline script or style.
@@ -46,11 +49,13 @@ const (
 	// RoleViewer reads every page and API route and changes nothing.
 	RoleViewer
 	// RoleOperator also retries failed jobs (one, or all a filter
-	// selects), removes one failed job, and removes jobs from a queue by
-	// class and args.
+	// selects), removes one failed job, removes jobs from a queue by
+	// class and args, removes one delayed item, and pauses, resumes or
+	// removes a plan.
 	RoleOperator
-	// RoleAdmin also removes every failed job a filter selects and clears
-	// queues.
+	// RoleAdmin also removes every failed job or delayed item a filter
+	// selects, clears queues (and the delayed queue) and clears unique
+	// ids.
 	RoleAdmin
 )
 

@@ -40,10 +40,11 @@ type uniqueRow struct {
 	UID      string          `json:"uid"`
 	State    string          `json:"state"`
 	Deferred json.RawMessage `json:"deferred"`
+	Problem  string          `json:"problem,omitempty"`
 }
 
 func uniqueRowOf(in unique.Info) uniqueRow {
-	r := uniqueRow{UID: in.UID, State: in.State, Deferred: json.RawMessage("null")}
+	r := uniqueRow{UID: in.UID, State: in.State, Deferred: json.RawMessage("null"), Problem: in.Problem}
 	if in.Deferred != nil {
 		if json.Valid(in.Deferred) {
 			r.Deferred = in.Deferred
@@ -88,7 +89,11 @@ func uniqueList(c *ucli.Context) error {
 		if string(r.Deferred) != "null" {
 			d = clip(string(r.Deferred), 80)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.UID, r.State, d)
+		state := r.State
+		if r.Problem != "" {
+			state = "unreadable: " + r.Problem
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.UID, state, d)
 	}
 	return tw.Flush()
 }

@@ -39,3 +39,23 @@ func TestEnqueueOverKeyOfAnotherType(t *testing.T) {
 		t.Errorf("queue holds %d jobs, want none", n)
 	}
 }
+
+// A listing reports a uid whose state key holds another type, naming the
+// key, and lists the others all the same.
+func TestListReportsKeyOfAnotherType(t *testing.T) {
+	t.Parallel()
+	c := newClient(t)
+	k := c.Keys()
+	do(t, c, "HSET", k.UniqueState("h"), "a", "b")
+	do(t, c, "SET", k.UniqueState("q"), "queued")
+	infos, err := uniqueio.List(context.Background(), c)
+	if err != nil || len(infos) != 2 {
+		t.Fatalf("List = %+v, %v", infos, err)
+	}
+	if infos[0].UID != "h" || !strings.Contains(infos[0].Problem, k.UniqueState("h")) || infos[0].State != "" {
+		t.Errorf("h: %+v", infos[0])
+	}
+	if infos[1].UID != "q" || infos[1].State != "queued" || infos[1].Problem != "" {
+		t.Errorf("q: %+v", infos[1])
+	}
+}

@@ -61,7 +61,8 @@ func Enqueue(ctx context.Context, c *rdb.Client, j unique.Job) (unique.Result, e
 	return "", fmt.Errorf("unique: unexpected result %q", res)
 }
 
-// List returns every uid with a state, sorted by uid.
+// List returns every uid with a state, sorted by uid. A uid whose keys
+// cannot be read (another type) is listed with Problem set.
 func List(ctx context.Context, c *rdb.Client) ([]unique.Info, error) {
 	uids, err := c.UniqueUIDs(ctx)
 	if err != nil {
@@ -75,7 +76,8 @@ func List(ctx context.Context, c *rdb.Client) ([]unique.Info, error) {
 	out := make([]unique.Info, len(infos))
 	for i, in := range infos {
 		if in.Err != nil {
-			return nil, in.Err
+			out[i] = unique.Info{UID: in.UID, Problem: in.Err.Error()}
+			continue
 		}
 		out[i] = unique.Info{UID: in.UID, State: in.State, Deferred: in.Deferred}
 	}
