@@ -3,10 +3,13 @@ package runtime_test
 import (
 	"context"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -35,10 +38,11 @@ func (c *takenBy) get(q string) int {
 // A paused queue gets no new claim once the worker has read the pause,
 // while another queue keeps flowing; the job running when the pause came
 // finishes; after the resume the queue drains. The pause is set both ways:
-// by PauseQueue, and by hand as resque-queue-control writes it.
+// by PauseQueue, and by hand as resque-queue-control writes it; and for a
+// glob spec, on the list the worker expanded.
 func TestQueuePauseStopsOneQueue(t *testing.T) {
 	t.Parallel()
-	for _, how := range []string{"PauseQueue", "ruby"} {
+	for _, how := range []string{"PauseQueue", "ruby", "glob"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
@@ -55,7 +59,15 @@ func TestQueuePauseStopsOneQueue(t *testing.T) {
 				return nil
 			})
 			e.push("a", `{"class":"Slow","args":[]}`)
-			w := e.start(runtime.Config{Queues: "a,b", Concurrency: 2})
+			// b is in the queues set before the start, for the glob
+			if _, err := e.client.Do(e.ctx(), "SADD", e.client.Keys().Queues(), "b"); err != nil {
+				t.Fatal(err)
+			}
+			spec := "a,b"
+			if how == "glob" {
+				spec = "*"
+			}
+			w := e.start(runtime.Config{Queues: spec, Concurrency: 2})
 			<-running
 
 			paused := time.Now()
@@ -140,4 +152,54 @@ func TestQueuePauseEveryQueue(t *testing.T) {
 	if q := d.list(d.client.Keys().Queue("a")); len(q) != 1 {
 		t.Errorf("paused queue after a drain = %d jobs, want 1", len(q))
 	}
+}
+
+// A worker whose every queue is paused does not claim in a loop: over two
+// reads of the pause keys (about 2 s) its slots run the claim script at
+// most a few times, on a server of its own so that nothing else counts.
+func TestQueuePauseEveryQueueIdles(t *testing.T) {
+	t.Parallel()
+	srv, err := redistest.Start(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	e := newEnvURL(t, srv.URL())
+	e.reg.Register("Job", func(ctx context.Context, j *worker.Job) error { return nil })
+	if err := e.client.PauseQueue(e.ctx(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	e.push("a", `{"class":"Job","args":[]}`)
+	w := e.start(runtime.Config{Queues: "a", Concurrency: 4})
+	if got := w.PausedQueues(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("PausedQueues = %v, want [a]", got)
+	}
+	claims0, reads0 := cmdCalls(t, e, "evalsha", "fcall", "eval"), cmdCalls(t, e, "exists")
+	eventually(t, "two reads of the pause key", func() bool { return cmdCalls(t, e, "exists") >= reads0+2 })
+	if n := cmdCalls(t, e, "evalsha", "fcall", "eval") - claims0; n > 4 {
+		t.Errorf("%d claim scripts ran while the worker's only queue was paused, want none", n)
+	}
+	if q := e.list(e.client.Keys().Queue("a")); len(q) != 1 {
+		t.Errorf("paused queue holds %d jobs, want 1", len(q))
+	}
+}
+
+// cmdCalls sums the calls of the named commands in INFO commandstats.
+func cmdCalls(t *testing.T, e *env, names ...string) int64 {
+	t.Helper()
+	v, err := e.client.Do(e.ctx(), "INFO", "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, line := range strings.Split(string(v.([]byte)), "\r\n") {
+		name, val, ok := strings.Cut(line, ":")
+		if !ok || !slices.Contains(names, strings.TrimPrefix(name, "cmdstat_")) {
+			continue
+		}
+		calls, _, _ := strings.Cut(strings.TrimPrefix(val, "calls="), ",")
+		n, _ := strconv.ParseInt(calls, 10, 64)
+		sum += n
+	}
+	return sum
 }
