@@ -268,3 +268,32 @@ func ExampleClient_RetryFailed() {
 	// Resize ["cat.png"] disk full
 	// queued again: 1
 }
+
+// Pause a queue: workers (resque-go's, and Ruby's with resque-pause or
+// resque-queue-control) stop taking its jobs within a second; enqueueing
+// goes on.
+func ExampleClient_PauseQueue() {
+	c, err := client.New(client.Options{URL: os.Getenv("REDIS_URL")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+
+	if err := c.PauseQueue(ctx, "reports"); err != nil {
+		log.Fatal(err)
+	}
+	paused, err := c.PausedQueues(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("paused:", paused)
+	was, err := c.ResumeQueue(ctx, "reports")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("was paused:", was)
+	// Output:
+	// paused: [reports]
+	// was paused: true
+}

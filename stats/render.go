@@ -37,7 +37,9 @@ func Render(w io.Writer, s *Snapshot) error {
 func renderQueues(b *bytes.Buffer, s *Snapshot) {
 	b.WriteString("QUEUES\n")
 	if len(s.Queues) == 0 {
-		b.WriteString("(none)\n\n")
+		b.WriteString("(none)\n")
+		writePaused(b, s)
+		b.WriteByte('\n')
 		return
 	}
 	t := newTable("QUEUE", "HOST", ">PENDING", ">DEQUEUED", ">PROCESSED", ">FAILED", ">RETRIES", ">AVG WAIT", ">AVG RUN")
@@ -51,10 +53,22 @@ func renderQueues(b *bytes.Buffer, s *Snapshot) {
 		if q.Problem != "" {
 			pending = unreadable
 		}
-		t.add(append([]string{name, "total", pending}, counterCells(q.QueueCounters)...)...)
+		total := "total"
+		if q.Paused {
+			total = "total (paused)"
+		}
+		t.add(append([]string{name, total, pending}, counterCells(q.QueueCounters)...)...)
 	}
 	t.write(b)
+	writePaused(b, s)
 	b.WriteByte('\n')
+}
+
+// writePaused names the paused queues, if any.
+func writePaused(b *bytes.Buffer, s *Snapshot) {
+	if len(s.PausedQueues) > 0 {
+		fmt.Fprintf(b, "paused: %s\n", strings.Join(s.PausedQueues, ", "))
+	}
 }
 
 func counterCells(c QueueCounters) []string {

@@ -20,6 +20,10 @@ type Snapshot struct {
 	HostFilter string  `json:"host_filter"`
 	Totals     Totals  `json:"totals"`
 	Queues     []Queue `json:"queues"`
+	// PausedQueues are the queues with a pause key (`queue pause`,
+	// resque-pause, resque-queue-control), sorted, whether or not they are
+	// in Queues.
+	PausedQueues []string `json:"paused_queues"`
 	// Workers are every registered worker id (Ruby, PHP, Node, resque-go).
 	Workers []Worker `json:"workers"`
 	// Hosts groups the runtime records of resque-go processes by host.
@@ -86,6 +90,8 @@ type Queue struct {
 	// Problem, when set, says why queue:<name> could not be read (it holds
 	// another type); Pending is then 0.
 	Problem string `json:"problem,omitempty"`
+	// Paused: the queue's pause key is set; workers take none of its jobs.
+	Paused bool `json:"paused"`
 	QueueCounters
 	Hosts []QueueHost `json:"hosts"`
 }

@@ -64,6 +64,8 @@ func TestFlagsAfterArguments(t *testing.T) {
 		{"queue peek q --limit 5", "limit", "5", "q"},
 		{"queue remove rm --class Drop", "class", "Drop", "rm"},
 		{"queue clear reports --yes", "yes", "true", "reports"},
+		{"queue pause reports --json", "json", "true", "reports"},
+		{"queue resume reports --namespace X", "namespace", "X", "reports"},
 		{"unique show u --namespace X", "namespace", "X", "u"},
 		{"unique clear u --namespace X", "namespace", "X", "u"},
 		{"delayed show 1700000000 --namespace X", "namespace", "X", "1700000000"},

@@ -59,6 +59,8 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 	cases := []jsonCase{
 		{path: "queue list", list: true},
 		{path: "queue size", args: []string{"mail"}},
+		{path: "queue pause", args: []string{"mail"}},
+		{path: "queue resume", args: []string{"mail"}},
 		{path: "queue peek", args: []string{"--limit", "1", "mail"}, list: true, paged: true},
 		{path: "failed list", args: []string{"--limit", "2"}, list: true, paged: true},
 		{path: "failed show", args: []string{"0", "1", "2"}, list: true},

@@ -53,6 +53,18 @@ func queueCommand() *ucli.Command {
 				Action: queueRemove,
 			},
 			{
+				Name: "pause", Usage: "stop every worker taking jobs from QUEUE (running jobs finish)", ArgsUsage: "QUEUE",
+				Description: "Within a second every resque-go worker stops claiming from QUEUE; its other queues go on,\n" +
+					"jobs already running finish, and jobs can still be enqueued. It sets <ns>:pause:queue:QUEUE\n" +
+					"to \"true\", the key resque-pause and resque-queue-control use, so Ruby workers with those\n" +
+					"plugins stop too, and a queue they paused is paused here.",
+				Flags: withRedis(), Action: queuePause(true),
+			},
+			{
+				Name: "resume", Usage: "let workers take jobs from a paused QUEUE again", ArgsUsage: "QUEUE",
+				Flags: withRedis(), Action: queuePause(false),
+			},
+			{
 				Name: "clear", Usage: "delete every job of QUEUE (it stays in the queues set)", ArgsUsage: "QUEUE --yes",
 				Flags:  withRedis(&ucli.BoolFlag{Name: "yes", Usage: "confirm"}),
 				Action: queueClear,
@@ -98,14 +110,19 @@ func queueList(c *ucli.Context) error {
 	for _, p := range bad {
 		problems[p.Key] = p.Problem
 	}
+	paused, err := client.QueuesPaused(c.Context, names)
+	if err != nil {
+		return err
+	}
 	type row struct {
 		Name    string `json:"name"`
 		Size    int64  `json:"size"`
+		Paused  bool   `json:"paused"`
 		Problem string `json:"problem,omitempty"`
 	}
 	rows := make([]row, len(names))
 	for i, q := range names {
-		rows[i] = row{q, lens[i], problems[client.Keys().Queue(q)]}
+		rows[i] = row{q, lens[i], paused[i], problems[client.Keys().Queue(q)]}
 	}
 	if c.Bool("json") {
 		return writeJSON(c.App.Writer, listOf(rows))
@@ -113,13 +130,53 @@ func queueList(c *ucli.Context) error {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "QUEUE\tSIZE")
 	for _, r := range rows {
+		state := ""
+		if r.Paused {
+			state = "\tpaused"
+		}
 		if r.Problem != "" {
-			fmt.Fprintf(tw, "%s\t?\t(%s %s)\n", r.Name, client.Keys().Queue(r.Name), r.Problem)
+			fmt.Fprintf(tw, "%s\t?\t(%s %s)%s\n", r.Name, client.Keys().Queue(r.Name), r.Problem, state)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\n", r.Name, r.Size)
+		fmt.Fprintf(tw, "%s\t%d%s\n", r.Name, r.Size, state)
 	}
 	return tw.Flush()
+}
+
+// queuePause sets (pause) or deletes QUEUE's pause key.
+func queuePause(pause bool) ucli.ActionFunc {
+	return func(c *ucli.Context) error {
+		q, err := queueArg(c)
+		if err != nil {
+			return err
+		}
+		client, err := newClient(c)
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		changed := true // pausing a paused queue changes nothing, and is not an error
+		if pause {
+			err = client.PauseQueue(c.Context, q)
+		} else {
+			changed, err = client.ResumeQueue(c.Context, q)
+		}
+		if err != nil {
+			return err
+		}
+		if c.Bool("json") {
+			return writeJSON(c.App.Writer, map[string]any{"queue": q, "paused": pause})
+		}
+		switch {
+		case pause:
+			fmt.Fprintf(c.App.Writer, "queue %s paused\n", q)
+		case changed:
+			fmt.Fprintf(c.App.Writer, "queue %s resumed\n", q)
+		default:
+			fmt.Fprintf(c.App.Writer, "queue %s was not paused\n", q)
+		}
+		return nil
+	}
 }
 
 func queueSize(c *ucli.Context) error {

@@ -110,6 +110,21 @@ func (k Keys) Retries() string { return k.key("retries") }
 // PauseAll pauses every worker when it holds "true".
 func (k Keys) PauseAll() string { return k.key("pause-all-workers") }
 
+// QueuePause pauses queue q while it exists, whatever it holds: the key
+// resque-pause and resque-queue-control write ("true", no expiry) and read
+// (any value counts), so a pause set from either side holds on both.
+func (k Keys) QueuePause(q string) string { return k.key("pause", "queue", q) }
+
+// QueuePausePrefix is what QueuePause(q) puts before q.
+func (k Keys) QueuePausePrefix() string { return k.key("pause", "queue", "") }
+
+// QueuePausePattern matches every QueuePause key (SCAN MATCH).
+func (k Keys) QueuePausePattern() string { return k.key("pause", "queue", "*") }
+
+// QueuePauseValue is what resque-pause and resque-queue-control write
+// (Ruby's true, as redis-rb sends it).
+const QueuePauseValue = "true"
+
 // PruneLock is the lock Ruby Resque and resque-go take while pruning dead workers.
 func (k Keys) PruneLock() string { return k.key("pruning_dead_workers_in_progress") }
 

@@ -72,9 +72,9 @@ func (n *notifier) watch(ctx context.Context, queues []string) bool {
 	return true
 }
 
-// wait blocks until a watched queue has a job, max passes or ctx is done;
-// it reports whether a queue woke it.
-func (n *notifier) wait(ctx context.Context, max time.Duration) bool {
+// wait blocks until a watched queue has a job, kick is closed, max passes
+// or ctx is done; it reports whether a queue or kick woke it.
+func (n *notifier) wait(ctx context.Context, max time.Duration, kick <-chan struct{}) bool {
 	n.mu.Lock()
 	n.waiting++
 	if n.waiting == 1 {
@@ -86,6 +86,8 @@ func (n *notifier) wait(ctx context.Context, max time.Duration) bool {
 	woke := false
 	select {
 	case <-n.token:
+		woke = true
+	case <-kick:
 		woke = true
 	case <-ctx.Done():
 	case <-t.C:

@@ -209,6 +209,10 @@ type Worker struct {
 	wrongType wrongTypes
 
 	paused atomic.Bool
+	// pauses: the worker's queues whose pause key the last read found;
+	// pauser reads them every second
+	pauses queuePauses
+	pauser service.Runner
 	// pausedAll: the last claim found <ns>:pause-all-workers set
 	pausedAll atomic.Bool
 	// jobsTaken counts the claims of MaxJobs: reserved before a claim,
@@ -319,6 +323,11 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.log.Info().Strs("worker_ids", w.IDs()).Str("queues", w.spec.String()).
 		Bool("polling", w.cfg.Polling).Msg("worker started")
 	w.recovery.Start(context.Background())
+	if len(w.cfg.Sources) == 0 {
+		// a queue paused before the start gets no claim
+		w.readQueuePauses(ctx)
+		w.pauser.Start(context.Background(), w.pauseLoop)
+	}
 	if w.cfg.Title != nil {
 		w.title.Start(context.Background(), w.titleLoop)
 	}
@@ -418,6 +427,7 @@ func (w *Worker) CancelJobs() {
 func (w *Worker) cleanup() {
 	w.cleanOnce.Do(func() {
 		w.recovery.Stop()
+		w.pauser.Stop()
 		w.title.Stop()
 		w.flusher.Stop()
 		w.notify.stopAll()

@@ -48,6 +48,9 @@ func (s *slot) loop(ctx context.Context) {
 		// or a new one (only that one is allocated here)
 		var res *rdb.ClaimResult
 		var queues []string
+		// changed is closed when a queue is paused or resumed after queues
+		// was filtered
+		var changed <-chan struct{}
 		if next != nil {
 			res, next = next, nil
 		} else {
@@ -67,6 +70,22 @@ func (s *slot) loop(ctx context.Context) {
 			}
 			if len(queues) == 0 {
 				service.Sleep(ctx, w.cfg.QueueRefresh)
+				continue
+			}
+			changed = w.pauses.wait()
+			if queues = w.pauses.filter(queues); len(queues) == 0 {
+				if w.cfg.Drain {
+					return // every queue is paused: nothing to take, as for Ruby with resque-pause
+				}
+				// every queue is paused: wait for a resume (or a new queue
+				// of a glob) without claiming
+				t := time.NewTimer(w.cfg.QueueRefresh)
+				select {
+				case <-changed:
+				case <-t.C:
+				case <-ctx.Done():
+				}
+				t.Stop()
 				continue
 			}
 			claimed, paused, err := s.claim(queues)
@@ -106,6 +125,7 @@ func (s *slot) loop(ctx context.Context) {
 				continue
 			}
 			if queues == nil {
+				changed = w.pauses.wait()
 				var err error
 				if queues, err = w.queues.current(ctx); err != nil {
 					w.log.Warn().Err(err).Msg("cannot read queue list; retrying")
@@ -113,8 +133,9 @@ func (s *slot) loop(ctx context.Context) {
 					continue
 				}
 			}
+			queues = w.pauses.filter(queues)
 			if len(queues) > 0 {
-				s.idle(ctx, queues)
+				s.idle(ctx, queues, changed)
 			}
 		default:
 			next = s.run(res)
@@ -133,6 +154,7 @@ func (s *slot) drained(ctx context.Context, queues []string) bool {
 			return false
 		}
 	}
+	queues = s.w.pauses.filter(queues)
 	callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	lens, err := s.w.client.QueueLens(callCtx, queues)
@@ -174,20 +196,22 @@ func (s *slot) claim(queues []string) (res rdb.ClaimResult, paused bool, err err
 // claim what a missed wake-up left waiting; the other slots wait for a
 // wake-up alone, so an idle process costs Redis the same whatever its slot
 // count.
-func (s *slot) idle(ctx context.Context, queues []string) {
+func (s *slot) idle(ctx context.Context, queues []string, changed <-chan struct{}) {
 	w := s.w
 	if w.cfg.Polling || len(w.cfg.Sources) > 0 || !w.notify.watch(ctx, queues) {
 		service.Sleep(ctx, w.cfg.Interval)
 		return
 	}
 	since := time.Now()
-	for !w.notify.wait(ctx, w.cfg.QueueRefresh) && ctx.Err() == nil {
+	// a queue paused or resumed ends the wait: the list to claim from changed
+	for !w.notify.wait(ctx, w.cfg.QueueRefresh, changed) && ctx.Err() == nil {
 		if s != w.slots[0] {
 			continue
 		}
 		// the first slot: follow the queue list, and claim after a while
 		// in case a wake-up was missed (a waker reconnecting)
 		now, err := w.queues.current(ctx)
+		now = w.pauses.filter(now)
 		if err != nil || !slices.Equal(now, queues) || time.Since(since) >= safetyClaim {
 			return
 		}
@@ -434,7 +458,8 @@ func (s *slot) finishAndClaim(ctx context.Context, src protocol.Source, o rdb.Ou
 	w.claimMu.RLock()
 	defer w.claimMu.RUnlock()
 	if w.loopCtx.Err() == nil && !w.paused.Load() && w.reserveJob() {
-		if queues, qerr := w.queues.current(ctx); qerr == nil && len(queues) > 0 {
+		queues, qerr := w.queues.current(ctx)
+		if queues = w.pauses.filter(queues); qerr == nil && len(queues) > 0 {
 			ferr, res, err := w.client.FinishAndClaim(ctx, s.id, w.cfg.Hostname, src, o,
 				s.claimArgs(queues))
 			if err != nil || res.Paused || res.Empty {

@@ -41,6 +41,11 @@ func Collect(ctx context.Context, client *rdb.Client, hostFilter string) (*stats
 	if err != nil {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
+	paused, err := client.PausedQueueNames(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("stats: %w", err)
+	}
+	slices.Sort(paused)
 	keep := func(host string) bool { return hostFilter == "" || host == hostFilter }
 
 	c := collector{snap: &stats.Snapshot{Time: ov.Now.UTC(), HostFilter: hostFilter}}
@@ -74,6 +79,10 @@ func Collect(ctx context.Context, client *rdb.Client, hostFilter string) (*stats
 	s.Totals = stats.Totals{Processed: ov.Processed, Failed: ov.Failed, Retries: ov.Retries,
 		FailedList: ov.FailedLen, RetriesList: ov.RetriesLen}
 	c.fillQueues(lens, statVals)
+	s.PausedQueues = append([]string{}, paused...)
+	for i := range s.Queues {
+		_, s.Queues[i].Paused = slices.BinarySearch(paused, s.Queues[i].Name)
+	}
 	c.fillProblems(k, bad)
 	c.fillHosts(procVals)
 	c.fillSchedulers(schedVals)

@@ -62,6 +62,9 @@ func loadCluster(e *env) {
 	for k, v := range counters {
 		set(k, v)
 	}
+	// paused as resque-queue-control writes it; "retired" is in no queues set
+	set("pause:queue:legacy", "true")
+	set("pause:queue:retired", "true")
 	workers := []struct {
 		id, record, started, heartbeat, interval string
 	}{
