@@ -32,17 +32,30 @@ func (c *Client) ResumeQueue(ctx context.Context, queue string) (bool, error) {
 }
 
 // QueuesPaused reports, for each of queues, whether its pause key exists
-// (any value, any type: the Ruby plugins only test for presence). One
-// pipelined round trip of EXISTS, which unlike MGET does not fail on a key
-// of another type.
+// (any value, any type: the Ruby plugins only test for presence). Workers
+// ask once a second, so the usual answer, nothing paused, is one EXISTS
+// of every key; only when some exist does a second round trip, a pipelined
+// EXISTS a key (which, unlike MGET, does not fail on a key of another
+// type), say which.
 func (c *Client) QueuesPaused(ctx context.Context, queues []string) ([]bool, error) {
 	out := make([]bool, len(queues))
 	if len(queues) == 0 {
 		return out, nil
 	}
-	steps := make([]pipeStep, len(queues))
+	keys := make([]any, len(queues))
 	for i, q := range queues {
-		steps[i] = pipeStep{[]any{"EXISTS", c.keys.QueuePause(q)}, func(v any) error {
+		keys[i] = c.keys.QueuePause(q)
+	}
+	n, err := redis.Int(c.do(ctx, "EXISTS", keys...))
+	if err != nil {
+		return nil, fmt.Errorf("rdb: queue pause keys: %w", err)
+	}
+	if n == 0 {
+		return out, nil
+	}
+	steps := make([]pipeStep, len(queues))
+	for i := range queues {
+		steps[i] = pipeStep{[]any{"EXISTS", keys[i]}, func(v any) error {
 			n, err := redis.Int(v, nil)
 			out[i] = n > 0
 			return err
