@@ -11,7 +11,7 @@ import (
 // (scripts/jobpath/claim.lua); the sources' keys and arguments follow, as
 // its header says (buildClaimKeysArgs lays them out).
 var claimLayout = jobpathLayout{Module: "claim",
-	Keys: []string{"pause-all-workers", "worker:<id>", "claim-sequences", "attempts-index"},
+	Keys: []string{"<ns>:pause-all-workers", "<ns>:worker:<id>", "<ns>:claim-sequences", "<ns>:attempts-index"},
 	Args: []string{"sources", "now", "status-prefix", "worker-id", "attempts-prefix"},
 }
 

@@ -10,7 +10,7 @@ import (
 // effectAttemptsLayout is effect_attempts.lua's section of the finish: the
 // job's attempts counter (the claim's side reads the claim's layout).
 var effectAttemptsLayout = jobpathLayout{Module: "effect_attempts",
-	Keys: []string{"attempts:<digest>", "attempts-index"}, Args: []string{"tag", "attempts", "ttl"}}
+	Keys: []string{"<ns>:attempts:<digest>", "<ns>:attempts-index"}, Args: []string{"tag", "attempts", "ttl"}}
 
 // appendEffectAttempts appends effectAttemptsLayout's section: the counter
 // of digest set to attempts for ttl (at least a second), or deleted when

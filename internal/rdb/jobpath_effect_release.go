@@ -5,7 +5,7 @@ import "github.com/resque-go/resque-go/internal/protocol"
 // effectReleaseLayout is effect_release.lua's section of the finish: the
 // release of a serial source's lock.
 var effectReleaseLayout = jobpathLayout{Module: "effect_release",
-	Keys: []string{"queuedata:<q>:lock"}, Args: []string{"tag", "token"}}
+	Keys: []string{"<ns>:queuedata:<q>:lock"}, Args: []string{"tag", "token"}}
 
 // appendEffectRelease appends effectReleaseLayout's section for queue q's
 // lock, held with token.

@@ -5,7 +5,7 @@ import "github.com/resque-go/resque-go/internal/protocol"
 // effectStatusLayout is effect_status.lua's section of the finish: the
 // finished job's status.
 var effectStatusLayout = jobpathLayout{Module: "effect_status",
-	Keys: []string{"job:<id>:status"}, Args: []string{"tag", "status"}}
+	Keys: []string{"<ns>:job:<id>:status"}, Args: []string{"tag", "status"}}
 
 // appendEffectStatus appends effectStatusLayout's section: job id's
 // status ("v3:<status>" or "php:<code>", protocol.JobStatus...).

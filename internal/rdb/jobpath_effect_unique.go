@@ -9,7 +9,7 @@ import (
 // effectUniqueLayout is effect_unique.lua's section of the finish: a
 // unique job's state.
 var effectUniqueLayout = jobpathLayout{Module: "effect_unique",
-	Keys: []string{"unique:<uid>:state", "unique:<uid>:deferred"}, Args: []string{"tag", "prefix", "failed_at"}}
+	Keys: []string{"<ns>:unique:<uid>:state", "<ns>:unique:<uid>:deferred"}, Args: []string{"tag", "prefix", "failed_at"}}
 
 // appendEffectUnique appends effectUniqueLayout's section for uid.
 func appendEffectUnique(k protocol.Keys, keys, args []any, uid string, now time.Time) ([]any, []any) {

@@ -10,9 +10,9 @@ import (
 // 5 keys for ok and discard, 8 for fail, 13 for retry and reschedule; 7
 // arguments, 9 for retry and reschedule. The effects that apply follow.
 var finishLayout = jobpathLayout{Module: "finish",
-	Keys: []string{"worker:<id>", "claim-sequences", "stat:processed", "stat:processed:<id>", "failed",
-		"stat:failed", "stat:failed:<id>", "queuestat:failed:<q>",
-		"retries", "stat:retries", "queuestat:retries:<q>", "source", "queues"},
+	Keys: []string{"<ns>:worker:<id>", "<ns>:claim-sequences", "<ns>:stat:processed", "<ns>:stat:processed:<id>", "<ns>:failed",
+		"<ns>:stat:failed", "<ns>:stat:failed:<id>", "<ns>:queuestat:failed:<q>",
+		"<ns>:retries", "<ns>:stat:retries", "<ns>:queuestat:retries:<q>", "<ns>:source", "<ns>:queues"},
 	Args: []string{"worker-id", "seq", "outcome", "now", "entry", "class", "queue", "push", "due"},
 }
 

@@ -5,7 +5,7 @@ import "github.com/resque-go/resque-go/internal/protocol"
 // finishDelayedLayout is finish_delayed.lua's section of the finish: a
 // retry or reschedule pushed through the delayed queue.
 var finishDelayedLayout = jobpathLayout{Module: "finish_delayed",
-	Keys: []string{"delayed:<ts>", "timestamps:<item>", "delayed_queue_schedule"}, Args: []string{"tag", "delayed-member"}}
+	Keys: []string{"<ns>:delayed:<ts>", "<ns>:timestamps:<item>", "<ns>:delayed_queue_schedule"}, Args: []string{"tag", "delayed-member"}}
 
 // appendFinishDelayed appends finishDelayedLayout's section for item, due
 // at Unix second due.

@@ -7,10 +7,10 @@
 -- Layout (Go: jobpath_claim.go for its fixed part, jobs.go), from the
 -- claim's base (KEYS[+k] is KEYS[ko+1+k], ARGV[+a] is ARGV[ao+1+a]), for
 -- n sources:
--- KEYS[+0]         pause-all-workers
--- KEYS[+1]         worker:<id>
--- KEYS[+2]         claim-sequences   resque-go's hash (field: worker id)
--- KEYS[+3]         attempts-index    zset of the attempts counters that exist
+-- KEYS[+0]         <ns>:pause-all-workers
+-- KEYS[+1]         <ns>:worker:<id>
+-- KEYS[+2]         <ns>:claim-sequences   resque-go's hash (field: worker id)
+-- KEYS[+3]         <ns>:attempts-index    zset of the attempts counters that exist
 -- KEYS[+4..+3+n]   the sources' lists (queue:<q_i>, or another list of
 --                  payloads; a ring: source_ring.lua), in priority order
 -- KEYS[+4+n..]     the second key of each source that has one, in the

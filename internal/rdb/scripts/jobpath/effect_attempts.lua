@@ -12,8 +12,8 @@
 -- At the claim, its layout is the claim's (claim.lua): the attempts key
 -- prefix ARGV[ao+5]. At the finish, a section of the finish's effects
 -- (finish.lua), sent only when the job's counter changes:
--- KEYS[+0] attempts:<digest>  the job's counter
--- KEYS[+1] attempts-index     zset: counter key -> expiry, Unix s
+-- KEYS[+0] <ns>:attempts:<digest>  the job's counter
+-- KEYS[+1] <ns>:attempts-index     zset: counter key -> expiry, Unix s
 -- ARGV[+0] tag                "a"
 -- ARGV[+1] attempts           "0" deletes the counter, N > 0 sets it to N
 -- ARGV[+2] ttl                the counter's time to live, seconds (its index

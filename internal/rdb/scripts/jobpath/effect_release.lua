@@ -9,7 +9,7 @@
 --
 -- Layout, a section of the finish's effects (finish.lua), sent only for a
 -- job from a serial source:
--- KEYS[+0] queuedata:<q>:lock  the source's lock
+-- KEYS[+0] <ns>:queuedata:<q>:lock  the source's lock
 -- ARGV[+0] tag                 "l"
 -- ARGV[+1] token               the slot's lock token
 

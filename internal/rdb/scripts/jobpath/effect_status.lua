@@ -3,7 +3,7 @@
 --
 -- Layout, a section of the finish's effects (finish.lua), sent only for a
 -- job with a status to write:
--- KEYS[+0] job:<id>:status  the job's status
+-- KEYS[+0] <ns>:job:<id>:status  the job's status
 -- ARGV[+0] tag              "s"
 -- ARGV[+1] status           "v3:<status>" (resque-v3 string statuses) or
 --                           "php:<code>" (php-resque integer statuses, only

@@ -4,8 +4,8 @@
 --
 -- Layout, a section of the finish's effects (finish.lua), sent only for a
 -- unique job:
--- KEYS[+0] unique:<uid>:state     the uid's state
--- KEYS[+1] unique:<uid>:deferred  the job deferred behind it
+-- KEYS[+0] <ns>:unique:<uid>:state     the uid's state
+-- KEYS[+1] <ns>:unique:<uid>:deferred  the job deferred behind it
 -- ARGV[+0] tag                    "u"
 -- ARGV[+1] prefix                 the namespace prefix "<ns>:" (a released
 --                                 deferred job's keys are built from it:

@@ -5,8 +5,8 @@
 --
 -- Layout, a section of the finish's effects (finish.lua), sent only for
 -- such a push:
--- KEYS[+0] static:ring:<pool>   the pool's ring
--- KEYS[+1] static:state:<pool>  its state hash (field m:<source>)
+-- KEYS[+0] <ns>:static:ring:<pool>   the pool's ring
+-- KEYS[+1] <ns>:static:state:<pool>  its state hash (field m:<source>)
 -- ARGV[+0] tag                  "w"
 -- ARGV[+1] source               the source's id
 --

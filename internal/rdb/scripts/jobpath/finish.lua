@@ -6,19 +6,19 @@
 -- (rdb.Counters); Ruby's stat:processed counters are, job by job.
 -- Layout (Go: jobpath_finish.go), from the finish's base (KEYS[+n] and
 -- ARGV[+n] are KEYS[ko+1+n] and ARGV[ao+1+n]):
--- KEYS[+0]  worker:<id>
--- KEYS[+1]  claim-sequences           resque-go's hash (field: worker id)
--- KEYS[+2]  stat:processed
--- KEYS[+3]  stat:processed:<id>
--- KEYS[+4]  failed
--- KEYS[+5]  stat:failed               (fail, retry, reschedule)
--- KEYS[+6]  stat:failed:<id>
--- KEYS[+7]  queuestat:failed:<q>      queuestat:<host>:failed:<q>
--- KEYS[+8]  retries                   (retry, reschedule)
--- KEYS[+9]  stat:retries
--- KEYS[+10] queuestat:retries:<q>     queuestat:<host>:retries:<q>
--- KEYS[+11] source                    the list the job goes back to (queue:<q>)
--- KEYS[+12] queues
+-- KEYS[+0]  <ns>:worker:<id>
+-- KEYS[+1]  <ns>:claim-sequences           resque-go's hash (field: worker id)
+-- KEYS[+2]  <ns>:stat:processed
+-- KEYS[+3]  <ns>:stat:processed:<id>
+-- KEYS[+4]  <ns>:failed
+-- KEYS[+5]  <ns>:stat:failed               (fail, retry, reschedule)
+-- KEYS[+6]  <ns>:stat:failed:<id>
+-- KEYS[+7]  <ns>:queuestat:failed:<q>      queuestat:<host>:failed:<q>
+-- KEYS[+8]  <ns>:retries                   (retry, reschedule)
+-- KEYS[+9]  <ns>:stat:retries
+-- KEYS[+10] <ns>:queuestat:retries:<q>     queuestat:<host>:retries:<q>
+-- KEYS[+11] <ns>:source                    the list the job goes back to (queue:<q>)
+-- KEYS[+12] <ns>:queues
 -- ARGV[+0]  worker-id
 -- ARGV[+1]  seq                       claim sequence of the job (from claim.lua)
 -- ARGV[+2]  outcome                   ok | fail | retry | reschedule | discard

@@ -5,9 +5,9 @@
 --
 -- Layout, a section of the finish's effects (finish.lua), sent only for a
 -- retry or reschedule whose due time is ahead:
--- KEYS[+0] delayed:<ts>            the bucket
--- KEYS[+1] timestamps:<item>       the item's buckets
--- KEYS[+2] delayed_queue_schedule
+-- KEYS[+0] <ns>:delayed:<ts>            the bucket
+-- KEYS[+1] <ns>:timestamps:<item>       the item's buckets
+-- KEYS[+2] <ns>:delayed_queue_schedule
 -- ARGV[+0] tag                     "d"
 -- ARGV[+1] delayed-member          the bucket as the timestamps set names it, delayed:<ts>
 --
