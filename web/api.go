@@ -210,6 +210,26 @@ func (s *server) apiFailedOne(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"action": op, "entry": v})
 }
 
+// expected holds an action on all that a filter selects to the count a
+// preview showed (expect; nil: no preview, nothing to hold to): it answers
+// 409 when count now gives another number. It returns the count the
+// action records as previewed, and false when it answered the request.
+func (s *server) expected(w http.ResponseWriter, r *http.Request, expect *int64, noun string, count func() (int64, error)) (int64, bool) {
+	if expect == nil {
+		return 0, true
+	}
+	n, err := count()
+	if err != nil {
+		s.failErr(w, r, err)
+		return 0, false
+	}
+	if n != *expect {
+		s.fail(w, r, http.StatusConflict, fmt.Sprintf("the filter selects %d %s now, not %d: preview again", n, noun, *expect))
+		return 0, false
+	}
+	return n, true
+}
+
 func (s *server) apiFailedBulk(w http.ResponseWriter, r *http.Request) {
 	op := r.PathValue("op")
 	if op != "retry" && op != "remove" {
@@ -229,18 +249,9 @@ func (s *server) apiFailedBulk(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	var previewed int64
-	if body.Expect != nil {
-		n, err := s.c.CountFailedWhere(r.Context(), body.filter())
-		if err != nil {
-			s.failErr(w, r, err)
-			return
-		}
-		if n != *body.Expect {
-			s.fail(w, r, http.StatusConflict, fmt.Sprintf("the filter selects %d entries now, not %d: preview again", n, *body.Expect))
-			return
-		}
-		previewed = n
+	previewed, ok := s.expected(w, r, body.Expect, "entries", func() (int64, error) { return s.c.CountFailedWhere(r.Context(), body.filter()) })
+	if !ok {
+		return
 	}
 	res, err := s.failedBulk(r, op, body.filterParams, previewed)
 	if err != nil {

@@ -87,6 +87,19 @@ func (s *server) queuePageWith(w http.ResponseWriter, r *http.Request, code int,
 	s.render(w, r, code, "queue", "Queue "+clean(q), "queues", d)
 }
 
+// mayPost says whether who asks may do what needs role, and reads the
+// form of the request; it answers the request itself when not.
+func (s *server) mayPost(w http.ResponseWriter, r *http.Request, role Role) bool {
+	if !s.may(w, r, role) {
+		return false
+	}
+	if err := parseForm(w, r); err != nil {
+		s.failErr(w, r, err)
+		return false
+	}
+	return true
+}
+
 func parseForm(w http.ResponseWriter, r *http.Request) error {
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil {
@@ -96,11 +109,7 @@ func parseForm(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) queueRemoveForm(w http.ResponseWriter, r *http.Request) {
-	if !s.may(w, r, RoleOperator) {
-		return
-	}
-	if err := parseForm(w, r); err != nil {
-		s.failErr(w, r, err)
+	if !s.mayPost(w, r, RoleOperator) {
 		return
 	}
 	q := r.PathValue("queue")
@@ -128,11 +137,7 @@ func (s *server) queueClearConfirm(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) queueClearForm(w http.ResponseWriter, r *http.Request) {
-	if !s.may(w, r, RoleAdmin) {
-		return
-	}
-	if err := parseForm(w, r); err != nil {
-		s.failErr(w, r, err)
+	if !s.mayPost(w, r, RoleAdmin) {
 		return
 	}
 	q := r.PathValue("queue")
@@ -214,11 +219,7 @@ func (s *server) failedEntryPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) failedOneForm(w http.ResponseWriter, r *http.Request) {
-	if !s.may(w, r, RoleOperator) {
-		return
-	}
-	if err := parseForm(w, r); err != nil {
-		s.failErr(w, r, err)
+	if !s.mayPost(w, r, RoleOperator) {
 		return
 	}
 	idx, err := strconv.ParseInt(r.PathValue("index"), 10, 64)

@@ -50,11 +50,7 @@ func (s *server) delayedPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) delayedRemoveOneForm(w http.ResponseWriter, r *http.Request) {
-	if !s.may(w, r, RoleOperator) {
-		return
-	}
-	if err := parseForm(w, r); err != nil {
-		s.failErr(w, r, err)
+	if !s.mayPost(w, r, RoleOperator) {
 		return
 	}
 	at, err := strconv.ParseInt(r.Form.Get("at"), 10, 64)
@@ -98,11 +94,7 @@ func (s *server) delayedBulkPreview(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) delayedBulkForm(w http.ResponseWriter, r *http.Request) {
-	if !s.may(w, r, RoleAdmin) {
-		return
-	}
-	if err := parseForm(w, r); err != nil {
-		s.failErr(w, r, err)
+	if !s.mayPost(w, r, RoleAdmin) {
 		return
 	}
 	previewed, _ := strconv.ParseInt(r.Form.Get("previewed"), 10, 64)
@@ -167,11 +159,7 @@ func (s *server) planPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) planForm(w http.ResponseWriter, r *http.Request) {
-	if !s.may(w, r, RoleOperator) {
-		return
-	}
-	if err := parseForm(w, r); err != nil {
-		s.failErr(w, r, err)
+	if !s.mayPost(w, r, RoleOperator) {
 		return
 	}
 	id, op := r.PathValue("id"), r.PathValue("op")
@@ -214,11 +202,7 @@ func (s *server) uniquePage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) uniqueClearForm(w http.ResponseWriter, r *http.Request) {
-	if !s.may(w, r, RoleAdmin) {
-		return
-	}
-	if err := parseForm(w, r); err != nil {
-		s.failErr(w, r, err)
+	if !s.mayPost(w, r, RoleAdmin) {
 		return
 	}
 	uid := r.Form.Get("uid")
@@ -304,18 +288,12 @@ func (s *server) apiDelayedRemoveAll(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	var previewed int64
-	if body.Expect != nil {
+	previewed, ok := s.expected(w, r, body.Expect, "items", func() (int64, error) {
 		n, err := s.c.DelayedCount(r.Context(), body.filter())
-		if err != nil {
-			s.failErr(w, r, err)
-			return
-		}
-		if n.Items != *body.Expect {
-			s.fail(w, r, http.StatusConflict, "the filter selects "+strconv.FormatInt(n.Items, 10)+" items now, not "+strconv.FormatInt(*body.Expect, 10)+": preview again")
-			return
-		}
-		previewed = n.Items
+		return n.Items, err
+	})
+	if !ok {
+		return
 	}
 	res, err := s.removeDelayedWhere(r, body.delayedFilter, previewed)
 	if err != nil {
