@@ -25,8 +25,8 @@ func TestHistoryBucketsCounterGrowth(t *testing.T) {
 	e.do("INCRBY", e.key("stat:failed"), 2)
 	sample(t0.Add(10 * time.Second)) // 10:00:40
 	e.do("INCRBY", e.key("stat:processed"), 3)
-	sample(t0.Add(12 * time.Second)) // within the gap: skipped, counted by the next
-	sample(t0.Add(40 * time.Second)) // 10:01:10
+	sample(t0.Add(12 * time.Second))        // within the gap: skipped, counted by the next
+	sample(t0.Add(40 * time.Second))        // 10:01:10
 	e.do("SET", e.key("stat:processed"), 4) // reset (Resque::Stat.clear), then 4 jobs
 	sample(t0.Add(2 * time.Hour))           // 12:00:30
 
