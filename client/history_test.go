@@ -113,7 +113,7 @@ func TestHistoryStorageIsBounded(t *testing.T) {
 		t.Errorf("history keys %v, want 4", keys)
 	}
 	t.Logf("history in Redis: %d bytes in %d keys", bytes, len(keys))
-	if bytes > 768<<10 {
+	if bytes > client.HistoryMaxBytes {
 		t.Errorf("history takes %d bytes, more than the 768 KiB documented", bytes)
 	}
 	// the last lap of the day ring is whole, each day one sample's growth

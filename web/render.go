@@ -64,6 +64,7 @@ func parseTemplates(base string) (map[string]*pageTemplate, error) {
 		"pretty": func(b json.RawMessage) string { return pretty(b, 64<<10) },
 		"join":   strings.Join,
 		"add":    func(a, b int) int { return a + b },
+		"int64":  func(n uint64) int64 { return int64(min(n, 1<<63-1)) },
 	}
 	out := map[string]*pageTemplate{}
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
