@@ -22,7 +22,7 @@
   }
   // the page's message catalogue for the texts written here (render.go)
   var messages = {};
-  try { messages = JSON.parse((document.getElementById("messages") || {}).textContent || "{}"); } catch (e) { messages = {}; }
+  try { messages = JSON.parse(document.body.dataset.messages || "{}"); } catch (e) { messages = {}; }
   function msg(s) { return messages[s] || s; }
   function el(tag, text, cls) {
     var e = document.createElement(tag);
@@ -80,7 +80,7 @@
     var set = function (k, s) { var e = document.querySelector('[data-redis="' + k + '"]'); if (e) e.textContent = s; };
     set("version", r.version); set("mode", r.mode + " / " + r.role); set("uptime", secs(r.uptime_seconds));
     set("clients", r.connected_clients); set("policy", r.max_memory_policy); set("ops", r.ops_per_sec);
-    set("memory", bytes(r.used_memory) + " (peak " + bytes(r.peak_memory) + (r.max_memory ? ", limit " + bytes(r.max_memory) : "") + ")");
+    set("memory", bytes(r.used_memory) + " (" + msg("peak") + " " + bytes(r.peak_memory) + (r.max_memory ? ", " + msg("limit") + " " + bytes(r.max_memory) : "") + ")");
   }
   var state = document.getElementById("live-state");
   var es = new EventSource(base + "events");
