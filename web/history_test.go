@@ -2,12 +2,17 @@ package web_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/client"
 	"github.com/resque-go/resque-go/fixtures"
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/stats"
 	"github.com/resque-go/resque-go/web"
 )
@@ -167,4 +172,47 @@ func TestOverviewHostsProcessesSchedulers(t *testing.T) {
 			t.Errorf("overview lacks %s", want)
 		}
 	}
+}
+
+// seedHistoryDemo fills the history rings as months of a day-and-night
+// load would leave them, for the screenshots.
+func seedHistoryDemo(e *env) {
+	e.t.Helper()
+	now := time.Now()
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for _, r := range client.HistoryResolutions() {
+		step := int64(r.Step / time.Second)
+		cur := now.Unix() / step
+		args := []any{e.key("resque-go:history:" + r.Name)}
+		for b := cur - int64(r.Slots) + 1; b <= cur; b++ {
+			hour := float64(b*step%86400) / 3600
+			perMin := 40 + 30*math.Sin((hour-9)/24*2*math.Pi) + 8*rnd.Float64()
+			p := int64(perMin * float64(step) / 60)
+			f := p / 60
+			if r.Name == "minute" && cur-b > 600 && cur-b < 640 {
+				f = p / 3 // a bad deploy, ten hours ago
+			}
+			args = append(args, b%int64(r.Slots), protocol.HistorySlot(b, p, f))
+		}
+		e.do("HSET", args...)
+	}
+}
+
+// seedProcessDemo adds a resque-go process with four slots, one busy, and
+// a resque-go scheduler holding the master lock, for the screenshots.
+func seedProcessDemo(e *env) {
+	e.t.Helper()
+	now := time.Now()
+	for i := 1; i <= 4; i++ {
+		e.do("SADD", e.key("workers"), fmt.Sprintf("worker-2:5150-%d:reports,mail", i))
+		e.do("SET", e.key(fmt.Sprintf("worker:worker-2:5150-%d:reports,mail:started", i)), now.Add(-3*time.Hour).UTC().Format("2006-01-02 15:04:05 -0700"))
+	}
+	e.do("SET", e.key("worker:worker-2:5150-1:reports,mail"), fmt.Sprintf(`{"queue":"reports","run_at":%q,"payload":{"class":"YearlyReport","args":[2026]}}`,
+		now.Add(-95*time.Second).UTC().Format(time.RFC3339)))
+	rec, _ := json.Marshal(stats.Record{PID: 5150, Host: "worker-2", StartedAt: now.Add(-3 * time.Hour), UpdatedAt: now, HeartbeatIntervalS: 5,
+		SlotsBusy: 1, SlotsTotal: 4, RSSBytes: 41 << 20, CPUPercent: 23.4, Goroutines: 41, HostCPUPercent: 37, MemUsedPercent: 61, Load1: 1.2})
+	e.do("SET", e.key("resque-go:process:worker-2:5150"), rec)
+	sched, _ := json.Marshal(stats.SchedulerInfo{Host: "worker-2", PID: 5160, Started: now.Add(-3 * time.Hour), Master: true,
+		LastPass: now.Add(-2 * time.Second), Promoted: 1290, PlansFired: 31})
+	e.do("SET", e.key("resque-go:scheduler:worker-2:5160"), sched)
 }
