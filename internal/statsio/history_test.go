@@ -32,7 +32,11 @@ func TestPublisherSamplesHistory(t *testing.T) {
 	p, _ := e.publisher(t, cfg)
 	cfg.PID = 102
 	p2, _ := e.publisher(t, cfg)
-	seen := func() []rdb.HistorySample { mu.Lock(); defer mu.Unlock(); return append([]rdb.HistorySample{}, results...) }
+	seen := func() []rdb.HistorySample {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]rdb.HistorySample{}, results...)
+	}
 
 	p.Start(context.Background())
 	eventually(t, "first sample", 10*time.Second, func() bool { return len(seen()) >= 1 })
