@@ -1,10 +1,13 @@
 package client_test
 
 import (
+	"os"
 	"testing"
 	"time"
 
 	"github.com/resque-go/resque-go/client"
+	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/redistest"
 )
 
 // The history counts the growth of stat:processed and stat:failed (which
@@ -135,4 +138,42 @@ func TestHistoryStorageIsBounded(t *testing.T) {
 	if mins.Processed != 2*big {
 		t.Fatalf("minute history shows %d processed, want %d", mins.Processed, 2*big)
 	}
+}
+
+// BenchmarkSampleHistory is the cost of one sample on the publish tick
+// (a round trip): "skipped" is what every process but one pays per
+// interval, "sampled" writes the three rings.
+func BenchmarkSampleHistory(b *testing.B) {
+	ns := redistest.Namespace(b)
+	c, err := client.New(client.Options{URL: os.Getenv(redisEnv), Namespace: ns})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	raw, err := rdb.New(rdb.Options{URL: os.Getenv(redisEnv), Namespace: ns})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer raw.Close()
+	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	b.Run("sampled", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			if _, err := raw.Do(ctx(), "INCR", ns+":stat:processed"); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			at = at.Add(time.Minute)
+			if err := c.SampleHistory(ctx(), at, 5*time.Second); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("skipped", func(b *testing.B) {
+		for b.Loop() {
+			if err := c.SampleHistory(ctx(), at, 5*time.Second); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
