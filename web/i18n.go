@@ -105,7 +105,7 @@ func messagesDE() map[string]string {
 		"Oldest job waits":          "Ältester Job wartet seit",
 		"no queues":                 "keine Warteschlangen",
 		"Worker":                    "Worker",
-		"Runtime":                   "Laufzeit",
+		"Runtime":                   "Laufzeitumgebung",
 		"Running":                   "Läuft",
 		"For":                       "Seit",
 		"on":                        "auf",

@@ -73,7 +73,7 @@
     fill("schedulers", v.schedulers || [], msg("no schedulers"), 6, function (s) {
       var role = s.master ? [el("span", msg("master"), "badge")] : [el("span", msg("standby"))];
       return row([{ nodes: [el("span", s.host + ":" + s.pid)], cls: "mono" }, { nodes: [el("span", s.runtime)] }, { nodes: role },
-        { nodes: [el("span", s.last_pass ? s.last_pass.replace("T", " ").replace("Z", " UTC") : "\u2014")] },
+        { nodes: [el("span", s.last_pass ? s.last_pass.slice(0, 19).replace("T", " ") + " UTC" : "\u2014")] },
         { nodes: [el("span", s.promoted)], cls: "num" }, { nodes: [el("span", s.fired)], cls: "num" }]);
     });
     var r = v.redis || {};
