@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/stats"
 )
 
@@ -45,7 +46,7 @@ func (c *Client) Processes(ctx context.Context, workers []WorkerInfo) ([]stats.R
 		return []stats.Record{}, nil
 	}
 	_, vals, err := c.rdb.BatchRead(ctx, nil, keys)
-	if err != nil {
+	if _, bad := rdb.BadKeys(err); err != nil && !bad {
 		return nil, wrap("processes", err)
 	}
 	out := []stats.Record{}
@@ -86,7 +87,7 @@ func (c *Client) Schedulers(ctx context.Context) (Schedulers, error) {
 	}
 	slices.Sort(keys)
 	_, vals, err := c.rdb.BatchRead(ctx, nil, append([]string{k.SchedulerMasterLock("")}, keys...))
-	if err != nil {
+	if _, bad := rdb.BadKeys(err); err != nil && !bad {
 		return Schedulers{}, wrap("schedulers", err)
 	}
 	s := Schedulers{Master: string(vals[0]), Records: []stats.SchedulerInfo{}}

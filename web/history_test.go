@@ -216,3 +216,24 @@ func seedProcessDemo(e *env) {
 		LastPass: now.Add(-2 * time.Second), Promoted: 1290, PlansFired: 31})
 	e.do("SET", e.key("resque-go:scheduler:worker-2:5160"), sched)
 }
+
+// A process record or a master lock of another type (written by hand)
+// leaves the rest of the overview whole.
+func TestOverviewHostsWrongType(t *testing.T) {
+	e := newEnv(t)
+	e.do("SADD", e.key("workers"), "gohost:77-1:q")
+	e.do("RPUSH", e.key("resque-go:process:gohost:77"), "not a string")
+	e.do("HSET", e.key(e.ns+":resque_scheduler_master_lock"), "a", "b")
+	e.do("SET", e.key("resque-go:scheduler:gohost:78"), "not json")
+	var ov struct {
+		Error      string `json:"error"`
+		Workers    []any  `json:"workers"`
+		Processes  []any  `json:"processes"`
+		Schedulers []any  `json:"schedulers"`
+	}
+	e.get("api/overview", viewerSecret).decode(t, &ov)
+	if ov.Error != "" || len(ov.Workers) != 1 || len(ov.Processes) != 0 || len(ov.Schedulers) != 0 {
+		t.Errorf("overview %+v", ov)
+	}
+	checkPage(t, "overview", e.get("", viewerSecret))
+}
