@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/resque-go/resque-go/client"
@@ -80,8 +81,43 @@ func historyStorage() storageView {
 	return st
 }
 
+// historyCache keeps the last reading of each range for one poll
+// interval: the pages and API calls of that interval share it, as they
+// share the overview's reading.
+type historyCache struct {
+	mu   sync.Mutex
+	last map[string]historyReading
+}
+
+type historyReading struct {
+	at time.Time
+	v  historyView
+}
+
 func (s *server) readHistory(ctx context.Context, rg historyRange) (historyView, error) {
-	h, err := s.c.History(ctx, rg.Resolution, s.now())
+	now := s.now()
+	c := &s.live.hist
+	c.mu.Lock()
+	r, ok := c.last[rg.Name]
+	c.mu.Unlock()
+	if ok && now.Sub(r.at) >= 0 && now.Sub(r.at) < s.opt.PollInterval {
+		return r.v, nil
+	}
+	v, err := s.readHistoryNow(ctx, rg, now)
+	if err != nil {
+		return v, err
+	}
+	c.mu.Lock()
+	if c.last == nil {
+		c.last = map[string]historyReading{}
+	}
+	c.last[rg.Name] = historyReading{at: now, v: v}
+	c.mu.Unlock()
+	return v, nil
+}
+
+func (s *server) readHistoryNow(ctx context.Context, rg historyRange, now time.Time) (historyView, error) {
+	h, err := s.c.History(ctx, rg.Resolution, now)
 	if err != nil {
 		return historyView{}, err
 	}

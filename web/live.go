@@ -26,6 +26,7 @@ type hub struct {
 	stop    context.CancelFunc
 	reading chan struct{} // closed when the reading under way ends; nil when none
 	sched   schedulerCache
+	hist    historyCache
 }
 
 func newHub(c *client.Client, interval time.Duration, now func() time.Time) *hub {
