@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -208,23 +207,30 @@ func drawChart(c *chartView, h historyView) {
 		top = max(top, proc[i], fail[i])
 	}
 	c.YMax = niceCeil(top)
-	y := func(v float64) string { return strconv.FormatFloat(100-v/float64(c.YMax)*100, 'f', 1, 64) }
-	var line, fl strings.Builder
-	for i := range proc {
-		cmd := "L"
-		if i == 0 {
-			cmd = "M"
-		}
-		fmt.Fprintf(&line, "%s%d %s", cmd, i, y(proc[i]))
-		fmt.Fprintf(&fl, "%s%d %s", cmd, i, y(fail[i]))
-	}
-	c.Line, c.FailedLine = line.String(), fl.String()
+	c.Line, c.FailedLine = chartPath(proc, float64(c.YMax)), chartPath(fail, float64(c.YMax))
 	c.Area = c.Line + fmt.Sprintf("L%d 100L0 100Z", c.Columns-1)
 	layout := map[string]string{"minute": "Mon 15:04", "hour": "Jan 2", "day": "Jan 2006"}[h.Resolution]
 	for i := 0; i <= 4; i++ {
 		at := h.From.Add(time.Duration(float64(h.To.Sub(h.From)) * float64(i) / 4))
 		c.Labels = append(c.Labels, at.UTC().Format(layout))
 	}
+}
+
+// chartPath is an SVG path through vals, x = the column, y = 100 at 0 and
+// 0 at top.
+func chartPath(vals []float64, top float64) string {
+	b := make([]byte, 0, len(vals)*10)
+	for i, v := range vals {
+		if i == 0 {
+			b = append(b, 'M')
+		} else {
+			b = append(b, 'L')
+		}
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, ' ')
+		b = strconv.AppendFloat(b, 100-v/top*100, 'f', 1, 64)
+	}
+	return string(b)
 }
 
 // niceCeil is the least of 1, 2, 5 times a power of ten at or above v
