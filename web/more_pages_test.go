@@ -309,6 +309,9 @@ func TestSerialLockRelease(t *testing.T) {
 	if r := e.postJSON("api/serial/odd/release", adminSecret, map[string]any{"token": "x"}); r.code != http.StatusConflict {
 		t.Errorf("a key of another type: %d %s", r.code, r.body)
 	}
+	if r := e.postJSON("api/serial/stale/release", adminSecret, map[string]any{"token_hex": "xyz"}); r.code != http.StatusBadRequest {
+		t.Errorf("bad token_hex: %d %s", r.code, r.body)
+	}
 	if r := e.postJSON("api/serial/stale/release", adminSecret, map[string]any{}); r.code != http.StatusBadRequest {
 		t.Errorf("no token: %d %s", r.code, r.body)
 	}
@@ -320,7 +323,7 @@ func TestSerialLockRelease(t *testing.T) {
 		t.Errorf("audit: %+v", a)
 	}
 	// through the form, a queue named in HTML
-	r = e.postForm("serial/release", adminSecret, "queue", "<b>not bold</b>", "token", "\xff\xfe")
+	r = e.postForm("serial/release", adminSecret, "queue", "<b>not bold</b>", "token_hex", "fffe")
 	checkPage(t, "release by form", r)
 	if e.do("EXISTS", k.SerialLock("<b>not bold</b>")).(int64) != 0 {
 		t.Error("the lock of <b>not bold</b> is still there")

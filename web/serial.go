@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"time"
@@ -14,6 +15,9 @@ import (
 type serialLockView struct {
 	Queue string `json:"queue"`
 	Token string `json:"token"`
+	// TokenHex is the token's bytes in hex: a release gives it (or
+	// token) to name a token that is not valid UTF-8.
+	TokenHex string `json:"token_hex"`
 	// TTLSeconds is the time the lock has left; null without an expiry.
 	TTLSeconds *float64           `json:"ttl_seconds"`
 	Holders    []serialHolderView `json:"holders"`
@@ -32,7 +36,7 @@ type serialHolderView struct {
 }
 
 func newSerialLockView(now time.Time, l client.SerialLock) serialLockView {
-	v := serialLockView{Queue: clean(l.Queue), Token: clean(l.Token), Holders: []serialHolderView{},
+	v := serialLockView{Queue: clean(l.Queue), Token: clean(l.Token), TokenHex: hex.EncodeToString([]byte(l.Token)), Holders: []serialHolderView{},
 		Stale: len(l.Holders) == 0 && l.Problem == "", Problem: clean(l.Problem)}
 	if l.TTL >= 0 && l.Problem == "" {
 		s := l.TTL.Seconds()
@@ -58,8 +62,16 @@ func (s *server) serialLocks(r *http.Request) ([]serialLockView, error) {
 	return out, nil
 }
 
-// releaseSerialLock releases queue's lock while token holds it.
-func (s *server) releaseSerialLock(r *http.Request, queue, token string) error {
+// releaseSerialLock releases queue's lock while token (or the token
+// whose bytes are tokenHex in hex) holds it.
+func (s *server) releaseSerialLock(r *http.Request, queue, token, tokenHex string) error {
+	if tokenHex != "" {
+		b, err := hex.DecodeString(tokenHex)
+		if err != nil {
+			return statusErr(http.StatusBadRequest, "token_hex: want hex digits")
+		}
+		token = string(b)
+	}
 	if queue == "" || token == "" {
 		return statusErr(http.StatusBadRequest, "a queue and the lock's token are required")
 	}
@@ -72,7 +84,7 @@ func (s *server) releaseSerialLock(r *http.Request, queue, token string) error {
 	case err != nil:
 		return err
 	}
-	return s.audit(r, "serial.release", "serial lock of queue "+queue, 1, "token "+token)
+	return s.audit(r, "serial.release", "serial lock of queue "+queue, 1, "token "+clip(token, 80))
 }
 
 func (s *server) serialPage(w http.ResponseWriter, r *http.Request) {
@@ -89,7 +101,7 @@ func (s *server) serialReleaseForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.Form.Get("queue")
-	if err := s.releaseSerialLock(r, q, r.Form.Get("token")); err != nil {
+	if err := s.releaseSerialLock(r, q, r.Form.Get("token"), r.Form.Get("token_hex")); err != nil {
 		s.failErr(w, r, err)
 		return
 	}
@@ -110,14 +122,15 @@ func (s *server) apiSerialRelease(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body struct {
-		Token string `json:"token"`
+		Token    string `json:"token"`
+		TokenHex string `json:"token_hex"`
 	}
 	if err := jsonBody(w, r, &body); err != nil {
 		s.failErr(w, r, err)
 		return
 	}
 	q := r.PathValue("queue")
-	if err := s.releaseSerialLock(r, q, body.Token); err != nil {
+	if err := s.releaseSerialLock(r, q, body.Token, body.TokenHex); err != nil {
 		s.failErr(w, r, err)
 		return
 	}
