@@ -58,6 +58,13 @@ func seedMore(e *env) {
 		e.t.Fatal(err)
 	}
 	e.do("RPUSH", k.AllocationFailures(), "not json <script>alert(23)</script>", "\xff\xfe")
+	// a batch pool as the released server leaves it: one unit with a
+	// batch (and its heartbeat), one named in HTML without one
+	e.do("ZADD", k.PoolUnitQueues("imports"), 1, "pool:imports:n1-0:queues", 0, "pool:imports:<b>u</b>:queues")
+	e.do("RPUSH", k.UnitQueues("imports", "n1-0"), "s4:load:0000abcd")
+	e.do("RPUSH", k.Committed("s4:load:0000abcd"), `{"class":"Load","args":[]}`)
+	e.do("HSET", k.PoolSources("imports"), "s4", "n1-0")
+	e.do("ZADD", k.UnitHeartbeats("imports"), time.Now().UnixMilli(), "n1-0")
 
 	// calendars: one used by a plan, one unused, one of broken JSON, one
 	// named in HTML
@@ -167,7 +174,8 @@ func TestMorePagesAndReadRoutes(t *testing.T) {
 		t.Errorf("mass: %v %+v", src, mv)
 	}
 	body = e.get("mass", operatorSecret).body
-	for _, want := range []string{"s1", "s2", "paused", "Set weight", "Set limit", "Resume", "Reallocate every failure"} {
+	for _, want := range []string{"s1", "s2", "paused", "Set weight", "Set limit", "Resume", "Reallocate every failure",
+		"imports", "n1-0", "s4:load:0000abcd", "&lt;b&gt;u&lt;/b&gt;", "alive"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("mass page lacks %q", want)
 		}
