@@ -53,35 +53,39 @@ func (s *server) queuePause(r *http.Request, queue, op string) (changed bool, er
 	return changed, s.audit(r, "queue."+op, "queue "+queue, n, "")
 }
 
-func (s *server) queuePauseForm(w http.ResponseWriter, r *http.Request) {
-	if !s.mayPost(w, r, RoleOperator) {
-		return
-	}
-	q, op := r.PathValue("queue"), r.PathValue("op")
-	changed, err := s.queuePause(r, q, op)
-	if err != nil {
-		s.failErr(w, r, err)
-		return
-	}
-	msg := "Paused queue " + q + ": workers take none of its jobs until it is resumed."
-	if op == "resume" {
-		msg = "Resumed queue " + q + "."
-		if !changed {
-			msg = "Queue " + q + " was not paused; nothing was done."
+func (s *server) queuePauseForm(op string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.mayPost(w, r, RoleOperator) {
+			return
 		}
+		q := r.PathValue("queue")
+		changed, err := s.queuePause(r, q, op)
+		if err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		msg := "Paused queue " + q + ": workers take none of its jobs until it is resumed."
+		if op == "resume" {
+			msg = "Resumed queue " + q + "."
+			if !changed {
+				msg = "Queue " + q + " was not paused; nothing was done."
+			}
+		}
+		s.done(w, r, "queues", msg)
 	}
-	s.done(w, r, "queues", msg)
 }
 
-func (s *server) apiQueuePause(w http.ResponseWriter, r *http.Request) {
-	if !s.may(w, r, RoleOperator) {
-		return
+func (s *server) apiQueuePause(op string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.may(w, r, RoleOperator) {
+			return
+		}
+		q := r.PathValue("queue")
+		changed, err := s.queuePause(r, q, op)
+		if err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"action": op, "queue": clean(q), "changed": changed})
 	}
-	q, op := r.PathValue("queue"), r.PathValue("op")
-	changed, err := s.queuePause(r, q, op)
-	if err != nil {
-		s.failErr(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"action": op, "queue": clean(q), "changed": changed})
 }
