@@ -26,6 +26,11 @@ func (s *server) queuesPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadGateway, v.Error)
 		return
 	}
+	var err error
+	if v.Queues, err = s.withPaused(r, v.Queues); err != nil {
+		s.failErr(w, r, err)
+		return
+	}
 	s.render(w, r, http.StatusOK, "queues", "Queues", "queues", v)
 }
 
@@ -58,6 +63,7 @@ type queuePageData struct {
 	Jobs    []jobRow
 	Pager   pager
 	Message string
+	Paused  bool
 }
 
 func (s *server) queuePage(w http.ResponseWriter, r *http.Request) {
@@ -77,7 +83,12 @@ func (s *server) queuePageWith(w http.ResponseWriter, r *http.Request, code int,
 		s.failErr(w, r, err)
 		return
 	}
-	d := queuePageData{Queue: clean(q), Size: size, Pager: pg, Message: msg}
+	paused, err := s.c.QueuesPaused(r.Context(), []string{q})
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	d := queuePageData{Queue: clean(q), Size: size, Pager: pg, Message: msg, Paused: paused[0]}
 	for i, j := range jobs {
 		v := newJobView(j)
 		d.Jobs = append(d.Jobs, jobRow{Pos: pg.offset() + i, Job: v, Pretty: pretty(j.Payload, 16<<10)})

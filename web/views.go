@@ -30,6 +30,8 @@ type queueView struct {
 	Size       int64      `json:"size"`
 	Oldest     *time.Time `json:"oldest"`
 	AgeSeconds *int64     `json:"age_seconds"`
+	// Paused is set on the Queues page and route, not in the overview.
+	Paused bool `json:"paused"`
 }
 
 type jobView struct {

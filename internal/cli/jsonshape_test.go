@@ -55,12 +55,17 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 		t.Fatalf("enqueue --unique-id: exit %d: %s", code, errOut.String())
 	}
 
+	// a serial queue's lock, for queue locks and queue unlock
+	e.do("SADD", e.client.Keys().Queues(), "serialq")
+	e.do("SET", e.client.Keys().SerialLock("serialq"), "0123456789abcdef0123456789abcdef", "PX", 60000)
 	var delayedAt string
 	cases := []jsonCase{
 		{path: "queue list", list: true},
 		{path: "queue size", args: []string{"mail"}},
 		{path: "queue pause", args: []string{"mail"}},
 		{path: "queue resume", args: []string{"mail"}},
+		{path: "queue locks", list: true},
+		{path: "queue unlock", args: []string{"--token", "0123456789abcdef0123456789abcdef", "serialq"}},
 		{path: "queue peek", args: []string{"--limit", "1", "mail"}, list: true, paged: true},
 		{path: "failed list", args: []string{"--limit", "2"}, list: true, paged: true},
 		{path: "failed show", args: []string{"0", "1", "2"}, list: true},
