@@ -26,7 +26,7 @@ func eventsTailCommand() *ucli.Command {
 		Name:      "tail",
 		Usage:     "print the newest events, and with --follow those that come",
 		UsageText: "resque-go events tail [--follow] [--class CLASS] [--queue QUEUE] [--count N] [--json]",
-		Description: "Reads <ns>:events, the stream `resque-go work --events` (and `enqueue --events`) writes: one\n" +
+		Description: "Reads <ns>:resque-go:events, the stream `resque-go work --events` (and `enqueue --events`) writes: one\n" +
 			"line an event, oldest first: time, event, class, queue, job id, worker, attempt, duration.\n" +
 			"--follow then waits for new events (XREAD BLOCK) until interrupted. --class and --queue\n" +
 			"filter (on this side: the stream is read whole). --json prints {\"items\":[...],\"total\":N};\n" +

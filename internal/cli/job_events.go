@@ -9,7 +9,7 @@ func jobEventsCommand() *ucli.Command {
 		Name:      "events",
 		Usage:     "print a job's events, oldest first",
 		UsageText: "resque-go job events ID [--json]",
-		Description: "Reads the events stream (<ns>:events) for the job with id ID: enqueued, started,\n" +
+		Description: "Reads the events stream (<ns>:resque-go:events) for the job with id ID: enqueued, started,\n" +
 			"succeeded, failed, retried, rescheduled... while the stream keeps them (work --events-max-len,\n" +
 			"--events-max-age). The whole stream is read (at most its length), a page at a time.",
 		Flags: append(redisFlags(), &ucli.BoolFlag{Name: "json", Usage: "print JSON"}),

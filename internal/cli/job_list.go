@@ -14,7 +14,7 @@ func jobListCommand() *ucli.Command {
 		Name:      "list",
 		Usage:     "list the jobs enqueued with a tag, newest first",
 		UsageText: "resque-go job list --tag TAG [--offset N] [--limit N] [--json]",
-		Description: "Reads the tag's index (<ns>:tag:TAG): the ids of the jobs `enqueue --tag` wrote that have\n" +
+		Description: "Reads the tag's index (<ns>:resque-go:tag:TAG): the ids of the jobs `enqueue --tag` wrote that have\n" +
 			"not ended yet (a job leaves its tags' indexes when it succeeds, fails for good or is\n" +
 			"discarded; a retried job stays), with when each was enqueued. An index keeps the newest\n" +
 			"10,000 ids.",

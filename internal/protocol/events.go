@@ -8,15 +8,15 @@ import (
 
 // Events is the namespace's stream of job state changes (docs/events.md),
 // written only while events are on.
-func (k Keys) Events() string { return k.key("events") }
+func (k Keys) Events() string { return k.key("resque-go", "events") }
 
 // Tag is the index of the jobs enqueued with tag t: a sorted set of job
 // ids scored by enqueue time in milliseconds, bounded, a job's id removed
 // when the job ends.
-func (k Keys) Tag(t string) string { return k.key("tag", t) }
+func (k Keys) Tag(t string) string { return k.key("resque-go", "tag", t) }
 
 // TagPrefix is what Tag(t) puts before t.
-func (k Keys) TagPrefix() string { return k.key("tag", "") }
+func (k Keys) TagPrefix() string { return k.key("resque-go", "tag", "") }
 
 // Event names, the "event" field of an entry of the events stream.
 const (

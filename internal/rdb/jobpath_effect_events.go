@@ -10,7 +10,7 @@ import (
 // effectEventsLayout is effect_events.lua's section of the finish: the
 // end of an attempt appended to the events stream.
 var effectEventsLayout = jobpathLayout{Module: "effect_events",
-	Keys: []string{"<ns>:events"}, Args: []string{"tag", "event", "maxlen", "max-age", "job-id", "attempt", "duration"}}
+	Keys: []string{"<ns>:resque-go:events"}, Args: []string{"tag", "event", "maxlen", "max-age", "job-id", "attempt", "duration"}}
 
 // EventsConfig turns the events stream on for a client's claims and
 // finishes (docs/events.md). The zero value is off.

@@ -9,7 +9,7 @@ import (
 // effectTagsLayout is effect_tags.lua's section of the finish: the job
 // leaves its tags' indexes (one key a tag).
 var effectTagsLayout = jobpathLayout{Module: "effect_tags",
-	Keys: []string{"<ns>:tag:<t>"}, Args: []string{"tag", "tags", "job-id"}}
+	Keys: []string{"<ns>:resque-go:tag:<t>"}, Args: []string{"tag", "tags", "job-id"}}
 
 // appendEffectTags appends effectTagsLayout's section for job id's tags.
 func appendEffectTags(k protocol.Keys, keys, args []any, id string, tags []string) ([]any, []any) {

@@ -182,7 +182,7 @@ var Table = []Setting{
 		Usage: "record a dead worker's job as failed at once (Ruby Resque's behaviour) instead of requeueing it",
 		Set:   func(c *node.Config, v Value) { c.RubyPrune = v.Bool }},
 	{Field: "Events", Key: "events", Flag: "events", Env: []string{"RESQUE_EVENTS"}, Type: Bool,
-		Usage: "append every job's start and end (started, succeeded, failed, retried, rescheduled) to the events stream <ns>:events, in the same step (docs/events.md)",
+		Usage: "append every job's start and end (started, succeeded, failed, retried, rescheduled) to the events stream <ns>:resque-go:events, in the same step (docs/events.md)",
 		Set:   func(c *node.Config, v Value) { c.Events = v.Bool }},
 	{Field: "EventsMaxLen", Key: "events_max_len", Flag: "events-max-len", Env: []string{"RESQUE_EVENTS_MAX_LEN"}, Type: Int, Default: "100000",
 		Usage: "with --events: how many entries the stream keeps, about (whole nodes of entries are trimmed)", Min: 1, Max: 100000000,

@@ -5,8 +5,8 @@
 --
 -- KEYS[1]        <ns>:queue:<q>
 -- KEYS[2]        <ns>:queues
--- KEYS[3..2+t]   <ns>:tag:<t_i>, one for each tag
--- KEYS[3+t]      <ns>:events, only when the event is written
+-- KEYS[3..2+t]   <ns>:resque-go:tag:<t_i>, one for each tag
+-- KEYS[3+t]      <ns>:resque-go:events, only when the event is written
 -- ARGV[1]        q, the queue's name
 -- ARGV[2]        the payload
 -- ARGV[3]        the job's id (the indexes' member)

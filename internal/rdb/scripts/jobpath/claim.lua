@@ -14,7 +14,7 @@
 -- KEYS[+3]         <ns>:attempts-index    zset of the attempts counters that exist
 -- KEYS[+4..+3+n]   the sources' lists (queue:<q_i>, or another list of
 --                  payloads; a ring: source_ring.lua), in priority order
--- KEYS[+4+n]       <ns>:events, only while events are on (the second
+-- KEYS[+4+n]       <ns>:resque-go:events, only while events are on (the second
 --                  keys then start one later)
 -- KEYS[+4+n..]     the second key of each source that has one, in the
 --                  sources' order: a serial source's lock,

@@ -4,7 +4,7 @@
 -- on; off, nothing of it is sent or run.
 --
 -- Layout, a section of the finish's effects (finish.lua):
--- KEYS[+0] <ns>:events     the stream
+-- KEYS[+0] <ns>:resque-go:events     the stream
 -- ARGV[+0] tag             "e"
 -- ARGV[+1] event           succeeded | failed | retried | rescheduled | discarded
 -- ARGV[+2] maxlen          entries the stream keeps (about: XADD MAXLEN ~)

@@ -4,7 +4,7 @@
 -- job stays listed).
 --
 -- Layout, a section of the finish's effects (finish.lua):
--- KEYS[+0] <ns>:tag:<t>    the first tag's index; one key for each tag
+-- KEYS[+0] <ns>:resque-go:tag:<t>    the first tag's index; one key for each tag
 -- ARGV[+0] tag             "t"
 -- ARGV[+1] tags            how many tags (keys) the section has
 -- ARGV[+2] job-id          the job's id, the indexes' member
