@@ -423,3 +423,39 @@ func TestJobpathEffectTags(t *testing.T) {
 		}
 	}
 }
+
+// Run as scripts (EVALSHA, as on Redis 6.2), where the claim and the
+// finish alone carry only their modules, events are written as with the
+// function library.
+func TestEventsAsScripts(t *testing.T) {
+	t.Parallel()
+	c, _, _ := ringTestClient(t, true)
+	c.hotScripts = newHotScripts(false, nil)
+	c.events = newEventsParts(c.keys, EventsConfig{On: true})
+	ctx := context.Background()
+	for _, id := range []string{"a", "b"} {
+		if err := c.Enqueue(ctx, "q", []byte(`{"class":"C","args":[],"id":"`+id+`"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := ClaimArgs{WorkerID: "h:1:q", Host: "h", Queues: []string{"q"}, Now: time.Now()}
+	res, err := c.Claim(ctx, args)
+	if err != nil || res.Payload == nil {
+		t.Fatal(res, err)
+	}
+	ferr, res, err := c.FinishAndClaim(ctx, "h:1:q", "h", protocol.QueueSource("q"), Outcome{Seq: res.Seq, JobID: "a", Class: "C", Now: time.Now()}, args)
+	if err != nil || ferr != nil || res.Payload == nil {
+		t.Fatal(ferr, err)
+	}
+	if err := c.Finish(ctx, "h:1:q", "h", protocol.QueueSource("q"), Outcome{Seq: res.Seq, JobID: "b", Class: "C", Kind: OutcomeDiscard, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := c.Events(ctx, "", 10)
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.Fields["id"]+":"+e.Fields["event"])
+	}
+	if want := []string{"a:started", "a:succeeded", "b:started", "b:discarded"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("events %v %v, want %v", got, err, want)
+	}
+}
