@@ -66,6 +66,12 @@ type SchedulerConfig struct {
 	// token both require.
 	MetricsAddr  string `json:"metrics_addr"`
 	MetricsToken string `json:"metrics_token,omitempty"`
+	// Events makes the mover append each promoted job's enqueued event to
+	// the events stream (docs/events.md), kept to EventsMaxLen entries
+	// (0: 100,000) and, when set, EventsMaxAge.
+	Events       bool          `json:"events,omitempty"`
+	EventsMaxLen int           `json:"events_max_len,omitempty"`
+	EventsMaxAge time.Duration `json:"events_max_age,omitempty"`
 	// Retention trims the failed and retries lists, as Config.Retention
 	// (elected with the workers' trimmers).
 	Retention failure.Retention `json:"retention,omitzero"`
@@ -136,6 +142,7 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 		return nil, badf("node: SchedulerConfig.ScheduleInterval %s: must not be negative", schedInterval)
 	}
 	opt, err := cfg.Redis.options()
+	opt.Events = rdb.EventsConfig{On: cfg.Events, MaxLen: max(cfg.EventsMaxLen, 0), MaxAge: max(cfg.EventsMaxAge, 0)}
 	if err != nil {
 		return nil, err
 	}

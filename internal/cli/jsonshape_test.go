@@ -54,6 +54,9 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 	if code := runCommand(context.Background(), enqueueCommand(), append(e.redisArgs(), "--queue", "mail", "--class", "C", "--unique-id", "u1"), out, errOut); code != ExitOK {
 		t.Fatalf("enqueue --unique-id: exit %d: %s", code, errOut.String())
 	}
+	if code := runCommand(context.Background(), enqueueCommand(), append(e.redisArgs(), "--queue", "mail", "--class", "C", "--tag", "t1", "--events"), out, errOut); code != ExitOK {
+		t.Fatalf("enqueue --tag --events: exit %d: %s", code, errOut.String())
+	}
 
 	// a serial queue's lock, for queue locks and queue unlock
 	e.do("SADD", e.client.Keys().Queues(), "serialq")
@@ -81,6 +84,9 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 		{path: "calendar list", list: true},
 		{path: "calendar show", args: []string{"holidays"}},
 		{path: "calendar remove", args: []string{"holidays"}},
+		{path: "job list", args: []string{"--tag", "t1"}, list: true, paged: true},
+		{path: "job events", args: []string{"no-such-id"}, list: true},
+		{path: "events tail", list: true},
 		{path: "unique list", list: true},
 		{path: "unique show", args: []string{"u1"}},
 		{path: "unique clear", args: []string{"u9"}},
