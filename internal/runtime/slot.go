@@ -316,8 +316,11 @@ type result struct {
 	fail    *protocol.Failure // fail and retry: the entry's content
 	delay   time.Duration     // retry, reschedule
 	discard string
-	attempt int // fail, retry: the number of the attempt that failed (1 = first)
-	prior   int // attempts that failed before this one
+	// rateLimited: a reschedule the handler asked for as RateLimited; the
+	// attempts counter keeps the failures before it
+	rateLimited bool
+	attempt     int // fail, retry: the number of the attempt that failed (1 = first)
+	prior       int // attempts that failed before this one
 }
 
 // classify turns a handler's return into a result, applying the retry policy.
@@ -328,6 +331,10 @@ func (s *slot) classify(res rdb.ClaimResult, p *protocol.Payload, err error, cau
 	}
 	if r, ok := asReschedule(err); ok {
 		return &result{kind: rdb.OutcomeReschedule, delay: r.After}
+	}
+	if r, ok := asRateLimited(err); ok && cause == nil {
+		// put back for later like a reschedule; no failed attempt is counted
+		return &result{kind: rdb.OutcomeReschedule, delay: max(r.After, time.Second), rateLimited: true, prior: prior}
 	}
 	if d, ok := asDiscard(err); ok {
 		return &result{kind: rdb.OutcomeDiscard, discard: d.Reason}
