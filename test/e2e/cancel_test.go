@@ -33,10 +33,13 @@ func TestJobCancelAcrossProcesses(t *testing.T) {
 		bin  string
 		args []string
 		runs int
+		// direct: more cancels made by this test process through the
+		// client library: the request's own latency, without a process start
+		direct int
 	}{
-		{"go", bin, []string{"work", "-q", "q"}, 20},
-		{"fork", bin, []string{"work", "-q", "q", "--fork"}, 5},
-		{"exec", binary, []string{"work", "-q", "q", "--exec", "*=sleep 60"}, 5},
+		{"go", bin, []string{"work", "-q", "q"}, 10, 100},
+		{"fork", bin, []string{"work", "-q", "q", "--fork"}, 3, 20},
+		{"exec", binary, []string{"work", "-q", "q", "--exec", "*=sleep 60"}, 3, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := redistest.Namespace(t)
@@ -59,7 +62,8 @@ func TestJobCancelAcrossProcesses(t *testing.T) {
 			// took: from the command's start (a race-built binary's start
 			// is most of it); after: from its exit, the request made
 			var took, after []time.Duration
-			for i := 1; i <= tc.runs; i++ {
+			var direct []time.Duration
+			for i := 1; i <= tc.runs+tc.direct; i++ {
 				do(t, c, "RPUSH", k.Queue("q"), fmt.Sprintf(`{"class":"Blocks","args":[%d]}`, i))
 				var id string
 				eventually(t, "job claimed", func() bool {
@@ -72,7 +76,12 @@ func TestJobCancelAcrossProcesses(t *testing.T) {
 					return false
 				})
 				began := time.Now()
-				if code, msg := runCLI(t, "job", "cancel", id, "--redis", redisURL, "--namespace", ns); code != 0 {
+				viaCLI := i <= tc.runs
+				if !viaCLI {
+					if _, err := c.CancelJob(context.Background(), id, nil, false); err != nil {
+						t.Fatal(err)
+					}
+				} else if code, msg := runCLI(t, "job", "cancel", id, "--redis", redisURL, "--namespace", ns); code != 0 {
 					t.Fatalf("job cancel: exit %d: %s", code, msg)
 				}
 				exited := time.Now()
@@ -82,10 +91,15 @@ func TestJobCancelAcrossProcesses(t *testing.T) {
 					}
 					<-time.After(time.Millisecond) // bounded poll, fine-grained: it is what is measured
 				}
-				took, after = append(took, time.Since(began)), append(after, time.Since(exited))
+				if viaCLI {
+					took, after = append(took, time.Since(began)), append(after, time.Since(exited))
+				} else {
+					direct = append(direct, time.Since(began))
+				}
 			}
 			t.Logf("%s: %d cancels, command start to failed entry: %s", tc.name, len(took), spread(took))
 			t.Logf("%s: %d cancels, command exit to failed entry: %s", tc.name, len(after), spread(after))
+			t.Logf("%s: %d cancels, client.CancelJob call to failed entry: %s", tc.name, len(direct), spread(direct))
 			for _, s := range strs(do(t, c, "LRANGE", k.Failed(), 0, -1)) {
 				if !strings.Contains(s, `"exception":"`+protocol.ExcCancelled+`"`) {
 					t.Errorf("failed entry is not a cancel: %s", s)
