@@ -41,6 +41,7 @@ func (s *server) routes() http.Handler {
 	page("GET /unique", s.uniquePage)
 	page("POST /unique/clear", s.uniqueClearForm)
 	page("GET /workers", s.workersPage)
+	page("POST /workers/cancel", s.workerCancelForm)
 	page("GET /audit", s.auditPage)
 	page("GET /events", s.events)
 
