@@ -22,16 +22,25 @@ func (jobCancelled) Error() string { return "job cancelled by request (resque-go
 // subscribed is applied then.
 func (w *Worker) cancelLoop(ctx context.Context) {
 	var b backoff
+	warned := false // one warning per outage, not one per attempt
 	for ctx.Err() == nil {
 		err := w.client.SubscribeCancels(ctx, func() {
 			b.reset()
+			if warned {
+				w.log.Info().Msg("cancel subscription restored")
+			}
+			warned = false
 			w.readStoredCancels(ctx)
 		}, w.applyCancel)
 		if ctx.Err() != nil {
 			return
 		}
 		d := b.next()
-		w.log.Warn().Err(err).Dur("retry_in", d).Msg("cancel subscription lost; reconnecting")
+		ev := w.log.Debug()
+		if !warned {
+			ev, warned = w.log.Warn(), true
+		}
+		ev.Err(err).Dur("retry_in", d).Msg("cancel subscription lost; reconnecting (cancel requests are read when it is back)")
 		service.Sleep(ctx, d)
 	}
 }
