@@ -333,7 +333,12 @@ func (s *slot) classify(res rdb.ClaimResult, p *protocol.Payload, err error, cau
 		return &result{kind: rdb.OutcomeReschedule, delay: r.After}
 	}
 	if r, ok := asRateLimited(err); ok && cause == nil {
-		// put back for later like a reschedule; no failed attempt is counted
+		// put back for later like a reschedule; no failed attempt is
+		// counted, and the earlier ones are kept (read now for a Ruby-form
+		// job the claim did not look up, whose counter would go otherwise)
+		if res.Attempts < 0 && p.RubyShaped() {
+			prior = s.failedAttempts(p, res, true)
+		}
 		return &result{kind: rdb.OutcomeReschedule, delay: max(r.After, time.Second), rateLimited: true, prior: prior}
 	}
 	if d, ok := asDiscard(err); ok {
