@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -144,6 +145,35 @@ func (s *server) clearQueue(r *http.Request, queue string) (int64, error) {
 		return 0, err
 	}
 	return n, s.audit(r, "queue.clear", "queue "+queue, n, "")
+}
+
+// cancelJob asks for the job workerID runs to be cancelled, when it is
+// still the job started at runAt (Unix seconds; "" for whichever runs).
+func (s *server) cancelJob(r *http.Request, workerID, runAt string) error {
+	if workerID == "" {
+		return statusErr(http.StatusBadRequest, "no worker id")
+	}
+	ws, err := s.c.Workers(r.Context())
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(ws, func(x client.WorkerInfo) bool { return x.ID == workerID })
+	if i < 0 || ws[i].Job == nil {
+		return statusErr(http.StatusConflict, "no job running on %s", workerID)
+	}
+	if runAt != "" && strconv.FormatInt(ws[i].RunAt.Unix(), 10) != runAt {
+		return statusErr(http.StatusConflict, "the job shown on %s has ended; it runs another now (nothing was cancelled)", workerID)
+	}
+	err = s.c.CancelJob(r.Context(), workerID, client.CancelOptions{})
+	switch {
+	case errors.Is(err, client.ErrNoRunningJob):
+		return statusErr(http.StatusConflict, "no job running on %s", workerID)
+	case errors.Is(err, client.ErrNotCancellable):
+		return statusErr(http.StatusConflict, "%s is not a resque-go worker (a Ruby worker cancels its job on USR1)", workerID)
+	case err != nil:
+		return err
+	}
+	return s.audit(r, "worker.cancel_job", "worker "+workerID, 1, "class "+ws[i].Job.Class)
 }
 
 // audit records a change made by the request's user.

@@ -346,6 +346,20 @@ func (s *server) workersPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "workers", "Workers", "workers", out)
 }
 
+// workerCancelForm cancels the job a worker runs, if it is still the one
+// the page showed (its start, run_at, in Unix seconds).
+func (s *server) workerCancelForm(w http.ResponseWriter, r *http.Request) {
+	if !s.mayPost(w, r, RoleOperator) {
+		return
+	}
+	id := r.Form.Get("worker")
+	if err := s.cancelJob(r, id, r.Form.Get("run_at")); err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	s.done(w, r, "workers", "Cancel requested for the job on "+id+": it ends in failed as ResqueGo::Cancelled.")
+}
+
 type auditData struct {
 	Entries []auditView
 	Pager   pager

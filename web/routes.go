@@ -50,6 +50,7 @@ func (s *server) routes() http.Handler {
 	page("GET /calendars/{name}", s.calendarPage)
 	page("POST /calendars/{name}/remove", s.calendarRemoveForm)
 	page("GET /workers", s.workersPage)
+	page("POST /workers/cancel", s.workerCancelForm)
 	page("GET /audit", s.auditPage)
 	page("GET /events", s.events)
 

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"time"
 
 	"github.com/resque-go/resque-go/client"
+	"github.com/resque-go/resque-go/delayed"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -88,6 +90,39 @@ func ExampleDiscard() {
 	fmt.Println("failed:", len(failed), "queued:", left)
 	// Output:
 	// failed: 0 queued: 0
+}
+
+// A handler whose upstream answered "too many requests" returns
+// RateLimited: the job waits in the delayed queue for that long and runs
+// again, without a failed attempt.
+func ExampleRateLimited() {
+	reg := worker.NewRegistry()
+	reg.Register("Fetch", func(ctx context.Context, job *worker.Job) error {
+		return worker.RateLimited(90 * time.Second) // say, from the API's Retry-After
+	})
+
+	c, err := client.New(client.Options{URL: os.Getenv("REDIS_URL")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Enqueue(ctx, "fetch", "Fetch", "https://api.example/items"); err != nil {
+		log.Fatal(err)
+	}
+	work(reg, "fetch")
+
+	failed, err := c.FailedWhere(ctx, client.FailedFilter{Queue: "fetch"}, 0, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	waiting, err := c.DelayedJobs(ctx, delayed.Filter{Queue: "fetch"}, 0, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("failed:", len(failed), "waiting in the delayed queue:", len(waiting))
+	// Output:
+	// failed: 0 waiting in the delayed queue: 1
 }
 
 // DecodeArgs reads the args a producer wrote: an array (Ruby, Node, Go)

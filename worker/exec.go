@@ -151,6 +151,8 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 			return Retry(&Error{Exception: "ResqueGo::ExecRetry", Message: lastLine(lines, "command asked for a retry (exit 75)"), Backtrace: lines}, 0)
 		case ExitDiscard:
 			return Discard(lastLine(lines, "command discarded the job (exit 76)"))
+		case ExitRateLimited:
+			return RateLimited(0)
 		}
 		msg := exitMessage(err, "command")
 		if len(lines) > 0 {
@@ -278,6 +280,10 @@ func hiddenFromJobs(name string) bool {
 const (
 	ExitRetry   = 75 // EX_TEMPFAIL: retry with the class's backoff
 	ExitDiscard = 76 // drop the job without a failed entry
+	// ExitRateLimited: run the job again after DefaultRateLimitDelay (or
+	// the delay of {"rate_limited": seconds} in $RESQUE_RESULT), without
+	// counting a failed attempt. 79 is outside sysexits.h's range (64-78).
+	ExitRateLimited = 79
 )
 
 // execResult is what a command may write to $RESQUE_RESULT: the same reply
@@ -287,6 +293,7 @@ type execResult struct {
 	Retry           bool     `json:"retry"`
 	RescheduleDelay *float64 `json:"rescheduleDelay"`
 	Discard         bool     `json:"discard"`
+	RateLimited     *float64 `json:"rate_limited"`
 }
 
 // execReply honours a JSON reply b the command left in its result file;
@@ -300,6 +307,8 @@ func execReply(b []byte, lines []string) error {
 		return &Error{Exception: "ResqueGo::ExecFailed", Message: fmt.Sprintf("$RESQUE_RESULT is not valid JSON: %v", err), Backtrace: lines}
 	}
 	switch {
+	case r.RateLimited != nil:
+		return RateLimited(seconds(*r.RateLimited))
 	case r.RescheduleDelay != nil && *r.RescheduleDelay > 0:
 		return Reschedule(time.Duration(*r.RescheduleDelay * float64(time.Second)))
 	case r.Discard:
@@ -308,6 +317,16 @@ func execReply(b []byte, lines []string) error {
 		return Retry(&Error{Exception: "ResqueGo::ExecRetry", Message: lastLine([]string{r.Message}, "command asked for a retry"), Backtrace: lines}, 0)
 	}
 	return nil
+}
+
+// seconds turns a reply's delay in seconds into a duration, bounded so
+// that no reply overflows it (a century is already "never").
+func seconds(s float64) time.Duration {
+	const limit = 100 * 365 * 24 * time.Hour
+	if s*float64(time.Second) >= float64(limit) {
+		return limit
+	}
+	return time.Duration(s * float64(time.Second))
 }
 
 func exitCode(err error) int {

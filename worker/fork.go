@@ -39,7 +39,7 @@ type ForkConfig struct {
 
 // childResult is what RunChild writes on fd 3.
 type childResult struct {
-	Outcome   string   `json:"outcome"` // ok, error, retry, reschedule, discard
+	Outcome   string   `json:"outcome"` // ok, error, retry, reschedule, rate_limited, discard
 	Exception string   `json:"exception,omitempty"`
 	Message   string   `json:"message,omitempty"`
 	Backtrace []string `json:"backtrace,omitempty"`
@@ -52,6 +52,9 @@ func encodeResult(err error) childResult {
 	}
 	if r, ok := asReschedule(err); ok {
 		return childResult{Outcome: "reschedule", AfterMS: r.After.Milliseconds()}
+	}
+	if r, ok := asRateLimited(err); ok {
+		return childResult{Outcome: "rate_limited", AfterMS: r.After.Milliseconds()}
 	}
 	if d, ok := asDiscard(err); ok {
 		return childResult{Outcome: "discard", Message: d.Reason}
@@ -77,6 +80,8 @@ func (r childResult) decode() error {
 		return nil
 	case "reschedule":
 		return Reschedule(after)
+	case "rate_limited":
+		return RateLimited(after)
 	case "discard":
 		return Discard(r.Message)
 	case "retry":

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -35,13 +36,17 @@ type httpReply struct {
 	Message         string   `json:"message"`
 	Retry           bool     `json:"retry"`
 	RescheduleDelay *float64 `json:"rescheduleDelay"`
+	RateLimited     *float64 `json:"rate_limited"`
 }
 
 // HTTPHandler POSTs the raw payload to endpoint ("{sourceId}" in its path
 // is replaced by the payload's sourceId, see CheckHTTPEndpoint). A 2xx
 // answer is success, and a JSON body {"message","retry","rescheduleDelay"}
 // is honoured: retry asks for a retry, rescheduleDelay > 0 reschedules the
-// job after that many seconds. 4xx, 5xx and connection errors are retried
+// job after that many seconds, rate_limited (seconds) puts it back as
+// RateLimited does. A 429 answer is RateLimited too, after its Retry-After
+// (seconds or an HTTP date; DefaultRateLimitDelay without one). Other
+// 4xx, 5xx and connection errors are retried
 // with exponential backoff (2, 4, 8 ... s) until the class's attempts are
 // used up, then failed. A job whose placeholder value cannot fill its path
 // segment fails as ResqueGo::HTTPPlaceholder without a request.
@@ -116,6 +121,9 @@ func HTTPHandler(endpoint string, opt HTTPOptions) HandlerFunc {
 		}
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if resp.StatusCode == http.StatusTooManyRequests {
+			return RateLimited(retryAfter(resp.Header.Get("Retry-After"), time.Now()))
+		}
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {
 			msg := fmt.Sprintf("POST %s: %s", shown, resp.Status)
 			if b := strings.TrimSpace(string(body)); b != "" {
@@ -126,6 +134,9 @@ func HTTPHandler(endpoint string, opt HTTPOptions) HandlerFunc {
 		var reply httpReply
 		if len(bytes.TrimSpace(body)) == 0 || json.Unmarshal(body, &reply) != nil {
 			return nil // a 2xx without a JSON reply is plain success
+		}
+		if reply.RateLimited != nil {
+			return RateLimited(seconds(*reply.RateLimited))
 		}
 		if reply.RescheduleDelay != nil && *reply.RescheduleDelay > 0 {
 			return Reschedule(time.Duration(*reply.RescheduleDelay * float64(time.Second)))
@@ -139,6 +150,24 @@ func HTTPHandler(endpoint string, opt HTTPOptions) HandlerFunc {
 		}
 		return nil
 	}
+}
+
+// retryAfter reads a Retry-After header (RFC 9110: delay seconds or an
+// HTTP date) as a delay from now; 0 (the default delay) when it has none
+// or cannot be read.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		return max(seconds(n), time.Second)
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		// a date in the past still waits a second, not the default
+		return max(t.Sub(now), time.Second)
+	}
+	return 0
 }
 
 func clipText(s string, n int) string {

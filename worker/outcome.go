@@ -37,6 +37,29 @@ func (e *RescheduleError) Error() string { return fmt.Sprintf("reschedule in %s"
 // Reschedule returns the error that reschedules the job after d (success).
 func Reschedule(d time.Duration) error { return &RescheduleError{After: d} }
 
+// RateLimitedError says the job could not run now because something it
+// calls is rate limited: the same payload runs again after After, through
+// the delayed queue, and the attempt is not counted as failed (the job's
+// earlier failures still count). It is counted as processed, as a
+// reschedule is.
+type RateLimitedError struct{ After time.Duration }
+
+func (e *RateLimitedError) Error() string { return fmt.Sprintf("rate limited: retry in %s", e.After) }
+
+// DefaultRateLimitDelay is the delay of a rate-limited job that named none
+// (an exec command's exit status ExitRateLimited alone, a 429 answer
+// without Retry-After).
+const DefaultRateLimitDelay = time.Minute
+
+// RateLimited returns the error that puts the job back to run after d
+// without counting a failed attempt; d <= 0 means DefaultRateLimitDelay.
+func RateLimited(d time.Duration) error {
+	if d <= 0 {
+		d = DefaultRateLimitDelay
+	}
+	return &RateLimitedError{After: d}
+}
+
 // DiscardError ends the job deliberately without a retry or a failed
 // entry; it counts as processed and is logged with its reason.
 type DiscardError struct{ Reason string }
@@ -89,7 +112,7 @@ type RetryPolicy struct {
 // DefaultMaxAttempts is resque-v3's fail_retries default.
 const DefaultMaxAttempts = 3
 
-// asRetry, asReschedule and asDiscard unwrap the control errors.
+// asRetry, asReschedule, asRateLimited and asDiscard unwrap the control errors.
 func asRetry(err error) (*RetryError, bool) {
 	var r *RetryError
 	return r, errors.As(err, &r)
@@ -97,6 +120,11 @@ func asRetry(err error) (*RetryError, bool) {
 
 func asReschedule(err error) (*RescheduleError, bool) {
 	var r *RescheduleError
+	return r, errors.As(err, &r)
+}
+
+func asRateLimited(err error) (*RateLimitedError, bool) {
+	var r *RateLimitedError
 	return r, errors.As(err, &r)
 }
 

@@ -67,6 +67,8 @@ func TestFlagsAfterArguments(t *testing.T) {
 		{"queue pause reports --json", "json", "true", "reports"},
 		{"queue resume reports --namespace X", "namespace", "X", "reports"},
 		{"queue unlock reports --token T", "token", "T", "reports"},
+		{"job cancel W --retry", "retry", "true", "W"},
+		{"job events ID --json", "json", "true", "ID"},
 		{"unique show u --namespace X", "namespace", "X", "u"},
 		{"unique clear u --namespace X", "namespace", "X", "u"},
 		{"delayed show 1700000000 --namespace X", "namespace", "X", "1700000000"},

@@ -61,8 +61,19 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 	// a serial queue's lock, for queue locks and queue unlock
 	e.do("SADD", e.client.Keys().Queues(), "serialq")
 	e.do("SET", e.client.Keys().SerialLock("serialq"), "0123456789abcdef0123456789abcdef", "PX", 60000)
+
+	// a slot running a job, as a resque-go claim leaves it, for job cancel
+	running := "testhost:1:mail"
+	k := e.client.Keys()
+	for _, cmd := range [][]any{{"SET", k.Worker(running), `{"queue":"mail","run_at":"2026-01-01T00:00:00Z","payload":{"class":"C","args":[]}}`}, {"HSET", k.ClaimSeqs(), running, "1"}} {
+		if _, err := e.client.Do(context.Background(), cmd[0].(string), cmd[1:]...); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	var delayedAt string
 	cases := []jsonCase{
+		{path: "job cancel", args: []string{running}},
 		{path: "queue list", list: true},
 		{path: "queue size", args: []string{"mail"}},
 		{path: "queue pause", args: []string{"mail"}},

@@ -38,6 +38,8 @@ func forkClasses() *worker.Registry {
 		select {}
 	})
 	reg.Register("Panics", func(ctx context.Context, j *worker.Job) error { panic("child panic") })
+	reg.Register("Blocks", func(ctx context.Context, j *worker.Job) error { <-ctx.Done(); return ctx.Err() })
+	reg.Register("Limited", func(ctx context.Context, j *worker.Job) error { return worker.RateLimited(30 * time.Second) })
 	// for BenchmarkForkOverhead
 	reg.Register("Noop", func(ctx context.Context, j *worker.Job) error { return nil })
 	reg.Register("Sleep5ms", func(ctx context.Context, j *worker.Job) error { time.Sleep(5 * time.Millisecond); return nil })

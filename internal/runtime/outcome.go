@@ -17,7 +17,7 @@ type timeoutError struct{ limit string }
 
 func (e timeoutError) Error() string { return "job exceeded its timeout of " + e.limit }
 
-// asRetry, asReschedule and asDiscard unwrap the control errors.
+// asRetry, asReschedule, asRateLimited and asDiscard unwrap the control errors.
 func asRetry(err error) (*worker.RetryError, bool) {
 	var r *worker.RetryError
 	return r, errors.As(err, &r)
@@ -25,6 +25,11 @@ func asRetry(err error) (*worker.RetryError, bool) {
 
 func asReschedule(err error) (*worker.RescheduleError, bool) {
 	var r *worker.RescheduleError
+	return r, errors.As(err, &r)
+}
+
+func asRateLimited(err error) (*worker.RateLimitedError, bool) {
+	var r *worker.RateLimitedError
 	return r, errors.As(err, &r)
 }
 

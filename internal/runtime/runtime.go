@@ -213,6 +213,8 @@ type Worker struct {
 	// pauser reads them every second
 	pauses queuePauses
 	pauser service.Runner
+	// canceller: the subscription to cancel requests (cancel.go)
+	canceller service.Runner
 	// pausedAll: the last claim found <ns>:pause-all-workers set
 	pausedAll atomic.Bool
 	// jobsTaken counts the claims of MaxJobs: reserved before a claim,
@@ -323,6 +325,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.log.Info().Strs("worker_ids", w.IDs()).Str("queues", w.spec.String()).
 		Bool("polling", w.cfg.Polling).Msg("worker started")
 	w.recovery.Start(context.Background())
+	w.canceller.Start(context.Background(), w.cancelLoop)
 	if len(w.cfg.Sources) == 0 {
 		// a queue paused before the start gets no claim
 		w.readQueuePauses(ctx)
@@ -428,6 +431,7 @@ func (w *Worker) cleanup() {
 	w.cleanOnce.Do(func() {
 		w.recovery.Stop()
 		w.pauser.Stop()
+		w.canceller.Stop()
 		w.title.Stop()
 		w.flusher.Stop()
 		w.notify.stopAll()

@@ -81,6 +81,11 @@ func outcomeOf(res rdb.ClaimResult, p *protocol.Payload, r result, now time.Time
 			}
 			o.DueAt, o.Push = dueAt(now, r.delay), item
 		}
+		if r.rateLimited && o.AttemptsDigest != "" && r.prior > 0 {
+			// not a failed attempt, and not the end of the failed ones
+			o.Attempts = r.prior
+			o.AttemptsTTL = time.Duration(max(o.DueAt-now.Unix(), 0))*time.Second + protocol.AttemptsTTL
+		}
 	}
 	return o, nil
 }

@@ -32,9 +32,13 @@ type slot struct {
 	mu      sync.Mutex
 	cur     *rdb.ClaimResult
 	cancel  context.CancelCauseFunc
-	settled bool      // the running job's end was already recorded by abandonJob
-	class   string    // the running job's class, for Procline
-	since   time.Time // when it started
+	settled bool // the running job's end was already recorded by abandonJob
+	// cancelled: a cancel request stopped the running job; pending: one
+	// for a claim whose job has not started yet (cancel.go)
+	cancelled bool
+	pending   *protocol.Cancel
+	class     string    // the running job's class, for Procline
+	since     time.Time // when it started
 }
 
 func (s *slot) loop(ctx context.Context) {
@@ -312,8 +316,11 @@ type result struct {
 	fail    *protocol.Failure // fail and retry: the entry's content
 	delay   time.Duration     // retry, reschedule
 	discard string
-	attempt int // fail, retry: the number of the attempt that failed (1 = first)
-	prior   int // attempts that failed before this one
+	// rateLimited: a reschedule the handler asked for as RateLimited; the
+	// attempts counter keeps the failures before it
+	rateLimited bool
+	attempt     int // fail, retry: the number of the attempt that failed (1 = first)
+	prior       int // attempts that failed before this one
 }
 
 // classify turns a handler's return into a result, applying the retry policy.
@@ -325,17 +332,33 @@ func (s *slot) classify(res rdb.ClaimResult, p *protocol.Payload, err error, cau
 	if r, ok := asReschedule(err); ok {
 		return &result{kind: rdb.OutcomeReschedule, delay: r.After}
 	}
+	if r, ok := asRateLimited(err); ok && cause == nil {
+		// put back for later like a reschedule; no failed attempt is
+		// counted, and the earlier ones are kept (read now for a Ruby-form
+		// job the claim did not look up, whose counter would go otherwise)
+		if res.Attempts < 0 && p.RubyShaped() {
+			prior = s.failedAttempts(p, res, true)
+		}
+		return &result{kind: rdb.OutcomeReschedule, delay: max(r.After, time.Second), rateLimited: true, prior: prior}
+	}
 	if d, ok := asDiscard(err); ok {
 		return &result{kind: rdb.OutcomeDiscard, discard: d.Reason}
 	}
 	exc, msg, bt := worker.Describe(err)
 	var te timeoutError
+	var jc jobCancelled
 	if errors.As(cause, &te) {
 		exc, msg = protocol.ExcTimeout, te.Error()+": "+msg
 	} else if errors.Is(cause, errUSR1) {
 		exc, msg = protocol.ExcCancelled, errUSR1.Error()
+	} else if errors.As(cause, &jc) {
+		exc, msg = protocol.ExcCancelled, jc.Error()
 	}
 	fail := s.failure(res, exc, msg, bt)
+	if errors.As(cause, &jc) && !jc.retry {
+		// a job an operator cancelled is not run again unless asked
+		return &result{kind: rdb.OutcomeFail, fail: fail, attempt: prior + 1, prior: prior}
+	}
 	policy := w.cfg.policyFor(p.Class)
 	if res.Attempts < 0 && p.RubyShaped() {
 		// a Ruby-form job the claim did not look up (written with spaces
@@ -387,6 +410,10 @@ func (s *slot) invoke(parent context.Context, h worker.HandlerFunc, job *worker.
 	}
 	s.mu.Lock()
 	s.cur, s.cancel, s.settled, s.class, s.since = res, cancel, false, job.Class, time.Now()
+	s.cancelled = false
+	if s.pending != nil {
+		s.takePending()
+	}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
