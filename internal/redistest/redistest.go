@@ -38,7 +38,7 @@ func Namespace(t testing.TB) string {
 }
 
 // URLEnv is the variable Main always sets to the shared server's URL, for
-// URL and the helpers built on it, whichever names the package also asks for.
+// URL and rdbtest, whichever names the package also asks for.
 const URLEnv = "RESQUE_GO_TEST_REDIS"
 
 // URL is the URL of the server Main started for the package; it fails t
