@@ -10,6 +10,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/tracing"
 	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/unique"
@@ -48,6 +49,8 @@ type enqueueOptions struct {
 	in     time.Duration
 	hasIn  bool
 	unique protocol.Unique
+	tags   []string
+	events bool
 }
 
 type optionFunc func(*enqueueOptions)
@@ -106,6 +109,19 @@ func DeferrableBy(d time.Duration) Option {
 		o.unique.Deferrable, o.unique.DeferrableBy = true, int64(d/time.Second)
 	})
 }
+
+// Tags tags the job (repeatable; at most 16 in all, each 1 to 200 bytes
+// without spaces): an extra payload field, "tags", that Ruby, PHP and Node
+// workers ignore, and the job's id in each tag's index until the job ends
+// (JobsByTag). Not with Plain, At, In or Unique.
+func Tags(tags ...string) Option {
+	return optionFunc(func(o *enqueueOptions) { o.tags = append(o.tags, tags...) })
+}
+
+// WithEvent appends the job's enqueued event to the events stream
+// (docs/events.md) in the same step as the push. Not with Plain, At, In
+// or Unique.
+func WithEvent() Option { return optionFunc(func(o *enqueueOptions) { o.events = true }) }
 
 // Enqueue pushes a job for class onto queue, to be run as soon as a worker
 // is free. args are JSON-encoded as the job's argument array (numbers
@@ -172,7 +188,7 @@ func (c *Client) EnqueueRaw(ctx context.Context, queue, class string, argsJSON [
 	// args, no id), so its remove_delayed and resque-web find it, unless
 	// the caller asks for an id.
 	plain := o.plain || !due.IsZero() && o.unique.UID == "" && !o.withID && o.id == ""
-	eo := protocol.EnqueueOptions{Plain: plain, Now: now, ID: o.id, Unique: o.unique}
+	eo := protocol.EnqueueOptions{Plain: plain, Now: now, ID: o.id, Unique: o.unique, Tags: o.tags}
 	if !plain {
 		// the caller's span, if any, as Ruby's OpenTelemetry instrumentation
 		// writes it; a plain payload stays class and args only
@@ -188,6 +204,14 @@ func (c *Client) EnqueueRaw(ctx context.Context, queue, class string, argsJSON [
 	}
 	if o.unique.UID != "" {
 		return c.enqueueUnique(ctx, info, due)
+	}
+	if len(o.tags) > 0 || o.events {
+		err := c.rdb.EnqueueTracked(ctx, rdb.TrackedJob{Queue: queue, Class: class, ID: info.ID, Payload: payload,
+			Tags: o.tags, Event: o.events, Now: now})
+		if err != nil {
+			return JobInfo{}, wrap("enqueue", err)
+		}
+		return info, nil
 	}
 	if due.IsZero() {
 		if err := c.rdb.Enqueue(ctx, queue, payload); err != nil {
@@ -251,6 +275,17 @@ func checkJob(queue, class string, args []byte, o enqueueOptions) error {
 	}
 	if o.plain && o.unique.UID != "" {
 		return invalidf("Plain writes only class and args: it takes no Unique")
+	}
+	if (len(o.tags) > 0 || o.events) && (o.plain || o.unique.UID != "" || o.hasIn || !o.at.IsZero()) {
+		return invalidf("Tags and WithEvent go with an immediate enqueue: not with Plain, At, In or Unique")
+	}
+	for _, t := range o.tags {
+		if err := protocol.CheckTag(t); err != nil {
+			return invalidf("%v", err)
+		}
+	}
+	if len(o.tags) > protocol.MaxTags {
+		return invalidf("%d tags: at most %d", len(o.tags), protocol.MaxTags)
 	}
 	if o.unique.Deferrable && o.unique.UID == "" {
 		return invalidf("DeferrableBy needs Unique")

@@ -297,3 +297,32 @@ func ExampleClient_PauseQueue() {
 	// paused: [reports]
 	// was paused: true
 }
+
+// Tag a job, find it by its tag, and read its events.
+func ExampleClient_JobsByTag() {
+	c, err := client.New(client.Options{URL: os.Getenv("REDIS_URL")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+
+	job, err := c.EnqueueRaw(ctx, "reports", "Report", []byte(`[7]`), client.Tags("customer-7"), client.WithEvent())
+	if err != nil {
+		log.Fatal(err)
+	}
+	jobs, _, err := c.JobsByTag(ctx, "customer-7", 0, 10)
+	if err != nil {
+		log.Fatal(err)
+	}
+	events, err := c.JobEvents(ctx, job.ID)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(jobs[0].ID == job.ID, events[0].Event)
+	if _, err := c.ClearQueue(ctx, "reports"); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// true enqueued
+}

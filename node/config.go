@@ -76,6 +76,14 @@ type Config struct {
 	// RubyPrune records a dead worker's job as failed at once, as Ruby
 	// Resque does.
 	RubyPrune bool `json:"ruby_prune"`
+	// Events appends every job's start and end to the namespace's events
+	// stream (docs/events.md), in the step that makes the change; off (the
+	// default), the job's path sends nothing of it. EventsMaxLen is how
+	// many entries the stream keeps (0: 100,000), EventsMaxAge, when set,
+	// how long.
+	Events       bool          `json:"events,omitempty"`
+	EventsMaxLen int           `json:"events_max_len,omitempty"`
+	EventsMaxAge time.Duration `json:"events_max_age,omitempty"`
 	// FailRetries is the attempts a failing job gets in all (resque-v3's
 	// fail_retries); 0 means 3, 1 never retries.
 	FailRetries int `json:"fail_retries"`
@@ -251,6 +259,10 @@ func (c Config) resolve() (settings, error) {
 	if s.redis, err = c.Redis.options(); err != nil {
 		return s, err
 	}
+	if c.EventsMaxLen < 0 || c.EventsMaxAge < 0 {
+		return s, badf("node: Config.EventsMaxLen and EventsMaxAge: want 0 (the default) or more")
+	}
+	s.redis.Events = rdb.EventsConfig{On: c.Events, MaxLen: c.EventsMaxLen, MaxAge: c.EventsMaxAge}
 	if c.LogLevel != "" && !slices.Contains(logLevels, strings.ToLower(strings.TrimSpace(c.LogLevel))) {
 		return s, badf("node: Config.LogLevel %q: want debug, info, warn or error", c.LogLevel)
 	}

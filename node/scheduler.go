@@ -66,6 +66,12 @@ type SchedulerConfig struct {
 	// token both require.
 	MetricsAddr  string `json:"metrics_addr"`
 	MetricsToken string `json:"metrics_token,omitempty"`
+	// Events makes the mover append each promoted job's enqueued event to
+	// the events stream (docs/events.md), kept to EventsMaxLen entries
+	// (0: 100,000) and, when set, EventsMaxAge.
+	Events       bool          `json:"events,omitempty"`
+	EventsMaxLen int           `json:"events_max_len,omitempty"`
+	EventsMaxAge time.Duration `json:"events_max_age,omitempty"`
 	// Retention trims the failed and retries lists, as Config.Retention
 	// (elected with the workers' trimmers).
 	Retention failure.Retention `json:"retention,omitzero"`
@@ -136,6 +142,7 @@ func NewScheduler(cfg SchedulerConfig, opts ...Option) (*Scheduler, error) {
 		return nil, badf("node: SchedulerConfig.ScheduleInterval %s: must not be negative", schedInterval)
 	}
 	opt, err := cfg.Redis.options()
+	opt.Events = rdb.EventsConfig{On: cfg.Events, MaxLen: max(cfg.EventsMaxLen, 0), MaxAge: max(cfg.EventsMaxAge, 0)}
 	if err != nil {
 		return nil, err
 	}
@@ -326,6 +333,10 @@ func (s *Scheduler) publish(ctx context.Context) {
 	}
 	if err := s.client.SetSchedulerRecord(callCtx, s.host, s.pid, b, 3*recordInterval); err != nil && ctx.Err() == nil {
 		s.log.Debug().Err(err).Msg("scheduler record not written")
+	}
+	// a scheduler alone next to Ruby or PHP workers keeps the history too
+	if _, err := s.client.SampleHistory(callCtx, time.Now(), recordInterval); err != nil && ctx.Err() == nil {
+		s.log.Debug().Err(err).Msg("history not sampled")
 	}
 }
 

@@ -128,6 +128,8 @@ func (c *Config) SchedulerChild() node.SchedulerConfig {
 			SentinelPassword: c.RedisTLS.SentinelPassword},
 		Hostname: c.Hostname, Schedule: s.Schedule, Environment: s.Environment, Dynamic: s.Dynamic,
 		LogLevel: c.LogLevel, LogFormat: c.LogFormat, Retention: c.Work.Retention,
+		// the file's events setting: the mover's promotions write theirs
+		Events: c.Work.Events, EventsMaxLen: c.Work.EventsMaxLen, EventsMaxAge: c.Work.EventsMaxAge,
 	}
 }
 

@@ -56,6 +56,10 @@ func (s *server) apiQueues(w http.ResponseWriter, r *http.Request) {
 	for i, q := range qs {
 		out[i] = newQueueView(now, q)
 	}
+	if out, err = s.withPaused(r, out); err != nil {
+		s.failErr(w, r, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"queues": out})
 }
 

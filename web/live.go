@@ -25,6 +25,8 @@ type hub struct {
 	subs    map[chan []byte]struct{}
 	stop    context.CancelFunc
 	reading chan struct{} // closed when the reading under way ends; nil when none
+	sched   schedulerCache
+	hist    historyCache
 }
 
 func newHub(c *client.Client, interval time.Duration, now func() time.Time) *hub {
@@ -58,7 +60,7 @@ func (h *hub) read(ctx context.Context, maxAge time.Duration) overviewView {
 		done := make(chan struct{})
 		h.reading = done
 		h.mu.Unlock()
-		v := readOverview(ctx, h.c, h.now)
+		v := h.readOverview(ctx)
 		msg, _ := json.Marshal(v)
 		h.mu.Lock()
 		h.last, h.lastAt, h.lastMsg, h.reading = v, h.now(), msg, nil
@@ -96,7 +98,8 @@ func (h *hub) poll(ctx context.Context) {
 	t := time.NewTicker(h.interval)
 	defer t.Stop()
 	for {
-		h.read(ctx, h.interval/2)
+		v := h.read(ctx, h.interval/2)
+		h.sampleHistory(ctx, v.Time)
 		h.mu.Lock()
 		msg := h.lastMsg
 		for ch := range h.subs {
@@ -117,13 +120,21 @@ func (h *hub) poll(ctx context.Context) {
 
 // readOverview reads what the overview shows: about ten Redis calls,
 // pipelined per kind, whatever the number of queues and workers.
-func readOverview(ctx context.Context, c *client.Client, now func() time.Time) overviewView {
+func (h *hub) readOverview(ctx context.Context) overviewView {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	v, ws := readOverview(ctx, h.c, h.now)
+	h.readHosts(ctx, &v, ws)
+	return v
+}
+
+func readOverview(ctx context.Context, c *client.Client, now func() time.Time) (overviewView, []client.WorkerInfo) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	v := overviewView{Time: now().UTC()}
 	st, err := c.Stats(ctx)
 	if err != nil {
-		return overviewView{Time: v.Time, Error: clean(err.Error()), Queues: []queueView{}, Workers: []workerView{}}
+		return overviewView{Time: v.Time, Error: clean(err.Error()), Queues: []queueView{}, Workers: []workerView{}}, nil
 	}
 	v.Stats = statsView{Processed: st.Processed, Failed: st.Failed, FailedEntries: st.FailedEntries, Pending: st.Pending,
 		Queues: st.Queues, Workers: st.Workers, Working: st.Working}
@@ -146,5 +157,5 @@ func readOverview(ctx context.Context, c *client.Client, now func() time.Time) o
 			v.Error = clean(e.Error())
 		}
 	}
-	return v
+	return v, ws
 }

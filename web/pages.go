@@ -16,13 +16,19 @@ import (
 const maxForm = 1 << 20
 
 func (s *server) overviewPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, "overview", "Overview", "overview", s.live.overview(r.Context()))
+	d := overviewPageData{overviewView: s.live.overview(r.Context()), Chart: s.chart(r.Context(), r.URL.Query().Get("range"))}
+	s.render(w, r, http.StatusOK, "overview", "Overview", "overview", d)
 }
 
 func (s *server) queuesPage(w http.ResponseWriter, r *http.Request) {
 	v := s.live.overview(r.Context())
 	if v.Error != "" && len(v.Queues) == 0 {
 		s.fail(w, r, http.StatusBadGateway, v.Error)
+		return
+	}
+	var err error
+	if v.Queues, err = s.withPaused(r, v.Queues); err != nil {
+		s.failErr(w, r, err)
 		return
 	}
 	s.render(w, r, http.StatusOK, "queues", "Queues", "queues", v)
@@ -57,6 +63,7 @@ type queuePageData struct {
 	Jobs    []jobRow
 	Pager   pager
 	Message string
+	Paused  bool
 }
 
 func (s *server) queuePage(w http.ResponseWriter, r *http.Request) {
@@ -76,7 +83,12 @@ func (s *server) queuePageWith(w http.ResponseWriter, r *http.Request, code int,
 		s.failErr(w, r, err)
 		return
 	}
-	d := queuePageData{Queue: clean(q), Size: size, Pager: pg, Message: msg}
+	paused, err := s.c.QueuesPaused(r.Context(), []string{q})
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	d := queuePageData{Queue: clean(q), Size: size, Pager: pg, Message: msg, Paused: paused[0]}
 	for i, j := range jobs {
 		v := newJobView(j)
 		d.Jobs = append(d.Jobs, jobRow{Pos: pg.offset() + i, Job: v, Pretty: pretty(j.Payload, 16<<10)})

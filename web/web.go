@@ -1,6 +1,6 @@
 // Package web is resque-go's dashboard: queues, failed jobs, workers,
-// delayed jobs, plans, resque-scheduler's schedules, unique ids and Redis
-// at a glance, with the actions an operator needs (retry or remove a
+// delayed jobs, plans, resque-scheduler's schedules, unique ids, serial
+// locks, mass queues, plan calendars and Redis at a glance, with the actions an operator needs (retry or remove a
 // failed job, every failed job a filter selects, remove jobs from a queue,
 // clear a queue), a JSON API under api/ for everything the pages show and
 // do, and live updates by server-sent events. It is an http.Handler over a
@@ -21,9 +21,11 @@
 // Options.Authenticate (a trusted proxy's user header), or else it gets
 // Options.Anonymous, which by default is no role at all (401). Roles:
 // a viewer reads everything; an operator also retries and removes failed
-// jobs, removes jobs from queues, removes one delayed item and pauses,
-// resumes or removes plans; an admin also removes every failed job or
-// delayed item a filter selects, clears queues and clears unique ids.
+// jobs, removes jobs from queues, pauses and resumes queues, removes one
+// delayed item, pauses, resumes or removes plans, and pauses, resumes,
+// weighs and limits mass-queue sources; an admin also removes every failed
+// job or delayed item a filter selects, clears queues, clears unique ids,
+// releases serial locks and removes calendars.
 // Roles are checked on the server.
 // Every change is written to an audit log in Redis. Unsafe requests from
 // another origin are refused (http.CrossOriginProtection); pages carry a
@@ -50,12 +52,14 @@ const (
 	RoleViewer
 	// RoleOperator also retries failed jobs (one, or all a filter
 	// selects), removes one failed job, removes jobs from a queue by
-	// class and args, removes one delayed item, and pauses, resumes or
-	// removes a plan.
+	// class and args, pauses or resumes a queue, removes one delayed
+	// item, pauses, resumes or removes a plan, pauses or resumes a
+	// mass-queue source, sets its weight or limit, and reallocates mass
+	// allocation failures.
 	RoleOperator
 	// RoleAdmin also removes every failed job or delayed item a filter
-	// selects, clears queues (and the delayed queue) and clears unique
-	// ids.
+	// selects, clears queues (and the delayed queue), clears unique ids,
+	// releases a serial queue's lock and removes a calendar.
 	RoleAdmin
 )
 
@@ -158,7 +162,7 @@ func Handler(opt Options) (http.Handler, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	s := &server{opt: opt, c: opt.Client, base: base, users: users, now: opt.Now}
+	s := &server{opt: opt, c: opt.Client, base: base, users: users, now: opt.Now, cat: newCatalogue()}
 	s.live = newHub(opt.Client, opt.PollInterval, opt.Now)
 	s.tmpl, err = parseTemplates(base)
 	if err != nil {
@@ -176,4 +180,5 @@ type server struct {
 	live  *hub
 	tmpl  map[string]*pageTemplate
 	now   func() time.Time
+	cat   catalogue
 }

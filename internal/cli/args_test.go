@@ -66,6 +66,7 @@ func TestFlagsAfterArguments(t *testing.T) {
 		{"queue clear reports --yes", "yes", "true", "reports"},
 		{"queue pause reports --json", "json", "true", "reports"},
 		{"queue resume reports --namespace X", "namespace", "X", "reports"},
+		{"queue unlock reports --token T", "token", "T", "reports"},
 		{"unique show u --namespace X", "namespace", "X", "u"},
 		{"unique clear u --namespace X", "namespace", "X", "u"},
 		{"delayed show 1700000000 --namespace X", "namespace", "X", "1700000000"},

@@ -50,6 +50,7 @@ func benchCommand() *ucli.Command {
 			&ucli.IntFlag{Name: "latency-jobs", Usage: "jobs of the pickup latency scenario", Value: 2000},
 			&ucli.Float64Flag{Name: "latency-rate", Usage: "jobs per second enqueued in the pickup latency scenario", Value: 200},
 			&ucli.IntFlag{Name: "latency-slots", Usage: "slots of the idle worker in the pickup latency scenario", Value: 16},
+			&ucli.BoolFlag{Name: "events", Usage: "run the workers with --events (the events stream on), to measure what it costs a job"},
 			&ucli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&ucli.BoolFlag{Name: "quiet", Usage: "no progress lines on stderr"},
 		},
@@ -151,7 +152,12 @@ func benchConfig(c *ucli.Context) (bench.Config, error) {
 	if idle <= 0 {
 		return bench.Config{}, usagef("--idle %q: want more than 0", c.String("idle"))
 	}
+	var workerEnv []string
+	if c.Bool("events") {
+		workerEnv = append(workerEnv, "RESQUE_EVENTS=true")
+	}
 	return bench.Config{
+		WorkerEnv:     workerEnv,
 		RedisURL:      c.String("redis"),
 		WorkerCommand: []string{exe, "bench", "worker"},
 		Scenarios:     scenarios,

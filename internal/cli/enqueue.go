@@ -12,6 +12,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/tracing"
 	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/unique"
@@ -42,6 +43,8 @@ func enqueueCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "at", Usage: "run at `TIME` (RFC 3339, e.g. 2026-12-01T08:00:00Z, or Unix seconds; 1970 to the end of 9999) through the delayed queue"},
 			&ucli.StringFlag{Name: "in", Usage: "run after `DURATION` (90s, 5m, 2h; at most 100 years, 876000h) through the delayed queue"},
 			&ucli.StringFlag{Name: "unique-id", Usage: "make the job unique under `UID` (refused with exit code 3 while a job with it is queued or running)"},
+			&ucli.StringSliceFlag{Name: "tag", Usage: "tag the job with `TAG` (repeatable, at most 16): an extra payload field, and the job's id in the tag's index until the job ends (job list --tag)"},
+			&ucli.BoolFlag{Name: "events", Usage: "append the job's enqueued event to the events stream (<ns>:resque-go:events), in the same step as the push"},
 			&ucli.StringFlag{Name: "deferrable-by", Usage: "with --unique-id: when the uid's job is running, park this job and enqueue it `SECONDS` (at most 3153600000, 100 years) after that job succeeds"},
 		),
 		Action: func(c *ucli.Context) error {
@@ -73,7 +76,14 @@ func enqueueCommand() *ucli.Command {
 			// a delayed job is written as resque-scheduler writes it unless
 			// --with-id asks for an id
 			plain := c.Bool("plain") || !due.IsZero() && u.UID == "" && !c.Bool("with-id")
-			eo := protocol.EnqueueOptions{Plain: plain, Unique: u}
+			eo := protocol.EnqueueOptions{Plain: plain, Unique: u, Tags: c.StringSlice("tag")}
+			tracked := len(eo.Tags) > 0 || c.Bool("events")
+			if tracked && (u.UID != "" || !due.IsZero() || c.Bool("plain")) {
+				return usagef("--tag and --events go with an immediate enqueue: not with --at, --in, --unique-id or --plain")
+			}
+			if tracked {
+				eo.ID = protocol.NewJobID() // the indexes' member
+			}
 			if !plain {
 				end, err := traceEnqueue(c, &eo, queue, class)
 				if err != nil {
@@ -108,6 +118,11 @@ func enqueueCommand() *ucli.Command {
 					return err
 				}
 				written, _ = protocol.DelayedItem(payload, queue)
+			case tracked:
+				if err := client.EnqueueTracked(c.Context, rdb.TrackedJob{Queue: queue, Class: class, ID: eo.ID, Payload: payload,
+					Tags: eo.Tags, Event: c.Bool("events")}); err != nil {
+					return err
+				}
 			default:
 				if err := client.Enqueue(c.Context, queue, payload); err != nil {
 					return err

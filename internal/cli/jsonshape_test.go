@@ -54,13 +54,21 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 	if code := runCommand(context.Background(), enqueueCommand(), append(e.redisArgs(), "--queue", "mail", "--class", "C", "--unique-id", "u1"), out, errOut); code != ExitOK {
 		t.Fatalf("enqueue --unique-id: exit %d: %s", code, errOut.String())
 	}
+	if code := runCommand(context.Background(), enqueueCommand(), append(e.redisArgs(), "--queue", "mail", "--class", "C", "--tag", "t1", "--events"), out, errOut); code != ExitOK {
+		t.Fatalf("enqueue --tag --events: exit %d: %s", code, errOut.String())
+	}
 
+	// a serial queue's lock, for queue locks and queue unlock
+	e.do("SADD", e.client.Keys().Queues(), "serialq")
+	e.do("SET", e.client.Keys().SerialLock("serialq"), "0123456789abcdef0123456789abcdef", "PX", 60000)
 	var delayedAt string
 	cases := []jsonCase{
 		{path: "queue list", list: true},
 		{path: "queue size", args: []string{"mail"}},
 		{path: "queue pause", args: []string{"mail"}},
 		{path: "queue resume", args: []string{"mail"}},
+		{path: "queue locks", list: true},
+		{path: "queue unlock", args: []string{"--token", "0123456789abcdef0123456789abcdef", "serialq"}},
 		{path: "queue peek", args: []string{"--limit", "1", "mail"}, list: true, paged: true},
 		{path: "failed list", args: []string{"--limit", "2"}, list: true, paged: true},
 		{path: "failed show", args: []string{"0", "1", "2"}, list: true},
@@ -76,6 +84,9 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 		{path: "calendar list", list: true},
 		{path: "calendar show", args: []string{"holidays"}},
 		{path: "calendar remove", args: []string{"holidays"}},
+		{path: "job list", args: []string{"--tag", "t1"}, list: true, paged: true},
+		{path: "job events", args: []string{"no-such-id"}, list: true},
+		{path: "events tail", list: true},
 		{path: "unique list", list: true},
 		{path: "unique show", args: []string{"u1"}},
 		{path: "unique clear", args: []string{"u9"}},

@@ -65,6 +65,18 @@ func queueCommand() *ucli.Command {
 				Flags: withRedis(), Action: queuePause(false),
 			},
 			{
+				Name: "locks", Usage: "the held locks of serial queues, with the worker running a job of each", ArgsUsage: " ",
+				Description: "A lock no registered worker holds is stale: its holder died, and it lasts until it expires\n" +
+					"(or for ever, when set by hand without an expiry); queue unlock releases it.",
+				Flags: withRedis(), Action: queueLocks,
+			},
+			{
+				Name: "unlock", Usage: "release the serial lock of QUEUE while --token still holds it", ArgsUsage: "QUEUE --token TOKEN",
+				Description: "Nothing is done when the lock was released, expired or taken again meanwhile (exit 1).\n" +
+					"Releasing the lock of a job still running lets a second job of the queue run beside it.",
+				Flags: withRedis(&ucli.StringFlag{Name: "token", Usage: "the lock's token, as queue locks shows it (required)"}), Action: queueUnlock,
+			},
+			{
 				Name: "clear", Usage: "delete every job of QUEUE (it stays in the queues set)", ArgsUsage: "QUEUE --yes",
 				Flags:  withRedis(&ucli.BoolFlag{Name: "yes", Usage: "confirm"}),
 				Action: queueClear,

@@ -19,6 +19,9 @@ func schedulerCommand() *ucli.Command {
 		&ucli.BoolFlag{Name: "schedules", Usage: "fire recurring schedules (only while master, with resque-scheduler's master lock)", Value: true},
 		&ucli.BoolFlag{Name: "plans", Usage: "fire resque-v3 plans (resque-go plan add)", Value: true},
 		&ucli.BoolFlag{Name: "mover", Usage: "promote due delayed items (elected with the workers' movers)", Value: true},
+		&ucli.BoolFlag{Name: "events", Usage: "the mover appends each promoted job's enqueued event to the events stream (docs/events.md)", EnvVars: []string{"RESQUE_EVENTS"}},
+		&ucli.IntFlag{Name: "events-max-len", Value: 100000, Usage: "with --events: how many entries the stream keeps, about", EnvVars: []string{"RESQUE_EVENTS_MAX_LEN"}},
+		&ucli.DurationFlag{Name: "events-max-age", Usage: "with --events: also drop entries older than this (24h); 0 keeps them by count only", EnvVars: []string{"RESQUE_EVENTS_MAX_AGE"}},
 		&ucli.StringFlag{Name: "hostname", Usage: "host name in the scheduler's record and lock value (default: this machine's)", EnvVars: []string{"RESQUE_HOSTNAME"}},
 		&ucli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus /metrics, /healthz and /readyz on this address (e.g. 127.0.0.1:9293; a bare port listens on 127.0.0.1 only); empty: off", EnvVars: []string{"RESQUE_METRICS_ADDR"}},
 		metricsTokenFlag(),
@@ -74,7 +77,8 @@ func runScheduler(c *ucli.Context) error {
 			Environment: c.String("environment"), Dynamic: c.Bool("dynamic-schedule"), LockPrefix: c.String("lock-prefix"),
 			LockTimeout: rc.LockTimeout, ScheduleInterval: rc.Interval, NoSchedules: !c.Bool("schedules"),
 			NoPlans: !c.Bool("plans"), NoMover: !c.Bool("mover"), MetricsAddr: c.String("metrics-addr"),
-			MetricsToken:  c.String("metrics-token"),
+			MetricsToken: c.String("metrics-token"), Events: c.Bool("events"), EventsMaxLen: c.Int("events-max-len"),
+			EventsMaxAge:  c.Duration("events-max-age"),
 			SupervisorPID: c.Int("supervisor-pid"), LogLevel: level.String(), LogFormat: c.String("log-format")}
 		if cfg.Retention, err = retentionFromFlags(c); err != nil {
 			return err

@@ -190,6 +190,9 @@ type EnqueueOptions struct {
 	// the producer's span, written as top-level fields where Ruby's
 	// opentelemetry-instrumentation-resque writes them (not with Plain).
 	Traceparent, Tracestate string
+	// Tags are written as the "tags" field, an array (not with Plain);
+	// each must pass CheckTag, at most MaxTags.
+	Tags []string
 }
 
 // NewPayload builds the payload resque-go pushes: compact JSON, no HTML
@@ -205,6 +208,9 @@ func NewPayload(class string, args []byte, opt EnqueueOptions) ([]byte, error) {
 	}
 	argJSON, err := normalizeArgs(args)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkTags(opt.Tags, opt.Plain); err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer
@@ -242,6 +248,16 @@ func NewPayload(class string, args []byte, opt EnqueueOptions) ([]byte, error) {
 			b.WriteString(`,"tracestate":`)
 			b.Write(MarshalString(opt.Tracestate))
 		}
+	}
+	if len(opt.Tags) > 0 {
+		b.WriteString(`,"tags":[`)
+		for i, t := range opt.Tags {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(MarshalString(t))
+		}
+		b.WriteByte(']')
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil

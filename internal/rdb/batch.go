@@ -50,13 +50,15 @@ type batchCall struct {
 
 // plainSuccess reports whether the call's finish is a success with nothing
 // but the counters to write, which the batch script takes in short form.
-func (call *batchCall) plainSuccess() bool { return plainSuccess(call.o, call.src) }
+func (call *batchCall) plainSuccess(c *Client) bool {
+	return c.events == nil && plainSuccess(call.o, call.src)
+}
 
 // plainSuccess reports whether o, the end of a job from src, is a success
 // with nothing but the counters and the record to write.
 func plainSuccess(o Outcome, src protocol.Source) bool {
 	return (o.Kind == "" || o.Kind == OutcomeOK) && o.Status == "" && o.AttemptsDigest == "" &&
-		(o.Token == "" || !src.Serial) && o.UniqueID == ""
+		(o.Token == "" || !src.Serial) && o.UniqueID == "" && len(o.Tags) == 0
 }
 
 type finishBatcher struct {
@@ -195,7 +197,7 @@ func (b *finishBatcher) send(batch []*batchCall) {
 	kinds := make([]byte, len(batch))
 	nk, na := len(first.ck)+2, len(first.ca)
 	for i, call := range batch {
-		if call.plainSuccess() {
+		if call.plainSuccess(c) {
 			kinds[i] = 's'
 			fas[i] = []any{call.workerID, call.o.Seq}
 			if serial {
@@ -282,7 +284,7 @@ func unflatten(r []any, wrongType any) any {
 // after it needs). It returns the reply as {finish result, claim result}.
 func (c *Client) finishClaimOne(ctx context.Context, workerID, host string, src protocol.Source, o Outcome, ck, ca []any) (any, error) {
 	// the short form finishes the claim's own worker:<id>
-	short := !c.noShort && plainSuccess(o, src) && len(ca) > 3 && ca[3] == any(workerID)
+	short := !c.noShort && c.events == nil && plainSuccess(o, src) && len(ca) > 3 && ca[3] == any(workerID)
 	compact := short && !c.noCompact && plainQueueClaim(ck, ca)
 	for {
 		var args []any

@@ -42,7 +42,8 @@ import (
 // it shares with the other per-job scripts first, to measure what a part
 // of them costs (and COST_LUA_DEFS=1 puts the batch script's function
 // definitions in front of the lua floor). COST_EVAL=1 runs the scripts as
-// EVALSHA instead of functions (hot.go), as on Redis 6.2.
+// EVALSHA instead of functions (hot.go), as on Redis 6.2. COST_EVENTS=1
+// turns the events stream on.
 func BenchmarkScriptCost(b *testing.B) {
 	for _, m := range []int{1, 8, 16, 32} {
 		b.Run(fmt.Sprintf("pipeline/m=%d", m), func(b *testing.B) { costPipeline(b, m) })
@@ -72,7 +73,8 @@ func newCostEnv(b *testing.B) *costEnv {
 	// static cases' keys there and not the plain queue's)
 	var r [4]byte
 	_, _ = rand.Read(r[:])
-	c, err := New(Options{URL: url, Namespace: "rq" + hex.EncodeToString(r[:])})
+	// COST_EVENTS=1: the events stream on (docs/events.md), to measure it
+	c, err := New(Options{URL: url, Namespace: "rq" + hex.EncodeToString(r[:]), Events: EventsConfig{On: os.Getenv("COST_EVENTS") != ""}})
 	if err != nil {
 		b.Fatal(err)
 	}

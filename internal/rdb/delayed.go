@@ -110,8 +110,12 @@ func (c *Client) BucketHeads(ctx context.Context, ts int64, n int) ([][]byte, er
 func (c *Client) PromoteBatch(ctx context.Context, ts int64, ps []Promotion) (moved int, empty bool, err error) {
 	k := c.keys
 	n := len(ps)
-	args := make([]any, 0, 1+4+2*n+2+5*n)
-	args = append(args, 4+2*n, k.Delayed(ts), k.DelayedSchedule(), k.Queues(), k.Failed())
+	nk := 4 + 2*n
+	if c.events != nil {
+		nk++ // the events stream, last
+	}
+	args := make([]any, 0, 1+nk+2+5*n+2)
+	args = append(args, nk, k.Delayed(ts), k.DelayedSchedule(), k.Queues(), k.Failed())
 	for _, p := range ps {
 		switch {
 		case p.Payload == nil:
@@ -125,6 +129,9 @@ func (c *Client) PromoteBatch(ctx context.Context, ts int64, ps []Promotion) (mo
 	for _, p := range ps {
 		args = append(args, k.Timestamps(p.Item))
 	}
+	if c.events != nil {
+		args = append(args, c.events.stream)
+	}
 	args = append(args, ts, protocol.DelayedMember(ts))
 	for _, p := range ps {
 		queue, mode := p.Queue, "queue"
@@ -132,6 +139,9 @@ func (c *Client) PromoteBatch(ctx context.Context, ts int64, ps []Promotion) (mo
 			queue, mode = "", "unassigned"
 		}
 		args = append(args, p.Item, p.Payload, queue, p.Failure, mode)
+	}
+	if c.events != nil {
+		args = append(args, c.events.maxLen, c.events.maxAge)
 	}
 	v, err := redis.Values(c.eval(ctx, promoteBatchScript, args...))
 	if err == nil && len(v) != 2 && len(v) != 4 {

@@ -38,12 +38,19 @@ func (c *Client) buildClaimKeysArgs(a ClaimArgs) (keys, args []any) {
 	srcs := a.sources()
 	n := len(srcs)
 	k := c.claimK
-	keys = make([]any, 0, 4+2*n)
+	ev := c.events
+	keys = make([]any, 0, 5+2*n)
 	keys = append(keys, k.pause, c.keys.Worker(a.WorkerID), k.seqs, k.attemptsIndex)
 	parts := make([]*claimSourceParts, n)
 	for i, s := range srcs {
 		parts[i] = c.claimSource(s)
 		keys = append(keys, parts[i].key)
+	}
+	sources := any(strconv.Itoa(n))
+	if ev != nil {
+		// events on: the stream after the lists, a negative count says so
+		keys = append(keys, ev.stream)
+		sources = strconv.Itoa(-n)
 	}
 	for _, p := range parts {
 		if p.key2 != nil {
@@ -51,8 +58,8 @@ func (c *Client) buildClaimKeysArgs(a ClaimArgs) (keys, args []any) {
 		}
 	}
 	t := c.claimTimeAt(a.Now)
-	args = make([]any, 0, 8+3*n+len(sourceStaticRingLayout.Args))
-	args = append(args, strconv.Itoa(n), t.now, k.statusPrefix, a.WorkerID, k.attemptsPrefix)
+	args = make([]any, 0, 11+3*n+len(sourceStaticRingLayout.Args))
+	args = append(args, sources, t.now, k.statusPrefix, a.WorkerID, k.attemptsPrefix)
 	for _, p := range parts {
 		if p.ring != nil {
 			args = append(args, t.ringHeadV)
@@ -64,6 +71,9 @@ func (c *Client) buildClaimKeysArgs(a ClaimArgs) (keys, args []any) {
 		args = append(args, p.tail)
 	}
 	d := 9 + 3*n // where the first ring's description starts
+	if ev != nil {
+		d += 3 // after the events' section
+	}
 	for _, p := range parts {
 		if p.ring != nil {
 			// the ring's description follows the fixed arguments
@@ -78,6 +88,9 @@ func (c *Client) buildClaimKeysArgs(a ClaimArgs) (keys, args []any) {
 		ttl = DefaultLockTTL
 	}
 	args = append(args, a.Token, ttl.Milliseconds(), k.uniquePrefix)
+	if ev != nil {
+		args = append(args, ev.maxLen, ev.maxAge, ev.queuePrefix)
+	}
 	for _, p := range parts {
 		args = append(args, p.ring...)
 	}
@@ -159,8 +172,8 @@ func (c *Client) claimTimeAt(t time.Time) *claimTime {
 }
 
 // claimSources is how many sources a claim laid out by claimKeysArgs has
-// (its first argument).
+// (its first argument, negative while events are on).
 func claimSources(ca []any) int {
 	n, _ := strconv.Atoi(ca[0].(string))
-	return n
+	return max(n, -n)
 }

@@ -67,6 +67,12 @@ func (c *Client) finishKeysArgs(workerID, host string, src protocol.Source, o Ou
 	if ring, state, source, static := k.StaticWakeKeys(src); pushed && static {
 		keys, args = appendEffectWake(keys, args, ring, state, source)
 	}
+	if len(o.Tags) > 0 && o.JobID != "" && !again {
+		keys, args = appendEffectTags(k, keys, args, o.JobID, o.Tags)
+	}
+	if c.events != nil {
+		keys, args = appendEffectEvents(c.events, keys, args, o)
+	}
 	return keys, args
 }
 

@@ -18,4 +18,5 @@ var jobpathLayouts = []jobpathLayout{
 	effectStatusLayout, effectAttemptsLayout, effectWaitingLayout,
 	effectReleaseLayout, effectUniqueLayout, effectWakeLayout,
 	sourceStaticRingLayout, sourceUnitRingLayout,
+	effectTagsLayout, effectEventsLayout,
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -359,5 +360,102 @@ func TestJobpathFinishDelayed(t *testing.T) {
 	}
 	if s, _ := redis.Int64(c.do(ctx, "ZSCORE", keys[2], "1700000100")); s != 1700000100 {
 		t.Errorf("the schedule: %d", s)
+	}
+}
+
+func TestJobpathEffectEvents(t *testing.T) {
+	t.Parallel()
+	c, _, do := ringTestClient(t, false)
+	stream := c.Keys().Events()
+	// the finish's side: ARGV[1..7] the finish's own (worker-id, seq,
+	// outcome, now, entry, class, queue), then the section past its tag
+	_, err := jobpathDriver(t, c, []string{"effect_events"}, "finish_event(KEYS, ARGV, {1, 9}, 0, 0)", []string{stream},
+		"h:1:q", "1", "fail", "1700000000", "", "Mail", "q", "e", "failed", "100", "0", "j1", "2", "1500")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the claim's side: the section is maxlen, max-age, queue prefix
+	_, err = jobpathDriver(t, c, []string{"effect_events"},
+		"claim_event(KEYS[1], ARGV, 1, ARGV[4], KEYS[2], nil, 'h:1:q', '1', '1700000000')",
+		[]string{stream, c.Keys().Queue("mail")}, "100", "0", c.Keys().QueuePrefix(), `{"class":"Mail","args":[],"id":7,"failCount":3}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := c.Events(context.Background(), "", 10)
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("%v %v", evs, err)
+	}
+	f, s := evs[0].Fields, evs[1].Fields
+	if f["event"] != "failed" || f["id"] != "j1" || f["class"] != "Mail" || f["queue"] != "q" || f["worker"] != "h:1:q" ||
+		f["attempt"] != "2" || f["duration_ms"] != "1500" {
+		t.Errorf("finish event %v", f)
+	}
+	if s["event"] != "started" || s["id"] != "7" || s["queue"] != "mail" || s["attempt"] != "4" {
+		t.Errorf("claim event %v (the attempt after the payload's failCount 3)", s)
+	}
+	// max-age trims entries older than it (ids are the server's time), by
+	// whole nodes (100 entries each by default)
+	do("DEL", stream)
+	for i := 1; i <= 250; i++ {
+		do("XADD", stream, "1-"+strconv.Itoa(i), "event", "old")
+	}
+	if _, err := jobpathDriver(t, c, []string{"effect_events"}, "events_add(KEYS[1], '100', '1000', ARGV[1], 'event', 'new')",
+		[]string{stream}, strconv.FormatInt(time.Now().Unix(), 10)); err != nil {
+		t.Fatal(err)
+	}
+	if evs, _ := c.Events(context.Background(), "", 1); len(evs) == 0 || evs[0].StreamID == "1-1" {
+		t.Errorf("the old entries' first node stays: %v", evs)
+	}
+}
+
+func TestJobpathEffectTags(t *testing.T) {
+	t.Parallel()
+	c, _, do := ringTestClient(t, false)
+	k := c.Keys()
+	do("ZADD", k.Tag("a"), 1, "j1", 2, "j2")
+	do("ZADD", k.Tag("b"), 1, "j1")
+	if _, err := jobpathDriver(t, c, []string{"effect_tags"}, "finish_tags(KEYS, ARGV, 1, 2)", []string{k.Tag("a"), k.Tag("b")}, "t", "2", "j1"); err != nil {
+		t.Fatal(err)
+	}
+	for tag, want := range map[string]int{"a": 1, "b": 0} {
+		if _, n, err := c.TagJobs(context.Background(), tag, 0, 0); err != nil || n != want {
+			t.Errorf("tag %s: %d ids, want %d (%v)", tag, n, want, err)
+		}
+	}
+}
+
+// Run as scripts (EVALSHA, as on Redis 6.2), where the claim and the
+// finish alone carry only their modules, events are written as with the
+// function library.
+func TestEventsAsScripts(t *testing.T) {
+	t.Parallel()
+	c, _, _ := ringTestClient(t, true)
+	c.hotScripts = newHotScripts(false, nil)
+	c.events = newEventsParts(c.keys, EventsConfig{On: true})
+	ctx := context.Background()
+	for _, id := range []string{"a", "b"} {
+		if err := c.Enqueue(ctx, "q", []byte(`{"class":"C","args":[],"id":"`+id+`"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := ClaimArgs{WorkerID: "h:1:q", Host: "h", Queues: []string{"q"}, Now: time.Now()}
+	res, err := c.Claim(ctx, args)
+	if err != nil || res.Payload == nil {
+		t.Fatal(res, err)
+	}
+	ferr, res, err := c.FinishAndClaim(ctx, "h:1:q", "h", protocol.QueueSource("q"), Outcome{Seq: res.Seq, JobID: "a", Class: "C", Now: time.Now()}, args)
+	if err != nil || ferr != nil || res.Payload == nil {
+		t.Fatal(ferr, err)
+	}
+	if err := c.Finish(ctx, "h:1:q", "h", protocol.QueueSource("q"), Outcome{Seq: res.Seq, JobID: "b", Class: "C", Kind: OutcomeDiscard, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := c.Events(ctx, "", 10)
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.Fields["id"]+":"+e.Fields["event"])
+	}
+	if want := []string{"a:started", "a:succeeded", "b:started", "b:discarded"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("events %v %v, want %v", got, err, want)
 	}
 }

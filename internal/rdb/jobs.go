@@ -296,6 +296,13 @@ type Outcome struct {
 	// finish moves its state on (docs/protocol.md#unique-jobs) in the same step.
 	UniqueID string
 	Now      time.Time
+	// Tags are the job's tags (protocol.Payload.Tags): a job that ends
+	// (not a retry or reschedule) leaves their indexes; JobID names it.
+	Tags []string
+	// Attempt (1 = first) and Duration describe the attempt that ended,
+	// for the events stream (Options.Events).
+	Attempt  int
+	Duration time.Duration
 }
 
 // ErrRecordRemoved is returned by Finish when the job's end was recorded

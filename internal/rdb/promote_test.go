@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -122,4 +123,31 @@ func TestFireKeepsSlotWhenQueueHasWrongType(t *testing.T) {
 			t.Fatalf("fire after the fix: %q %v", r, err)
 		}
 	})
+}
+
+// With events on, the mover's promotion appends each job's enqueued event
+// in the step that pushes it; a promotion to failed appends none.
+func TestPromoteWritesEnqueuedEvents(t *testing.T) {
+	t.Parallel()
+	c, _, do := ringTestClient(t, false)
+	c.events = newEventsParts(c.keys, EventsConfig{On: true, MaxAge: time.Hour})
+	ctx := context.Background()
+	k := c.Keys()
+	items := [][]byte{[]byte(`{"class":"C","args":[1],"queue":"q","id":"a"}`), []byte(`{"class":"C","args":[2],"queue":"q"}`)}
+	for _, it := range items {
+		do("RPUSH", k.Delayed(100), it)
+	}
+	do("ZADD", k.DelayedSchedule(), 100, 100)
+	ps := []Promotion{{Item: items[0], Payload: []byte(`{"class":"C","args":[1],"id":"a"}`), Queue: "q"},
+		{Item: items[1], Failure: []byte(`{}`)}}
+	if moved, empty, err := c.PromoteBatch(ctx, 100, ps); err != nil || moved != 2 || !empty {
+		t.Fatalf("promote: %d %v %v", moved, empty, err)
+	}
+	evs, err := c.Events(ctx, "", 10)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("events: %v %v", evs, err)
+	}
+	if f := evs[0].Fields; f["event"] != "enqueued" || f["id"] != "a" || f["class"] != "C" || f["queue"] != "q" {
+		t.Errorf("event %v", f)
+	}
 }

@@ -112,6 +112,10 @@ type Options struct {
 	// default concurrent calls of slots with the same sources share one
 	// (finish_claim_batch.lua): a busy process costs Redis less per job.
 	Unbatched bool
+	// Events, when On, appends the start and the end of every job this
+	// client claims and finishes to the events stream (docs/events.md);
+	// off, the per-job scripts send and run nothing of it.
+	Events EventsConfig
 }
 
 // Client talks to one Redis server within one namespace.
@@ -129,6 +133,7 @@ type Client struct {
 
 	// what claims send that does not change from job to job (jobs.go)
 	claimK    *claimKeys
+	events    *eventsParts // nil: events off
 	claimT    atomic.Pointer[claimTime]
 	claimSrcs sync.Map // protocol.Source -> *claimSourceParts
 
@@ -513,6 +518,7 @@ func New(opt Options) (*Client, error) {
 		prune:       loadScriptWith("prune.lua", 16, "jobpath/effect_release.lua", "jobpath/effect_wake.lua"),
 	}
 	c.claimK = newClaimKeys(c.keys)
+	c.events = newEventsParts(c.keys, opt.Events)
 	if !opt.Unbatched {
 		c.batch = &finishBatcher{c: c}
 	}

@@ -189,6 +189,15 @@ var Table = []Setting{
 	{Field: "RubyPrune", Key: "ruby_prune", Flag: "ruby-prune", Env: []string{"RESQUE_RUBY_PRUNE"}, Type: Bool,
 		Usage: "record a dead worker's job as failed at once (Ruby Resque's behaviour) instead of requeueing it",
 		Set:   func(c *node.Config, v Value) { c.RubyPrune = v.Bool }},
+	{Field: "Events", Key: "events", Flag: "events", Env: []string{"RESQUE_EVENTS"}, Type: Bool,
+		Usage: "append every job's start and end (started, succeeded, failed, retried, rescheduled) to the events stream <ns>:resque-go:events, in the same step (docs/events.md)",
+		Set:   func(c *node.Config, v Value) { c.Events = v.Bool }},
+	{Field: "EventsMaxLen", Key: "events_max_len", Flag: "events-max-len", Env: []string{"RESQUE_EVENTS_MAX_LEN"}, Type: Int, Default: "100000",
+		Usage: "with --events: how many entries the stream keeps, about (whole nodes of entries are trimmed)", Min: 1, Max: 100000000,
+		Want: "1 or more entries", Set: func(c *node.Config, v Value) { c.EventsMaxLen = v.Int }},
+	{Field: "EventsMaxAge", Key: "events_max_age", Flag: "events-max-age", Env: []string{"RESQUE_EVENTS_MAX_AGE"}, Type: Duration, Default: "0",
+		Usage: "with --events: also drop entries older than this (seconds or a duration: 24h); 0 keeps them by count only",
+		Set:   func(c *node.Config, v Value) { c.EventsMaxAge = v.Duration }},
 }
 
 // ByKey returns the setting a pool file gives under key, nil for none.

@@ -109,7 +109,8 @@ if ARGV[#ARGV] == 'c' then
 end
 local nk, na = tonum(ARGV[#ARGV - 1]), tonum(ARGV[#ARGV])
 local n = tonum(ARGV[na + 1])
-local plain = true
+-- a claim that writes events (n < 0) takes claim()'s way
+local plain = n > 0
 for i = 1, n do
   if ARGV[na + 5 + 2 * n + i] ~= '' then
     plain = false

@@ -64,8 +64,9 @@ local n = tonum(ARGV[1])
 -- a short form carries a lock token only when a source is serial
 local serial = false
 -- claims from plain queues only (no serial source, no ring) whose slot's
--- finish gave the sequence take the short way, claim_plain
-local plain = true
+-- finish gave the sequence take the short way, claim_plain; a claim that
+-- writes events (n < 0: jobpath/claim.lua) takes claim()'s way
+local plain = n > 0
 for i = 1, n do
   local f = ARGV[5 + 2 * n + i]
   if f == '1' then

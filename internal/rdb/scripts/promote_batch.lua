@@ -10,6 +10,9 @@
 -- KEYS[5..4+n]     item i's destination: queue:<q_i>, unassigned for a
 --                  mass-queue job, failed when failing
 -- KEYS[5+n..4+2n]  timestamps:<item_i>
+-- KEYS[5+2n]       <ns>:resque-go:events, only while events are on: each
+--                  item pushed to its queue appends its enqueued event
+--                  (docs/events.md)
 -- ARGV[1]          ts (the schedule member)
 -- ARGV[2]          the index member, delayed:<ts> (no namespace)
 -- ARGV[3+5(i-1)..] for item i: the item the caller read, the payload to
@@ -18,6 +21,8 @@
 --                  failed entry, the destination's kind: "queue" (RPUSH,
 --                  as Resque pushes) or "unassigned" (LPUSH, as mass-queue
 --                  producers push: allocators pop the other end)
+-- ARGV[3+5n], ARGV[4+5n]  with the events' key: the stream's maxlen and
+--                  max-age (milliseconds, "0" for none)
 --
 -- Returns {moved, state}: moved counts items pushed or failed; state is
 -- "empty" (the bucket is empty and off the schedule), "changed" (an item
@@ -28,7 +33,11 @@
 -- is still at the head and nothing was done for it or after it (the
 -- caller records it in failed instead, or, for failed itself, leaves the
 -- bucket until the key is fixed).
-local n = (#KEYS - 4) / 2
+local n = math.floor((#KEYS - 4) / 2)
+local stream = nil
+if #KEYS % 2 == 1 then
+  stream = KEYS[#KEYS]
+end
 local moved = 0
 for i = 1, n do
   local head = redis.call('LINDEX', KEYS[1], 0)
@@ -64,6 +73,25 @@ for i = 1, n do
     redis.call('SADD', KEYS[3], ARGV[a + 2])
   end
   redis.call('SREM', KEYS[4 + n + i], ARGV[2])
+  if stream and ARGV[a + 1] ~= '' then
+    local ok, dec = pcall(cjson.decode, ARGV[a + 1])
+    local id, class = '', ''
+    if ok and type(dec) == 'table' then
+      if type(dec['id']) == 'string' or type(dec['id']) == 'number' then
+        id = tostring(dec['id'])
+      end
+      if type(dec['class']) == 'string' then
+        class = dec['class']
+      end
+    end
+    local e = 3 + 5 * n
+    redis.call('XADD', stream, 'MAXLEN', '~', ARGV[e], '*', 'event', 'enqueued', 'id', id, 'class', class,
+      'queue', ARGV[a + 2], 'worker', '', 'attempt', '0', 'duration_ms', '0')
+    if ARGV[e + 1] ~= '0' then
+      local t = redis.call('TIME')
+      redis.call('XTRIM', stream, 'MINID', '~', tostring(tonumber(t[1]) * 1000 - tonumber(ARGV[e + 1])))
+    end
+  end
   moved = moved + 1
 end
 if redis.call('LLEN', KEYS[1]) == 0 then

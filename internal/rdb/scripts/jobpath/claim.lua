@@ -2,7 +2,8 @@
 -- worker slot. Sources: a plain queue and a serial queue (inline below: a
 -- function call a job costs Redis more than their test), a static pool's
 -- ring (source_static_ring.lua), a unit's ring (source_unit_ring.lua);
--- effects: effect_marks.lua (status, unique), effect_attempts.lua.
+-- effects: effect_marks.lua (status, unique), effect_attempts.lua,
+-- effect_events.lua (started, while events are on).
 --
 -- Layout (Go: jobpath_claim.go for its fixed part, jobs.go), from the
 -- claim's base (KEYS[+k] is KEYS[ko+1+k], ARGV[+a] is ARGV[ao+1+a]), for
@@ -13,11 +14,14 @@
 -- KEYS[+3]         <ns>:attempts-index    zset of the attempts counters that exist
 -- KEYS[+4..+3+n]   the sources' lists (queue:<q_i>, or another list of
 --                  payloads; a ring: source_ring.lua), in priority order
+-- KEYS[+4+n]       <ns>:resque-go:events, only while events are on (the second
+--                  keys then start one later)
 -- KEYS[+4+n..]     the second key of each source that has one, in the
 --                  sources' order: a serial source's lock,
 --                  queuedata:<q_i>:lock, a ring's state hash; none for a
 --                  plain queue
--- ARGV[+0]         sources           n, how many sources
+-- ARGV[+0]         sources           n, how many sources; -n while events
+--                                    are on (effect_events.lua)
 -- ARGV[+1]         now               Unix seconds
 -- ARGV[+2]         status-prefix     job status key prefix, "<ns>:job:" (effect_marks.lua)
 -- ARGV[+3]         worker-id
@@ -33,8 +37,11 @@
 -- ARGV[+7+3n]      unique key prefix, "<ns>:unique:"
 --                  (the caller builds the record around the payload: a
 --                  concatenation of seven pieces here cost Redis ~7 us a job)
+-- ARGV[+8+3n..+10+3n] while events are on only: the stream's maxlen,
+--                  max-age (milliseconds, "0" for none) and the queue key
+--                  prefix "<ns>:queue:" (effect_events.lua)
 -- ARGV[+8+3n..]    the rings' descriptions, 7 arguments each (none without
---                  rings; source_ring.lua)
+--                  rings; source_ring.lua), after the events' section
 -- In the code below, KEYS[ko + 1] is KEYS[+0], ARGV[ao + 5 + i] is the
 -- i-th source's ARGV[+4+i], and so on.
 --
@@ -116,7 +123,13 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
       return {0, held, cur}
     end
   end
-  local n = tonum(ARGV[ao + 1])
+  local n, ev = tonum(ARGV[ao + 1]), nil
+  if n < 0 then
+    -- events are on: the stream follows the lists, its section the
+    -- unique key prefix
+    n = -n
+    ev = ao + 9 + 3 * n
+  end
   local token = ARGV[ao + 6 + 3 * n]
   if slot then
     token = slot.token
@@ -124,9 +137,12 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
   -- the sources' second keys, one for each serial source (its lock) and
   -- each ring (its state hash), in the sources' order; a plain queue has none
   local k2 = ko + 4 + n
+  if ev then
+    k2 = k2 + 1
+  end
   for i = 1, n do
     local flag = ARGV[ao + 5 + 2 * n + i]
-    local payload, list, holders, lj = nil, nil, nil, nil
+    local payload, list, holders, lj, rq = nil, nil, nil, nil, nil
     local head, tail = ARGV[ao + 5 + i], ARGV[ao + 5 + n + i]
     if flag == '' then
       -- a queue whose key holds another type is skipped (wrong_type)
@@ -161,6 +177,10 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
       if ARGV[d] == 's' then
         local s
         payload, s, holders = ring_static(KEYS[ko + 4 + i], KEYS[k2], KEYS[ko + 3], ARGV, d, memo)
+        if ring_bad then
+          ring_bad = false
+          wrong_type(i)
+        end
         if payload then
           list, q = ARGV[d + 2] .. s, ARGV[d + 4]
         end
@@ -168,6 +188,7 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
         payload, list, holders = ring_unit(KEYS[ko + 4 + i], KEYS[k2], KEYS[ko + 3], ARGV, d, memo)
       end
       if payload then
+        rq = q or list
         lj = cjson.encode(list)
         head, tail = '{"queue":' .. (q or lj) .. head, ',"source":' .. lj .. '}'
       end
@@ -203,6 +224,9 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
       end
       if counters then
         attempts = job_attempts(payload, object, ARGV, ao)
+      end
+      if ev then
+        claim_event(KEYS[ko + 5 + n], ARGV, ev, payload, KEYS[ko + 4 + i], rq, wid, attempts, ARGV[ao + 2])
       end
       if list then
         return {i, payload, seq, attempts, list}

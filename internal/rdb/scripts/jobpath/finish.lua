@@ -42,6 +42,8 @@
 --   "l" the release of a serial source's lock (effect_release.lua)
 --   "u" the unique state (effect_unique.lua)
 --   "w" the wake of a static pool's source (effect_wake.lua)
+--   "t" the job's tags' indexes (effect_tags.lua; one key a tag)
+--   "e" the end of the attempt in the events stream (effect_events.lua)
 -- Their keys follow the outcome's in the same order.
 --
 -- The claim sequence moves on with every finish, so a finish is applied at
@@ -75,7 +77,8 @@ local finish_nkeys = {ok = 5, discard = 5, fail = 8, retry = 13, reschedule = 13
 
 -- finish_sections says, for each effect's tag, how many keys and
 -- arguments (its tag's included) its section has.
-local finish_sections = {q = {0, 1}, d = {3, 2}, s = {1, 2}, a = {2, 3}, n = {1, 1}, l = {1, 2}, u = {2, 3}, w = {2, 2}}
+-- (The tags' section, "t", has one key a tag: finish_effects reads its size.)
+local finish_sections = {q = {0, 1}, d = {3, 2}, s = {1, 2}, a = {2, 3}, n = {1, 1}, l = {1, 2}, u = {2, 3}, w = {2, 2}, e = {1, 7}}
 
 -- finish_effects finds the sections of the effects (see the layout) after
 -- the outcome's keys and arguments: for each tag sent, the indexes in KEYS
@@ -89,6 +92,9 @@ local function finish_effects(ARGV, ko, ao, an, outcome)
   while a < an do
     local tag = ARGV[a + 1]
     local size = finish_sections[tag]
+    if not size and tag == 't' then
+      size = {tonum(ARGV[a + 2]), 3} -- one key a tag
+    end
     if not size then
       return error('finish: no effect ' .. tostring(tag) .. ' (a caller of another version?)')
     end
@@ -168,6 +174,14 @@ local function finish(KEYS, ARGV, ko, ao, batched, an)
   e = fx.s
   if e then
     finish_status(KEYS[e[1]], ARGV[e[2]], now)
+  end
+  e = fx.t
+  if e then
+    finish_tags(KEYS, ARGV, e[1], e[2])
+  end
+  e = fx.e
+  if e then
+    finish_event(KEYS, ARGV, e, ko, ao)
   end
   return result
 end

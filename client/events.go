@@ -1,0 +1,134 @@
+package client
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/rdb"
+)
+
+// Event is one entry of the events stream (docs/events.md): a job's state
+// change, written in the same step as the change by workers run with
+// --events (and by EnqueueRaw with WithEvent).
+type Event struct {
+	// StreamID is the entry's id in the stream, "<ms>-<seq>".
+	StreamID string
+	// Time is when the stream took it (the id's milliseconds).
+	Time time.Time
+	// Event is enqueued, started, succeeded, failed, retried, rescheduled,
+	// discarded (or cancelled, released where those are written).
+	Event string
+	// JobID is the job's "id" ("" for a job without one, as Ruby's).
+	JobID, Class, Queue string
+	// Worker is the worker id that claimed or finished it ("" for enqueued).
+	Worker string
+	// Attempt is the attempt (1 = first; 0 for enqueued); Duration how
+	// long the attempt ran (its end's events).
+	Attempt  int
+	Duration time.Duration
+}
+
+// EventFilter selects events; an empty field selects all.
+type EventFilter struct {
+	Class, Queue, JobID string
+	// From is where the subscription starts: "" (or "$") only events
+	// appended from now on, "0" every event the stream still keeps, or an
+	// Event.StreamID to go on after it.
+	From string
+}
+
+func (f EventFilter) keep(e Event) bool {
+	return (f.Class == "" || e.Class == f.Class) && (f.Queue == "" || e.Queue == f.Queue) &&
+		(f.JobID == "" || e.JobID == f.JobID)
+}
+
+func toEvent(e rdb.Event) Event {
+	f := e.Fields
+	ms, _, _ := strings.Cut(e.StreamID, "-")
+	n, _ := strconv.ParseInt(ms, 10, 64)
+	attempt, _ := strconv.Atoi(f["attempt"])
+	d, _ := strconv.ParseInt(f["duration_ms"], 10, 64)
+	return Event{StreamID: e.StreamID, Time: time.UnixMilli(n), Event: f["event"], JobID: f["id"], Class: f["class"],
+		Queue: f["queue"], Worker: f["worker"], Attempt: attempt, Duration: time.Duration(d) * time.Millisecond}
+}
+
+// Events subscribes to the events stream: the channel gets every event
+// that passes filter, in the stream's order, until ctx ends; it is then
+// closed. A read that fails (Redis down) is tried again a second later.
+// A reader slower than the stream loses the entries trimmed before it
+// reads them.
+func (c *Client) Events(ctx context.Context, filter EventFilter) (<-chan Event, error) {
+	last := filter.From
+	if last == "" || last == "$" {
+		id, err := c.rdb.LastEventID(ctx)
+		if err != nil {
+			return nil, wrap("events", err)
+		}
+		last = id
+	}
+	ch := make(chan Event, 64)
+	go func() {
+		defer close(ch)
+		for ctx.Err() == nil {
+			evs, err := c.rdb.WaitEvents(ctx, last, 1000, 5*time.Second)
+			if err != nil {
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+				continue
+			}
+			for _, re := range evs {
+				last = re.StreamID
+				e := toEvent(re)
+				if !filter.keep(e) {
+					continue
+				}
+				select {
+				case ch <- e:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return ch, nil
+}
+
+// JobEvents returns the events of the job with id id that the stream still
+// keeps, oldest first. It reads the whole stream, a page at a time.
+func (c *Client) JobEvents(ctx context.Context, id string) ([]Event, error) {
+	evs, err := c.rdb.JobEvents(ctx, id)
+	if err != nil {
+		return nil, wrap("job events", err)
+	}
+	out := make([]Event, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, toEvent(e))
+	}
+	return out, nil
+}
+
+// TaggedJob is a job in a tag's index: its id and when it was enqueued.
+type TaggedJob struct {
+	ID         string
+	EnqueuedAt time.Time
+}
+
+// JobsByTag lists the jobs enqueued with tag that have not ended (a job
+// leaves its tags' indexes when it succeeds, fails for good or is
+// discarded), newest first: at most limit from offset (limit <= 0: all),
+// and how many the index holds.
+func (c *Client) JobsByTag(ctx context.Context, tag string, offset, limit int) ([]TaggedJob, int, error) {
+	jobs, total, err := c.rdb.TagJobs(ctx, tag, offset, limit)
+	if err != nil {
+		return nil, 0, wrap("jobs by tag", err)
+	}
+	out := make([]TaggedJob, 0, len(jobs))
+	for _, j := range jobs {
+		out = append(out, TaggedJob{ID: j.ID, EnqueuedAt: j.At})
+	}
+	return out, total, nil
+}

@@ -1,0 +1,61 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/resque-go/resque-go/client"
+	"github.com/resque-go/resque-go/internal/protocol"
+)
+
+// A tagged job with its enqueued event: JobsByTag lists it, JobEvents and
+// a subscription from the stream's start see the event; a subscription
+// from now sees only what comes after.
+func TestClientTagsAndEvents(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, client.Options{})
+	c := e.c
+	job, err := c.EnqueueRaw(ctx(), "mail", "Mail", []byte(`[1]`), client.Tags("a", "b"), client.WithEvent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := protocol.DecodePayload(job.Payload)
+	if err != nil || p.Class != "Mail" || len(p.Tags()) != 2 {
+		t.Fatalf("the payload a Resque worker reads: %v %v", p, err)
+	}
+	jobs, total, err := c.JobsByTag(ctx(), "b", 0, 10)
+	if err != nil || total != 1 || len(jobs) != 1 || jobs[0].ID != job.ID {
+		t.Fatalf("JobsByTag: %v %d %v", jobs, total, err)
+	}
+	evs, err := c.JobEvents(ctx(), job.ID)
+	if err != nil || len(evs) != 1 || evs[0].Event != "enqueued" || evs[0].Queue != "mail" || evs[0].Class != "Mail" {
+		t.Fatalf("JobEvents: %+v %v", evs, err)
+	}
+	sub, cancel := context.WithTimeout(ctx(), 30*time.Second)
+	defer cancel()
+	all, err := c.Events(sub, client.EventFilter{From: "0", Class: "Mail"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := <-all; got.JobID != job.ID {
+		t.Errorf("from the start: %+v", got)
+	}
+	fresh, err := c.Events(sub, client.EventFilter{Queue: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.EnqueueRaw(ctx(), "other", "Other", nil, client.WithEvent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := <-fresh; got.JobID != second.ID || got.Event != "enqueued" {
+		t.Errorf("from now: %+v", got)
+	}
+	for _, opts := range [][]client.Option{{client.Tags("a b")}, {client.Tags("a"), client.Plain()}, {client.WithEvent(), client.In(time.Minute)}} {
+		if _, err := c.EnqueueRaw(ctx(), "mail", "Mail", nil, opts...); !errors.Is(err, client.ErrInvalid) {
+			t.Errorf("%d options: %v, want ErrInvalid", len(opts), err)
+		}
+	}
+}

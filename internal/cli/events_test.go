@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func (e *cliEnv) run(args ...string) (int, string, string) {
+	e.t.Helper()
+	stdout, stderr := newSyncBuffer(), newSyncBuffer()
+	app := newApp(stdout, stderr, nil)
+	code := runApp(context.Background(), app, append([]string{"resque-go"}, args...))
+	return code, stdout.String(), stderr.String()
+}
+
+// enqueue --tag --events writes the tag's index and the enqueued event;
+// job list, job events and events tail read them back.
+func TestEnqueueTagsAndEvents(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t)
+	r := e.redisArgs()
+	code, out, errOut := e.run(append(append([]string{"enqueue"}, r...), "--queue", "mail", "--class", "Mail", "--tag", "a", "--tag", "b", "--events")...)
+	if code != ExitOK || !strings.Contains(out, `"tags":["a","b"]`) {
+		t.Fatalf("enqueue: exit %d %s %s", code, out, errOut)
+	}
+	code, out, _ = e.run(append(append([]string{"job", "list"}, r...), "--tag", "b")...)
+	id := strings.Fields(out)
+	if code != ExitOK || len(id) != 2 {
+		t.Fatalf("job list: exit %d %q", code, out)
+	}
+	code, out, _ = e.run(append(append([]string{"job", "events"}, r...), id[1])...)
+	if code != ExitOK || !strings.Contains(out, "enqueued") || !strings.Contains(out, "Mail") {
+		t.Errorf("job events: exit %d %q", code, out)
+	}
+	code, out, _ = e.run(append(append([]string{"events", "tail"}, r...), "--class", "Other")...)
+	if code != ExitOK || out != "" {
+		t.Errorf("events tail --class Other: exit %d %q", code, out)
+	}
+	code, out, _ = e.run(append(append([]string{"events", "tail"}, r...), "--queue", "mail")...)
+	if code != ExitOK || !strings.Contains(out, id[1]) {
+		t.Errorf("events tail --queue mail: exit %d %q", code, out)
+	}
+	for _, bad := range [][]string{
+		{"enqueue", "--queue", "q", "--class", "C", "--tag", "a b"},
+		{"enqueue", "--queue", "q", "--class", "C", "--tag", "a", "--in", "5m"},
+		{"job", "list", "--tag", ""},
+		{"job", "events"},
+		{"events", "tail", "--count", "-1"},
+	} {
+		args := append(bad[:len(bad):len(bad)], r...)
+		if code, _, errOut := e.run(args...); code != ExitUsage || !strings.HasPrefix(errOut, "resque-go: ") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and the error's line", bad, code, errOut)
+		}
+	}
+}

@@ -1,0 +1,12 @@
+package cli
+
+import ucli "github.com/urfave/cli/v2"
+
+// jobCommand groups the commands about one job or a set of jobs; each
+// subcommand lives in its own file (job_<name>.go).
+func jobCommand() *ucli.Command {
+	return &ucli.Command{Name: "job", Usage: "look at jobs: by tag, a job's events", Subcommands: []*ucli.Command{
+		jobListCommand(),
+		jobEventsCommand(),
+	}}
+}

@@ -1,0 +1,16 @@
+-- jobpath/effect_tags.lua: a job that carries tags leaves its tags'
+-- indexes when it ends (docs/events.md#tags). Sent only for a job with
+-- tags whose end is final (ok, fail, discard; a retried or rescheduled
+-- job stays listed).
+--
+-- Layout, a section of the finish's effects (finish.lua):
+-- KEYS[+0] <ns>:resque-go:tag:<t>    the first tag's index; one key for each tag
+-- ARGV[+0] tag             "t"
+-- ARGV[+1] tags            how many tags (keys) the section has
+-- ARGV[+2] job-id          the job's id, the indexes' member
+local function finish_tags(KEYS, ARGV, k, a)
+  local id = ARGV[a + 1]
+  for i = 0, tonum(ARGV[a]) - 1 do
+    rcall('ZREM', KEYS[k + i], id)
+  end
+end
