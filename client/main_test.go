@@ -12,6 +12,7 @@ import (
 	"github.com/resque-go/resque-go/fixtures"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/redistest/rdbtest"
 )
 
 const redisEnv = "RESQUE_GO_TEST_REDIS"
@@ -31,19 +32,14 @@ type env struct {
 
 func newEnv(t *testing.T, opt client.Options) *env {
 	t.Helper()
-	ns := redistest.Namespace(t)
-	opt.URL, opt.Namespace = os.Getenv(redisEnv), ns
+	r := rdbtest.New(t, rdb.Options{})
+	opt.URL, opt.Namespace = r.URL, r.NS
 	c, err := client.New(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	raw, err := rdb.New(rdb.Options{URL: os.Getenv(redisEnv), Namespace: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
-	return &env{t: t, c: c, raw: raw, ns: ns}
+	return &env{t: t, c: c, raw: r.Client, ns: r.NS}
 }
 
 func ctx() context.Context { return context.Background() }

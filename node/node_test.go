@@ -16,6 +16,7 @@ import (
 	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/redistest/rdbtest"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -36,13 +37,8 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ns := redistest.Namespace(t)
-	c, err := rdb.New(rdb.Options{URL: os.Getenv(redisEnv), Namespace: ns, ReadTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &env{t: t, ns: ns, client: c, log: &syncBuffer{}}
+	r := rdbtest.New(t, rdb.Options{ReadTimeout: 5 * time.Second})
+	return &env{t: t, ns: r.NS, client: r.Client, log: &syncBuffer{}}
 }
 
 // config is a valid Config for this test's namespace.
@@ -97,18 +93,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// eventually polls cond (bounded).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-time.After(10 * time.Millisecond) // bounded poll
-	}
-}
-
 func waitDone(t *testing.T, n *node.Node) {
 	t.Helper()
 	select {
@@ -138,7 +122,7 @@ func TestStartRegistersAndStopUnregisters(t *testing.T) {
 		t.Errorf("heartbeat interval %v, want 2.5", iv)
 	}
 	rec := e.client.Keys().Process("nodehost", os.Getpid())
-	eventually(t, "runtime record", func() bool { return e.do("EXISTS", rec).(int64) == 1 })
+	redistest.Eventually(t, 0, func() bool { return e.do("EXISTS", rec).(int64) == 1 }, "runtime record")
 	n.Stop()
 	waitDone(t, n)
 	if ids := e.workers(); len(ids) != 0 {
@@ -161,7 +145,7 @@ func TestStartWarnsAboutUnknownQueues(t *testing.T) {
 	if err := n.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the warning", func() bool { return strings.Contains(e.log.String(), `"queue":"mial"`) })
+	redistest.Eventually(t, 0, func() bool { return strings.Contains(e.log.String(), `"queue":"mial"`) }, "the warning")
 	n.Stop()
 	if c := strings.Count(e.log.String(), "queue is not in the queues set"); c != 1 {
 		t.Errorf("%d warnings, want 1:\n%s", c, e.log.String())
@@ -178,7 +162,7 @@ func TestStopWhileWaitingForRedis(t *testing.T) {
 	n := e.node(cfg)
 	started := make(chan error, 1)
 	go func() { started <- n.Start(context.Background()) }()
-	eventually(t, "a retry", func() bool { return strings.Contains(e.log.String(), "redis unavailable; retrying") })
+	redistest.Eventually(t, 0, func() bool { return strings.Contains(e.log.String(), "redis unavailable; retrying") }, "a retry")
 	n.Shutdown()
 	select {
 	case err := <-started:
@@ -310,14 +294,14 @@ func TestExecHandlerAndMover(t *testing.T) {
 	k := e.client.Keys()
 	payload := `{"class":"Other","args":[7]}`
 	e.do("RPUSH", k.Queue("q"), payload)
-	eventually(t, "the exec job", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		b, err := os.ReadFile(out)
 		return err == nil && string(b) == payload
-	})
+	}, "the exec job")
 	if err := delayedio.EnqueueAt(context.Background(), e.client, "q2", []byte(`{"class":"Job","args":[]}`), time.Unix(1, 0)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the delayed item promoted", func() bool { return e.do("EXISTS", k.Queue("q2")).(int64) == 1 })
+	redistest.Eventually(t, 0, func() bool { return e.do("EXISTS", k.Queue("q2")).(int64) == 1 }, "the delayed item promoted")
 	n.Stop()
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redisproc"
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -147,14 +148,14 @@ func TestNodeOverTLS(t *testing.T) {
 		if err := producer.Enqueue(ctx, "tls", []byte(`{"class":"Job","args":[]}`)); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the job to run", func() bool {
+		redistest.Eventually(t, 0, func() bool {
 			select {
 			case <-ran:
 				return true
 			default:
 				return false
 			}
-		})
+		}, "the job to run")
 		n.Stop()
 		warned := strings.Contains(log.String(), "TLS CERTIFICATE VERIFICATION IS OFF")
 		if warned != r.TLSInsecureSkipVerify {

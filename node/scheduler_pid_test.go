@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/node"
 )
 
@@ -46,7 +47,7 @@ func TestSchedulerKeepsV3SchedulerPid(t *testing.T) {
 		t.Fatalf("scheduler_pid:%s = %q, want %s", host, got, pid)
 	}
 	e.do("DEL", key) // another scheduler's clean stop
-	eventually(t, "scheduler_pid written again", func() bool { return e.str("GET", key) == pid })
+	redistest.Eventually(t, 0, func() bool { return e.str("GET", key) == pid }, "scheduler_pid written again")
 	s.Stop()
 	if n := e.do("EXISTS", key).(int64); n != 0 {
 		t.Error("scheduler_pid outlived a clean stop")

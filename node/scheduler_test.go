@@ -14,6 +14,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/planio"
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/statsio"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/plan"
@@ -47,14 +48,14 @@ func TestSchedulerPromotesFiresAndReports(t *testing.T) {
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the delayed item promoted", func() bool { return e.do("LLEN", k.Queue("later")).(int64) == 1 })
-	eventually(t, "a plan fired", func() bool { return e.do("LLEN", k.Queue("planned")).(int64) >= 1 })
-	eventually(t, "a schedule fired", func() bool { return e.do("LLEN", k.Queue("ticks")).(int64) >= 1 })
+	redistest.Eventually(t, 0, func() bool { return e.do("LLEN", k.Queue("later")).(int64) == 1 }, "the delayed item promoted")
+	redistest.Eventually(t, 0, func() bool { return e.do("LLEN", k.Queue("planned")).(int64) >= 1 }, "a plan fired")
+	redistest.Eventually(t, 0, func() bool { return e.do("LLEN", k.Queue("ticks")).(int64) >= 1 }, "a schedule fired")
 	var snap *stats.Snapshot
-	eventually(t, "the scheduler in stats, master", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		snap, err = statsio.Collect(ctx, e.client, "")
 		return err == nil && len(snap.Schedulers) == 1 && snap.Schedulers[0].Master
-	})
+	}, "the scheduler in stats, master")
 	in := snap.Schedulers[0]
 	if in.Host != "schedhost" || in.PID != os.Getpid() || in.Schedules != 1 || in.NextPlanSlot.IsZero() {
 		t.Errorf("record = %+v", in)
@@ -98,7 +99,7 @@ func TestSchedulerWithoutScheduleLeavesTheMasterLock(t *testing.T) {
 	if err := delayedio.EnqueueAt(context.Background(), e.client, "later", []byte(`{"class":"Job","args":[]}`), time.Unix(1, 0)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a pass of the scheduler (the delayed item promoted)", func() bool { return e.do("LLEN", k.Queue("later")).(int64) == 1 })
+	redistest.Eventually(t, 0, func() bool { return e.do("LLEN", k.Queue("later")).(int64) == 1 }, "a pass of the scheduler (the delayed item promoted)")
 	if n := e.do("EXISTS", k.SchedulerMasterLock("")).(int64); n != 0 {
 		t.Error("the master lock was taken by a scheduler with no schedule")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -68,11 +69,11 @@ func TestSerialQueueThroughNode(t *testing.T) {
 	if err := n.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "every serial job ran", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(order) == jobs && running == 0
-	})
+	}, "every serial job ran")
 	n.Stop()
 	mu.Lock()
 	defer mu.Unlock()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/attribute"
@@ -14,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -64,13 +64,7 @@ func TestJobSpans(t *testing.T) {
 	if err := n.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for len(rec.Ended()) < 4 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d spans ended, want 4", len(rec.Ended()))
-		}
-		<-time.After(5 * time.Millisecond) // bounded poll
-	}
+	redistest.Eventually(t, 0, func() bool { return len(rec.Ended()) >= 4 }, "4 spans ended")
 	spans := rec.Ended()
 	if len(spans) != 4 {
 		t.Fatalf("%d spans, want one per attempt (4)", len(spans))

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/resque-go/resque-go/client"
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -127,9 +128,9 @@ func TestUniqueDeferredReleasedAfterSuccess(t *testing.T) {
 	}
 	before := time.Now().Unix()
 	e.release <- nil
-	eventually(t, "the deferred job filed in the delayed queue", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		return e.do("ZCARD", k.DelayedSchedule()).(int64) == 1
-	})
+	}, "the deferred job filed in the delayed queue")
 	ts, _ := redis.Int64s(e.do("ZRANGE", k.DelayedSchedule(), 0, -1, "WITHSCORES"), nil)
 	if ts[1] < before+90 || ts[1] > time.Now().Unix()+90 {
 		t.Errorf("due at %d, want now+90 (now %d)", ts[1], before)
@@ -178,7 +179,7 @@ func TestUniqueFailureAndRetry(t *testing.T) {
 		t.Fatalf("deferral during the retry = %+v, %v", r, err)
 	}
 	e.release <- errors.New("boom") // attempt 2 of 2: failed for good
-	eventually(t, "the failure recorded", func() bool { return e.do("LLEN", k.Failed()).(int64) == 1 })
+	redistest.Eventually(t, 0, func() bool { return e.do("LLEN", k.Failed()).(int64) == 1 }, "the failure recorded")
 	if s := e.state("F"); s != "" {
 		t.Errorf("state after the final failure = %q, want none", s)
 	}
@@ -217,7 +218,7 @@ func TestUniqueResqueV3Payloads(t *testing.T) {
 		t.Errorf("released payload = %s, want the parked bytes %s", j.Payload, deferred)
 	}
 	e.release <- nil
-	eventually(t, "the uid freed", func() bool { return e.state("1506092109.1235") == "" })
+	redistest.Eventually(t, 0, func() bool { return e.state("1506092109.1235") == "" }, "the uid freed")
 	// a numeric uid (json number) is keyed by its literal text
 	e.do("RPUSH", k.Queue("q"), `{"class":"Job","args":[],"queue":"q","unique":{"uid":15060921091235}}`)
 	e.waitStart()
@@ -225,5 +226,5 @@ func TestUniqueResqueV3Payloads(t *testing.T) {
 		t.Errorf("numeric uid state = %q, want running", s)
 	}
 	e.release <- nil
-	eventually(t, "the numeric uid freed", func() bool { return e.state("15060921091235") == "" })
+	redistest.Eventually(t, 0, func() bool { return e.state("15060921091235") == "" }, "the numeric uid freed")
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/resque-go/resque-go/internal/worksettings"
 )
 
 func parse(t *testing.T, text string, opt LoadOptions) *Config {
@@ -312,6 +314,37 @@ func TestParseRecycleLimits(t *testing.T) {
 		key, _, _ := strings.Cut(bad, ":")
 		if err == nil || !strings.Contains(err.Error(), "pool.yml:3") || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s: err = %v, want one naming pool.yml:3 and %s", bad, err, key)
+		}
+	}
+}
+
+// Every queue-set key of the worker settings table is read from a set,
+// with the table's bounds, and reaches that set's children.
+func TestQueueSetTakesTheTablesSetKeys(t *testing.T) {
+	text := "workers:\n  - queues: q\n    concurrency: 3\n    polling: true\n    interval: 2\n    fork: true\n    timeout: 7\n  - queues: r\n"
+	for _, k := range worksettings.SetKeys() {
+		if !strings.Contains(text, "    "+k+":") {
+			t.Fatalf("the test's file does not give set key %s", k)
+		}
+	}
+	cfg := parse(t, text, LoadOptions{})
+	c := cfg.Child(cfg.Sets[0])
+	if c.Concurrency != 3 || !c.Polling || c.Interval != 2*time.Second || !c.Fork || c.JobTimeout != 7*time.Second {
+		t.Errorf("child of the set: %+v", c)
+	}
+	if d := cfg.Child(cfg.Sets[1]); d.Concurrency != 1 || d.Polling || d.Fork || d.JobTimeout != 0 {
+		t.Errorf("child of a set without them: %+v", d)
+	}
+	for _, tc := range []struct{ key, value, want string }{
+		{"concurrency", "0", "workers[0].concurrency"},
+		{"interval", "0", "must be at least 1ms"},
+		{"timeout", "-1", "must not be negative"},
+		{"fork", "maybe", "workers[0].fork"},
+		{"concurency", "2", `did you mean "concurrency"`},
+	} {
+		_, err := Parse("pool.yml", []byte("workers:\n  - queues: q\n    "+tc.key+": "+tc.value+"\n"), LoadOptions{})
+		if err == nil || !strings.Contains(err.Error(), "pool.yml:3:") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %s: error %v, want line 3 and %q", tc.key, tc.value, err, tc.want)
 		}
 	}
 }

@@ -531,6 +531,40 @@ func (d *decoder) decodeMass(cfg *Config, n *yaml.Node) {
 
 // workSetting reads the value of a worker setting of the table into c.
 func (d *decoder) workSetting(c *node.Config, s *worksettings.Setting, n *yaml.Node, path string) {
+	if v, ok := d.settingValue(s, n, path, s.MinDuration); ok {
+		s.Set(c, v)
+	}
+}
+
+// setSetting reads a queue set's value of a worker setting of the table
+// into set: the table's Set fills a node.Config as work's flag would, and
+// the set keeps that field, which Config.Child gives its children.
+func (d *decoder) setSetting(set *QueueSet, s *worksettings.Setting, n *yaml.Node, path string) {
+	v, ok := d.settingValue(s, n, path, max(s.MinDuration, s.SetMinDuration))
+	if !ok {
+		return
+	}
+	var w node.Config
+	s.Set(&w, v)
+	switch s.Field {
+	case "Concurrency":
+		set.Concurrency = w.Concurrency
+	case "Polling":
+		set.Polling = w.Polling
+	case "Interval":
+		set.Interval = w.Interval
+	case "Fork":
+		set.Fork = w.Fork
+	case "JobTimeout":
+		set.Timeout = w.JobTimeout
+	default:
+		d.errorf(n, path, "a queue set does not keep %s", s.Field) // a table row pool does not know yet
+	}
+}
+
+// settingValue reads a setting's value as its Type says, within its bounds
+// (min for a Duration).
+func (d *decoder) settingValue(s *worksettings.Setting, n *yaml.Node, path string, min time.Duration) (worksettings.Value, bool) {
 	var v worksettings.Value
 	ok := false
 	switch s.Type {
@@ -539,7 +573,7 @@ func (d *decoder) workSetting(c *node.Config, s *worksettings.Setting, n *yaml.N
 	case worksettings.Int:
 		v.Int, ok = d.integer(n, path, s.Min, s.Max)
 	case worksettings.Duration:
-		if v.Duration, ok = d.duration(n, path, s.MinDuration); ok && s.MaxDuration > 0 && v.Duration > s.MaxDuration {
+		if v.Duration, ok = d.duration(n, path, min); ok && s.MaxDuration > 0 && v.Duration > s.MaxDuration {
 			d.errorf(n, path, "must be at most %s", s.MaxDuration)
 			ok = false
 		}
@@ -554,9 +588,7 @@ func (d *decoder) workSetting(c *node.Config, s *worksettings.Setting, n *yaml.N
 	default:
 		d.errorf(n, path, "this setting is not read from a pool file")
 	}
-	if ok {
-		s.Set(c, v)
-	}
+	return v, ok
 }
 
 // check runs the setting's own check of a value.
@@ -829,9 +861,12 @@ func (d *decoder) decodeHTTP(n *yaml.Node, path string) *HTTPEndpoint {
 	return e
 }
 
-// Keys of one queue set. worker_count is the resque-v3 name of processes.
-var setKeys = []string{"queues", "processes", "worker_count", "concurrency", "blocking", "polling", "interval", "fork", "timeout", "serial",
-	"max_jobs", "max_rss", "max_age"}
+// Keys of one queue set: the pool's own (worker_count is the resque-v3
+// name of processes; blocking is polling's opposite; serial makes the
+// set's own queues serial), then the worker settings a set gives its
+// children (the set keys of the settings table, decoded by setSetting).
+var setKeys = append([]string{"queues", "processes", "worker_count", "blocking", "serial", "max_jobs", "max_rss", "max_age"},
+	worksettings.SetKeys()...)
 
 // decodeSets reads the queue sets: a list of mappings with a queues key, or
 // a mapping from queue list to settings (or to a process count).
@@ -899,31 +934,10 @@ func (d *decoder) decodeSet(n *yaml.Node, path, queues string, keyNode *yaml.Nod
 			if v, ok := d.integer(f.val, p, 0, 1000); ok {
 				set.Processes = v
 			}
-		case "concurrency":
-			if v, ok := d.integer(f.val, p, 1, node.MaxConcurrency); ok {
-				set.Concurrency = v
-			}
 		case "blocking":
 			if v, ok := d.boolean(f.val, p); ok {
 				blocking = &f
 				set.Polling = !v
-			}
-		case "polling":
-			if v, ok := d.boolean(f.val, p); ok {
-				polling = &f
-				set.Polling = v
-			}
-		case "interval":
-			if v, ok := d.duration(f.val, p, time.Millisecond); ok {
-				set.Interval = v
-			}
-		case "fork":
-			if v, ok := d.boolean(f.val, p); ok {
-				set.Fork = v
-			}
-		case "timeout":
-			if v, ok := d.duration(f.val, p, 0); ok {
-				set.Timeout = v
 			}
 		case "serial":
 			if v, ok := d.boolean(f.val, p); ok {
@@ -942,7 +956,16 @@ func (d *decoder) decodeSet(n *yaml.Node, path, queues string, keyNode *yaml.Nod
 				set.MaxAge = v
 			}
 		default:
-			d.unknown(f, path, setKeys...)
+			s := worksettings.BySetKey(f.name)
+			if s == nil {
+				d.unknown(f, path, setKeys...)
+				continue
+			}
+			errs := len(d.errs)
+			d.setSetting(&set, s, f.val, p)
+			if f.name == "polling" && len(d.errs) == errs {
+				polling = &f
+			}
 		}
 	}
 	if blocking != nil && polling != nil {

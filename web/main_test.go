@@ -15,6 +15,7 @@ import (
 	"github.com/resque-go/resque-go/fixtures"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/redistest/rdbtest"
 	"github.com/resque-go/resque-go/web"
 )
 
@@ -43,17 +44,13 @@ type env struct {
 
 func newEnv(t *testing.T, mod ...func(*web.Options)) *env {
 	t.Helper()
-	ns := redistest.Namespace(t)
-	c, err := client.New(client.Options{URL: os.Getenv(redisEnv), Namespace: ns})
+	r := rdbtest.New(t, rdb.Options{})
+	raw, ns := r.Client, r.NS
+	c, err := client.New(client.Options{URL: r.URL, Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	raw, err := rdb.New(rdb.Options{URL: os.Getenv(redisEnv), Namespace: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
 	opt := web.Options{Client: c, Users: []web.User{
 		{Name: "vic", Role: web.RoleViewer, Secret: viewerSecret},
 		{Name: "opal", Role: web.RoleOperator, Secret: operatorSecret},

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -96,7 +97,7 @@ func TestExecCancelKeepsGrace(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- runExec(t, ctx, cmd, worker.ExecOptions{KillGrace: 10 * time.Second}, nil) }()
-	eventually(t, "command started", func() bool { _, err := os.Stat(started); return err == nil })
+	redistest.Eventually(t, 0, func() bool { _, err := os.Stat(started); return err == nil }, "command started")
 	cancel(errors.New("test stop"))
 	var err error
 	select {

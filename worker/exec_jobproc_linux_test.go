@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/worker"
 )
 
@@ -41,14 +42,14 @@ func TestKillJobProcesses(t *testing.T) {
 		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
 	}
 	var grandchild int
-	eventually(t, "job started", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		b, err := os.ReadFile(pidFile)
 		if err != nil {
 			return false
 		}
 		grandchild, err = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil
-	})
+	}, "job started")
 	n, err := worker.KillJobProcesses(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)

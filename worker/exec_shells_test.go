@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/resque-go/resque-go/internal/redistest"
 )
 
 // guardShells are the shells /bin/sh may be that are installed here: dash
@@ -36,16 +38,13 @@ func guardCmd(shell []string, command string) *exec.Cmd {
 
 func waitFile(t *testing.T, path string) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if b, err := os.ReadFile(path); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
-			return strings.TrimSpace(string(b))
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", path)
-		}
-		<-time.After(10 * time.Millisecond) // bounded poll
-	}
+	var b []byte
+	redistest.Eventually(t, 0, func() bool {
+		var err error
+		b, err = os.ReadFile(path)
+		return err == nil && len(b) > 0 && b[len(b)-1] == '\n'
+	}, path)
+	return strings.TrimSpace(string(b))
 }
 
 func running(pid int) bool {

@@ -53,14 +53,14 @@ func gone(pid int) bool { return syscall.Kill(pid, 0) == syscall.ESRCH }
 func readyPID(t *testing.T, p *ForkPool, id string) int {
 	t.Helper()
 	pid := 0
-	waitFor(t, "a process started ahead for "+id, func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if c := p.ready[id]; c != nil {
 			pid = c.cmd.Process.Pid
 		}
 		return pid != 0
-	})
+	}, "a process started ahead for "+id)
 	return pid
 }
 
@@ -100,7 +100,7 @@ func TestForkPoolStartsAhead(t *testing.T) {
 	pids := []int{readyPID(t, p, "host:1:q1"), readyPID(t, p, "host:1:q1-2")}
 	p.Close()
 	for _, pid := range pids {
-		waitFor(t, fmt.Sprintf("process %d stopped by Close", pid), func() bool { return gone(pid) })
+		redistest.Eventually(t, 0, func() bool { return gone(pid) }, fmt.Sprintf("process %d stopped by Close", pid))
 	}
 	if pid, _ := runWho(t, h, "q1", "host:1:q1"); slices.Contains(pids, pid) {
 		t.Errorf("a job after Close ran in a process started ahead (%d)", pid)
@@ -132,35 +132,18 @@ func TestForkPoolIdleAndDeadProcesses(t *testing.T) {
 		t.Fatal("a process was ready before any job")
 	}
 	var c *forkChild
-	waitFor(t, "a process started ahead", func() bool { c = ready(); return c != nil })
+	redistest.Eventually(t, 0, func() bool { c = ready(); return c != nil }, "a process started ahead")
 	pid := c.cmd.Process.Pid
-	waitFor(t, "the idle process stopped", func() bool { return ready() == nil && gone(pid) })
+	redistest.Eventually(t, 0, func() bool { return ready() == nil && gone(pid) }, "the idle process stopped")
 
 	forkIdle = time.Minute
 	runWho(t, h, "q", "host:1:q")
-	waitFor(t, "a process started ahead", func() bool { c = ready(); return c != nil })
+	redistest.Eventually(t, 0, func() bool { c = ready(); return c != nil }, "a process started ahead")
 	if err := c.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	<-c.exited
 	if _, seen := runWho(t, h, "q", "host:1:q"); seen != "q host:1:q q host:1:q" {
 		t.Errorf("after the ready process died the job saw %q", seen)
-	}
-}
-
-// waitFor polls cond on a ticker until it holds or 20 s pass (the
-// external test package's eventually, for this internal one).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(20 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
 	}
 }

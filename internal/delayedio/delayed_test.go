@@ -15,6 +15,7 @@ import (
 	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/redistest/rdbtest"
 )
 
 const redisEnv = "RESQUE_GO_TEST_REDIS"
@@ -28,13 +29,8 @@ type env struct {
 }
 
 func newEnv(t testing.TB) *env {
-	ns := redistest.Namespace(t)
-	c, err := rdb.New(rdb.Options{URL: os.Getenv(redisEnv), Namespace: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &env{t, c, ns}
+	r := rdbtest.New(t, rdb.Options{})
+	return &env{t, r.Client, r.NS}
 }
 
 func (e *env) do(cmd string, args ...any) any {

@@ -14,19 +14,8 @@ import (
 	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/internal/failureio"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/redistest"
 )
-
-// eventually polls cond every 5 ms until it holds or 20 s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-time.After(5 * time.Millisecond) // bounded poll
-	}
-}
 
 func movingEntry(class string, n int) string {
 	return fmt.Sprintf(`{"failed_at":"2026/01/01 00:00:00 UTC","payload":{"class":"%s","args":[%d]},"exception":"E","error":"e","backtrace":[],"worker":"w","queue":"q"}`, class, n)
@@ -103,7 +92,7 @@ func (m *movers) halt() { m.stop.Store(true); m.wg.Wait() }
 func (m *movers) waitMoved(t *testing.T, by int64) {
 	t.Helper()
 	p, q := m.npop.Load(), m.pushed.Load()
-	eventually(t, "the list to move", func() bool { return m.npop.Load() >= p+by && m.pushed.Load() >= q+by })
+	redistest.Eventually(t, 0, func() bool { return m.npop.Load() >= p+by && m.pushed.Load() >= q+by }, "the list to move")
 }
 
 // While workers append entries and another admin removes entries near the

@@ -17,6 +17,7 @@ import (
 	"github.com/resque-go/resque-go/failure"
 	"github.com/resque-go/resque-go/internal/failureio"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/redistest"
 )
 
 // trimEntry is a failed entry of job n with failed_at as given ("" for none).
@@ -294,9 +295,9 @@ func TestTrimmerLease(t *testing.T) {
 	for _, tr := range trimmers {
 		tr.Start(context.Background())
 	}
-	eventually(t, "three passes of each trimmer", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		return tallies[0].passes.Load() >= 3 && tallies[1].passes.Load() >= 3
-	})
+	}, "three passes of each trimmer")
 	for _, tr := range trimmers {
 		tr.Stop()
 	}

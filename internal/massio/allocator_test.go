@@ -13,6 +13,7 @@ import (
 	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/massqueue"
 )
 
@@ -280,11 +281,11 @@ func TestAllocationExactlyOnce(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); a.Start(cctx); <-cctx.Done(); a.Stop() }()
 	}
-	poll(t, 15*time.Second, "allocation", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return moved == jobs && assigned+backlog == batches
-	})
+	}, "allocation")
 	cancel()
 	wg.Wait()
 	seen := map[string]bool{}

@@ -11,6 +11,7 @@ import (
 	"github.com/resque-go/resque-go/internal/massio"
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/uniqueio"
 	"github.com/resque-go/resque-go/massqueue"
 	"github.com/resque-go/resque-go/unique"
@@ -287,9 +288,9 @@ func TestBatchUniqueAbandoned(t *testing.T) {
 	if got, want := massqueue.BatchUniqueStateTTL(time.Hour), 70*time.Minute; got != want {
 		t.Errorf("state TTL for a 1h batch: %v, want %v", got, want)
 	}
-	poll(t, 10*time.Second, "the abandoned batch's uid to be free", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		return e.int("EXISTS", e.ns+":unique:gone:state", e.ns+":uncommitted:"+b.ID(), e.ns+":resque-go:batch_uids:"+b.ID()) == 0
-	})
+	}, "the abandoned batch's uid to be free")
 	if err := e.newBatch("s2", 0).Push(ctx, uniqueJob("gone", 2)); err != nil {
 		t.Fatalf("push after the batch expired: %v", err)
 	}

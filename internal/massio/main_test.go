@@ -5,11 +5,11 @@ import (
 	"os"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/redistest/rdbtest"
 )
 
 const redisEnv = "RESQUE_GO_TEST_REDIS"
@@ -23,17 +23,9 @@ type env struct {
 }
 
 func newEnv(t testing.TB) *env {
-	ns := redistest.Namespace(t)
-	url := os.Getenv(redisEnv)
-	if u := os.Getenv("COST_REDIS"); u != "" {
-		url = u // a server under a profiler (see rdb's BenchmarkScriptCost)
-	}
-	c, err := rdb.New(rdb.Options{URL: url, Namespace: ns, MaxIdle: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &env{t, c, ns}
+	// COST_REDIS: a server under a profiler (see rdb's BenchmarkScriptCost)
+	r := rdbtest.New(t, rdb.Options{URL: os.Getenv("COST_REDIS"), MaxIdle: 64})
+	return &env{t, r.Client, r.NS}
 }
 
 func (e *env) do(cmd string, args ...any) any {
@@ -104,18 +96,4 @@ func (e *env) int(cmd string, args ...any) int64 {
 		e.t.Fatal(err)
 	}
 	return n
-}
-
-// poll waits until cond holds, failing the test after d.
-func poll(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/resque-go/resque-go/internal/massio"
+	"github.com/resque-go/resque-go/internal/redistest"
 )
 
 // Heartbeats register units and static pools; a retired unit's batches are
@@ -22,7 +23,7 @@ func TestHeartbeatAndRetire(t *testing.T) {
 	hb.Set([]string{"elsewhere"}, map[string][]string{"imports": {"n1-0", "n1-1"}})
 	hb.Start(ctx)
 	hb.Start(ctx) // idempotent
-	poll(t, 5*time.Second, "first beat", func() bool { return e.int("ZCARD", e.ns+":pool:imports:heartbeats") == 2 })
+	redistest.Eventually(t, 0, func() bool { return e.int("ZCARD", e.ns+":pool:imports:heartbeats") == 2 }, "first beat")
 	hb.Stop()
 	hb.Stop()
 	if e.str("ZSCORE", e.ns+":static:pools", "elsewhere") == "" || e.int("ZCARD", e.ns+":pool:imports:unit_queues") != 2 {
@@ -78,7 +79,7 @@ func TestAllocatorStartStop(t *testing.T) {
 		a.Start(ctx)
 		a.Start(ctx)
 		e.released("s1", "n", i)
-		poll(t, 5*time.Second, "allocation", func() bool { return len(e.queued("general", "s1")) == i+1 })
+		redistest.Eventually(t, 0, func() bool { return len(e.queued("general", "s1")) == i+1 }, "allocation")
 		a.Stop()
 		a.Stop()
 	}

@@ -109,10 +109,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for finished.Load() < 5 && time.Now().Before(deadline) {
-		<-time.After(10 * time.Millisecond) // bounded poll
-	}
+	redistest.Eventually(t, 0, func() bool { return finished.Load() >= 5 }, "5 jobs finished")
 	w.Pause()
 	if err := c.Enqueue(ctx, "idle", []byte(`{"class":"Ok"}`)); err != nil {
 		t.Fatal(err)

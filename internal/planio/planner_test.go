@@ -16,6 +16,7 @@ import (
 	"github.com/resque-go/resque-go/internal/planio"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/redistest/rdbtest"
 	"github.com/resque-go/resque-go/plan"
 )
 
@@ -49,12 +50,7 @@ type env struct {
 
 func newEnv(t *testing.T, now time.Time) *env {
 	t.Helper()
-	c, err := rdb.New(rdb.Options{URL: os.Getenv(redisEnv), Namespace: redistest.Namespace(t), MaxIdle: 32})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &env{t: t, c: c, clock: &clock{now: now}}
+	return &env{t: t, c: rdbtest.New(t, rdb.Options{MaxIdle: 32}).Client, clock: &clock{now: now}}
 }
 
 func (e *env) planner() *planio.Planner {

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/pool"
 )
 
@@ -52,12 +53,12 @@ func TestSupervisorShowsWhyAChildFails(t *testing.T) {
 			t.Errorf("exit event reason %q, want %q", e.Reason, reason)
 		}
 	}
-	eventually(t, "crashloop with the reason", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		c := h.sup.Status().Children[0]
 		return c.State == pool.ChildCrashLoop && c.LastExit == "exit status 1" && c.LastExitReason == reason
-	})
+	}, "crashloop with the reason")
 	key := h.client.Keys().PoolManager("pool-test", h.sup.p.PID)
-	eventually(t, "the reason in the status record", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		v, err := h.client.Do(context.Background(), "GET", key)
 		if err != nil || v == nil {
 			return false
@@ -65,7 +66,7 @@ func TestSupervisorShowsWhyAChildFails(t *testing.T) {
 		rec, err := protocol.ParsePoolRecord(v.([]byte))
 		return err == nil && len(rec.Children) == 1 && rec.Children[0].LastExitReason == reason &&
 			rec.Children[0].State == pool.ChildCrashLoop
-	})
+	}, "the reason in the status record")
 	h.sup.Shutdown()
 	if !strings.Contains(logs.String(), `"exit":"exit status 1","exit_reason":"`+reason+`"`) {
 		t.Errorf("the exit's log event lacks the reason:\n%s", logs.String())

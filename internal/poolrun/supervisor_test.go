@@ -229,18 +229,6 @@ func pidsOf(evs []pool.Event, kind pool.EventKind, queues string) []int {
 	return out
 }
 
-// eventually polls cond (bounded) for conditions no event reports.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-time.After(10 * time.Millisecond) // bounded poll
-	}
-}
-
 func (h *harness) childLog(pid int) string {
 	b, _ := os.ReadFile(filepath.Join(h.dir, strconv.Itoa(pid)))
 	return string(b)
@@ -250,7 +238,7 @@ func (h *harness) childLog(pid int) string {
 func (h *harness) ready(pids ...int) {
 	h.t.Helper()
 	for _, pid := range pids {
-		eventually(h.t, "child "+strconv.Itoa(pid)+" ready", func() bool { return strings.Contains(h.childLog(pid), "\nenv ") })
+		redistest.Eventually(h.t, 0, func() bool { return strings.Contains(h.childLog(pid), "\nenv ") }, "child "+strconv.Itoa(pid)+" ready")
 	}
 }
 
@@ -277,7 +265,7 @@ func TestSupervisorRunsRestartsAndStops(t *testing.T) {
 
 	key := h.client.Keys().PoolManager("pool-test", os.Getpid())
 	var rec protocol.PoolRecord
-	eventually(t, "status record with 3 running children", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		v, err := h.client.Do(context.Background(), "GET", key)
 		if err != nil || v == nil {
 			return false
@@ -290,7 +278,7 @@ func TestSupervisorRunsRestartsAndStops(t *testing.T) {
 			}
 		}
 		return err == nil && running == 3
-	})
+	}, "status record with 3 running children")
 	if rec.Format != pool.FormatResqueGo || rec.Config != "test.yml" || rec.State != pool.StateRunning || rec.RSSBytes == 0 {
 		t.Errorf("record = %+v", rec)
 	}
@@ -353,10 +341,10 @@ func TestSupervisorRecyclesWithoutBackoff(t *testing.T) {
 			t.Errorf("exit event %+v: want Recycled %q", e, node.LimitMaxRSS)
 		}
 	}
-	eventually(t, "recycles in the status", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		c := h.sup.Status().Children[0]
 		return c.Recycles >= 4 && c.Restarts == 0 && c.State != pool.ChildCrashLoop && c.LastExit == "recycled (max_rss)"
-	})
+	}, "recycles in the status")
 	h.sup.Shutdown()
 }
 
@@ -372,12 +360,12 @@ func TestSupervisorBackoffAndCrashLoop(t *testing.T) {
 	if d := time.Since(start); d < 500*time.Millisecond {
 		t.Errorf("5 starts within %v: no backoff", d)
 	}
-	eventually(t, "crashloop state", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		st := h.sup.Status()
 		return len(st.Children) == 1 && st.Children[0].State == pool.ChildCrashLoop && st.Children[0].LastExit == "exit status 1"
-	})
+	}, "crashloop state")
 	// the status snapshot trails the events by a loop turn
-	eventually(t, "4 restarts in the status", func() bool { return h.sup.Status().Children[0].Restarts >= 4 })
+	redistest.Eventually(t, 0, func() bool { return h.sup.Status().Children[0].Restarts >= 4 }, "4 restarts in the status")
 	h.sup.Shutdown()
 }
 
@@ -480,10 +468,10 @@ func TestSupervisorForwardsSignalsAndStopsWithContext(t *testing.T) {
 		h.sup.Signal(sig)
 	}
 	for _, pid := range pids {
-		eventually(t, "signals in the child", func() bool {
+		redistest.Eventually(t, 0, func() bool {
 			l := h.childLog(pid)
 			return strings.Contains(l, "signal user defined signal 1") && strings.Contains(l, "signal user defined signal 2") && strings.Contains(l, "signal continued")
-		})
+		}, "signals in the child")
 	}
 	cancel()
 	<-h.sup.Done()
@@ -518,17 +506,17 @@ func TestSupervisorPrunesKilledChild(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "job back in its queue", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		v, err := h.client.Do(ctx, "LRANGE", k.Queue("q"), 0, -1)
 		return err == nil && len(v.([]any)) == 1 && string(v.([]any)[0].([]byte)) == job
-	})
+	}, "job back in its queue")
 	if v, _ := h.client.Do(ctx, "SISMEMBER", k.Workers(), id); v.(int64) != 0 {
 		t.Error("dead child still registered")
 	}
-	eventually(t, "runtime record deleted", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		v, err := h.client.Do(ctx, "EXISTS", k.Process("pool-test", pid))
 		return err == nil && v.(int64) == 0
-	})
+	}, "runtime record deleted")
 	if st := h.sup.Status(); st.Children[0].State != pool.ChildBackoff || st.Children[0].PID != 0 {
 		t.Errorf("status = %+v", st.Children[0])
 	}

@@ -33,6 +33,9 @@ mover: false
 ruby_prune: yes
 graceful_term: true
 dirty_exit_on_term: true
+events: true
+events_max_len: 5000
+events_max_age: 24h
 retention: {failed_max: 1000, failed_max_age: 30d, retries_max: 200, retries_max_age: 12h, archive: /var/log/trimmed.jsonl}
 handlers:
   "*": {exec: "true"}
@@ -52,6 +55,7 @@ var allSet = node.Config{
 	Retention: failure.Retention{FailedMax: 1000, FailedMaxAge: 30 * 24 * time.Hour, RetriesMax: 200, RetriesMaxAge: 12 * time.Hour,
 		Archive: "/var/log/trimmed.jsonl"},
 	MaxJobs: 1000, MaxRSS: 512 << 20, MaxAge: 6 * time.Hour,
+	Events: true, EventsMaxLen: 5000, EventsMaxAge: 24 * time.Hour,
 }
 
 const allSets = "workers:\n  - {queues: \"a,b\", processes: 1, concurrency: 3, polling: true, interval: 0.5, fork: true, timeout: 60, serial: true,\n      max_jobs: 1000, max_rss: 512MB, max_age: 6h}\n"

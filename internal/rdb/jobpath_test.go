@@ -176,21 +176,6 @@ func TestJobpathLayoutsAppend(t *testing.T) {
 // luaString is a Lua string literal next to a concatenation ("..").
 var luaString = regexp.MustCompile(`(\.\.\s*('[^'\n]*'|"[^"\n]*"))|(('[^'\n]*'|"[^"\n]*")\s*\.\.)`)
 
-// luaKeyLiteralsLeft are the key names' parts still written in Lua, in the
-// scripts off the job's path (mass queues' allocation and bookkeeping):
-// each to move to keyGrammarLua or to ARGV. A new one fails the test.
-var luaKeyLiteralsLeft = map[string][]string{
-	"mass_alloc_batch.lua":   {"committed:", "pool:", ":unit_queues", ":heartbeats", "batch:paused:", ":backlog:"},
-	"mass_alloc_static.lua":  {"static:pools", "static:queue:", "static:state:", "static:ring:"},
-	"mass_batch_commit.lua":  {":state"},
-	"mass_batch_pause.lua":   {":queues"},
-	"mass_batch_push.lua":    {":state"},
-	"mass_batch_resume.lua":  {"batch:holders:", ":queues", "committed:"},
-	"mass_route.lua":         {"static:pools", "pool:", ":unit_queues", "src:", ":cfg:"},
-	"mass_unit_handback.lua": {"batch:holders:", "committed:"},
-	"mass_unit_sweep.lua":    {"batch:holders:", "committed:"},
-}
-
 // keyish reports whether a Lua string literal s looks like a part of a key
 // name: a key word of internal/protocol, or words joined by ':'. Hash
 // fields (m:, t:, <source>:weight...) and messages (with a space) are not.
@@ -245,8 +230,6 @@ func TestLuaKeyLiterals(t *testing.T) {
 	files = append(files, more...)
 	for _, f := range files {
 		name := strings.TrimPrefix(f, "scripts/")
-		left := luaKeyLiteralsLeft[name]
-		found := map[string]bool{}
 		for i, line := range strings.Split(scriptSource(name), "\n") {
 			code, _, _ := strings.Cut(line, "--")
 			for _, m := range luaString.FindAllStringSubmatch(code, -1) {
@@ -255,15 +238,7 @@ func TestLuaKeyLiterals(t *testing.T) {
 				if !keyish(s, words) {
 					continue
 				}
-				found[s] = true
-				if !slices.Contains(left, s) {
-					t.Errorf("%s:%d: key name part %s written in Lua: take it from internal/protocol (keyGrammarLua, KEYS or ARGV)", name, i+1, lit)
-				}
-			}
-		}
-		for _, s := range left {
-			if !found[s] {
-				t.Errorf("%s: %q is listed as left in Lua but is not there any more: take it off luaKeyLiteralsLeft", name, s)
+				t.Errorf("%s:%d: key name part %s written in Lua: take it from internal/protocol (keyGrammarLua, massKeyGrammarLua, KEYS or ARGV)", name, i+1, lit)
 			}
 		}
 	}

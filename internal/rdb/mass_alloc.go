@@ -15,14 +15,14 @@ import (
 
 // Server-side scripts of mass queues (allocation, units); immutable.
 var (
-	massAllocStaticScript = loadScriptWith("mass_alloc_static.lua", 5, "mass_route.lua")
-	massAllocBatchScript  = loadScriptWith("mass_alloc_batch.lua", 4, "mass_route.lua")
+	massAllocStaticScript = loadMassScript("mass_alloc_static.lua", 5, "mass_route.lua")
+	massAllocBatchScript  = loadMassScript("mass_alloc_batch.lua", 4, "mass_route.lua")
 	massUnitBeatScript    = loadScript("mass_unit_beat.lua", 2)
-	massUnitSweepScript   = loadScriptWith("mass_unit_sweep.lua", 7, "mass_route.lua")
-	massHandbackScript    = loadScriptWith("mass_unit_handback.lua", 8, "mass_route.lua")
+	massUnitSweepScript   = loadMassScript("mass_unit_sweep.lua", 7, "mass_route.lua")
+	massHandbackScript    = loadMassScript("mass_unit_handback.lua", 8, "mass_route.lua")
 	massDeferredScript    = loadScript("mass_deferred_promote.lua", 2)
-	massReallocateScript  = loadScriptWith("mass_reallocate.lua", 4, "mass_route.lua")
-	massFailBadScript     = loadScriptWith("mass_fail_bad.lua", 2, "mass_route.lua")
+	massReallocateScript  = loadMassScript("mass_reallocate.lua", 4, "mass_route.lua")
+	massFailBadScript     = loadMassScript("mass_fail_bad.lua", 2, "mass_route.lua")
 )
 
 // AllocArgs are what every allocation step needs.

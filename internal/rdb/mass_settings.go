@@ -15,8 +15,8 @@ import (
 var (
 	massResumeScript      = loadScript("mass_resume.lua", 5)
 	massCountHolderScript = loadScript("mass_count_holder.lua", 3)
-	massBatchPauseScript  = loadScript("mass_batch_pause.lua", 4)
-	massBatchResumeScript = loadScriptWith("mass_batch_resume.lua", 7, "mass_route.lua")
+	massBatchPauseScript  = loadMassScript("mass_batch_pause.lua", 4)
+	massBatchResumeScript = loadMassScript("mass_batch_resume.lua", 7, "mass_route.lua")
 )
 
 // Per-source settings of static pools (fields of static:settings,

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,10 +53,17 @@ func (s *script) get() *redis.Script {
 		var src strings.Builder
 		src.WriteString(keyGrammarLua())
 		for _, f := range s.fragments {
+			if f == massKeys {
+				src.WriteString(massKeyGrammarLua())
+				continue
+			}
 			src.WriteString(scriptSource(f))
 			src.WriteString("\n")
 		}
 		src.WriteString(scriptSource(s.name))
+		if !slices.Contains(s.fragments, massKeys) && usesMassKeyGrammar(src.String()) {
+			panic("rdb: " + s.name + " names the mass key grammar: load it with loadMassScript") // a build error, not a runtime one
+		}
 		s.s = redis.NewScript(s.keys, src.String())
 	})
 	return s.s

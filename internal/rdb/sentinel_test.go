@@ -116,7 +116,7 @@ func startSentinelGroup(t *testing.T, sentinelPass string) *sentinelGroup {
 	g.url = "redis+sentinel://" + strings.Join(addrs, ",") + "/" + sentinelMaster
 	// Ready when every Sentinel knows the replica and the two others
 	// (learnt through the primary's hello channel, every 2 s).
-	waitFor(t, 20*time.Second, "the replica to sync and the sentinels to find it and each other", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		if info, err := redis.String(redisDo(t, g.replica.Addr(), "INFO", "replication")); err != nil || !strings.Contains(info, "master_link_status:up") {
 			return false
 		}
@@ -133,20 +133,8 @@ func startSentinelGroup(t *testing.T, sentinelPass string) *sentinelGroup {
 			}
 		}
 		return true
-	})
+	}, "the replica to sync and the sentinels to find it and each other")
 	return g
-}
-
-// waitFor polls cond every 50 ms until it holds, failing after limit.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", limit, what)
-		}
-		<-time.After(50 * time.Millisecond)
-	}
 }
 
 // port is the port a client's connections reach, by CLIENT INFO's laddr
@@ -211,9 +199,9 @@ func TestSentinelFollowsFailover(t *testing.T) {
 	if _, err := redis.String(redisDo(t, g.sentinels[0].Addr(), "SENTINEL", "FAILOVER", sentinelMaster)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "the replica to become master", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		return serverRoleAt(t, g.replica.Addr()) == "master"
-	})
+	}, "the replica to become master")
 	// Until the Sentinels reconfigure the old master (they look every
 	// 10 s) it still takes writes, which its demotion then drops:
 	// Sentinel's known window, which a crashed master does not have. The

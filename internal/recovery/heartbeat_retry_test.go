@@ -60,20 +60,27 @@ func TestHeartbeatSurvivesCutConnections(t *testing.T) {
 	}
 	var logs lockedBuffer
 	l := zerolog.New(&logs).Level(zerolog.WarnLevel)
-	s, err := recovery.New(recovery.Config{Client: c, IDs: []string{id}, Hostname: "testhost", HeartbeatInterval: 100 * time.Millisecond,
+	// a beat has the whole interval to get through, a loaded machine's
+	// dial included: what fails here is a cut connection, never a slow one
+	s, err := recovery.New(recovery.Config{Client: c, IDs: []string{id}, Hostname: "testhost", HeartbeatInterval: time.Second,
 		PruneInterval: time.Hour, Logger: &l})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Start(context.Background())
 	defer s.Stop()
+	beat := func(what string) {
+		t.Helper()
+		last := s.LastHeartbeat()
+		redistest.Eventually(t, 0, func() bool { return s.LastHeartbeat().After(last) }, what)
+	}
 	for range 3 {
-		<-time.After(250 * time.Millisecond) // a few beats, so the pool holds idle connections
+		beat("a beat, so the pool holds an idle connection")
 		if _, err := admin.Do(context.Background(), "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	<-time.After(250 * time.Millisecond) // the beats after the last cut
+	beat("the beat after the last cut")
 	if strings.Contains(logs.String(), "heartbeat failed") {
 		t.Errorf("a heartbeat was missed after the connections were cut:\n%s", logs.String())
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/recovery"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/redistest/rdbtest"
 )
 
 const redisEnv = "RESQUE_GO_TEST_REDIS"
@@ -26,12 +27,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	c, err := rdb.New(rdb.Options{URL: os.Getenv(redisEnv), Namespace: redistest.Namespace(t), ReadTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &env{t: t, c: c}
+	return &env{t: t, c: rdbtest.New(t, rdb.Options{ReadTimeout: 5 * time.Second}).Client}
 }
 
 func (e *env) ctx() context.Context {
@@ -89,20 +85,6 @@ func (e *env) get(key string) string {
 		return ""
 	}
 	return string(v.([]byte))
-}
-
-// eventually polls cond on a ticker until it holds or 20 s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
 }
 
 // deadPid returns the pid of a process that has exited.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/recovery"
+	"github.com/resque-go/resque-go/internal/redistest"
 )
 
 // The heartbeat keeps every id of the process registered: it rewrites the
@@ -31,13 +32,13 @@ func TestHeartbeatKeepsIDsRegistered(t *testing.T) {
 	s.Start(context.Background())
 	defer s.Stop()
 	e.do([]any{"SREM", k.Workers(), ids[0]}, []any{"HDEL", k.Heartbeats(), ids[1]})
-	eventually(t, "registered again", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		ws, err := e.c.Workers(e.ctx())
 		if err != nil {
 			t.Fatal(err)
 		}
 		return slices.Contains(ws.IDs, ids[0]) && ws.Heartbeats[ids[0]] != "" && ws.Heartbeats[ids[1]] != ""
-	})
+	}, "registered again")
 }
 
 // One pass as an observer (the pool manager): same-host ids whose pid is
@@ -229,7 +230,7 @@ func TestStartStop(t *testing.T) {
 	s.Start(context.Background())
 	dead := fmt.Sprintf("testhost:%d:q", deadPid(t))
 	e.do([]any{"SADD", k.Workers(), dead})
-	eventually(t, "a pass while running", func() bool { return !slices.Contains(e.strings("SMEMBERS", k.Workers()), dead) })
+	redistest.Eventually(t, 0, func() bool { return !slices.Contains(e.strings("SMEMBERS", k.Workers()), dead) }, "a pass while running")
 	s.Stop()
 	s.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -272,7 +273,7 @@ func TestSameHostWorkerPrunedSoonAfterItDies(t *testing.T) {
 	s := e.service(recovery.Config{PruneInterval: time.Hour})
 	s.Start(context.Background())
 	t.Cleanup(s.Stop)
-	eventually(t, "the first pass", func() bool { return !slices.Contains(e.strings("SMEMBERS", k.Workers()), marker) })
+	redistest.Eventually(t, 0, func() bool { return !slices.Contains(e.strings("SMEMBERS", k.Workers()), marker) }, "the first pass")
 	if got := e.strings("LRANGE", k.Queue("q"), 0, -1); len(got) != 0 {
 		t.Fatalf("a live worker's job was recovered: %q", got)
 	}
@@ -284,10 +285,10 @@ func TestSameHostWorkerPrunedSoonAfterItDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	reaped = true
-	eventually(t, "the dead worker's job recovered", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		got := e.strings("LRANGE", k.Queue("q"), 0, -1)
 		return len(got) == 1 && got[0] == job
-	})
+	}, "the dead worker's job recovered")
 	if slices.Contains(e.strings("SMEMBERS", k.Workers()), live) {
 		t.Error("the dead worker is still registered")
 	}

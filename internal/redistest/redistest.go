@@ -37,8 +37,23 @@ func Namespace(t testing.TB) string {
 	return "t-" + name + "-" + hex.EncodeToString(b[:])
 }
 
+// URLEnv is the variable Main always sets to the shared server's URL, for
+// URL and rdbtest, whichever names the package also asks for.
+const URLEnv = "RESQUE_GO_TEST_REDIS"
+
+// URL is the URL of the server Main started for the package; it fails t
+// when there is none (a package without redistest.Main in its TestMain).
+func URL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(URLEnv)
+	if u == "" {
+		t.Fatalf("redistest: %s is not set: start the server with redistest.Main in TestMain", URLEnv)
+	}
+	return u
+}
+
 // Main is used from TestMain: it starts a shared server, exports its URL in
-// env (and in each of also: REDIS_URL for runnable examples), runs the
+// URLEnv, env and each of also (REDIS_URL for runnable examples), runs the
 // tests and stops it.
 func Main(m *testing.M, env string, also ...string) int {
 	if !flag.Parsed() {
@@ -56,7 +71,7 @@ func Main(m *testing.M, env string, also ...string) int {
 		return 1
 	}
 	defer s.Stop()
-	for _, name := range append([]string{env}, also...) {
+	for _, name := range append([]string{URLEnv, env}, also...) {
 		os.Setenv(name, s.URL())
 	}
 	return m.Run()

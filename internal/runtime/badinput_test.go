@@ -12,6 +12,7 @@ import (
 	goruntime "runtime"
 
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -110,11 +111,11 @@ func TestGarbageInQueues(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the job pushed after the garbage did not run")
 	}
-	eventually(t, "every job finished", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(finished) == len(rows)+1
-	})
+	}, "every job finished")
 	w.Shutdown()
 	close(stopSampling)
 	<-sampled

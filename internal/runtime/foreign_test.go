@@ -11,6 +11,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -130,14 +131,14 @@ func TestForeignPruneWhileJobRuns(t *testing.T) {
 			if done[0].Outcome == "" || e.counter(k.StatProcessed()) != 1 {
 				t.Errorf("outcome %+v, stat:processed %d", done[0], e.counter(k.StatProcessed()))
 			}
-			eventually(t, "the id registered again", func() bool {
+			redistest.Eventually(t, 0, func() bool {
 				for _, m := range e.members(k.Workers()) {
 					if m == id {
 						return e.get(k.WorkerStarted(id)) != ""
 					}
 				}
 				return false
-			})
+			}, "the id registered again")
 		})
 	}
 }

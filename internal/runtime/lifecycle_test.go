@@ -147,7 +147,7 @@ func TestPause(t *testing.T) {
 	// The claim script reports the pause; wait until the worker has been
 	// refused at least once by checking the job is still queued after the
 	// slot's first claim (dequeued counter stays 0).
-	eventually(t, "worker registered", func() bool { return len(e.members(k.Workers())) == 1 })
+	redistest.Eventually(t, 0, func() bool { return len(e.members(k.Workers())) == 1 }, "worker registered")
 	if n := len(e.list(k.Queue("q"))); n != 1 {
 		t.Fatalf("a job was claimed while pause-all-workers was set")
 	}
@@ -221,10 +221,10 @@ func TestSurvivesRedisRestart(t *testing.T) {
 	}
 	k := e.client.Keys()
 	// The heartbeat re-asserts the registration the restart wiped.
-	eventually(t, "re-registration after restart", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		v, err := e.client.Do(context.Background(), "SCARD", k.Workers())
 		return err == nil && v.(int64) == 2
-	})
+	}, "re-registration after restart")
 	e.push("q", `{"class":"J","args":[2]}`, `{"class":"J","args":[3]}`)
 	rec.waitN(t, 3)
 	if n := e.counter(k.StatProcessed()); n != 2 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/redistest/rdbtest"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -36,18 +37,14 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	return newEnvURL(t, os.Getenv(redisEnv))
+	return newEnvURL(t, "")
 }
 
+// newEnvURL is newEnv on the server at url ("": the package's).
 func newEnvURL(t testing.TB, url string) *env {
 	t.Helper()
-	ns := redistest.Namespace(t)
-	c, err := rdb.New(rdb.Options{URL: url, Namespace: ns, ReadTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &env{t: t, client: c, reg: worker.NewRegistry(), ns: ns}
+	r := rdbtest.New(t, rdb.Options{URL: url, ReadTimeout: 5 * time.Second})
+	return &env{t: t, client: r.Client, reg: worker.NewRegistry(), ns: r.NS}
 }
 
 func (e *env) ctx() context.Context {
@@ -136,18 +133,6 @@ func (e *env) counter(key string) int64 {
 	return n
 }
 
-// eventually polls cond every 10 ms until it holds or 20 s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-time.After(10 * time.Millisecond) // bounded poll
-	}
-}
-
 // recorder collects finished jobs.
 type recorder struct {
 	mu   sync.Mutex
@@ -168,7 +153,7 @@ func (r *recorder) all() []runtime.Finished {
 
 func (r *recorder) waitN(t *testing.T, n int) []runtime.Finished {
 	t.Helper()
-	eventually(t, "finished jobs", func() bool { return len(r.all()) >= n })
+	redistest.Eventually(t, 0, func() bool { return len(r.all()) >= n }, "finished jobs")
 	return r.all()
 }
 

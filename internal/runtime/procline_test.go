@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -35,12 +36,12 @@ func TestProcline(t *testing.T) {
 		titles = append(titles, s)
 		mu.Unlock()
 	}})
-	eventually(t, "waiting title", func() bool { return last() == "Waiting for q,low" })
+	redistest.Eventually(t, 0, func() bool { return last() == "Waiting for q,low" }, "waiting title")
 	e.push("q", `{"class":"Slow","args":[]}`)
-	eventually(t, "processing title", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		return strings.HasPrefix(last(), "Processing q since ") && strings.HasSuffix(last(), " [Slow]")
-	})
+	}, "processing title")
 	close(release)
 	rec.waitN(t, 1)
-	eventually(t, "waiting again", func() bool { return last() == "Waiting for q,low" })
+	redistest.Eventually(t, 0, func() bool { return last() == "Waiting for q,low" }, "waiting again")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/resque-go/resque-go/fixtures"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -70,7 +71,7 @@ func TestPruneDeadRubyWorker(t *testing.T) {
 		var rec recorder
 		w := e.start(runtime.Config{Queues: "other", RubyPrune: true, OnFinish: rec.add})
 		k := e.client.Keys()
-		eventually(t, "prune", func() bool { return len(e.list(k.Failed())) == 1 })
+		redistest.Eventually(t, 0, func() bool { return len(e.list(k.Failed())) == 1 }, "prune")
 		got := decodeFailed(t, e.list(k.Failed())[0])
 		if got.Exception != rubyFailed.Exception || got.Error != rubyFailed.Error || got.Worker != rubyFailed.Worker ||
 			got.Queue != rubyFailed.Queue || string(got.Payload) != string(rubyFailed.Payload) || len(got.Backtrace) != 0 {
@@ -138,7 +139,7 @@ func TestPruneSameHostDeadPid(t *testing.T) {
 	if got := <-ran; got != job {
 		t.Errorf("ran %s, want %s", got, job)
 	}
-	eventually(t, "dead id removed", func() bool { return e.get(k.Worker(id)) == "" && len(e.members(k.Workers())) == 1 })
+	redistest.Eventually(t, 0, func() bool { return e.get(k.Worker(id)) == "" && len(e.members(k.Workers())) == 1 }, "dead id removed")
 }
 
 // Ids of other runtimes are never pruned before Ruby would (300 s), and ids
@@ -180,7 +181,7 @@ func TestPruneThresholds(t *testing.T) {
 	}
 	w := e.start(runtime.Config{Queues: "q", PruneInterval: 50 * time.Millisecond})
 	want := []string{"gohost:14:q", "nohb:15:q", "rubyhost:11:q", w.IDs()[0]}
-	eventually(t, "pruning", func() bool { return len(e.members(k.Workers())) == len(want) })
+	redistest.Eventually(t, 0, func() bool { return len(e.members(k.Workers())) == len(want) }, "pruning")
 	sort.Strings(want)
 	if got := e.members(k.Workers()); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("workers = %v, want %v", got, want)
@@ -209,7 +210,7 @@ func TestPoisonJobStopsLooping(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		eventually(t, "recovery", func() bool { return e.get(k.Worker(id)) == "" })
+		redistest.Eventually(t, 0, func() bool { return e.get(k.Worker(id)) == "" }, "recovery")
 		queued, failed := len(e.list(k.Queue("q"))), len(e.list(k.Failed()))
 		if round <= 3 && (queued != round || failed != 0) {
 			t.Fatalf("round %d: queued=%d failed=%d, want requeued", round, queued, failed)

@@ -79,9 +79,9 @@ func TestQueuePauseStopsOneQueue(t *testing.T) {
 			} else if err := e.client.PauseQueue(e.ctx(), "a"); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, "the worker to read the pause", func() bool {
+			redistest.Eventually(t, 0, func() bool {
 				return slices.Equal(w.PausedQueues(), []string{"a"})
-			})
+			}, "the worker to read the pause")
 			t.Logf("pause seen by the worker after %v", time.Since(paused))
 
 			for range 5 {
@@ -89,12 +89,12 @@ func TestQueuePauseStopsOneQueue(t *testing.T) {
 				e.push("b", `{"class":"Job","args":[]}`)
 			}
 			close(release) // the running job finishes; its finish claims the next job
-			eventually(t, "queue b to drain", func() bool { return taken.get("b") == 5 })
+			redistest.Eventually(t, 0, func() bool { return taken.get("b") == 5 }, "queue b to drain")
 			// more claims from b, after the running job ended
 			for range 3 {
 				e.push("b", `{"class":"Job","args":[]}`)
 			}
-			eventually(t, "queue b to drain again", func() bool { return taken.get("b") == 8 })
+			redistest.Eventually(t, 0, func() bool { return taken.get("b") == 8 }, "queue b to drain again")
 			if n := taken.get("a"); n != 1 {
 				t.Errorf("jobs taken from paused queue a = %d, want 1 (the one running when it was paused)", n)
 			}
@@ -105,7 +105,7 @@ func TestQueuePauseStopsOneQueue(t *testing.T) {
 			if resumed, err := e.client.ResumeQueue(e.ctx(), "a"); err != nil || !resumed {
 				t.Fatalf("ResumeQueue = %v, %v", resumed, err)
 			}
-			eventually(t, "queue a to drain after the resume", func() bool { return taken.get("a") == 6 })
+			redistest.Eventually(t, 0, func() bool { return taken.get("a") == 6 }, "queue a to drain after the resume")
 			if got := w.PausedQueues(); len(got) != 0 {
 				t.Errorf("PausedQueues after the resume = %v", got)
 			}
@@ -136,7 +136,7 @@ func TestQueuePauseEveryQueue(t *testing.T) {
 	if _, err := e.client.ResumeQueue(e.ctx(), "a"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "both jobs to run after the resume", func() bool { return taken.get("a") == 2 })
+	redistest.Eventually(t, 0, func() bool { return taken.get("a") == 2 }, "both jobs to run after the resume")
 
 	d := newEnv(t)
 	if err := d.client.PauseQueue(d.ctx(), "a"); err != nil {
@@ -175,7 +175,7 @@ func TestQueuePauseEveryQueueIdles(t *testing.T) {
 		t.Fatalf("PausedQueues = %v, want [a]", got)
 	}
 	claims0, reads0 := cmdCalls(t, e, "evalsha", "fcall", "eval"), cmdCalls(t, e, "exists")
-	eventually(t, "two reads of the pause key", func() bool { return cmdCalls(t, e, "exists") >= reads0+2 })
+	redistest.Eventually(t, 0, func() bool { return cmdCalls(t, e, "exists") >= reads0+2 }, "two reads of the pause key")
 	if n := cmdCalls(t, e, "evalsha", "fcall", "eval") - claims0; n > 4 {
 		t.Errorf("%d claim scripts ran while the worker's only queue was paused, want none", n)
 	}

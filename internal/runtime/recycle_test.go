@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -79,7 +80,7 @@ func TestReady(t *testing.T) {
 		return nil
 	})
 	w := e.start(runtime.Config{Queues: "q", Polling: true, Interval: 20 * time.Millisecond})
-	eventually(t, "ready", func() bool { return w.Ready() == nil })
+	redistest.Eventually(t, 0, func() bool { return w.Ready() == nil }, "ready")
 	w.Pause()
 	if err := w.Ready(); !errors.Is(err, runtime.ErrPaused) {
 		t.Errorf("Ready while paused = %v", err)
@@ -91,16 +92,16 @@ func TestReady(t *testing.T) {
 	if _, err := e.client.Do(e.ctx(), "SET", e.client.Keys().PauseAll(), "true"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "ErrPausedAll", func() bool { return errors.Is(w.Ready(), runtime.ErrPausedAll) })
+	redistest.Eventually(t, 0, func() bool { return errors.Is(w.Ready(), runtime.ErrPausedAll) }, "ErrPausedAll")
 	if _, err := e.client.Do(e.ctx(), "DEL", e.client.Keys().PauseAll()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "ready after pause-all-workers is gone", func() bool { return w.Ready() == nil })
+	redistest.Eventually(t, 0, func() bool { return w.Ready() == nil }, "ready after pause-all-workers is gone")
 	e.push("q", `{"class":"Slow","args":[]}`)
 	<-running
 	stopped := make(chan struct{})
 	go func() { w.Stop(); close(stopped) }()
-	eventually(t, "ErrDraining", func() bool { return errors.Is(w.Ready(), runtime.ErrDraining) })
+	redistest.Eventually(t, 0, func() bool { return errors.Is(w.Ready(), runtime.ErrDraining) }, "ErrDraining")
 	close(release)
 	<-stopped
 }
@@ -113,7 +114,7 @@ func TestReadyHeartbeatStale(t *testing.T) {
 	var skew atomic.Int64
 	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	w := e.start(runtime.Config{Queues: "q", HeartbeatInterval: time.Minute, Now: now})
-	eventually(t, "ready", func() bool { return w.Ready() == nil })
+	redistest.Eventually(t, 0, func() bool { return w.Ready() == nil }, "ready")
 	skew.Store(int64(90 * time.Second))
 	if err := w.Ready(); err != nil {
 		t.Errorf("Ready 1.5 intervals after the last heartbeat = %v", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/resque-go/resque-go/fixtures"
 	"github.com/resque-go/resque-go/internal/delayedio"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -176,7 +177,7 @@ func TestHandlerControlsOutcome(t *testing.T) {
 		t.Errorf("the explicit 90 s retry is not in delayed:%d", fixed.Unix()+90)
 	}
 	// batched: written within a flush interval (reschedule, ok, discard)
-	eventually(t, "queuestat processed = 3", func() bool { return e.counter(k.QueueStat("testhost", protocol.QueueStatProcessed, "q")) == 3 })
+	redistest.Eventually(t, 0, func() bool { return e.counter(k.QueueStat("testhost", protocol.QueueStatProcessed, "q")) == 3 }, "queuestat processed = 3")
 }
 
 // resque-v3 status strings for monitored jobs.

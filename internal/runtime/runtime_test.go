@@ -15,6 +15,7 @@ import (
 
 	"github.com/resque-go/resque-go/fixtures"
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -289,7 +290,7 @@ func TestFailedEntryMatchesRuby(t *testing.T) {
 		}
 	}
 	// the dequeue counter is batched: written within a flush interval
-	eventually(t, "queuestat dequeued", func() bool { return e.counter(k.QueueStat("vm", protocol.QueueStatDequeued, "mail")) == 1 })
+	redistest.Eventually(t, 0, func() bool { return e.counter(k.QueueStat("vm", protocol.QueueStatDequeued, "mail")) == 1 }, "queuestat dequeued")
 	// After a clean stop the per-worker keys go, as in failure-worker-stopped.
 	w.Stop()
 	for _, key := range []string{k.StatProcessedWorker(id), k.StatFailedWorker(id), k.WorkerStarted(id), k.Worker(id)} {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -82,7 +83,7 @@ func TestSerialQueueOneAtATime(t *testing.T) {
 		t.Errorf("%d of %d normal jobs ran while the serial queue was worked", normalBeforeSerialEnd, n)
 	}
 	// the last job's finish releases the lock
-	eventually(t, "serial lock released", func() bool { return e.get(e.client.Keys().SerialLock("serial")) == "" })
+	redistest.Eventually(t, 0, func() bool { return e.get(e.client.Keys().SerialLock("serial")) == "" }, "serial lock released")
 }
 
 // A lock whose holder died is taken once it expires.

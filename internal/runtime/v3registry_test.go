@@ -49,7 +49,7 @@ func TestV3NamespaceKeepsRegistryApart(t *testing.T) {
 	}
 	// a dead resque-go worker (pid 999999 is gone) is pruned from the separate registry
 	e.push("q", `{"class":"Hold","args":[]}`)
-	eventually(t, "job claimed", func() bool { return e.get(c.Keys().Worker(w.IDs()[0])) != "" })
+	redistest.Eventually(t, 0, func() bool { return e.get(c.Keys().Worker(w.IDs()[0])) != "" }, "job claimed")
 	close(done)
 	rec, err := recovery.New(recovery.Config{Client: c, Hostname: "testhost", PID: 1})
 	if err != nil {

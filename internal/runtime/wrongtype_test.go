@@ -14,6 +14,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/rs/zerolog"
 
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -56,9 +57,9 @@ func TestFailedOfWrongTypeHoldsTheJob(t *testing.T) {
 	l := zerolog.New(io.MultiWriter(zerolog.NewTestWriter(t), &logBuf)).Level(zerolog.WarnLevel)
 	e.start(runtime.Config{Queues: "q", Interval: 50 * time.Millisecond, OnFinish: rec.add, Retry: noRetry, Logger: &l})
 	<-ran
-	eventually(t, "two refused finishes", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		return strings.Count(logBuf.String(), "a key has the wrong type; retrying until it is fixed") >= 2
-	})
+	}, "two refused finishes")
 	if recs := held(); len(recs) != 1 || runs.Load() != 1 {
 		t.Fatalf("while the finish is refused: records %q, %d runs", recs, runs.Load())
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/redistest/rdbtest"
 	"github.com/resque-go/resque-go/internal/scheduleio"
 	"github.com/resque-go/resque-go/schedule"
 )
@@ -33,13 +34,8 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	ns := redistest.Namespace(t)
-	c, err := rdb.New(rdb.Options{URL: os.Getenv(redisEnv), Namespace: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &env{t, c, ns}
+	r := rdbtest.New(t, rdb.Options{})
+	return &env{t, r.Client, r.NS}
 }
 
 func (e *env) do(cmd string, args ...any) any {
@@ -250,15 +246,7 @@ func TestRubyLockBlocksUntilItExpires(t *testing.T) {
 		t.Fatalf("lock %q, jobs %v", v, e.jobs("q"))
 	}
 	e.do("PEXPIRE", key, 100)
-	deadline := time.Now().Add(5 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !pass(t, s).Master {
-		if time.Now().After(deadline) {
-			t.Fatal("the expired lock was never taken")
-		}
-		<-tick.C
-	}
+	redistest.Eventually(t, 0, func() bool { return pass(t, s).Master }, "the expired lock to be taken")
 	if v, _ := redis.String(e.do("GET", key), nil); v != "gohost:7" {
 		t.Errorf("lock value %q", v)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/statsio"
 )
 
@@ -39,13 +40,13 @@ func TestPublisherSamplesHistory(t *testing.T) {
 	}
 
 	p.Start(context.Background())
-	eventually(t, "first sample", 10*time.Second, func() bool { return len(seen()) >= 1 })
+	redistest.Eventually(t, 0, func() bool { return len(seen()) >= 1 }, "first sample")
 	if r := seen()[0]; r.Result != "first" {
 		t.Fatalf("first sample: %+v", r)
 	}
 	// the clock stands still: the second publisher finds the sample fresh
 	p2.Start(context.Background())
-	eventually(t, "second publisher's sample", 10*time.Second, func() bool { return len(seen()) >= 2 })
+	redistest.Eventually(t, 0, func() bool { return len(seen()) >= 2 }, "second publisher's sample")
 	for _, r := range seen()[1:] {
 		if r.Result != "skipped" {
 			t.Fatalf("a sample within the interval: %+v", r)
@@ -58,14 +59,14 @@ func TestPublisherSamplesHistory(t *testing.T) {
 	clock = clock.Add(90 * time.Second)
 	n := len(results)
 	mu.Unlock()
-	eventually(t, "a sample with the growth", 10*time.Second, func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		for _, r := range seen()[n:] {
 			if r.Result == "sampled" {
 				return true
 			}
 		}
 		return false
-	})
+	}, "a sample with the growth")
 	var counted int64
 	for _, r := range seen() {
 		counted += r.Processed

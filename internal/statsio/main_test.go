@@ -10,6 +10,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/redistest/rdbtest"
 	"github.com/resque-go/resque-go/internal/statsio"
 )
 
@@ -64,13 +65,8 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	ns := redistest.Namespace(t)
-	c, err := rdb.New(rdb.Options{URL: os.Getenv(redisEnv), Namespace: ns, ReadTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &env{t: t, client: c, ns: ns}
+	r := rdbtest.New(t, rdb.Options{ReadTimeout: 5 * time.Second})
+	return &env{t: t, client: r.Client, ns: r.NS}
 }
 
 func (e *env) ctx() context.Context {
@@ -104,16 +100,4 @@ func (e *env) get(key string) (string, bool) {
 func (e *env) pttl(key string) int64 {
 	e.t.Helper()
 	return e.do("PTTL", key).(int64)
-}
-
-// eventually polls cond every 10 ms until it holds or timeout passes.
-func eventually(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		<-time.After(10 * time.Millisecond) // bounded poll
-	}
 }

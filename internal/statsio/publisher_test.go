@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/statsio"
 	"github.com/resque-go/resque-go/stats"
 )
@@ -67,7 +68,7 @@ func TestPublisherWritesRecord(t *testing.T) {
 		WorkerIDs: ids, Slots: func() (int, int) { return 1, 2 }})
 	before := time.Now().Truncate(time.Second)
 	p.Start(context.Background())
-	eventually(t, "first publish", 10*time.Second, func() bool { return pub.count() >= 1 })
+	redistest.Eventually(t, 0, func() bool { return pub.count() >= 1 }, "first publish")
 	if err := pub.lastErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestPublisherRefreshes(t *testing.T) {
 	const iv = 300 * time.Millisecond
 	p, pub := e.publisher(t, statsio.PublisherConfig{Hostname: "refresh", Interval: iv})
 	p.Start(context.Background())
-	eventually(t, "three publishes", 10*time.Second, func() bool { return pub.count() >= 3 })
+	redistest.Eventually(t, 0, func() bool { return pub.count() >= 3 }, "three publishes")
 	key := e.key("resque-go:process:refresh:" + strconv.Itoa(os.Getpid()))
 	if ttl := e.pttl(key); ttl <= 0 || ttl > 900 {
 		t.Errorf("PTTL %d ms, want in (0, 900]", ttl)
@@ -147,7 +148,7 @@ func TestPublisherRecordExpiresWhenProcessDies(t *testing.T) {
 		_ = cmd.Wait()
 	})
 	key := e.key("resque-go:process:dying:" + strconv.Itoa(cmd.Process.Pid))
-	eventually(t, "the helper's record", 20*time.Second, func() bool { _, ok := e.get(key); return ok })
+	redistest.Eventually(t, 0, func() bool { _, ok := e.get(key); return ok }, "the helper's record")
 	if ttl := e.pttl(key); ttl <= 0 || ttl > 900 {
 		t.Errorf("PTTL %d ms, want in (0, 900]", ttl)
 	}
@@ -158,7 +159,7 @@ func TestPublisherRecordExpiresWhenProcessDies(t *testing.T) {
 	_ = cmd.Wait()
 	// The PTTL checked above bounds how long the record outlives its process;
 	// here it must actually go (no wall-clock assertion).
-	eventually(t, "the dead process's record to expire", 10*time.Second, func() bool { _, ok := e.get(key); return !ok })
+	redistest.Eventually(t, 0, func() bool { _, ok := e.get(key); return !ok }, "the dead process's record to expire")
 }
 
 func TestPublisherStopsWithContext(t *testing.T) {
@@ -167,13 +168,13 @@ func TestPublisherStopsWithContext(t *testing.T) {
 	p, pub := e.publisher(t, statsio.PublisherConfig{Hostname: "ctxhost", Interval: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	p.Start(ctx)
-	eventually(t, "first publish", 10*time.Second, func() bool { return pub.count() >= 1 })
+	redistest.Eventually(t, 0, func() bool { return pub.count() >= 1 }, "first publish")
 	key := e.key("resque-go:process:ctxhost:" + strconv.Itoa(os.Getpid()))
 	if _, ok := e.get(key); !ok {
 		t.Fatal("record not written")
 	}
 	cancel()
-	eventually(t, "record deleted after ctx is done", 10*time.Second, func() bool { _, ok := e.get(key); return !ok })
+	redistest.Eventually(t, 0, func() bool { _, ok := e.get(key); return !ok }, "record deleted after ctx is done")
 }
 
 func TestPublisherStartStopIdempotent(t *testing.T) {
@@ -193,7 +194,7 @@ func TestPublisherStartStopIdempotent(t *testing.T) {
 	p.Start(context.Background())
 	p.Start(context.Background()) // already running: no second loop
 	n := pub.count()
-	eventually(t, "a publish", 10*time.Second, func() bool { return pub.count() > n })
+	redistest.Eventually(t, 0, func() bool { return pub.count() > n }, "a publish")
 	p.Stop()
 	p.Stop()
 	if _, ok := e.get(e.key("resque-go:process:startstop:" + strconv.Itoa(os.Getpid()))); ok {
@@ -219,7 +220,7 @@ func TestCollectJoinsPublisher(t *testing.T) {
 	}
 	p, pub := e.publisher(t, statsio.PublisherConfig{Hostname: "joinhost", Interval: time.Hour, WorkerIDs: []string{id}})
 	p.Start(context.Background())
-	eventually(t, "first publish", 10*time.Second, func() bool { return pub.count() >= 1 })
+	redistest.Eventually(t, 0, func() bool { return pub.count() >= 1 }, "first publish")
 
 	s, err := statsio.Collect(e.ctx(), e.client, "joinhost")
 	if err != nil {

@@ -47,6 +47,9 @@ type Setting struct {
 	// Key is the top-level pool-file key; "" when a pool file does not
 	// take it at the top level (a queue set's setting, or the manager's).
 	Key string
+	// SetKey is the key a queue set of a pool file gives it under, for
+	// that set's children only; "" when a set does not take it.
+	SetKey string
 	// Flag is work's flag; Short its one-letter alias ("" for none).
 	Flag, Short string
 	// Env are the environment variables work reads the setting from: the
@@ -67,6 +70,10 @@ type Setting struct {
 	// MaxDuration a Duration (MaxDuration 0: no upper bound).
 	Min, Max                 int
 	MinDuration, MaxDuration time.Duration
+	// SetMinDuration bounds a Duration of a queue set from below where a
+	// set's value means more than work's (a pool's child never drains:
+	// its interval is at least 1ms).
+	SetMinDuration time.Duration
 	// Want, when set, says what a value given as 0 on the command line
 	// (or in the environment) should have been: node.Config reads 0 as
 	// the default, so there 0 is a mistake. It also says what a Duration
@@ -98,7 +105,7 @@ const heartbeatWant = "1 to 60 seconds (heartbeats are stored to the second; Rub
 // them (after the Redis, logging and handler flags every worker command
 // shares).
 var Table = []Setting{
-	{Field: "Fork", Flag: "fork", Env: []string{"RESQUE_FORK"}, Type: Bool,
+	{Field: "Fork", SetKey: "fork", Flag: "fork", Env: []string{"RESQUE_FORK"}, Type: Bool,
 		Usage: "run every job in a fresh child process (this binary re-executed; each slot starts its next one ahead), isolating crashes and leaks",
 		Set:   func(c *node.Config, v Value) { c.Fork = v.Bool }},
 	{Field: "Queues", Flag: "queues", Short: "q", Env: []string{"QUEUE", "QUEUES"}, Type: String,
@@ -107,10 +114,11 @@ var Table = []Setting{
 	{Field: "Mass", Flag: "mass", Env: []string{"RESQUE_MASS"}, Type: String,
 		Usage: "instead of --queues, work a mass-queue pool: static:POOL (its sources round-robin) or unit:POOL:UNIT (a batch pool's unit); resque-go pool sets it from a mass config",
 		Set:   func(c *node.Config, v Value) { c.Mass = v.String }},
-	{Field: "Concurrency", Flag: "concurrency", Short: "c", Env: []string{"COUNT", "RESQUE_CONCURRENCY"}, Type: Int, Default: "1",
+	{Field: "Concurrency", SetKey: "concurrency", Flag: "concurrency", Short: "c", Env: []string{"COUNT", "RESQUE_CONCURRENCY"}, Type: Int, Default: "1",
 		Usage: "job slots in this process, each with its own worker id", Want: fmt.Sprintf("1 to %d", node.MaxConcurrency),
+		Min: 1, Max: node.MaxConcurrency,
 		Set: func(c *node.Config, v Value) { c.Concurrency = v.Int }},
-	{Field: "Interval", Flag: "interval", Env: []string{"INTERVAL"}, Type: Duration, Default: "5",
+	{Field: "Interval", SetKey: "interval", Flag: "interval", Env: []string{"INTERVAL"}, Type: Duration, Default: "5", SetMinDuration: time.Millisecond,
 		Usage: "poll interval when polling (seconds, or a duration such as 500ms); 0: work until every queue is empty, then exit (Ruby's INTERVAL=0)",
 		Set: func(c *node.Config, v Value) {
 			// Ruby's INTERVAL=0: work until the queues are empty
@@ -119,13 +127,13 @@ var Table = []Setting{
 	{Field: "Serial", Flag: "serial", Env: []string{"RESQUE_SERIAL"}, Type: List,
 		Usage: "run this queue one job at a time across every process (a queue named in --queues; repeatable)",
 		Set:   func(c *node.Config, v Value) { c.Serial = v.List }},
-	{Field: "Polling", Flag: "polling", Env: []string{"RESQUE_POLLING"}, Type: Bool,
+	{Field: "Polling", SetKey: "polling", Flag: "polling", Env: []string{"RESQUE_POLLING"}, Type: Bool,
 		Usage: "poll every --interval instead of blocking waits",
 		Set:   func(c *node.Config, v Value) { c.Polling = v.Bool }},
 	{Field: "Hostname", Flag: "hostname", Env: []string{"RESQUE_HOSTNAME"}, Type: String,
 		Usage: "host name in worker ids and queue statistics (default: this machine's)",
 		Set:   func(c *node.Config, v Value) { c.Hostname = v.String }},
-	{Field: "JobTimeout", Flag: "timeout", Env: []string{"RESQUE_JOB_TIMEOUT"}, Type: Duration, Default: "0",
+	{Field: "JobTimeout", SetKey: "timeout", Flag: "timeout", Env: []string{"RESQUE_JOB_TIMEOUT"}, Type: Duration, Default: "0",
 		Usage: "per-job timeout; 0 means none (seconds or a duration)",
 		Set:   func(c *node.Config, v Value) { c.JobTimeout = v.Duration }},
 	{Field: "TermTimeout", Key: "term_timeout", Flag: "term-timeout", Env: []string{"RESQUE_TERM_TIMEOUT"}, Type: Duration, Default: "4",
@@ -210,6 +218,28 @@ func ByFlag(name string) *Setting {
 		}
 	}
 	return nil
+}
+
+// BySetKey returns the setting a pool file's queue set gives under key,
+// nil for none.
+func BySetKey(key string) *Setting {
+	for i := range Table {
+		if key != "" && Table[i].SetKey == key {
+			return &Table[i]
+		}
+	}
+	return nil
+}
+
+// SetKeys are the queue-set keys of the table, in its order.
+func SetKeys() []string {
+	var keys []string
+	for _, s := range Table {
+		if s.SetKey != "" {
+			keys = append(keys, s.SetKey)
+		}
+	}
+	return keys
 }
 
 // Keys are the pool-file keys of the table, in its order.

@@ -27,6 +27,7 @@ func TestTable(t *testing.T) {
 		once("flag", s.Flag, s.Field)
 		once("flag", s.Short, s.Field)
 		once("key", s.Key, s.Field)
+		once("set key", s.SetKey, s.Field)
 		for _, e := range s.Env {
 			once("env", e, s.Field)
 		}
@@ -42,7 +43,7 @@ func TestTable(t *testing.T) {
 		if s.Type == Duration && (s.MinDuration > 0 || s.MaxDuration > 0) && s.Want == "" {
 			t.Errorf("%s: a bounded duration needs Want, for work's message", s.Field)
 		}
-		if s.Key != "" && (s.Type == Int && s.Max == 0 || s.Type == List) {
+		if (s.Key != "" || s.SetKey != "") && (s.Type == Int && s.Max == 0 || s.Type == List) {
 			t.Errorf("%s: a pool-file key of type %d needs bounds and a file form", s.Field, s.Type)
 		}
 		// a value other than each type's default
@@ -59,5 +60,8 @@ func TestTable(t *testing.T) {
 	}
 	if ByKey("mover") == nil || ByKey("") != nil || ByFlag("fail-retries").Key != "fail_retries" {
 		t.Error("ByKey, ByFlag")
+	}
+	if BySetKey("concurrency").Field != "Concurrency" || BySetKey("") != nil || BySetKey("mover") != nil {
+		t.Error("BySetKey")
 	}
 }

@@ -46,7 +46,7 @@ func TestKill9AtRandomInstantsLosesNothing(t *testing.T) {
 		}
 		p := start(t, ns, "work", "-q", "q", "-c", "3", "--exec", handler, "--log-level", "error")
 		before := lines(out + ".started")
-		eventually(t, "a job started", func() bool { return lines(out+".started") > before })
+		redistest.Eventually(t, 0, func() bool { return lines(out+".started") > before }, "a job started")
 		<-time.After(time.Duration(rng.IntN(100)) * time.Millisecond) // the instant within the job
 		p.signal(t, syscall.SIGKILL)
 		p.wait(t)

@@ -224,7 +224,7 @@ func TestLogsPlainWithUnits(t *testing.T) {
 	do(t, c, "RPUSH", c.Keys().Queue("mail"), `{"class":"Job","args":[]}`)
 	for _, format := range []string{"console", "json"} {
 		p := start(t, ns, "work", "-q", "mail", "--exec", "Job=true", "--log-format", format, "--log-level", "debug")
-		eventually(t, "a job done line", func() bool { return strings.Contains(p.out.String(), "job done") })
+		redistest.Eventually(t, 0, func() bool { return strings.Contains(p.out.String(), "job done") }, "a job done line")
 		p.signal(t, syscall.SIGTERM)
 		if code := p.wait(t); code != 0 {
 			t.Errorf("%s: exit %d", format, code)

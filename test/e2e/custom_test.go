@@ -44,10 +44,10 @@ func TestCustomBinaryGoHandler(t *testing.T) {
 		if err := w.Start(); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "two jobs done", func() bool {
+		redistest.Eventually(t, 0, func() bool {
 			n, _ := c.Int(context.Background(), k.StatProcessed())
 			return n == 2
-		})
+		}, "two jobs done")
 		_ = w.Process.Signal(syscall.SIGQUIT)
 		_ = w.Wait()
 		if !strings.Contains(out.String(), "hello, world (job ") {

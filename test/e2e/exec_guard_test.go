@@ -127,20 +127,20 @@ func TestExecKill9LeavesNoJobProcess(t *testing.T) {
 			}
 			a := startEnv(t, ns, []string{mark, "TMPDIR=" + tmp}, args...)
 			var pid int
-			eventually(t, "grandchild started", func() bool {
+			redistest.Eventually(t, 0, func() bool {
 				b, err := os.ReadFile(pidFile)
 				if err != nil {
 					return false
 				}
 				pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
 				return err == nil
-			})
+			}, "grandchild started")
 			if got := processesWithEnv(t, mark); len(got) < 4 {
 				t.Fatalf("expected the worker, the guard, the script and its grandchild, found %v", got)
 			}
 			a.signal(t, syscall.SIGKILL)
 			a.wait(t)
-			eventually(t, "every process of the job gone", func() bool { return len(processesWithEnv(t, mark)) == 0 })
+			redistest.Eventually(t, 0, func() bool { return len(processesWithEnv(t, mark)) == 0 }, "every process of the job gone")
 			if err := syscall.Kill(pid, 0); err == nil {
 				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); !strings.Contains(string(b), ") Z ") {
 					t.Errorf("grandchild %d still runs", pid)
@@ -160,10 +160,10 @@ func TestExecKill9LeavesNoJobProcess(t *testing.T) {
 			}
 			args[4] = "*=true"
 			startEnv(t, ns, []string{"TMPDIR=" + tmp}, args...)
-			eventually(t, "recovered job run", func() bool {
+			redistest.Eventually(t, 0, func() bool {
 				n, _ := c.Int(t.Context(), k.StatProcessed())
 				return n == 1
-			})
+			}, "recovered job run")
 			// (the live worker's own directory may be there)
 			if _, err := os.Stat(left[0]); !os.IsNotExist(err) {
 				t.Errorf("the dead worker's %s was not swept: %v", left[0], err)
@@ -193,10 +193,10 @@ func TestExecEnvHasNoSecrets(t *testing.T) {
 			// no server: the worker still has it in its environment.
 			startEnv(t, ns, []string{"REDIS_URL=redis://:hunter2-url@127.0.0.1:1/0",
 				"REDIS_BACKEND=redis://:hunter2-backend@127.0.0.1:1/0", "RESQUE_HTTP_TOKEN=hunter2-token", "E2E_KEEP=kept"}, args...)
-			eventually(t, "job done", func() bool {
+			redistest.Eventually(t, 0, func() bool {
 				n, _ := c.Int(t.Context(), k.StatProcessed())
 				return n == 1
-			})
+			}, "job done")
 			b, err := os.ReadFile(out)
 			if err != nil {
 				t.Fatal(err)

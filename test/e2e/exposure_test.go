@@ -77,16 +77,16 @@ func TestLongRunningCommandsHideSecrets(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startArgs(t, tc.args...)
 			pid := p.cmd.Process.Pid
-			eventually(t, tc.name+" running", func() bool {
+			redistest.Eventually(t, 0, func() bool {
 				if tc.ready != "" {
 					return strings.Contains(p.out.String(), tc.ready)
 				}
 				return len(p.out.String()) > 0
-			})
+			}, tc.name+" running")
 			procs := []int{pid}
 			if tc.name == "pool" {
 				// two workers and the scheduler
-				eventually(t, "the pool's children", func() bool { return len(childrenOf(pid)) >= 3 })
+				redistest.Eventually(t, 0, func() bool { return len(childrenOf(pid)) >= 3 }, "the pool's children")
 				procs = append(procs, childrenOf(pid)...)
 			}
 			for _, q := range procs {
@@ -126,7 +126,7 @@ func TestPoolMetricsToken(t *testing.T) {
 	for _, port := range []int{base, base + 1} {
 		for _, path := range []string{"/metrics", "/healthz"} {
 			u := fmt.Sprintf("http://127.0.0.1:%d%s", port, path)
-			eventually(t, u+" with the token", func() bool { return get(u, "t0k") == http.StatusOK })
+			redistest.Eventually(t, 0, func() bool { return get(u, "t0k") == http.StatusOK }, u+" with the token")
 			if code := get(u, ""); code != http.StatusUnauthorized {
 				t.Errorf("%s without the token: %d, want 401", u, code)
 			}

@@ -265,10 +265,10 @@ func runOutsidePrograms(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = w.Process.Kill(); _ = w.Wait() })
-	eventually(t, "the produced job to run", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		n, _ := c.Int(context.Background(), c.Keys().StatProcessed())
 		return n == 1
-	})
+	}, "the produced job to run")
 	_ = w.Process.Signal(syscall.SIGQUIT)
 	_ = w.Wait()
 	if want := "hello, e2e (job " + id + " from queue default)"; !strings.Contains(logs.String(), want) {

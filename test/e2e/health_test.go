@@ -26,7 +26,7 @@ func TestWorkReadyzWhileDraining(t *testing.T) {
 	p := start(t, ns, "work", "-q", "q", "--metrics-addr", fmt.Sprint(port), "--metrics-token", "t0k",
 		"--exec", fmt.Sprintf("Job=touch %s; while [ ! -e %s ]; do sleep 0.05; done", started, release))
 	get := func(path string) (int, string) { return httpGetToken(base+path, "t0k") }
-	eventually(t, "/readyz 200", func() bool { code, _ := get("/readyz"); return code == 200 })
+	redistest.Eventually(t, 0, func() bool { code, _ := get("/readyz"); return code == 200 }, "/readyz 200")
 	if code, body := get("/readyz"); code != 200 || body != "ready\n" {
 		t.Errorf("/readyz: %d %q", code, body)
 	}
@@ -34,19 +34,19 @@ func TestWorkReadyzWhileDraining(t *testing.T) {
 		t.Errorf("/readyz without the token: %d, want 401", code)
 	}
 	enqueue(t, ns, "q", "[1]")
-	eventually(t, "the job running", func() bool { _, err := os.Stat(started); return err == nil })
+	redistest.Eventually(t, 0, func() bool { _, err := os.Stat(started); return err == nil }, "the job running")
 	if code, _ := get("/readyz"); code != 200 {
 		t.Errorf("/readyz with a job running: %d, want 200", code)
 	}
 	p.signal(t, syscall.SIGQUIT)
-	eventually(t, "/readyz 503 while draining", func() bool { code, _ := get("/readyz"); return code == 503 })
+	redistest.Eventually(t, 0, func() bool { code, _ := get("/readyz"); return code == 503 }, "/readyz 503 while draining")
 	if code, body := get("/readyz"); code != 503 || body != "not ready\n" {
 		t.Errorf("/readyz while draining: %d %q", code, body)
 	}
 	if code, body := get("/healthz"); code != 200 || body != "ok\n" {
 		t.Errorf("/healthz while draining: %d %q", code, body)
 	}
-	eventually(t, "the reason in the log", func() bool { return strings.Contains(p.out.String(), "draining") })
+	redistest.Eventually(t, 0, func() bool { return strings.Contains(p.out.String(), "draining") }, "the reason in the log")
 	writeFile(t, dir, "release", "")
 	if code := p.wait(t); code != 0 {
 		t.Errorf("exit %d", code)
@@ -64,9 +64,9 @@ func TestWorkReadyzWhileRedisDown(t *testing.T) {
 	port := freePortRun(t, 1)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	p := startURL(t, srv.URL(), redistest.Namespace(t), "work", "-q", "q", "--metrics-addr", fmt.Sprint(port), "--exec", "Job=true")
-	eventually(t, "/readyz 200", func() bool { code, _ := httpGet(base + "/readyz"); return code == 200 })
+	redistest.Eventually(t, 0, func() bool { code, _ := httpGet(base + "/readyz"); return code == 200 }, "/readyz 200")
 	srv.Stop()
-	eventually(t, "/readyz 503 with Redis down", func() bool { code, _ := httpGet(base + "/readyz"); return code == 503 })
+	redistest.Eventually(t, 0, func() bool { code, _ := httpGet(base + "/readyz"); return code == 503 }, "/readyz 503 with Redis down")
 	if code, body := httpGet(base + "/healthz"); code != 200 || body != "ok\n" {
 		t.Errorf("/healthz with Redis down: %d %q", code, body)
 	}
@@ -84,28 +84,28 @@ func TestPoolReadyzAggregatesChildren(t *testing.T) {
 	cfg := writeFile(t, t.TempDir(), "pool.yml", "workers:\n  - queues: a\n    processes: 2\nhandlers:\n  \"*\": {exec: \"true\"}\n")
 	p := start(t, ns, "pool", "--config", cfg, "--status-interval", "0.2", "--metrics-addr", fmt.Sprintf("127.0.0.1:%d", base))
 	url := func(off int, path string) string { return fmt.Sprintf("http://127.0.0.1:%d%s", base+off, path) }
-	eventually(t, "manager /readyz 200", func() bool { code, _ := httpGet(url(0, "/readyz")); return code == 200 })
+	redistest.Eventually(t, 0, func() bool { code, _ := httpGet(url(0, "/readyz")); return code == 200 }, "manager /readyz 200")
 	for off := 1; off <= 2; off++ {
 		if code, _ := httpGet(url(off, "/readyz")); code != 200 {
 			t.Errorf("child %d /readyz: %d", off, code)
 		}
 	}
-	eventually(t, "busy and idle slots of the set", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		_, body := httpGet(url(0, "/metrics"))
 		return strings.Contains(body, `resque_pool_slots_idle{queues="a"} 2`) && strings.Contains(body, `resque_pool_slots_busy{queues="a"} 0`)
-	})
+	}, "busy and idle slots of the set")
 	p.signal(t, syscall.SIGUSR2)
-	eventually(t, "manager /readyz 503 while the children are paused", func() bool { code, _ := httpGet(url(0, "/readyz")); return code == 503 })
+	redistest.Eventually(t, 0, func() bool { code, _ := httpGet(url(0, "/readyz")); return code == 503 }, "manager /readyz 503 while the children are paused")
 	// the manager is not ready once one child is paused; the other may
 	// handle the USR2 passed on to it a moment later
 	for off := 1; off <= 2; off++ {
-		eventually(t, fmt.Sprintf("paused child %d /readyz 503", off), func() bool { code, _ := httpGet(url(off, "/readyz")); return code == 503 })
+		redistest.Eventually(t, 0, func() bool { code, _ := httpGet(url(off, "/readyz")); return code == 503 }, fmt.Sprintf("paused child %d /readyz 503", off))
 	}
 	if code, _ := httpGet(url(0, "/healthz")); code != 200 {
 		t.Errorf("manager /healthz: %d", code)
 	}
 	p.signal(t, syscall.SIGCONT)
-	eventually(t, "manager /readyz 200 after CONT", func() bool { code, _ := httpGet(url(0, "/readyz")); return code == 200 })
+	redistest.Eventually(t, 0, func() bool { code, _ := httpGet(url(0, "/readyz")); return code == 200 }, "manager /readyz 200 after CONT")
 	p.signal(t, syscall.SIGQUIT)
 	if code := p.wait(t); code != 0 {
 		t.Errorf("exit %d", code)
@@ -171,10 +171,10 @@ workers:
 			if tc.limit == "max_jobs" {
 				least = jobs/3 - 1
 			}
-			eventually(t, "recycles in pool status", func() bool {
+			redistest.Eventually(t, 0, func() bool {
 				recs := poolRecords(t, c)
 				return len(recs) == 1 && len(recs[0].Children) == 1 && recs[0].Children[0].Recycles >= least
-			})
+			}, "recycles in pool status")
 			if ch := poolRecords(t, c)[0].Children[0]; ch.Restarts != 0 || ch.State == "crashloop" {
 				t.Errorf("child status %+v: want recycles and no restart", ch)
 			}

@@ -163,20 +163,6 @@ func strs(v any) []string {
 	return out
 }
 
-// eventually waits for one event (a process registered, a key written):
-// it fails when cond has not held for a minute. Work whose length grows
-// with the machine's speed (many jobs to run) waits with waitProgress.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-time.After(20 * time.Millisecond) // bounded poll
-	}
-}
-
 // waitProgress waits until read() reaches target (jobs run, say). A slow
 // or busy machine makes slow progress, not none: it fails only when read's
 // value has not changed for stall, and says how far it got.

@@ -129,10 +129,10 @@ mapping:
 	p.wait(t)
 	p = startPool(t, ns, cfg)
 
-	eventually(t, "the unroutable stream recorded", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		f, err := massio.Failures(ctx, c)
 		return err == nil && len(f) == 3
-	})
+	}, "the unroutable stream recorded")
 	if code, out := runCLIQuiet(t, "mass", "route", "--redis", redisURL, "--namespace", ns, "--source", "s9", "--name", "lost", "--pool", "general"); code != 0 {
 		t.Fatalf("mass route: %d %s", code, out)
 	}
@@ -274,10 +274,10 @@ mapping:
 		}
 	}
 	p := startPool(t, ns, cfg)
-	eventually(t, "both units working", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		return do(t, c, "LLEN", k.UnitQueues("imports", "n1-1")).(int64) > 0 &&
 			do(t, c, "LLEN", k.UnitQueues("imports", "n1-0")).(int64) > 0
-	})
+	}, "both units working")
 	writeFile(t, dir, "pool.yml", section(1))
 	p.signal(t, syscall.SIGHUP)
 	waitProgress(t, "every job ran", func() int {

@@ -96,10 +96,10 @@ func TestNodeResqueInterop(t *testing.T) {
 	k := c.Keys()
 	p := start(t, ns, "work", "-q", "math", "--hostname", "interop", "--fail-retries", "1",
 		"--exec", fmt.Sprintf("Add=cat >> %q", out), "--exec", `FailJob=echo "boom <1>" >&2; exit 1`)
-	eventually(t, "3 jobs processed", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		n, _ := c.Int(context.Background(), k.StatProcessed())
 		return n == 3
-	})
+	}, "3 jobs processed")
 	got, err := os.ReadFile(out)
 	if err != nil || string(got) != `{"class":"Add","queue":"math","args":[1,2,{"k":"v"},"unicode é ✓ <tag>&"]}` {
 		t.Errorf("Add saw %q (%v)", got, err)
@@ -138,10 +138,10 @@ func TestNodeResqueInterop(t *testing.T) {
 	if r.Retried != 2 {
 		t.Fatalf("node-resque retried %d", r.Retried)
 	}
-	eventually(t, "retried jobs processed", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		n, _ := c.Int(context.Background(), k.StatProcessed())
 		return n == 5
-	})
+	}, "retried jobs processed")
 	var again nodeView
 	node(t, dir, ns, "inspect", "", &again)
 	if again.FailedCount != 2 {

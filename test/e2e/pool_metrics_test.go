@@ -56,15 +56,15 @@ func TestPoolMetricsPorts(t *testing.T) {
 	base := freePortRun(t, 3)
 	cfg := writeFile(t, t.TempDir(), "pool.yml", "workers:\n  - queues: a\n    processes: 2\nhandlers:\n  \"*\": {exec: \"true\"}\n")
 	p := start(t, ns, "pool", "--config", cfg, "--status-interval", "0.2", "--metrics-addr", fmt.Sprintf("127.0.0.1:%d", base))
-	eventually(t, "manager metrics with 2 running children", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		code, body := httpGet(fmt.Sprintf("http://127.0.0.1:%d/metrics", base))
 		return code == 200 && strings.Contains(body, `resque_pool_children{state="running"} 2`)
-	})
+	}, "manager metrics with 2 running children")
 	for off := 1; off <= 2; off++ {
-		eventually(t, "child metrics", func() bool {
+		redistest.Eventually(t, 0, func() bool {
 			code, body := httpGet(fmt.Sprintf("http://127.0.0.1:%d/metrics", base+off))
 			return code == 200 && strings.Contains(body, "resque_worker_slots 1")
-		})
+		}, "child metrics")
 		if code, body := httpGet(fmt.Sprintf("http://127.0.0.1:%d/healthz", base+off)); code != 200 || body != "ok\n" {
 			t.Errorf("child %d /healthz: %d %q", off, code, body)
 		}

@@ -50,7 +50,7 @@ func TestPoolStatusShowsWhyChildFails(t *testing.T) {
 	p := start(t, ns, "pool", "--config", cfg, "--status-interval", "0.2", "--log-format", "json",
 		"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", port))
 	var reason string
-	eventually(t, "a crash-looping child with its reason", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		recs := poolStatus(t, ns)
 		if len(recs) != 1 || len(recs[0].Children) != 1 {
 			return false
@@ -58,7 +58,7 @@ func TestPoolStatusShowsWhyChildFails(t *testing.T) {
 		c := recs[0].Children[0]
 		reason = c.LastExitReason
 		return c.State == "crashloop" && c.LastExit != "" && c.LastExit != "exit status 0"
-	})
+	}, "a crash-looping child with its reason")
 	if !strings.Contains(reason, "address already in use") || !strings.HasPrefix(reason, "resque-go: ") {
 		t.Errorf("last_exit_reason = %q", reason)
 	}
@@ -126,10 +126,10 @@ func TestPoolExitsWhenRedisRefusesCredentials(t *testing.T) {
 			t.Logf("pool output:\n%s", p.out.String())
 		}
 	})
-	eventually(t, "the child registered", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		n, err := redis.Int(authed.Do(ctx, "SCARD", protocol.NewKeys(ns).Workers()))
 		return err == nil && n == 1
-	})
+	}, "the child registered")
 	p.signal(t, syscall.SIGQUIT)
 	if code := p.wait(t); code != 0 {
 		t.Errorf("pool exit %d", code)

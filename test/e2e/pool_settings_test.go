@@ -59,10 +59,10 @@ workers:
 		}
 	})
 	var ids []string
-	eventually(t, "the child's 2 slots registered", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		ids = strs(do(t, c, "SMEMBERS", c.Keys().Workers()))
 		return len(ids) == 2
-	})
+	}, "the child's 2 slots registered")
 	for _, id := range ids {
 		w, err := protocol.ParseWorkerID(id)
 		if err != nil || w.Host != "settings-host" || w.Queues != "q,r" {

@@ -125,45 +125,45 @@ workers:
 	p := startPool(t, ns, cfg)
 
 	var id string
-	eventually(t, "job claimed", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		ids := strs(do(t, c, "SMEMBERS", k.Workers()))
 		if len(ids) == 1 && do(t, c, "GET", k.Worker(ids[0])) != nil {
 			id = ids[0]
 			return true
 		}
 		return false
-	})
+	}, "job claimed")
 	dead, _ := protocol.ParseWorkerID(id)
 	writeFile(t, dir, "go", "")
 	if err := syscall.Kill(dead.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a replacement registered", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		_, pids := workerPIDs(t, c)
 		return len(pids) == 1 && pids[0] != dead.PID
-	})
-	eventually(t, "recovered job run", func() bool {
+	}, "a replacement registered")
+	redistest.Eventually(t, 0, func() bool {
 		got, err := os.ReadFile(out)
 		return err == nil && string(got) == payload
-	})
-	eventually(t, "job recorded", func() bool {
+	}, "recovered job run")
+	redistest.Eventually(t, 0, func() bool {
 		n, _ := c.Int(t.Context(), k.StatProcessed())
 		return n == 1
-	})
+	}, "job recorded")
 	if n := do(t, c, "LLEN", k.Failed()).(int64); n != 0 {
 		t.Errorf("failed has %d entries", n)
 	}
 	if ids := strs(do(t, c, "SMEMBERS", k.Workers())); slices.Contains(ids, id) {
 		t.Errorf("the dead id %s is still registered: %v", id, ids)
 	}
-	eventually(t, "status shows the restart", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		pools := poolRecords(t, c)
 		if len(pools) != 1 || len(pools[0].Children) != 1 {
 			return false
 		}
 		ch := pools[0].Children[0]
 		return ch.State == "running" && ch.Restarts == 1 && ch.LastExit == "signal: killed" && ch.PID != dead.PID && ch.RSSBytes > 0
-	})
+	}, "status shows the restart")
 	pools := poolStatus(t, ns)
 	if pools[0].PID != p.cmd.Process.Pid || pools[0].Format != "resque-go" || pools[0].Config != cfg {
 		t.Errorf("status record = %+v", pools[0])
@@ -214,18 +214,18 @@ workers:
 		do(t, c, "RPUSH", k.Queue("q"), payloads[i])
 	}
 	p := startPool(t, ns, cfg)
-	eventually(t, "3 workers", func() bool { return do(t, c, "SCARD", k.Workers()).(int64) == 3 })
+	redistest.Eventually(t, 0, func() bool { return do(t, c, "SCARD", k.Workers()).(int64) == 3 }, "3 workers")
 	_, before := workerPIDs(t, c)
-	eventually(t, "jobs under way", func() bool { return do(t, c, "LLEN", k.Queue("q")).(int64) < jobs-2 })
+	redistest.Eventually(t, 0, func() bool { return do(t, c, "LLEN", k.Queue("q")).(int64) < jobs-2 }, "jobs under way")
 
 	// q: 3 processes of 2 slots (its settings changed: all replaced), other
 	// unchanged (kept).
 	writeFile(t, dir, "pool.yml", config(3, 2))
 	p.signal(t, syscall.SIGHUP)
-	eventually(t, "7 workers (3x2 + 1)", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		ids, pids := workerPIDs(t, c)
 		return len(ids) == 7 && len(pids) == 4
-	})
+	}, "7 workers (3x2 + 1)")
 	_, after := workerPIDs(t, c)
 	if kept := slices.DeleteFunc(slices.Clone(after), func(pid int) bool { return !slices.Contains(before, pid) }); len(kept) != 1 {
 		t.Errorf("pids before %v, after %v: want only the unchanged child kept", before, after)
@@ -234,15 +234,15 @@ workers:
 	// Fewer processes, same settings: two are QUIT, one stays.
 	writeFile(t, dir, "pool.yml", config(1, 2))
 	p.signal(t, syscall.SIGHUP)
-	eventually(t, "3 workers (1x2 + 1)", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		ids, pids := workerPIDs(t, c)
 		return len(ids) == 3 && len(pids) == 2
-	})
+	}, "3 workers (1x2 + 1)")
 
-	eventually(t, "every job done", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		n, _ := c.Int(t.Context(), k.StatProcessed())
 		return n == jobs
-	})
+	}, "every job done")
 	files, err := filepath.Glob(filepath.Join(done, "job.*"))
 	if err != nil {
 		t.Fatal(err)
@@ -291,17 +291,17 @@ workers: [{queues: q, processes: 2}]
 `, started, release, done))
 	a, b := enqueue(t, ns, "q", "[1]"), enqueue(t, ns, "q", "[2]")
 	p := startPool(t, ns, cfg)
-	eventually(t, "both jobs started", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		s, _ := os.ReadFile(started)
 		return strings.Count(string(s), "x") == 2
-	})
+	}, "both jobs started")
 	_, pids := workerPIDs(t, c)
 	if len(pids) != 2 {
 		t.Fatalf("worker pids %v", pids)
 	}
 	p.signal(t, syscall.SIGQUIT)
 	// the manager and both children took the signal; then the jobs end
-	eventually(t, "the children told to quit", func() bool { return strings.Count(p.out.String(), "signal received") >= 3 })
+	redistest.Eventually(t, 0, func() bool { return strings.Count(p.out.String(), "signal received") >= 3 }, "the children told to quit")
 	select {
 	case <-p.done:
 		t.Fatalf("the manager exited before its children's jobs ended:\n%s", p.out.String())
@@ -344,21 +344,21 @@ func TestPoolManagerKill9ChildrenExit(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "pool.yml", "workers:\n  a: 2\n  b: {processes: 1, concurrency: 3}\n")
 	p := startPool(t, ns, cfg)
-	eventually(t, "3 children registered", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		_, pids := workerPIDs(t, c)
 		return len(pids) == 3
-	})
+	}, "3 children registered")
 	_, pids := workerPIDs(t, c)
 	p.signal(t, syscall.SIGKILL)
 	p.wait(t)
 	killed := time.Now()
 	// They take a few seconds (TERM, then --term-timeout); the bound is
 	// for a busy machine, the time it took is logged.
-	eventually(t, "the children gone after the manager's kill -9", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		return len(slices.DeleteFunc(slices.Clone(pids), gone)) == 0
-	})
+	}, "the children gone after the manager's kill -9")
 	t.Logf("children gone %v after the manager's kill -9", time.Since(killed).Round(10*time.Millisecond))
-	eventually(t, "children unregistered", func() bool { return do(t, c, "SCARD", c.Keys().Workers()).(int64) == 0 })
+	redistest.Eventually(t, 0, func() bool { return do(t, c, "SCARD", c.Keys().Workers()).(int64) == 0 }, "children unregistered")
 }
 
 // Bad config files: the message names file, line and key; exit code 2.

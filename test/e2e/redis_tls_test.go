@@ -101,10 +101,10 @@ func TestRedisTLSFlags(t *testing.T) {
 	// work runs the three jobs, then stops on QUIT.
 	out := filepath.Join(t.TempDir(), "ran")
 	w := startArgs(t, append([]string{"work", "-q", "q", "--exec", "*=echo \"$RESQUE_ARGS\" >> " + out}, tlsArgs...)...)
-	eventually(t, "the jobs to run", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		b, _ := os.ReadFile(out)
 		return strings.Count(string(b), "\n") == 3
-	})
+	}, "the jobs to run")
 	w.signal(t, syscall.SIGQUIT)
 	if code := w.wait(t); code != 0 {
 		t.Errorf("work exited %d", code)

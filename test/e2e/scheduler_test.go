@@ -41,14 +41,14 @@ workers:
 		t.Fatal(err)
 	}
 	p := startPool(t, ns, cfg)
-	eventually(t, "schedule, plan and delayed job", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		return do(t, c, "LLEN", k.Queue("ticks")).(int64) > 0 && do(t, c, "LLEN", k.Queue("planned")).(int64) > 0 &&
 			do(t, c, "LLEN", k.Queue("later")).(int64) == 1
-	})
-	eventually(t, "the scheduler in stats", func() bool {
+	}, "schedule, plan and delayed job")
+	redistest.Eventually(t, 0, func() bool {
 		s, err := statsio.Collect(t.Context(), c, "")
 		return err == nil && len(s.Schedulers) == 1 && s.Schedulers[0].Master && s.Schedulers[0].PID != p.cmd.Process.Pid
-	})
+	}, "the scheduler in stats")
 	p.signal(t, syscall.SIGQUIT)
 	if code := p.wait(t); code != 0 {
 		t.Errorf("pool exit %d", code)
@@ -107,9 +107,9 @@ func TestSchedulerKill9NothingLostOrDoubled(t *testing.T) {
 			b = start(t, ns, args...)
 		}
 	}
-	eventually(t, "every delayed item promoted", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		return do(t, c, "LLEN", k.Queue("later")).(int64) >= items && do(t, c, "ZCARD", k.DelayedSchedule()).(int64) == 0
-	})
+	}, "every delayed item promoted")
 	a.signal(t, syscall.SIGQUIT)
 	b.signal(t, syscall.SIGQUIT)
 	a.wait(t)

@@ -53,7 +53,7 @@ workers:
 		b, _ := os.ReadFile(ran)
 		return strings.Count(string(b), class+" ")
 	}
-	eventually(t, "the plan firing through the first master", func() bool { return lines("Tick") >= 2 })
+	redistest.Eventually(t, 0, func() bool { return lines("Tick") >= 2 }, "the plan firing through the first master")
 
 	// delayed jobs due over the 20 s after the kill, written (and replicated) before it
 	now := time.Now()
@@ -67,8 +67,8 @@ workers:
 	}
 	ticksBefore := lines("Tick")
 	primary.Stop() // SIGKILL
-	eventually(t, "every delayed job promoted and run through the new master", func() bool { return lines("Later") >= 10 })
-	eventually(t, "the plan firing through the new master", func() bool { return lines("Tick") >= ticksBefore+3 })
+	redistest.Eventually(t, 0, func() bool { return lines("Later") >= 10 }, "every delayed job promoted and run through the new master")
+	redistest.Eventually(t, 0, func() bool { return lines("Tick") >= ticksBefore+3 }, "the plan firing through the new master")
 	p.cmd.Process.Signal(syscall.SIGQUIT)
 	p.wait(t)
 	if n := lines("Later"); n != 10 {

@@ -63,7 +63,7 @@ func sentinelGroup(t *testing.T) (primary, replica *redisproc.Server, url string
 		t.Fatal(err)
 	}
 	defer rc.Close()
-	eventually(t, "the replica to sync and the sentinels to find it and each other", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		info, err := rc.Do(context.Background(), "INFO", "replication")
 		if err != nil || !strings.Contains(string(info.([]byte)), "master_link_status:up") {
 			return false
@@ -76,7 +76,7 @@ func sentinelGroup(t *testing.T) (primary, replica *redisproc.Server, url string
 			}
 		}
 		return true
-	})
+	}, "the replica to sync and the sentinels to find it and each other")
 	return primary, replica, "redis+sentinel://" + strings.Join(addrs, ",") + "/" + sentinelMaster
 }
 
@@ -160,7 +160,7 @@ func TestSentinelFailover(t *testing.T) {
 		}
 		return seen
 	}
-	eventually(t, "jobs to run through the first master", func() bool { return len(ranJobs()) >= 30 })
+	redistest.Eventually(t, 0, func() bool { return len(ranJobs()) >= 30 }, "jobs to run through the first master")
 
 	// The replica confirms every write before the checkpoint (the
 	// replication stream keeps their order); then the primary dies.
@@ -199,7 +199,7 @@ func TestSentinelFailover(t *testing.T) {
 	stop()
 	<-enqueued
 	total := a.count()
-	eventually(t, "every job acknowledged after the kill to run", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		seen := ranJobs()
 		for _, i := range after() {
 			if seen[i] == 0 {
@@ -207,11 +207,11 @@ func TestSentinelFailover(t *testing.T) {
 			}
 		}
 		return true
-	})
-	eventually(t, "the queue to drain", func() bool {
+	}, "every job acknowledged after the kill to run")
+	redistest.Eventually(t, 0, func() bool {
 		n, err := c.Do(context.Background(), "LLEN", c.Keys().Queue("q"))
 		return err == nil && n.(int64) == 0
-	})
+	}, "the queue to drain")
 	if addr, err := c.Do(context.Background(), "CONFIG", "GET", "port"); err != nil || string(addr.([]any)[1].([]byte)) != strconv.Itoa(replica.Port) {
 		t.Errorf("the client talks to port %v (%v), want the promoted replica's %d", addr, err, replica.Port)
 	}

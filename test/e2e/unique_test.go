@@ -29,10 +29,10 @@ func TestUniqueKill9ThenRecovered(t *testing.T) {
 		t.Fatalf("enqueue of a queued uid: exit %d %q, want 3", code, msg)
 	}
 	a := start(t, ns, "work", "-q", "q", "--exec", "*=sleep 60", "--log-format", "json")
-	eventually(t, "the unique job running", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		v, _ := do(t, c, "GET", k.UniqueState("U")).([]byte)
 		return string(v) == "running"
-	})
+	}, "the unique job running")
 	code, msg := enqueue("--args", "[3]", "--unique-id", "U", "--deferrable-by", "0")
 	if code != 0 || !strings.Contains(msg, "deferred") {
 		t.Fatalf("enqueue while running: exit %d %q, want 0 and deferred", code, msg)
@@ -40,16 +40,16 @@ func TestUniqueKill9ThenRecovered(t *testing.T) {
 	a.signal(t, syscall.SIGKILL)
 	a.wait(t)
 	b := start(t, ns, "work", "-q", "q", "--exec", "*=cat >> "+out+"; echo >> "+out, "--log-format", "json")
-	eventually(t, "the recovered job and the released one ran", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		got, _ := os.ReadFile(out)
 		return strings.Count(string(got), "\n") == 2
-	})
+	}, "the recovered job and the released one ran")
 	got, _ := os.ReadFile(out)
 	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
 	if !strings.Contains(lines[0], `"args":[1]`) || !strings.Contains(lines[1], `"args":[3]`) {
 		t.Errorf("ran %q, want the recovered [1] then the released [3]", lines)
 	}
-	eventually(t, "the uid free", func() bool { return do(t, c, "EXISTS", k.UniqueState("U")).(int64) == 0 })
+	redistest.Eventually(t, 0, func() bool { return do(t, c, "EXISTS", k.UniqueState("U")).(int64) == 0 }, "the uid free")
 	if code, msg := enqueue("--args", "[4]", "--unique-id", "U"); code != 0 {
 		t.Errorf("enqueue after recovery: exit %d %s", code, msg)
 	}

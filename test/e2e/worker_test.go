@@ -28,28 +28,28 @@ func TestKill9MidJobThenRecovered(t *testing.T) {
 	payload := strings.TrimSpace(msg)
 	a := start(t, ns, "work", "-q", "q", "--exec", "*=sleep 60", "--log-format", "json")
 	var id string
-	eventually(t, "job claimed", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		ids := strs(do(t, c, "SMEMBERS", k.Workers()))
 		if len(ids) == 1 && do(t, c, "GET", k.Worker(ids[0])) != nil {
 			id = ids[0]
 			return true
 		}
 		return false
-	})
+	}, "job claimed")
 	a.signal(t, syscall.SIGKILL)
 	a.wait(t)
 	if do(t, c, "GET", k.Worker(id)) == nil {
 		t.Fatal("worker record vanished with the process")
 	}
 	b := start(t, ns, "work", "-q", "q", "--exec", fmt.Sprintf("*=cat > %q", out), "--log-format", "json")
-	eventually(t, "recovered job run", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		got, err := os.ReadFile(out)
 		return err == nil && string(got) == payload
-	})
-	eventually(t, "job recorded", func() bool {
+	}, "recovered job run")
+	redistest.Eventually(t, 0, func() bool {
 		n, _ := c.Int(t.Context(), k.StatProcessed())
 		return n == 1
-	})
+	}, "job recorded")
 	if n := do(t, c, "LLEN", k.Failed()).(int64); n != 0 {
 		t.Errorf("failed has %d entries", n)
 	}
@@ -75,7 +75,7 @@ func TestTermRequeuesAndExitsZero(t *testing.T) {
 	job := `{"class":"Slow","args":[]}`
 	do(t, c, "RPUSH", k.Queue("q"), job)
 	p := start(t, ns, "work", "-q", "q", "--exec", "*=sleep 60", "--term-timeout", "0.5")
-	eventually(t, "job claimed", func() bool { return do(t, c, "LLEN", k.Queue("q")).(int64) == 0 })
+	redistest.Eventually(t, 0, func() bool { return do(t, c, "LLEN", k.Queue("q")).(int64) == 0 }, "job claimed")
 	p.signal(t, syscall.SIGTERM)
 	if code := p.wait(t); code != 0 {
 		t.Fatalf("exit code after TERM = %d", code)
@@ -95,7 +95,7 @@ func TestQuitAndIntWhileIdle(t *testing.T) {
 		ns := redistest.Namespace(t)
 		c := client(t, ns)
 		p := start(t, ns, "work", "-q", "q", "-c", "3", "--exec", "*=true")
-		eventually(t, "registration", func() bool { return do(t, c, "SCARD", c.Keys().Workers()).(int64) == 3 })
+		redistest.Eventually(t, 0, func() bool { return do(t, c, "SCARD", c.Keys().Workers()).(int64) == 3 }, "registration")
 		p.signal(t, sig)
 		if code := p.wait(t); code != 0 {
 			t.Errorf("%v: exit code %d", sig, code)

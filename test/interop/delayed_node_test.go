@@ -21,6 +21,7 @@ import (
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
+	"github.com/resque-go/resque-go/internal/redistest/rdbtest"
 )
 
 const redisEnv = "RESQUE_GO_TEST_REDIS"
@@ -56,13 +57,8 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	dir := nodeDir(t)
-	ns := redistest.Namespace(t)
-	c, err := rdb.New(rdb.Options{URL: os.Getenv(redisEnv), Namespace: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &env{t, dir, ns, c}
+	r := rdbtest.New(t, rdb.Options{})
+	return &env{t, dir, r.NS, r.Client}
 }
 
 // node runs delayed.js cmd with node-resque against the test namespace and

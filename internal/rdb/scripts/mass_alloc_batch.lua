@@ -49,9 +49,9 @@ if not source then
   mass_fail(KEYS[2], KEYS[3], id, 'batch id is not <sourceId>:<name>:<suffix>', ARGV[5])
   return {'failed', id, '', 'batch id is not <sourceId>:<name>:<suffix>'}
 end
-local list = ns .. 'committed:' .. id
+local list = ns .. KEY_MASS_COMMITTED_PREFIX .. id
 if redis.call('EXISTS', list) == 0 then
-  local why = 'committed:' .. id .. ' does not exist'
+  local why = KEY_MASS_COMMITTED_PREFIX .. id .. ' does not exist'
   mass_fail(KEYS[2], KEYS[3], id, why, ARGV[5])
   return {'failed', id, '', why}
 end
@@ -63,20 +63,20 @@ if not pool then
   mass_fail(KEYS[2], KEYS[3], id, why, ARGV[5])
   return {'failed', id, '', why}
 end
-local pk = ns .. 'pool:' .. pool
+local pk = ns .. KEY_MASS_POOL_PREFIX .. pool
 -- fail records the batch with the reason its pool cannot take it
 local function fail(why)
   why = 'batch pool ' .. pool .. ': ' .. why
   mass_fail(KEYS[2], KEYS[3], id, why, ARGV[5])
   return {'failed', id, '', why}
 end
-wrong = mass_wrong_type({{pk, 'hash'}, {pk .. ':unit_queues', 'zset'}, {pk .. ':heartbeats', 'zset'}, {ns .. 'batch:paused:' .. pool, 'hash'}})
+wrong = mass_wrong_type({{pk, 'hash'}, {pk .. KEY_MASS_UNIT_QUEUES_SUFFIX, 'zset'}, {pk .. KEY_MASS_HEARTBEATS_SUFFIX, 'zset'}, {ns .. KEY_MASS_BATCH_PAUSED_PREFIX .. pool, 'hash'}})
 if wrong then
   return fail(wrong)
 end
 local holder = redis.call('HGET', pk, source)
 if holder then
-  local backlog = pk .. ':backlog:' .. source
+  local backlog = pk .. KEY_MASS_BACKLOG_SEP .. source
   local pushed = redis.pcall('LPUSH', backlog, id)
   if type(pushed) == 'table' then
     return fail(backlog .. ': ' .. tostring(pushed.err))
@@ -98,14 +98,14 @@ local function lower(a, b)
   end
   return a < b
 end
-local prefix, suffix = 'pool:' .. pool .. ':', ':queues'
+local prefix, suffix = KEY_MASS_POOL_PREFIX .. pool .. KEY_MASS_UNIT_SEP, KEY_MASS_UNIT_SUFFIX
 local best, best_load, best_member = nil, nil, nil
-local loads = redis.call('ZRANGE', pk .. ':unit_queues', 0, -1, 'WITHSCORES')
+local loads = redis.call('ZRANGE', pk .. KEY_MASS_UNIT_QUEUES_SUFFIX, 0, -1, 'WITHSCORES')
 for i = 1, #loads, 2 do
   local m, load = loads[i], tonumber(loads[i + 1])
   if string.sub(m, 1, #prefix) == prefix and string.sub(m, -#suffix) == suffix then
     local unit = string.sub(m, #prefix + 1, #m - #suffix)
-    local beat = redis.call('ZSCORE', pk .. ':heartbeats', unit)
+    local beat = redis.call('ZSCORE', pk .. KEY_MASS_HEARTBEATS_SUFFIX, unit)
     if beat and tonumber(beat) >= now_ms - alive_ms then
       if not best or load < best_load or (load == best_load and lower(unit, best)) then
         best, best_load, best_member = unit, load, m
@@ -119,7 +119,7 @@ if not best then
 end
 if redis.call('HGET', KEYS[4], source .. ':paused') == '1' then
   redis.call('HSET', pk, source, best)
-  redis.call('HSET', ns .. 'batch:paused:' .. pool, source, id)
+  redis.call('HSET', ns .. KEY_MASS_BATCH_PAUSED_PREFIX .. pool, source, id)
   return {'parked', id, pool, best}
 end
 -- the unit's list first: one of another type takes no batch
@@ -128,5 +128,5 @@ if type(n) == 'table' then
   return fail(ns .. best_member .. ': ' .. tostring(n.err))
 end
 redis.call('HSET', pk, source, best)
-redis.call('ZADD', pk .. ':unit_queues', n, best_member)
+redis.call('ZADD', pk .. KEY_MASS_UNIT_QUEUES_SUFFIX, n, best_member)
 return {'assigned', id, pool, best}

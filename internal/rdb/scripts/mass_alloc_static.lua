@@ -45,7 +45,7 @@ local moved, bad, failed = 0, 0, 0
 -- an error before any pop, which the allocator logs at every pass
 -- (unassigned's own type stops its first RPOP, before it takes anything)
 local wrong = mass_wrong_type({{KEYS[2], 'list'}, {KEYS[3], 'list'}, {KEYS[4], 'hash'}, {KEYS[5], 'hash'},
-  {ns .. 'static:pools', 'zset'}})
+  {ns .. KEY_MASS_STATIC_POOLS, 'zset'}})
 if wrong then
   return redis.error_reply(wrong .. ': no payload taken')
 end
@@ -106,8 +106,8 @@ for _ = 1, tonumber(ARGV[1]) do
     else
       local pk = pools[pool]
       if not pk then
-        pk = {queue = ns .. 'static:queue:' .. pool .. ':', state = ns .. 'static:state:' .. pool,
-          ring = ns .. 'static:ring:' .. pool, known = {}}
+        pk = {queue = ns .. KEY_MASS_STATIC_QUEUE_PREFIX .. pool .. KEY_MASS_STATIC_QUEUE_SEP, state = ns .. KEY_MASS_STATIC_STATE_PREFIX .. pool,
+          ring = ns .. KEY_MASS_STATIC_RING_PREFIX .. pool, known = {}}
         pools[pool] = pk
         -- the pool's ring and state are looked at once: of another type
         -- (written by hand), no job is placed in the pool

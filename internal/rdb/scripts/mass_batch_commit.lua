@@ -27,7 +27,7 @@ if 1 ~= redis.pcall('RENAMENX', KEYS[3], KEYS[2]) then
 end
 redis.call('PERSIST', KEYS[2])
 for _, uid in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
-  local skey = ARGV[2] .. uid .. ':state'
+  local skey = ARGV[2] .. uid .. KEY_UNIQUE_STATE_SUFFIX
   if not redis.call('SET', skey, 'queued', 'NX') and redis.call('TTL', skey) > 0 then
     redis.call('PERSIST', skey)
   end

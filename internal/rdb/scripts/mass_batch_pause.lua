@@ -32,7 +32,7 @@ local id = redis.call('HGET', KEYS[2], source)
 if id then
   return {'already', id, unit}
 end
-local member = ARGV[3] .. unit .. ':queues'
+local member = ARGV[3] .. unit .. KEY_MASS_UNIT_SUFFIX
 local list = ARGV[2] .. member
 local prefix = source .. ':'
 for _, b in ipairs(redis.call('LRANGE', list, 0, -1)) do

@@ -52,7 +52,7 @@ local n, refused = 0, 0
 for i = 6, #ARGV, 2 do
   local uid = ARGV[i]
   if uid ~= '' then
-    if not redis.call('SET', ARGV[5] .. uid .. ':state', 'queued', 'NX', 'EX', sttl) then
+    if not redis.call('SET', ARGV[5] .. uid .. KEY_UNIQUE_STATE_SUFFIX, 'queued', 'NX', 'EX', sttl) then
       refused = (i - 4) / 2
       break
     end
@@ -75,7 +75,7 @@ if has == 1 then
   -- claim's running, a queue job's queued) and is left alone.
   local due = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', tonumber(ARGV[4]) + tonumber(ARGV[2]))
   for _, uid in ipairs(due) do
-    local skey = ARGV[5] .. uid .. ':state'
+    local skey = ARGV[5] .. uid .. KEY_UNIQUE_STATE_SUFFIX
     if not redis.call('SET', skey, 'queued', 'NX', 'EX', sttl) and redis.call('TTL', skey) > 0 then
       redis.call('EXPIRE', skey, sttl)
     end

@@ -41,10 +41,10 @@ if redis.call('HGET', KEYS[7], source .. ':paused') == '1' then
 end
 redis.call('HDEL', KEYS[2], source)
 local unit = redis.call('HGET', KEYS[1], source)
-local holders = ARGV[2] .. 'batch:holders:' .. id
+local holders = ARGV[2] .. KEY_MASS_BATCH_HOLDERS_PREFIX .. id
 local held = mass_held(holders, KEYS[6])
 if unit then
-  local member = ARGV[3] .. unit .. ':queues'
+  local member = ARGV[3] .. unit .. KEY_MASS_UNIT_SUFFIX
   if redis.call('ZSCORE', KEYS[3], member) then
     local beat = redis.call('ZSCORE', KEYS[4], unit)
     if (beat and tonumber(beat) >= tonumber(ARGV[5])) or held > 0 then
@@ -60,7 +60,7 @@ end
 if held == 0 then
   redis.call('DEL', holders)
 end
-if redis.call('EXISTS', ARGV[2] .. 'committed:' .. id) == 1 then
+if redis.call('EXISTS', ARGV[2] .. KEY_MASS_COMMITTED_PREFIX .. id) == 1 then
   redis.call('RPUSH', KEYS[5], id)
   return {'committed', id, unit}
 end

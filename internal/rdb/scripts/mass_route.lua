@@ -23,16 +23,16 @@ local function mass_pool_exists(ns, r, kind, pool, now_ms, alive_ms)
     return true
   end
   if kind == 'static' then
-    local beat = redis.call('ZSCORE', ns .. 'static:pools', pool)
+    local beat = redis.call('ZSCORE', ns .. KEY_MASS_STATIC_POOLS, pool)
     return beat ~= false and tonumber(beat) >= now_ms - alive_ms
   end
-  return redis.call('EXISTS', ns .. 'pool:' .. pool .. ':unit_queues') == 1
+  return redis.call('EXISTS', ns .. KEY_MASS_POOL_PREFIX .. pool .. KEY_MASS_UNIT_QUEUES_SUFFIX) == 1
 end
 
 local function mass_route(ns, r, kind, source, job, now_ms, alive_ms)
   -- where the pool came from is named only in a failure's reason: built
   -- then, not for every payload routed (a concatenation each)
-  local cfg = 'src:' .. source .. ':cfg:'
+  local cfg = KEY_MASS_ROUTE_PREFIX .. source .. KEY_MASS_ROUTE_SEP
   local pool, from = redis.call('GET', ns .. cfg .. job), 1
   if not pool then
     pool, from = redis.call('GET', ns .. cfg .. 'default'), 2

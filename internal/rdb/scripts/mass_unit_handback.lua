@@ -40,7 +40,7 @@ if wrong then
 end
 local back, done, kept = 0, 0, 0
 for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
-  local holders = ARGV[3] .. 'batch:holders:' .. id
+  local holders = ARGV[3] .. KEY_MASS_BATCH_HOLDERS_PREFIX .. id
   if mass_held(holders, KEYS[5]) > 0 then
     kept = kept + 1
   else
@@ -52,7 +52,7 @@ for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
     if holds then
       redis.call('HDEL', KEYS[3], source)
     end
-    if redis.call('EXISTS', ARGV[3] .. 'committed:' .. id) == 1 then
+    if redis.call('EXISTS', ARGV[3] .. KEY_MASS_COMMITTED_PREFIX .. id) == 1 then
       redis.call('RPUSH', KEYS[4], id)
       back = back + 1
     else
@@ -70,14 +70,14 @@ local parked = redis.call('HGETALL', KEYS[7])
 for i = 1, #parked, 2 do
   local source, id = parked[i], parked[i + 1]
   if redis.call('HGET', KEYS[3], source) == ARGV[2] then
-    local holders = ARGV[3] .. 'batch:holders:' .. id
+    local holders = ARGV[3] .. KEY_MASS_BATCH_HOLDERS_PREFIX .. id
     if mass_held(holders, KEYS[5]) > 0 then
       kept = kept + 1
     else
       redis.call('HDEL', KEYS[7], source)
       redis.call('DEL', holders)
       redis.call('HDEL', KEYS[3], source)
-      if redis.call('EXISTS', ARGV[3] .. 'committed:' .. id) == 1 then
+      if redis.call('EXISTS', ARGV[3] .. KEY_MASS_COMMITTED_PREFIX .. id) == 1 then
         redis.call('RPUSH', KEYS[4], id)
         back = back + 1
       else

@@ -27,8 +27,8 @@
 local done = {}
 local ids = redis.call('LRANGE', KEYS[1], 0, -1)
 for _, id in ipairs(ids) do
-  local holders = ARGV[3] .. 'batch:holders:' .. id
-  if redis.call('EXISTS', ARGV[3] .. 'committed:' .. id) == 0 and mass_held(holders, KEYS[5]) == 0 then
+  local holders = ARGV[3] .. KEY_MASS_BATCH_HOLDERS_PREFIX .. id
+  if redis.call('EXISTS', ARGV[3] .. KEY_MASS_COMMITTED_PREFIX .. id) == 0 and mass_held(holders, KEYS[5]) == 0 then
     redis.call('LREM', KEYS[1], 0, id)
     redis.call('DEL', holders)
     redis.call('HDEL', KEYS[7], id)
@@ -46,8 +46,8 @@ end
 local parked = redis.call('HGETALL', KEYS[6])
 for i = 1, #parked, 2 do
   local source, id = parked[i], parked[i + 1]
-  local holders = ARGV[3] .. 'batch:holders:' .. id
-  if redis.call('HGET', KEYS[3], source) == ARGV[2] and redis.call('EXISTS', ARGV[3] .. 'committed:' .. id) == 0 and
+  local holders = ARGV[3] .. KEY_MASS_BATCH_HOLDERS_PREFIX .. id
+  if redis.call('HGET', KEYS[3], source) == ARGV[2] and redis.call('EXISTS', ARGV[3] .. KEY_MASS_COMMITTED_PREFIX .. id) == 0 and
       mass_held(holders, KEYS[5]) == 0 then
     redis.call('HDEL', KEYS[6], source)
     redis.call('DEL', holders)
