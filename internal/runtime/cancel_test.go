@@ -10,6 +10,7 @@ import (
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -24,7 +25,7 @@ func blocks(ctx context.Context, j *worker.Job) error {
 func (e *env) runningOn(t *testing.T, w *runtime.Worker) string {
 	t.Helper()
 	var id string
-	eventually(t, "a running job", func() bool {
+	redistest.Eventually(t, 0, func() bool {
 		for _, wid := range w.IDs() {
 			if rec, err := e.client.WorkerRecord(e.ctx(), wid); err == nil && rec != nil {
 				id = wid
@@ -32,7 +33,7 @@ func (e *env) runningOn(t *testing.T, w *runtime.Worker) string {
 			}
 		}
 		return false
-	})
+	}, "a running job")
 	return id
 }
 
@@ -221,7 +222,7 @@ func TestCancelOfFinishedClaimSparesNextJob(t *testing.T) {
 	if _, err := e.client.CancelJob(e.ctx(), other, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the other slot's cancel", func() bool { return len(rec.all()) >= 2 })
+	redistest.Eventually(t, 0, func() bool { return len(rec.all()) >= 2 }, "the other slot's cancel")
 	close(release)
 	done := rec.waitN(t, 3)
 	for _, f := range done[1:] {

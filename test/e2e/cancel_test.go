@@ -71,7 +71,7 @@ func TestJobCancelAcrossProcesses(t *testing.T) {
 			for i := 1; i <= tc.runs+tc.direct; i++ {
 				do(t, c, "RPUSH", k.Queue("q"), fmt.Sprintf(`{"class":"Blocks","args":[%d]}`, i))
 				var id string
-				eventually(t, "job claimed", func() bool {
+				redistest.Eventually(t, 0, func() bool {
 					for _, wid := range strs(do(t, c, "SMEMBERS", k.Workers())) {
 						if do(t, c, "GET", k.Worker(wid)) != nil {
 							id = wid
@@ -79,7 +79,7 @@ func TestJobCancelAcrossProcesses(t *testing.T) {
 						}
 					}
 					return false
-				})
+				}, "job claimed")
 				began := time.Now()
 				viaCLI := i <= tc.runs
 				if !viaCLI {
