@@ -22,7 +22,8 @@ var claimLayout = jobpathLayout{Module: "claim",
 // quarter of a busy process's CPU. With a.Cache, a slot's next claim with
 // the same arguments reuses the whole layout.
 func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
-	if a.Cache == nil {
+	if a.Cache == nil || a.Limits != nil {
+		// limits send the time in milliseconds: laid out each claim
 		return c.buildClaimKeysArgs(a)
 	}
 	if keys, args, ok := a.Cache.get(a); ok {
@@ -66,10 +67,23 @@ func (c *Client) buildClaimKeysArgs(a ClaimArgs) (keys, args []any) {
 	d := 9 + 3*n // where the first ring's description starts
 	for _, p := range parts {
 		if p.ring != nil {
+			d += len(p.ring)
+		}
+	}
+	var limitsFlag any // the limits' description follows the rings'
+	if a.Limits != nil {
+		limitsFlag = "L" + strconv.Itoa(d)
+	}
+	d = 9 + 3*n
+	for i, p := range parts {
+		switch {
+		case p.ring != nil:
 			// the ring's description follows the fixed arguments
 			args = append(args, "r"+strconv.Itoa(d))
 			d += len(p.ring)
-		} else {
+		case limitsFlag != nil && p.flag == any("") && srcs[i].List == "" && a.Limits.counts(srcs[i].Queue):
+			args = append(args, limitsFlag)
+		default:
 			args = append(args, p.flag)
 		}
 	}
@@ -80,6 +94,9 @@ func (c *Client) buildClaimKeysArgs(a ClaimArgs) (keys, args []any) {
 	args = append(args, a.Token, ttl.Milliseconds(), k.uniquePrefix)
 	for _, p := range parts {
 		args = append(args, p.ring...)
+	}
+	if a.Limits != nil {
+		args = c.appendSourceLimits(args, a.Limits, a.Now)
 	}
 	return keys, args
 }
