@@ -20,6 +20,8 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 	}
 	now := s.w.cfg.Now()
 	o, note := outcomeOf(res, p, *r, now, s.token, protocol.NewJobID)
+	o.Limits = s.holds
+	defer s.unhold()
 	if note != nil {
 		log.get().Warn().Err(note.err).Msg(note.msg)
 	}
