@@ -297,3 +297,18 @@ func ExampleClient_PauseQueue() {
 	// paused: [reports]
 	// was paused: true
 }
+
+func ExampleClient_Limits() {
+	c, err := client.New(client.Options{URL: os.Getenv("REDIS_URL")})
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	limits, err := c.Limits(context.Background())
+	if err != nil {
+		return
+	}
+	for _, l := range limits {
+		fmt.Println(l.Name, l.Running, l.Parked, l.Waiting)
+	}
+}
