@@ -64,14 +64,11 @@ func (l Limit) Spec() string {
 	return s + "=" + strconv.Itoa(l.N)
 }
 
-// Interval is a rate's emission interval, Period/N, in milliseconds (at
-// least 1): the time one start takes of the period.
-func (l Limit) Interval() int64 {
-	ms := l.Period.Milliseconds() / int64(l.N)
-	if ms < 1 {
-		ms = 1
-	}
-	return ms
+// Interval is a rate's emission interval, Period/N, in milliseconds (a
+// fraction for more than 1,000 a second): the time one start takes of the
+// period.
+func (l Limit) Interval() float64 {
+	return float64(l.Period.Microseconds()) / 1000 / float64(l.N)
 }
 
 // ParseLimit reads a cap: Class=N, queue:Q=N or Class[PATH]=N, PATH a
@@ -233,11 +230,11 @@ func (k Keys) LimitsIndex() string { return k.key("resque-go", "limits") }
 
 // LimitEntry is a parked or waiting job as its list holds it: the queue it
 // goes back to and its payload, as a JSON string (bytes kept), and for a
-// waiting one the Unix millisecond it is due.
+// waiting one the Unix millisecond it is due (with a fraction).
 type LimitEntry struct {
 	Queue   string `json:"queue"`
 	Payload string `json:"payload"`
-	Due     int64  `json:"due,omitempty"`
+	Due     float64 `json:"due,omitempty"`
 }
 
 // ParseLimitEntry reads a parked or waiting entry.

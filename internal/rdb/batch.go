@@ -3,6 +3,8 @@ package rdb
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -154,9 +156,10 @@ func sameClaim(a, b *batchCall) bool {
 		}
 	}
 	n := a.sources
+	lnow := limitsNowIndex(a.ca, n) // the limits' time, to the microsecond
 	for i := range a.ca {
 		switch {
-		case i <= 1, i == 3, i >= 5 && i < 5+n, i == 5+3*n:
+		case i <= 1, i == 3, i >= 5 && i < 5+n, i == 5+3*n, i == lnow:
 			continue
 		}
 		if a.ca[i] != b.ca[i] {
@@ -164,6 +167,20 @@ func sameClaim(a, b *batchCall) bool {
 		}
 	}
 	return true
+}
+
+// limitsNowIndex is the index in a claim's arguments ca (n sources) of
+// the limits' time (source_limits.lua's now-ms), or -1 without limits.
+func limitsNowIndex(ca []any, n int) int {
+	for _, f := range ca[5+2*n : 5+3*n] {
+		if s, ok := f.(string); ok && strings.HasPrefix(s, "L") {
+			d, err := strconv.Atoi(s[1:])
+			if err == nil {
+				return d - 1
+			}
+		}
+	}
+	return -1
 }
 
 // send runs one script call for batch and answers every call in it.

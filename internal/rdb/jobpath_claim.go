@@ -22,11 +22,17 @@ var claimLayout = jobpathLayout{Module: "claim",
 // quarter of a busy process's CPU. With a.Cache, a slot's next claim with
 // the same arguments reuses the whole layout.
 func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
-	if a.Cache == nil || a.Limits != nil {
-		// limits send the time in milliseconds: laid out each claim
+	if a.Cache == nil {
 		return c.buildClaimKeysArgs(a)
 	}
 	if keys, args, ok := a.Cache.get(a); ok {
+		if a.Limits != nil {
+			// the limits' time is to the microsecond: set in place (the
+			// slot's claims follow one another)
+			if i := limitsNowIndex(args, claimSources(args)); i >= 0 {
+				args[i] = limitsNow(a.Now)
+			}
+		}
 		return keys, args
 	}
 	keys, args = c.buildClaimKeysArgs(a)

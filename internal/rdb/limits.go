@@ -116,9 +116,9 @@ func (c *Client) Limits(ctx context.Context, now time.Time) ([]LimitState, error
 		s.Holders, errs[0] = redis.Int(conn.Receive())
 		s.Parked, errs[1] = redis.Int(conn.Receive())
 		s.Waiting, errs[2] = redis.Int(conn.Receive())
-		tat, terr := redis.Int64(conn.Receive())
+		tat, terr := redis.Float64(conn.Receive())
 		if terr == nil {
-			s.NextStart = time.UnixMilli(tat)
+			s.NextStart = time.UnixMicro(int64(tat * 1000))
 		} else if terr != redis.ErrNil {
 			errs[3] = terr
 		}

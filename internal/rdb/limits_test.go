@@ -172,6 +172,7 @@ func TestLimitsRateOverAMinute(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	t.Logf("%d starts of R in 60 s at 100/1m", starts)
 	if starts < 95 || starts > 105 {
 		t.Errorf("%d starts in 60 s at 100/1m", starts)
 	}

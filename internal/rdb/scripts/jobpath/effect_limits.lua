@@ -24,7 +24,7 @@
 local function limits_entry(queue, payload, due)
   local e = '{"queue":' .. cjson.encode(queue) .. ',"payload":' .. cjson.encode(payload) .. '}'
   if due then
-    e = '{"due":' .. string.format('%d', due) .. ',' .. string.sub(e, 2)
+    e = '{"due":' .. string.format('%.3f', due) .. ',' .. string.sub(e, 2)
   end
   return e
 end
@@ -94,5 +94,7 @@ end
 -- parked job back when that leaves room.
 local function limits_release(holders, parked, member, cap, now, qprefix)
   redis.call('ZREM', holders, member)
-  limits_refill(holders, parked, cap, now, qprefix, 1)
+  if redis.call('EXISTS', parked) == 1 then
+    limits_refill(holders, parked, cap, now, qprefix, 1)
+  end
 end

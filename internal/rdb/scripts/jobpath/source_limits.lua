@@ -13,15 +13,18 @@
 -- ARGV[+3] index           "<ns>:resque-go:limits", the names of limits in use
 -- ARGV[+4] queue-prefix    "<ns>:queue:"
 -- ARGV[+5] rules           m
--- then six arguments a rule, m times: kind ("c" a cap, "r" a rate),
+-- then seven arguments a rule, m times: kind ("c" a cap, "r" a rate),
 -- queue (its queue's name; "" for a class's rule), class ("" for a
 -- queue's), path (a per-key rule's dotted payload path; "" for none),
 -- name (the limit's name; a per-key rule's up to its key), value (the cap;
--- a rate's interval, milliseconds).
+-- a rate's interval, milliseconds with a fraction), burst (a rate's
+-- tolerance, milliseconds: 1% of its period; "0" for a cap).
 --
--- A rate is GCRA without a burst: its tat key holds the theoretical
--- arrival time; a job may start when it is not ahead of now, and moves it
--- on by the interval, so starts are at most one an interval. A job ahead
+-- A rate is GCRA: its tat key holds the theoretical arrival time; a job
+-- may start when it is at most the burst tolerance (1% of the period)
+-- ahead of now, and moves it on by the interval, so starts are one an
+-- interval in the long run, and claims that share a moment (a batch's
+-- slots) are not held back by a fraction of a millisecond. A job ahead
 -- of it waits due at the later of the tat and the last waiting job's due
 -- time plus an interval, and the claims of limited sources (and the sweep)
 -- move due jobs back.
@@ -64,7 +67,7 @@ local function limits_admit(p, q, ARGV, d)
   local dec = nil
   local caps, rates = {}, {}
   for r = 0, m - 1 do
-    local b = d + 6 + 6 * r
+    local b = d + 6 + 7 * r
     local rq, rc, path, name = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
     local applies
     if rq ~= '' then
@@ -87,17 +90,23 @@ local function limits_admit(p, q, ARGV, d)
       local base, val = prefix .. name, tonum(ARGV[b + 5])
       if ARGV[b] == 'c' then
         local h = base .. KEY_LIMIT_HOLDERS_SUFFIX
-        rcall('ZREMRANGEBYSCORE', h, '-inf', '(' .. ARGV[d])
-        if rcall('ZCARD', h) >= val then
+        local held = rcall('ZCARD', h)
+        if held >= val then
+          -- full, unless some holds ran out (a holder killed)
+          rcall('ZREMRANGEBYSCORE', h, '-inf', '(' .. ARGV[d])
+          held = rcall('ZCARD', h)
+        end
+        if held >= val then
           rcall('RPUSH', base .. KEY_LIMIT_PARKED_SUFFIX, limits_entry(q, p))
           rcall('SADD', index, name)
           return nil
         end
-        caps[#caps + 1], caps[#caps + 2] = h, name
+        -- the index names a cap while it has holders: joined by the first
+        caps[#caps + 1], caps[#caps + 2] = h, held == 0 and name
       else
         local tk = base .. KEY_LIMIT_TAT_SUFFIX
         local tat = tonum(rcall('GET', tk)) or 0
-        if tat > now then
+        if tat > now + tonum(ARGV[b + 6]) then
           local w = base .. KEY_LIMIT_WAITING_SUFFIX
           local due = tat
           local last = rcall('LINDEX', w, -1)
@@ -112,13 +121,17 @@ local function limits_admit(p, q, ARGV, d)
           rcall('SADD', index, name)
           return nil
         end
-        rates[#rates + 1], rates[#rates + 2] = tk, val
+        rates[#rates + 1], rates[#rates + 2], rates[#rates + 3] = tk, val, tat
       end
     end
   end
-  for i = 1, #rates, 2 do
+  for i = 1, #rates, 3 do
     -- the next start's moment; the key outlives it by a second
-    rcall('SET', rates[i], string.format('%d', now + rates[i + 1]), 'PX', rates[i + 1] + 1000)
+    local tat = rates[i + 2]
+    if tat < now then
+      tat = now
+    end
+    rcall('SET', rates[i], string.format('%.3f', tat + rates[i + 1]), 'PX', math.floor(tat - now + rates[i + 1]) + 1000)
   end
   return caps
 end
@@ -133,7 +146,7 @@ local function limits_pop(list, ARGV, d)
   local now, m, qprefix = tonum(ARGV[d]), tonum(ARGV[d + 5]), ARGV[d + 4]
   local q = ssub(list, #qprefix + 1)
   for r = 0, m - 1 do
-    local b = d + 6 + 6 * r
+    local b = d + 6 + 7 * r
     if ARGV[b] == 'r' and ARGV[b + 3] == '' and (ARGV[b + 1] == '' or ARGV[b + 1] == q) then
       limits_due(ARGV[d + 2] .. ARGV[b + 4] .. KEY_LIMIT_WAITING_SUFFIX, now, qprefix, 16)
     end
@@ -160,6 +173,8 @@ local function limits_hold(caps, member, ARGV, d)
   local expiry = tonum(ARGV[d]) + tonum(ARGV[d + 1])
   for i = 1, #caps, 2 do
     rcall('ZADD', caps[i], expiry, member)
-    rcall('SADD', ARGV[d + 3], caps[i + 1])
+    if caps[i + 1] then
+      rcall('SADD', ARGV[d + 3], caps[i + 1])
+    end
   end
 end
