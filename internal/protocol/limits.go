@@ -232,8 +232,8 @@ func (k Keys) LimitsIndex() string { return k.key("resque-go", "limits") }
 // goes back to and its payload, as a JSON string (bytes kept), and for a
 // waiting one the Unix millisecond it is due (with a fraction).
 type LimitEntry struct {
-	Queue   string `json:"queue"`
-	Payload string `json:"payload"`
+	Queue   string  `json:"queue"`
+	Payload string  `json:"payload"`
 	Due     float64 `json:"due,omitempty"`
 }
 
