@@ -58,6 +58,7 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 	var delayedAt string
 	cases := []jsonCase{
 		{path: "queue list", list: true},
+		{path: "queue limits", list: true},
 		{path: "queue size", args: []string{"mail"}},
 		{path: "queue pause", args: []string{"mail"}},
 		{path: "queue resume", args: []string{"mail"}},
