@@ -103,6 +103,7 @@ func TestJobpathLayoutsAppend(t *testing.T) {
 		{effectStatusLayout, nil, nil},
 		{effectAttemptsLayout, nil, nil},
 		{effectWaitingLayout, nil, nil},
+		{effectLimitsLayout, nil, nil},
 	} {
 		switch tc.l.Module {
 		case "finish_push":
@@ -121,6 +122,8 @@ func TestJobpathLayoutsAppend(t *testing.T) {
 			tc.keys, tc.args = appendEffectAttempts(k, nil, nil, "digest", 2, time.Hour)
 		case "effect_waiting":
 			tc.keys, tc.args = appendEffectWaiting(k, nil, nil, "new")
+		case "effect_limits":
+			tc.keys, tc.args = appendEffectLimits(k, nil, nil, "w:1", 1, []LimitHold{{Name: "class:C", Cap: 2}})
 		}
 		if len(tc.keys) != len(tc.l.Keys) || len(tc.args) != len(tc.l.Args) {
 			t.Errorf("%s appends %d keys and %d arguments, its layout has %d and %d",

@@ -71,7 +71,7 @@ end
 local function limits_due(waiting, now, qprefix, most)
   local moved = 0
   for _ = 1, most do
-    local e = redis.call('LINDEX', waiting, 0)
+    local e = redis.call('LINDEX', waiting, '0')
     if not e then
       break
     end

@@ -109,7 +109,7 @@ local function limits_admit(p, q, ARGV, d)
         if tat > now + tonum(ARGV[b + 6]) then
           local w = base .. KEY_LIMIT_WAITING_SUFFIX
           local due = tat
-          local last = rcall('LINDEX', w, -1)
+          local last = rcall('LINDEX', w, '-1')
           if last then
             local ok, e = pcall(cjson.decode, last)
             local ld = ok and type(e) == 'table' and tonum(e['due'])
