@@ -326,3 +326,19 @@ func ExampleClient_JobsByTag() {
 	// Output:
 	// true enqueued
 }
+
+// List the caps and rates workers use, with their running, parked and waiting jobs.
+func ExampleClient_Limits() {
+	c, err := client.New(client.Options{URL: os.Getenv("REDIS_URL")})
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	limits, err := c.Limits(context.Background())
+	if err != nil {
+		return
+	}
+	for _, l := range limits {
+		fmt.Println(l.Name, l.Running, l.Parked, l.Waiting)
+	}
+}

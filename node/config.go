@@ -94,6 +94,14 @@ type Config struct {
 	// "Class=ATTEMPTS[:BACKOFF]" ("MailJob=5:exp:2s:10m"); a later entry for
 	// the same class wins.
 	ClassRetry []string `json:"class_retry"`
+	// Limits are concurrency caps across every process (docs/limits.md):
+	// "Class=N", "queue:QUEUE=N" or "Class[PATH]=N" (one cap per value at
+	// PATH in the payload: "Import[args.0.tenant]=2").
+	Limits []string `json:"limits,omitempty"`
+	// Rates are rate limits across every process (docs/limits.md):
+	// "Class=N/PERIOD" ("Import=100/1m"), "queue:QUEUE=N/PERIOD" or
+	// "Class[PATH]=N/PERIOD".
+	Rates []string `json:"rates,omitempty"`
 	// NoMover turns off promoting due delayed jobs (retries with backoff,
 	// reschedules) in this node; the mover is elected, so running it
 	// everywhere costs Redis one poll per second in all.
@@ -221,6 +229,7 @@ type settings struct {
 	retry     retryPolicies
 	handlers  handlerSpecs
 	redis     rdb.Options
+	limits    []protocol.Limit
 }
 
 // resolve validates c and parses its values.
@@ -249,6 +258,9 @@ func (c Config) resolve() (settings, error) {
 		if !slices.Contains(literal, q) {
 			return s, badf("node: Config.Serial %q: not one of the queues named in Config.Queues %q (a serial queue is named, not matched by a glob)", q, c.Queues)
 		}
+	}
+	if s.limits, err = c.parseLimits(); err != nil {
+		return s, err
 	}
 	if n := c.Concurrency; n < 0 || n > MaxConcurrency {
 		return s, badf("node: Config.Concurrency %d: want 1 to %d", n, MaxConcurrency)
@@ -417,4 +429,27 @@ func Decode(r io.Reader) (Config, error) {
 		return Config{}, badf("node config: more than one JSON value")
 	}
 	return c, nil
+}
+
+// parseLimits reads Limits and Rates.
+func (c Config) parseLimits() ([]protocol.Limit, error) {
+	var out []protocol.Limit
+	for _, spec := range c.Limits {
+		l, err := protocol.ParseLimit(spec)
+		if err != nil {
+			return nil, badf("node: Config.Limits: %v", err)
+		}
+		out = append(out, l)
+	}
+	for _, spec := range c.Rates {
+		l, err := protocol.ParseRate(spec)
+		if err != nil {
+			return nil, badf("node: Config.Rates: %v", err)
+		}
+		out = append(out, l)
+	}
+	if len(out) > 0 && c.Mass != "" {
+		return nil, badf("node: Config.Mass %q: limits and rates count jobs of Resque queues; a mass-queue pool has its own (docs/massqueue.md)", c.Mass)
+	}
+	return out, nil
 }

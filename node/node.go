@@ -187,6 +187,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 		DirtyExitOnTerm: cfg.DirtyExitOnTerm, MaxRecoveries: cfg.MaxRecoveries, RubyPrune: cfg.RubyPrune,
 		Logger: log, Retry: s.retry.def, ClassRetry: s.retry.classes, Fork: o.fork,
 		OnFinish: onFinish, Title: o.title, MaxJobs: cfg.MaxJobs, Tracer: jobTracer(o.tracer),
+		Limits: s.limits,
 	})
 	if err != nil {
 		return configError{err}

@@ -49,8 +49,12 @@ const (
 	ScenarioStatic        = "static"
 	ScenarioStaticProcs   = "static-procs"
 	ScenarioStaticSources = "static-sources"
-	ScenarioIdle          = "idle"    // one idle worker process per configuration
-	ScenarioLatency       = "latency" // pickup latency of an idle in-process worker
+	// ScenarioLimits is 1x16 with one concurrency cap and one rate limit
+	// on the jobs' class, both wide enough never to hold a job back: what
+	// counting them costs (docs/limits.md).
+	ScenarioLimits  = "1x16-limits"
+	ScenarioIdle    = "idle"    // one idle worker process per configuration
+	ScenarioLatency = "latency" // pickup latency of an idle in-process worker
 )
 
 // DefaultScenarios run when Config.Scenarios is empty; "all" adds exec and
@@ -59,7 +63,7 @@ var DefaultScenarios = []string{ScenarioLoop, ScenarioSlots1, ScenarioSlots16, S
 
 // AllScenarios is every scenario, in the order they run.
 var AllScenarios = []string{ScenarioLoop, ScenarioSlots1, ScenarioSlots16, ScenarioSlots64, ScenarioProcs, ScenarioStatic, ScenarioStaticProcs,
-	ScenarioStaticSources, ScenarioExec, ScenarioFork, ScenarioIdle, ScenarioLatency}
+	ScenarioStaticSources, ScenarioLimits, ScenarioExec, ScenarioFork, ScenarioIdle, ScenarioLatency}
 
 // StaticSources is the default number of sources of ScenarioStaticSources.
 const StaticSources = 10000
@@ -318,7 +322,12 @@ type scenario struct {
 	exec        string
 	fork        bool
 	sources     int // a static pool of this many sources instead of a queue; 0: the queue
+	flags       []string
 }
+
+// limitsFlags are ScenarioLimits' cap and rate: 1,000 running and a
+// million starts a second, which no run reaches.
+var limitsFlags = []string{"--limit", NoopClass + "=1000", "--rate", NoopClass + "=1000000/1s"}
 
 func (b *bencher) scenario(name string) scenario {
 	cfg := b.cfg
@@ -344,6 +353,9 @@ func (b *bencher) scenario(name string) scenario {
 	case ScenarioStaticSources:
 		return scenario{name: name, description: fmt.Sprintf("resque-go, 1 process x %d slots, a static pool of %d sources", slotsPerProc, cfg.Sources),
 			procs: 1, slots: slotsPerProc, jobs: cfg.Jobs, sources: cfg.Sources}
+	case ScenarioLimits:
+		return scenario{name: name, description: fmt.Sprintf("resque-go, 1 process x %d slots, %s", slotsPerProc, strings.Join(limitsFlags, " ")),
+			procs: 1, slots: slotsPerProc, jobs: cfg.Jobs, flags: limitsFlags}
 	case ScenarioExec:
 		return scenario{name: name, description: fmt.Sprintf("resque-go, 1 process x %d slots, --exec '%s=%s'", slotsPerProc, NoopClass, cfg.ExecCommand),
 			procs: 1, slots: slotsPerProc, jobs: cfg.ExecJobs, exec: NoopClass + "=" + cfg.ExecCommand}

@@ -36,6 +36,7 @@ type childSpec struct {
 	exec         string // "Class=command" for --exec, or ""
 	fork         bool   // --fork
 	mass         string // --mass static:POOL instead of --queues, or ""
+	flags        []string
 }
 
 // staticPoll is the static scenarios' poll interval: a worker of a mass
@@ -62,6 +63,7 @@ func (b *bencher) startChildren(spec childSpec) ([]*child, error) {
 		if spec.fork {
 			argv = append(argv, "--fork")
 		}
+		argv = append(argv, spec.flags...)
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Env = append(append(os.Environ(), b.cfg.WorkerEnv...), "REDIS_URL="+b.url)
 		ch := &child{cmd: cmd, stderr: &tail{max: 4 << 10}, done: make(chan struct{})}

@@ -86,6 +86,7 @@ func (r *Report) massChecks() []Check {
 		})
 	}
 	pair(ScenarioStatic, ScenarioSlots16, 0.10, "a static pool against a plain queue")
+	pair(ScenarioLimits, ScenarioSlots16, 0.10, "one cap and one rate against none")
 	for _, t := range r.Throughput {
 		if strings.HasSuffix(t.Scenario, "-static") {
 			pair(t.Scenario, strings.TrimSuffix(t.Scenario, "-static"), 0.10, "a static pool against a plain queue")

@@ -70,7 +70,7 @@ func (b *bencher) throughputRun(ctx context.Context, sc scenario) (run Throughpu
 		}
 	}()
 	queueKey, staging := keys.Queue(benchQueue), keys.Queue(benchQueue+"-staging")
-	spec := childSpec{procs: sc.procs, slots: sc.slots, queues: benchQueue, namespace: ns, exec: sc.exec, fork: sc.fork}
+	spec := childSpec{procs: sc.procs, slots: sc.slots, queues: benchQueue, namespace: ns, exec: sc.exec, fork: sc.fork, flags: sc.flags}
 	begin := func() error {
 		if _, err := b.mon.do("RENAME", staging, queueKey); err != nil {
 			return fmt.Errorf("rename: %w", err)

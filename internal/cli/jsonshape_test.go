@@ -75,6 +75,7 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 	cases := []jsonCase{
 		{path: "job cancel", args: []string{running}},
 		{path: "queue list", list: true},
+		{path: "queue limits", list: true},
 		{path: "queue size", args: []string{"mail"}},
 		{path: "queue pause", args: []string{"mail"}},
 		{path: "queue resume", args: []string{"mail"}},

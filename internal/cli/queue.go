@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"text/tabwriter"
+	"time"
 
 	"github.com/mattn/go-isatty"
 	ucli "github.com/urfave/cli/v2"
@@ -75,6 +76,13 @@ func queueCommand() *ucli.Command {
 				Description: "Nothing is done when the lock was released, expired or taken again meanwhile (exit 1).\n" +
 					"Releasing the lock of a job still running lets a second job of the queue run beside it.",
 				Flags: withRedis(&ucli.StringFlag{Name: "token", Usage: "the lock's token, as queue locks shows it (required)"}), Action: queueUnlock,
+			},
+			{
+				Name: "limits", Usage: "list the concurrency caps and rate limits in use: running, parked and waiting jobs", ArgsUsage: " ",
+				Description: "Every cap (--limit) and rate (--rate) workers have used, by name (class:CLASS,\n" +
+					"queue:QUEUE, class:CLASS[PATH]=VALUE): its running jobs, the jobs parked until a slot is free\n" +
+					"and the jobs waiting for their moment under a rate (docs/limits.md).",
+				Flags: withRedis(), Action: queueLimits,
 			},
 			{
 				Name: "clear", Usage: "delete every job of QUEUE (it stays in the queues set)", ArgsUsage: "QUEUE --yes",
@@ -396,4 +404,46 @@ func printQueueResult(c *ucli.Context, q string, n int64) error {
 func terminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+func queueLimits(c *ucli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("%s takes no arguments, got %d", c.Command.FullName(), c.NArg())
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	now := time.Now()
+	limits, err := client.Limits(c.Context, now)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		type item struct {
+			Name      string    `json:"name"`
+			Running   int       `json:"running"`
+			Parked    int       `json:"parked"`
+			Waiting   int       `json:"waiting"`
+			NextStart time.Time `json:"next_start,omitzero"`
+		}
+		items := make([]item, 0, len(limits))
+		for _, l := range limits {
+			it := item{Name: l.Name, Running: l.Holders, Parked: l.Parked, Waiting: l.Waiting}
+			if l.NextStart.After(now) {
+				it.NextStart = l.NextStart
+			}
+			items = append(items, it)
+		}
+		return writeJSON(c.App.Writer, map[string]any{"items": items, "total": len(items)})
+	}
+	if len(limits) == 0 {
+		fmt.Fprintln(c.App.Writer, "no limit in use")
+		return nil
+	}
+	for _, l := range limits {
+		fmt.Fprintf(c.App.Writer, "%s: %d running, %d parked, %d waiting\n", l.Name, l.Holders, l.Parked, l.Waiting)
+	}
+	return nil
 }

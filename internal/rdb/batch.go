@@ -3,6 +3,8 @@ package rdb
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -58,7 +60,7 @@ func (call *batchCall) plainSuccess(c *Client) bool {
 // with nothing but the counters and the record to write.
 func plainSuccess(o Outcome, src protocol.Source) bool {
 	return (o.Kind == "" || o.Kind == OutcomeOK) && o.Status == "" && o.AttemptsDigest == "" &&
-		(o.Token == "" || !src.Serial) && o.UniqueID == "" && len(o.Tags) == 0
+		(o.Token == "" || !src.Serial) && o.UniqueID == "" && len(o.Tags) == 0 && len(o.Limits) == 0
 }
 
 type finishBatcher struct {
@@ -156,9 +158,10 @@ func sameClaim(a, b *batchCall) bool {
 		}
 	}
 	n := a.sources
+	lnow := limitsNowIndex(a.ca, n) // the limits' time, to the microsecond
 	for i := range a.ca {
 		switch {
-		case i <= 1, i == 3, i >= 5 && i < 5+n, i == 5+3*n:
+		case i <= 1, i == 3, i >= 5 && i < 5+n, i == 5+3*n, i == lnow:
 			continue
 		}
 		if a.ca[i] != b.ca[i] {
@@ -166,6 +169,20 @@ func sameClaim(a, b *batchCall) bool {
 		}
 	}
 	return true
+}
+
+// limitsNowIndex is the index in a claim's arguments ca (n sources) of
+// the limits' time (source_limits.lua's now-ms), or -1 without limits.
+func limitsNowIndex(ca []any, n int) int {
+	for _, f := range ca[5+2*n : 5+3*n] {
+		if s, ok := f.(string); ok && strings.HasPrefix(s, "L") {
+			d, err := strconv.Atoi(s[1:])
+			if err == nil {
+				return d - 1
+			}
+		}
+	}
+	return -1
 }
 
 // send runs one script call for batch and answers every call in it.

@@ -26,6 +26,13 @@ func (c *Client) claimKeysArgs(a ClaimArgs) (keys, args []any) {
 		return c.buildClaimKeysArgs(a)
 	}
 	if keys, args, ok := a.Cache.get(a); ok {
+		if a.Limits != nil {
+			// the limits' time is to the microsecond: set in place (the
+			// slot's claims follow one another)
+			if i := limitsNowIndex(args, claimSources(args)); i >= 0 {
+				args[i] = limitsNow(a.Now)
+			}
+		}
 		return keys, args
 	}
 	keys, args = c.buildClaimKeysArgs(a)
@@ -70,16 +77,30 @@ func (c *Client) buildClaimKeysArgs(a ClaimArgs) (keys, args []any) {
 	for _, p := range parts {
 		args = append(args, p.tail)
 	}
-	d := 9 + 3*n // where the first ring's description starts
+	first := 9 + 3*n // where the first ring's description starts
 	if ev != nil {
-		d += 3 // after the events' section
+		first += 3 // after the events' section
 	}
+	d := first
 	for _, p := range parts {
 		if p.ring != nil {
+			d += len(p.ring)
+		}
+	}
+	var limitsFlag any // the limits' description follows the rings'
+	if a.Limits != nil {
+		limitsFlag = "L" + strconv.Itoa(d)
+	}
+	d = first
+	for i, p := range parts {
+		switch {
+		case p.ring != nil:
 			// the ring's description follows the fixed arguments
 			args = append(args, "r"+strconv.Itoa(d))
 			d += len(p.ring)
-		} else {
+		case limitsFlag != nil && p.flag == any("") && srcs[i].List == "" && a.Limits.counts(srcs[i].Queue):
+			args = append(args, limitsFlag)
+		default:
 			args = append(args, p.flag)
 		}
 	}
@@ -93,6 +114,9 @@ func (c *Client) buildClaimKeysArgs(a ClaimArgs) (keys, args []any) {
 	}
 	for _, p := range parts {
 		args = append(args, p.ring...)
+	}
+	if a.Limits != nil {
+		args = c.appendSourceLimits(args, a.Limits, a.Now)
 	}
 	return keys, args
 }

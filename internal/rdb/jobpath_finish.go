@@ -67,6 +67,9 @@ func (c *Client) finishKeysArgs(workerID, host string, src protocol.Source, o Ou
 	if ring, state, source, static := k.StaticWakeKeys(src); pushed && static {
 		keys, args = appendEffectWake(keys, args, ring, state, source)
 	}
+	if len(o.Limits) > 0 {
+		keys, args = appendEffectLimits(k, keys, args, LimitMember(workerID, o.Seq), o.Now.UnixMilli(), o.Limits)
+	}
 	if len(o.Tags) > 0 && o.JobID != "" && !again {
 		keys, args = appendEffectTags(k, keys, args, o.JobID, o.Tags)
 	}

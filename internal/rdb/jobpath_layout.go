@@ -16,7 +16,7 @@ type jobpathLayout struct {
 var jobpathLayouts = []jobpathLayout{
 	claimLayout, finishLayout, finishPushLayout, finishDelayedLayout,
 	effectStatusLayout, effectAttemptsLayout, effectWaitingLayout,
-	effectReleaseLayout, effectUniqueLayout, effectWakeLayout,
-	sourceStaticRingLayout, sourceUnitRingLayout,
+	effectReleaseLayout, effectUniqueLayout, effectWakeLayout, effectLimitsLayout,
+	sourceStaticRingLayout, sourceUnitRingLayout, sourceLimitsLayout,
 	effectTagsLayout, effectEventsLayout,
 }

@@ -105,6 +105,7 @@ func TestJobpathLayoutsAppend(t *testing.T) {
 		{effectWaitingLayout, nil, nil},
 		{effectTagsLayout, nil, nil},
 		{effectEventsLayout, nil, nil},
+		{effectLimitsLayout, nil, nil},
 	} {
 		switch tc.l.Module {
 		case "finish_push":
@@ -127,6 +128,8 @@ func TestJobpathLayoutsAppend(t *testing.T) {
 			tc.keys, tc.args = appendEffectTags(k, nil, nil, "id", []string{"one"})
 		case "effect_events":
 			tc.keys, tc.args = appendEffectEvents(newEventsParts(k, EventsConfig{On: true}), nil, nil, Outcome{Kind: OutcomeFail})
+		case "effect_limits":
+			tc.keys, tc.args = appendEffectLimits(k, nil, nil, "w:1", 1, []LimitHold{{Name: "class:C", Cap: 2}})
 		}
 		if len(tc.keys) != len(tc.l.Keys) || len(tc.args) != len(tc.l.Args) {
 			t.Errorf("%s appends %d keys and %d arguments, its layout has %d and %d",

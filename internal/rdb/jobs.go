@@ -30,6 +30,9 @@ type ClaimArgs struct {
 	// Cache, when set, keeps the keys and arguments this claim sends for
 	// the next claim with the same arguments (see ClaimCache).
 	Cache *ClaimCache
+	// Limits, when set, are the caps and rates the claim honours for jobs
+	// of plain queues (docs/limits.md); nil sends nothing of them.
+	Limits *ClaimLimits
 }
 
 // ClaimCache keeps one slot's claim keys and arguments between its claims.
@@ -295,7 +298,10 @@ type Outcome struct {
 	// UniqueID is the uid of a unique job (protocol.ParseUnique): the
 	// finish moves its state on (docs/protocol.md#unique-jobs) in the same step.
 	UniqueID string
-	Now      time.Time
+	// Limits are the caps' slots the job holds (docs/limits.md): the
+	// finish frees them and moves a parked job back where that leaves room.
+	Limits []LimitHold
+	Now    time.Time
 	// Tags are the job's tags (protocol.Payload.Tags): a job that ends
 	// (not a retry or reschedule) leaves their indexes; JobID names it.
 	Tags []string

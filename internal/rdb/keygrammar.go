@@ -38,6 +38,11 @@ var keyGrammarLua = sync.OnceValue(func() string {
 		{"KEY_JOB_STATUS_SUFFIX", after(k.JobStatus(id))},
 		// stat:processed:<id> after stat:processed
 		{"KEY_PROCESSED_SEP", before(strings.TrimPrefix(k.StatProcessedWorker(id), k.StatProcessed()))},
+		// a limit's keys after its base, <ns>:resque-go:limit:<name>
+		{"KEY_LIMIT_HOLDERS_SUFFIX", protocol.LimitHoldersSuffix},
+		{"KEY_LIMIT_PARKED_SUFFIX", protocol.LimitParkedSuffix},
+		{"KEY_LIMIT_TAT_SUFFIX", protocol.LimitTATSuffix},
+		{"KEY_LIMIT_WAITING_SUFFIX", protocol.LimitWaitingSuffix},
 	}
 	return luaLocals("key names' parts", parts)
 })

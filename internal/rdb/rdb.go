@@ -139,6 +139,7 @@ type Client struct {
 
 	hotScripts                                                   // claim, finish, finishClaim, finishClaimBatch: hot.go
 	requeue, register, unregister, prune, heartbeat, refreshLock *script
+	limitsSweep                                                  *script
 	delayed                                                      delayedScripts
 	failed                                                       failedScripts
 	schedules                                                    scheduleScripts
@@ -516,6 +517,7 @@ func New(opt Options) (*Client, error) {
 		heartbeat:   loadScriptWith("heartbeat.lua", -1, "iso8601.lua"),
 		unregister:  loadScript("unregister.lua", 8),
 		prune:       loadScriptWith("prune.lua", 16, "jobpath/effect_release.lua", "jobpath/effect_wake.lua"),
+		limitsSweep: loadScriptWith("limits_sweep.lua", -1, "jobpath/effect_limits.lua"),
 	}
 	c.claimK = newClaimKeys(c.keys)
 	c.events = newEventsParts(c.keys, opt.Events)

@@ -107,6 +107,9 @@ type Config struct {
 	// Tracer, when set, starts a span for each attempt (tracing); nil
 	// costs nothing.
 	Tracer Tracer
+	// Limits are the concurrency caps and rate limits the slots honour
+	// for jobs of plain queues (docs/limits.md); none costs nothing.
+	Limits []protocol.Limit
 	// Title, when set, is given Procline whenever it changes (checked once a
 	// second), from Start until the worker stops: the CLI shows it in ps.
 	Title func(string)
@@ -215,6 +218,11 @@ type Worker struct {
 	pauser service.Runner
 	// canceller: the subscription to cancel requests (cancel.go)
 	canceller service.Runner
+	// limits: Config.Limits laid out for the claims (nil: none); held,
+	// the caps' slots the running jobs hold, renewed by limiter
+	limits  *rdb.ClaimLimits
+	held    limitHolds
+	limiter service.Runner
 	// pausedAll: the last claim found <ns>:pause-all-workers set
 	pausedAll atomic.Bool
 	// jobsTaken counts the claims of MaxJobs: reserved before a claim,
@@ -250,6 +258,8 @@ func New(cfg Config) (*Worker, error) {
 		slotsDone: make(chan struct{}),
 		done:      make(chan struct{}),
 	}
+	// a hold lasts three heartbeats unless the sweep renews it
+	w.limits = rdb.NewClaimLimits(cfg.Limits, 3*cfg.HeartbeatInterval)
 	if len(cfg.Serial) > 0 {
 		w.serial = map[string]bool{}
 		for _, q := range cfg.Serial {
@@ -335,6 +345,9 @@ func (w *Worker) Start(ctx context.Context) error {
 		w.title.Start(context.Background(), w.titleLoop)
 	}
 	w.flusher.Start(context.Background(), w.counterLoop)
+	if w.limits != nil {
+		w.limiter.Start(context.Background(), w.limitLoop)
+	}
 	var wg sync.WaitGroup
 	for _, s := range w.slots {
 		wg.Add(1)
@@ -432,6 +445,7 @@ func (w *Worker) cleanup() {
 		w.recovery.Stop()
 		w.pauser.Stop()
 		w.canceller.Stop()
+		w.limiter.Stop()
 		w.title.Stop()
 		w.flusher.Stop()
 		w.notify.stopAll()

@@ -22,6 +22,8 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 	o, note := outcomeOf(res, p, *r, now, s.token, protocol.NewJobID)
 	// for the events stream (when on) and the tags' indexes
 	o.Attempt, o.Duration, o.Tags = max(r.attempt, r.prior+1), took, p.Tags()
+	o.Limits = s.holds
+	defer s.unhold()
 	if note != nil {
 		log.get().Warn().Err(note.err).Msg(note.msg)
 	}

@@ -39,6 +39,8 @@ type slot struct {
 	pending   *protocol.Cancel
 	class     string    // the running job's class, for Procline
 	since     time.Time // when it started
+	// holds: the caps' slots the running job holds (limits.go)
+	holds []rdb.LimitHold
 }
 
 func (s *slot) loop(ctx context.Context) {
@@ -244,6 +246,9 @@ func (s *slot) run(cur *rdb.ClaimResult) *rdb.ClaimResult {
 		decodeErr = fmt.Errorf("%w: payload %v", protocol.ErrBadPayload, uerr)
 	}
 	w.countClaim(res, p, start)
+	if w.limits != nil && p != nil {
+		s.hold(res, p.Class)
+	}
 	if w.jobsCtx.Err() != nil {
 		s.interrupted(res, errShutdown)
 		return nil
@@ -542,8 +547,9 @@ func (s *slot) keepLock(res rdb.ClaimResult) func() {
 // claimArgs claims from queues in order, serial ones under their lock.
 func (s *slot) claimArgs(queues []string) rdb.ClaimArgs {
 	w := s.w
-	a := rdb.ClaimArgs{WorkerID: s.id, Host: w.cfg.Hostname, Queues: queues, Now: w.cfg.Now(), Cache: &s.claims}
+	a := rdb.ClaimArgs{WorkerID: s.id, Host: w.cfg.Hostname, Queues: queues, Now: w.cfg.Now(), Cache: &s.claims, Limits: w.limits}
 	if len(w.cfg.Sources) > 0 {
+		a.Limits = nil // a mass pool has caps of its own
 		a.Queues, a.Sources = nil, w.cfg.Sources
 		return a
 	}
@@ -575,6 +581,8 @@ func dueAt(now time.Time, d time.Duration) int64 {
 // interrupted handles a job stopped by a hard stop: requeue it at the head of
 // its queue, or record a DirtyExit when so configured.
 func (s *slot) interrupted(res rdb.ClaimResult, cause error) {
+	// a requeued job's holds end with their lease
+	defer s.unhold()
 	w := s.w
 	if s.isSettled() {
 		return

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -174,6 +175,14 @@ var Table = []Setting{
 		Usage: "'Class=ATTEMPTS[:BACKOFF]' overrides the retry policy of one class (MailJob=5:exp:2s:10m); repeatable",
 		Check: checkClassRetry,
 		Set:   func(c *node.Config, v Value) { c.ClassRetry = v.List }},
+	{Field: "Limits", Key: "limits", Flag: "limit", Env: []string{"RESQUE_LIMITS"}, Type: ClassMap,
+		Usage: "'Class=N', 'queue:QUEUE=N' or 'Class[PATH]=N' (Import[args.0.tenant]=2: per value at PATH in the payload): at most N such jobs running across every process and host (docs/limits.md); repeatable",
+		Check: checkLimitValue,
+		Set:   func(c *node.Config, v Value) { c.Limits = v.List }},
+	{Field: "Rates", Key: "rates", Flag: "rate", Env: []string{"RESQUE_RATES"}, Type: ClassMap,
+		Usage: "'Class=N/PERIOD', 'queue:QUEUE=N/PERIOD' or 'Class[PATH]=N/PERIOD' (Import=100/1m): at most N starts of such jobs per PERIOD across every process and host (docs/limits.md); repeatable",
+		Check: checkRateValue,
+		Set:   func(c *node.Config, v Value) { c.Rates = v.List }},
 	{Field: "NoMover", Key: "mover", Flag: "mover", Env: []string{"RESQUE_MOVER"}, Type: Bool, Default: "true",
 		Usage: "promote due jobs of the delayed queue (retries with backoff, reschedules; resque-scheduler's layout); safe with other movers",
 		Set:   func(c *node.Config, v Value) { c.NoMover = !v.Bool }},
@@ -269,4 +278,16 @@ func checkClassRetry(spec string) error {
 		return checkBackoff(backoff)
 	}
 	return nil
+}
+
+// checkLimitValue checks a cap's N (a pool file's limits: {Import: 5}).
+func checkLimitValue(v string) error {
+	_, err := protocol.ParseLimit("X=" + v)
+	return err
+}
+
+// checkRateValue checks a rate's N/PERIOD (rates: {Import: 100/1m}).
+func checkRateValue(v string) error {
+	_, err := protocol.ParseRate("X=" + v)
+	return err
 }

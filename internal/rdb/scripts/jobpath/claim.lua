@@ -31,7 +31,9 @@
 -- ARGV[+5+n..+4+2n] the end of each source's record: "}" for a queue
 --                  (Ruby's record), or ,"source":"<list>"}
 -- ARGV[+5+2n..+4+3n] "1" for a serial source, "" for a plain one, "r<d>"
---                  for a ring whose description starts at ARGV[d]
+--                  for a ring whose description starts at ARGV[d], "L<d>"
+--                  for a plain one under limits whose description starts
+--                  at ARGV[d] (source_limits.lua)
 -- ARGV[+5+3n]      the slot's lock token (32 hex)
 -- ARGV[+6+3n]      the lock's time to live, milliseconds
 -- ARGV[+7+3n]      unique key prefix, "<ns>:unique:"
@@ -41,7 +43,8 @@
 --                  max-age (milliseconds, "0" for none) and the queue key
 --                  prefix "<ns>:queue:" (effect_events.lua)
 -- ARGV[+8+3n..]    the rings' descriptions, 7 arguments each (none without
---                  rings; source_ring.lua), after the events' section
+--                  rings; source_ring.lua), after the events' section,
+--                  then the limits' (none without limits; source_limits.lua)
 -- In the code below, KEYS[ko + 1] is KEYS[+0], ARGV[ao + 5 + i] is the
 -- i-th source's ARGV[+4+i], and so on.
 --
@@ -142,7 +145,7 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
   end
   for i = 1, n do
     local flag = ARGV[ao + 5 + 2 * n + i]
-    local payload, list, holders, lj, rq = nil, nil, nil, nil, nil
+    local payload, list, holders, lj, rq, caps, ld = nil, nil, nil, nil, nil, nil, nil
     local head, tail = ARGV[ao + 5 + i], ARGV[ao + 5 + n + i]
     if flag == '' then
       -- a queue whose key holds another type is skipped (wrong_type)
@@ -161,6 +164,14 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
         if payload then
           rcall('SET', KEYS[k2], token, 'PX', ARGV[ao + 7 + 3 * n])
         end
+      end
+    elseif sbyte(flag, 1) == 76 then
+      -- "L<d>": a plain queue under limits, described from ARGV[d]
+      -- (source_limits.lua)
+      ld = ao + tonum(ssub(flag, 2))
+      payload, caps = limits_pop(KEYS[ko + 4 + i], ARGV, ld)
+      if payload and payload.err then
+        payload = wrong_type(i)
       end
     else
       k2 = k2 + 1
@@ -202,6 +213,9 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
       rcall('SET', wkey, head .. embed .. tail)
       if not seq then
         seq = rcall('HINCRBY', KEYS[ko + 3], wid, '1')
+      end
+      if caps then
+        limits_hold(caps, wid .. ':' .. seq, ARGV, ld)
       end
       if holders then
         -- the cap's slot, freed when the sequence moves on; stale entries

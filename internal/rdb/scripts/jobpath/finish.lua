@@ -42,6 +42,7 @@
 --   "l" the release of a serial source's lock (effect_release.lua)
 --   "u" the unique state (effect_unique.lua)
 --   "w" the wake of a static pool's source (effect_wake.lua)
+--   "m" a cap's slot freed (effect_limits.lua), one section a cap held
 --   "t" the job's tags' indexes (effect_tags.lua; one key a tag)
 --   "e" the end of the attempt in the events stream (effect_events.lua)
 -- Their keys follow the outcome's in the same order.
@@ -78,7 +79,7 @@ local finish_nkeys = {ok = 5, discard = 5, fail = 8, retry = 13, reschedule = 13
 -- finish_sections says, for each effect's tag, how many keys and
 -- arguments (its tag's included) its section has.
 -- (The tags' section, "t", has one key a tag: finish_effects reads its size.)
-local finish_sections = {q = {0, 1}, d = {3, 2}, s = {1, 2}, a = {2, 3}, n = {1, 1}, l = {1, 2}, u = {2, 3}, w = {2, 2}, e = {1, 7}}
+local finish_sections = {q = {0, 1}, d = {3, 2}, s = {1, 2}, a = {2, 3}, n = {1, 1}, l = {1, 2}, u = {2, 3}, w = {2, 2}, m = {2, 5}, e = {1, 7}}
 
 -- finish_effects finds the sections of the effects (see the layout) after
 -- the outcome's keys and arguments: for each tag sent, the indexes in KEYS
@@ -98,7 +99,13 @@ local function finish_effects(ARGV, ko, ao, an, outcome)
     if not size then
       return error('finish: no effect ' .. tostring(tag) .. ' (a caller of another version?)')
     end
-    fx[tag] = {k + 1, a + 2}
+    if tag == 'm' then
+      -- a job holds a slot of each cap that counts it: a section each
+      local m = fx.m or {}
+      m[#m + 1], fx.m = {k + 1, a + 2}, m
+    else
+      fx[tag] = {k + 1, a + 2}
+    end
     k, a = k + size[1], a + size[2]
   end
   return fx
@@ -174,6 +181,13 @@ local function finish(KEYS, ARGV, ko, ao, batched, an)
   e = fx.s
   if e then
     finish_status(KEYS[e[1]], ARGV[e[2]], now)
+  end
+  e = fx.m
+  if e then
+    for i = 1, #e do
+      local k, a = e[i][1], e[i][2]
+      limits_release(KEYS[k], KEYS[k + 1], ARGV[a], tonum(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3])
+    end
   end
   e = fx.t
   if e then

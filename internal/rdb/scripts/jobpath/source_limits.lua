@@ -1,0 +1,180 @@
+-- jobpath/source_limits.lua: a claim's source that is a plain queue whose
+-- jobs a concurrency cap or a rate limit counts (docs/limits.md). A job
+-- over a cap is parked in the cap's list, one over a rate waits in the
+-- rate's list until its moment, and the claim takes the next job of the
+-- queue, so other classes keep running; what frees a slot moves a parked
+-- job back (effect_limits.lua).
+--
+-- Layout, the limits' description from its base d (the flag "L<d>" of
+-- each limited source; Go: jobpath_source_limits.go):
+-- ARGV[+0] now-ms          Unix milliseconds
+-- ARGV[+1] lease-ms        how long a hold lasts unless renewed
+-- ARGV[+2] limit-prefix    "<ns>:resque-go:limit:" (a limit's keys: this, its name, a suffix)
+-- ARGV[+3] index           "<ns>:resque-go:limits", the names of limits in use
+-- ARGV[+4] queue-prefix    "<ns>:queue:"
+-- ARGV[+5] rules           m
+-- then seven arguments a rule, m times: kind ("c" a cap, "r" a rate),
+-- queue (its queue's name; "" for a class's rule), class ("" for a
+-- queue's), path (a per-key rule's dotted payload path; "" for none),
+-- name (the limit's name; a per-key rule's up to its key), value (the cap;
+-- a rate's interval, milliseconds with a fraction), burst (a rate's
+-- tolerance, milliseconds: 1% of its period; "0" for a cap).
+--
+-- A rate is GCRA: its tat key holds the theoretical arrival time; a job
+-- may start when it is at most the burst tolerance (1% of the period)
+-- ahead of now, and moves it on by the interval, so starts are one an
+-- interval in the long run, and claims that share a moment (a batch's
+-- slots) are not held back by a fraction of a millisecond. A job ahead
+-- of it waits due at the later of the tat and the last waiting job's due
+-- time plus an interval, and the claims of limited sources (and the sweep)
+-- move due jobs back.
+
+-- limits_key is the value at a dotted path of a decoded payload, as a
+-- string: a string, or an integer written as digits (nil for anything
+-- else). A step that is a number indexes an array from 0.
+local function limits_key(dec, path)
+  local v = dec
+  for step in string.gmatch(path, '[^.]+') do
+    if type(v) ~= 'table' then
+      return nil
+    end
+    local i = tonum(step)
+    local nv = nil
+    if i then
+      nv = v[i + 1]
+    end
+    if nv == nil then
+      nv = v[step]
+    end
+    v = nv
+  end
+  if type(v) == 'string' then
+    return v
+  end
+  if type(v) == 'number' and v == math.floor(v) and math.abs(v) < 9007199254740992 then
+    return string.format('%d', v)
+  end
+  return nil
+end
+
+-- limits_admit decides on payload p, popped from queue q: it returns the
+-- holders keys of the caps whose slot it takes and their names (to join
+-- once the claim's sequence is known), the rates' starts written, or nil
+-- when it parked the job or put it to wait.
+local function limits_admit(p, q, ARGV, d)
+  local now, m = tonum(ARGV[d]), tonum(ARGV[d + 5])
+  local prefix, index = ARGV[d + 2], ARGV[d + 3]
+  local dec = nil
+  local caps, rates = {}, {}
+  for r = 0, m - 1 do
+    local b = d + 6 + 7 * r
+    local rq, rc, path, name = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
+    local applies
+    if rq ~= '' then
+      applies = rq == q
+    else
+      if dec == nil then
+        local ok, v = pcall(cjson.decode, p)
+        dec = ok and type(v) == 'table' and v or false
+      end
+      applies = dec and dec['class'] == rc
+    end
+    if applies and path ~= '' then
+      local key = limits_key(dec, path)
+      applies = key ~= nil
+      if applies then
+        name = name .. key
+      end
+    end
+    if applies then
+      local base, val = prefix .. name, tonum(ARGV[b + 5])
+      if ARGV[b] == 'c' then
+        local h = base .. KEY_LIMIT_HOLDERS_SUFFIX
+        local held = rcall('ZCARD', h)
+        if held >= val then
+          -- full, unless some holds ran out (a holder killed)
+          rcall('ZREMRANGEBYSCORE', h, '-inf', '(' .. ARGV[d])
+          held = rcall('ZCARD', h)
+        end
+        if held >= val then
+          rcall('RPUSH', base .. KEY_LIMIT_PARKED_SUFFIX, limits_entry(q, p))
+          rcall('SADD', index, name)
+          return nil
+        end
+        -- the index names a cap while it has holders: joined by the first
+        caps[#caps + 1], caps[#caps + 2] = h, held == 0 and name
+      else
+        local tk = base .. KEY_LIMIT_TAT_SUFFIX
+        local tat = tonum(rcall('GET', tk)) or 0
+        if tat > now + tonum(ARGV[b + 6]) then
+          local w = base .. KEY_LIMIT_WAITING_SUFFIX
+          local due = tat
+          local last = rcall('LINDEX', w, '-1')
+          if last then
+            local ok, e = pcall(cjson.decode, last)
+            local ld = ok and type(e) == 'table' and tonum(e['due'])
+            if ld and ld + val > due then
+              due = ld + val
+            end
+          end
+          rcall('RPUSH', w, limits_entry(q, p, due))
+          rcall('SADD', index, name)
+          return nil
+        end
+        rates[#rates + 1], rates[#rates + 2], rates[#rates + 3] = tk, val, tat
+      end
+    end
+  end
+  for i = 1, #rates, 3 do
+    -- the next start's moment; the key outlives it by a second
+    local tat = rates[i + 2]
+    if tat < now then
+      tat = now
+    end
+    rcall('SET', rates[i], string.format('%.3f', tat + rates[i + 1]), 'PX', math.floor(tat - now + rates[i + 1]) + 1000)
+  end
+  return caps
+end
+
+-- limits_pop takes the next job of a limited source's list that no limit
+-- holds back: due waiting jobs of its rates first go back to their
+-- queues, then jobs over a limit are parked or put to wait, at most 16 a
+-- claim (the claim then finds none: the next one goes on). It returns the
+-- payload (or the LPOP's error reply, a key of another type) and the caps
+-- to join.
+local function limits_pop(list, ARGV, d)
+  local now, m, qprefix = tonum(ARGV[d]), tonum(ARGV[d + 5]), ARGV[d + 4]
+  local q = ssub(list, #qprefix + 1)
+  for r = 0, m - 1 do
+    local b = d + 6 + 7 * r
+    if ARGV[b] == 'r' and ARGV[b + 3] == '' and (ARGV[b + 1] == '' or ARGV[b + 1] == q) then
+      limits_due(ARGV[d + 2] .. ARGV[b + 4] .. KEY_LIMIT_WAITING_SUFFIX, now, qprefix, 16)
+    end
+  end
+  for _ = 1, 16 do
+    local p = rpcall('LPOP', list)
+    if not p or p.err then
+      return p, nil
+    end
+    local caps = limits_admit(p, q, ARGV, d)
+    if caps then
+      return p, caps
+    end
+  end
+  return nil, nil
+end
+
+-- limits_hold joins the caps a claimed job takes, as member (worker id and
+-- claim sequence) until the lease's end.
+local function limits_hold(caps, member, ARGV, d)
+  if #caps == 0 then
+    return
+  end
+  local expiry = tonum(ARGV[d]) + tonum(ARGV[d + 1])
+  for i = 1, #caps, 2 do
+    rcall('ZADD', caps[i], expiry, member)
+    if caps[i + 1] then
+      rcall('SADD', ARGV[d + 3], caps[i + 1])
+    end
+  end
+end

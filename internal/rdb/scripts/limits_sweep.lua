@@ -1,0 +1,37 @@
+-- limits_sweep.lua: a worker's periodic pass over the limits it honours
+-- (docs/limits.md), after jobpath/effect_limits.lua: the holds of its
+-- running jobs renewed, the expired holds of a cap dropped (a holder
+-- killed before its finish) and parked jobs moved back while the cap has
+-- room, a rate's due waiting jobs moved back, and a limit with nothing
+-- left taken off the index.
+--
+-- KEYS[1]              <ns>:resque-go:limits, the index
+-- KEYS[2..1+h]         the holders zsets of the holds to renew
+-- KEYS[2+h..1+h+4n]    each limit's holders, parked, waiting and tat keys
+-- ARGV[1]  now-ms      Unix milliseconds
+-- ARGV[2]  expiry-ms   a renewed hold's new lease end
+-- ARGV[3]  queue-prefix "<ns>:queue:"
+-- ARGV[4]  h           holds to renew
+-- ARGV[5]  n           limits
+-- ARGV[6..5+h]         the holds' members (worker id:claim sequence)
+-- ARGV[6+h..5+h+2n]    each limit's cap (0: none, a rate) and name
+-- Returns the number of jobs moved back to their queues.
+local now, expiry, qprefix = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+local h, n = tonumber(ARGV[4]), tonumber(ARGV[5])
+for i = 1, h do
+  redis.call('ZADD', KEYS[1 + i], 'XX', expiry, ARGV[5 + i])
+end
+local moved = 0
+for i = 1, n do
+  local k, a = 1 + h + 4 * (i - 1), 5 + h + 2 * (i - 1)
+  local cap = tonumber(ARGV[a + 1])
+  if cap > 0 then
+    moved = moved + limits_refill(KEYS[k + 1], KEYS[k + 2], cap, now, qprefix, 1000)
+  else
+    moved = moved + limits_due(KEYS[k + 3], now, qprefix, 1000)
+  end
+  if redis.call('EXISTS', KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]) == 0 then
+    redis.call('SREM', KEYS[1], ARGV[a + 2])
+  end
+end
+return moved

@@ -1,0 +1,107 @@
+package runtime
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
+)
+
+// limitSweepEvery is how often a worker with limits renews its jobs'
+// holds and sweeps its limits: expired holds dropped, parked jobs moved
+// back where a cap has room, due waiting jobs of a rate moved back.
+const limitSweepEvery = time.Second
+
+// limitHolds are the caps' slots the worker's running jobs hold, by
+// worker id, for the sweep to renew.
+type limitHolds struct {
+	mu   sync.Mutex
+	held map[string][]rdb.HeldSlot
+}
+
+func (h *limitHolds) set(wid string, slots []rdb.HeldSlot) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held == nil {
+		h.held = map[string][]rdb.HeldSlot{}
+	}
+	if len(slots) == 0 {
+		delete(h.held, wid)
+		return
+	}
+	h.held[wid] = slots
+}
+
+func (h *limitHolds) all() []rdb.HeldSlot {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []rdb.HeldSlot
+	for _, s := range h.held {
+		out = append(out, s...)
+	}
+	return out
+}
+
+// limitHoldsOf are the caps' slots a job claimed as res holds: the claim
+// script took them by the same rules (protocol.Limit.LimitHeld).
+func limitHoldsOf(l *rdb.ClaimLimits, res rdb.ClaimResult, class string) []rdb.LimitHold {
+	if l == nil || res.Source.List != "" || res.Source.Serial || res.Source.Ring != "" {
+		return nil
+	}
+	var hs []rdb.LimitHold
+	for _, r := range l.Rules() {
+		if r.Kind != protocol.LimitCap {
+			continue
+		}
+		if name, ok := r.LimitHeld(res.Queue, class, res.Payload); ok {
+			hs = append(hs, rdb.LimitHold{Name: name, Cap: r.N})
+		}
+	}
+	return hs
+}
+
+// hold notes the slots of the job the slot has just claimed.
+func (s *slot) hold(res rdb.ClaimResult, class string) {
+	w := s.w
+	if w.limits == nil {
+		return
+	}
+	s.holds = limitHoldsOf(w.limits, res, class)
+	var slots []rdb.HeldSlot
+	for _, h := range s.holds {
+		slots = append(slots, rdb.HeldSlot{Name: h.Name, Member: rdb.LimitMember(s.id, res.Seq)})
+	}
+	w.held.set(s.id, slots)
+}
+
+// unhold forgets the slot's holds once its job's end is recorded.
+func (s *slot) unhold() {
+	if s.w.limits == nil {
+		return
+	}
+	s.holds = nil
+	s.w.held.set(s.id, nil)
+}
+
+// limitLoop renews the holds and sweeps the limits every limitSweepEvery.
+func (w *Worker) limitLoop(ctx context.Context) {
+	t := time.NewTicker(limitSweepEvery)
+	defer t.Stop()
+	for {
+		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		n, err := w.client.SweepLimits(callCtx, w.limits, w.held.all(), w.cfg.Now())
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			w.log.Warn().Err(err).Msg("cannot sweep the limits; trying again")
+		} else if n > 0 {
+			w.log.Debug().Int("moved", n).Msg("limits: jobs moved back to their queues")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

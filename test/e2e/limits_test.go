@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/redistest"
+)
+
+// A cap of 2 on a class, worked by 3 processes of 8 slots: at most 2 of
+// its jobs run at once (counted inside the handler); a holder killed with
+// -9 frees its slot within its lease (3 heartbeats of 1 s) and the rest
+// of the jobs run.
+func TestLimitsCapAcrossProcessesAndKill9(t *testing.T) {
+	t.Parallel()
+	ns := redistest.Namespace(t)
+	c := client(t, ns)
+	k := c.Keys()
+	dir := t.TempDir()
+	running, counts, done := filepath.Join(dir, "running"), filepath.Join(dir, "counts"), filepath.Join(dir, "done")
+	if err := os.Mkdir(running, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const n = 24
+	for i := range n {
+		do(t, c, "RPUSH", k.Queue("q"), fmt.Sprintf(`{"class":"Capped","args":[%d]}`, i))
+	}
+	// each job: its mark in running, then how many marks there are, a
+	// while, its mark gone
+	handler := fmt.Sprintf(`Capped=d=%s/$(echo "$RESQUE_ARGS" | tr -dc 0-9); mkdir "$d"; ls %s | wc -l >> %s; sleep 0.3; rmdir "$d"; echo "$RESQUE_ARGS" >> %s`,
+		running, running, counts, done)
+	lines := func(path string) int {
+		b, _ := os.ReadFile(path)
+		return strings.Count(string(b), "\n")
+	}
+	args := []string{"work", "-q", "q", "-c", "8", "--exec", handler, "--limit", "Capped=2", "--heartbeat-interval", "1", "--log-level", "error"}
+	var procs []*proc
+	for range 3 {
+		procs = append(procs, start(t, ns, args...))
+	}
+	waitProgress(t, "jobs done", func() int { return lines(done) }, 6, time.Minute)
+	// kill -9 a process while it holds a slot
+	holders := k.LimitBase("class:Capped") + protocol.LimitHoldersSuffix
+	victim := -1
+	redistest.Eventually(t, 0, func() bool {
+		for _, m := range strs(do(t, c, "ZRANGE", holders, 0, -1)) {
+			for i, p := range procs {
+				pid := ":" + strconv.Itoa(p.cmd.Process.Pid)
+				if strings.Contains(m, pid+"-") || strings.Contains(m, pid+":") {
+					victim = i
+					return true
+				}
+			}
+		}
+		return false
+	}, "a holder")
+	procs[victim].signal(t, syscall.SIGKILL)
+	procs[victim].wait(t)
+	// the killed job's mark stays: cleared so it is not counted again
+	marks, _ := os.ReadDir(running)
+	for _, m := range marks {
+		_ = os.Remove(filepath.Join(running, m.Name()))
+	}
+	waitProgress(t, "every job but the killed one done", func() int { return lines(done) }, n-1, time.Minute)
+	b, _ := os.ReadFile(counts)
+	most := 0
+	for _, s := range strings.Fields(string(b)) {
+		v, _ := strconv.Atoi(s)
+		most = max(most, v)
+	}
+	if most > 2 {
+		t.Errorf("%d jobs of a class capped at 2 ran at once", most)
+	}
+	t.Logf("%d jobs done, at most %d at once", lines(done), most)
+}
