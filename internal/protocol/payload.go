@@ -190,6 +190,8 @@ type EnqueueOptions struct {
 	// the producer's span, written as top-level fields where Ruby's
 	// opentelemetry-instrumentation-resque writes them (not with Plain).
 	Traceparent, Tracestate string
+	// Deps adds a held job's parents and its group (deps.go; not with Plain).
+	Deps DepFields
 }
 
 // NewPayload builds the payload resque-go pushes: compact JSON, no HTML
@@ -242,6 +244,9 @@ func NewPayload(class string, args []byte, opt EnqueueOptions) ([]byte, error) {
 			b.WriteString(`,"tracestate":`)
 			b.Write(MarshalString(opt.Tracestate))
 		}
+	}
+	if !opt.Plain && !opt.Deps.empty() {
+		opt.Deps.write(&b)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil

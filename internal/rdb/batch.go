@@ -56,7 +56,8 @@ func (call *batchCall) plainSuccess() bool { return plainSuccess(call.o, call.sr
 // with nothing but the counters and the record to write.
 func plainSuccess(o Outcome, src protocol.Source) bool {
 	return (o.Kind == "" || o.Kind == OutcomeOK) && o.Status == "" && o.AttemptsDigest == "" &&
-		(o.Token == "" || !src.Serial) && o.UniqueID == ""
+		(o.Token == "" || !src.Serial) && o.UniqueID == "" &&
+		o.DepsID == "" && o.Group == ""
 }
 
 type finishBatcher struct {

@@ -67,6 +67,12 @@ func (c *Client) finishKeysArgs(workerID, host string, src protocol.Source, o Ou
 	if ring, state, source, static := k.StaticWakeKeys(src); pushed && static {
 		keys, args = appendEffectWake(keys, args, ring, state, source)
 	}
+	if o.DepsID != "" && !again {
+		keys, args = appendEffectDeps(k, keys, args, o.DepsID, o.Now)
+	}
+	if o.Group != "" && !again {
+		keys, args = appendEffectGroup(k, keys, args, o.Group, o.Now)
+	}
 	return keys, args
 }
 

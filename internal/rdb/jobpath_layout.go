@@ -16,6 +16,6 @@ type jobpathLayout struct {
 var jobpathLayouts = []jobpathLayout{
 	claimLayout, finishLayout, finishPushLayout, finishDelayedLayout,
 	effectStatusLayout, effectAttemptsLayout, effectWaitingLayout,
-	effectReleaseLayout, effectUniqueLayout, effectWakeLayout,
+	effectReleaseLayout, effectUniqueLayout, effectWakeLayout, effectDepsLayout, effectGroupLayout,
 	sourceStaticRingLayout, sourceUnitRingLayout,
 }

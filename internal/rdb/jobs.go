@@ -295,7 +295,13 @@ type Outcome struct {
 	// UniqueID is the uid of a unique job (protocol.ParseUnique): the
 	// finish moves its state on (docs/protocol.md#unique-jobs) in the same step.
 	UniqueID string
-	Now      time.Time
+	// DepsID, set only while dependencies are in use (Client.DepsInUse),
+	// is the id of a job whose end is recorded for the jobs that may wait
+	// for it (docs/dependencies.md); Group is the job's group (its
+	// payload's "group"), counted at its end. A retry sends neither: the
+	// job has not ended.
+	DepsID, Group string
+	Now           time.Time
 }
 
 // ErrRecordRemoved is returned by Finish when the job's end was recorded

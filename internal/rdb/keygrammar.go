@@ -38,6 +38,16 @@ var keyGrammarLua = sync.OnceValue(func() string {
 		{"KEY_JOB_STATUS_SUFFIX", after(k.JobStatus(id))},
 		// stat:processed:<id> after stat:processed
 		{"KEY_PROCESSED_SEP", before(strings.TrimPrefix(k.StatProcessedWorker(id), k.StatProcessed()))},
+		// dependencies and groups (effect_deps.lua): a held job's hash,
+		// outcome and held jobs, built from its id; a group's hash and
+		// held jobs, from its name; the failed list and the dropped count
+		{"KEY_FAILED", bare(k.Failed())},
+		{"KEY_DEP_HELD_PREFIX", before(bare(k.DepHeld(id)))},
+		{"KEY_DEP_OUTCOME_PREFIX", before(bare(k.DepOutcome(id)))},
+		{"KEY_DEP_CHILDREN_PREFIX", before(bare(k.DepChildren(id)))},
+		{"KEY_DEP_DROPPED", bare(k.DepDropped())},
+		{"KEY_GROUP_PREFIX", before(bare(k.Group(id)))},
+		{"KEY_GROUP_CHILDREN_SUFFIX", after(k.GroupChildren(id))},
 	}
 	names, values := make([]string, len(parts)), make([]string, len(parts))
 	for i, p := range parts {

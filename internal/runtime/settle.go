@@ -20,6 +20,7 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 	}
 	now := s.w.cfg.Now()
 	o, note := outcomeOf(res, p, *r, now, s.token, protocol.NewJobID)
+	o.DepsID, o.Group = depsOf(p, s.w.depsOn.Load())
 	if note != nil {
 		log.get().Warn().Err(note.err).Msg(note.msg)
 	}

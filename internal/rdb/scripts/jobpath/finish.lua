@@ -42,6 +42,8 @@
 --   "l" the release of a serial source's lock (effect_release.lua)
 --   "u" the unique state (effect_unique.lua)
 --   "w" the wake of a static pool's source (effect_wake.lua)
+--   "p" the job's outcome for the jobs that wait for it (effect_deps.lua)
+--   "g" the job's end counted in its group (effect_group.lua)
 -- Their keys follow the outcome's in the same order.
 --
 -- The claim sequence moves on with every finish, so a finish is applied at
@@ -75,7 +77,7 @@ local finish_nkeys = {ok = 5, discard = 5, fail = 8, retry = 13, reschedule = 13
 
 -- finish_sections says, for each effect's tag, how many keys and
 -- arguments (its tag's included) its section has.
-local finish_sections = {q = {0, 1}, d = {3, 2}, s = {1, 2}, a = {2, 3}, n = {1, 1}, l = {1, 2}, u = {2, 3}, w = {2, 2}}
+local finish_sections = {q = {0, 1}, d = {3, 2}, s = {1, 2}, a = {2, 3}, n = {1, 1}, l = {1, 2}, u = {2, 3}, w = {2, 2}, p = {2, 6}, g = {2, 6}}
 
 -- finish_effects finds the sections of the effects (see the layout) after
 -- the outcome's keys and arguments: for each tag sent, the indexes in KEYS
@@ -168,6 +170,18 @@ local function finish(KEYS, ARGV, ko, ao, batched, an)
   e = fx.s
   if e then
     finish_status(KEYS[e[1]], ARGV[e[2]], now)
+  end
+  e = fx.p
+  if e then
+    local a = e[2]
+    finish_deps(KEYS[e[1]], KEYS[e[1] + 1], ARGV[a], outcome,
+      {prefix = ARGV[a + 1], failed_at = ARGV[a + 2], qt = ARGV[a + 3], ttl = ARGV[a + 4], worker = ARGV[ao + 1]})
+  end
+  e = fx.g
+  if e then
+    local a = e[2]
+    finish_group(KEYS[e[1]], KEYS[e[1] + 1], ARGV[a], outcome,
+      {prefix = ARGV[a + 1], failed_at = ARGV[a + 2], qt = ARGV[a + 3], ttl = ARGV[a + 4], worker = ARGV[ao + 1]})
   end
   return result
 end
