@@ -35,6 +35,12 @@ type JobInfo struct {
 	// running: it is parked and released when that job succeeds, after
 	// its DeferrableBy. Payload is then what was parked.
 	Deferred bool
+	// DepState is set for a job with parents or in a group
+	// (docs/dependencies.md): queued (pushed to its queue), held (waiting
+	// for Waiting parents), failed or dropped (a parent had already
+	// failed).
+	DepState string
+	Waiting  int
 }
 
 // Option changes how EnqueueRaw writes a job.
@@ -48,6 +54,7 @@ type enqueueOptions struct {
 	in     time.Duration
 	hasIn  bool
 	unique protocol.Unique
+	deps   protocol.DepFields
 }
 
 type optionFunc func(*enqueueOptions)
@@ -172,7 +179,7 @@ func (c *Client) EnqueueRaw(ctx context.Context, queue, class string, argsJSON [
 	// args, no id), so its remove_delayed and resque-web find it, unless
 	// the caller asks for an id.
 	plain := o.plain || !due.IsZero() && o.unique.UID == "" && !o.withID && o.id == ""
-	eo := protocol.EnqueueOptions{Plain: plain, Now: now, ID: o.id, Unique: o.unique}
+	eo := protocol.EnqueueOptions{Plain: plain, Now: now, ID: o.id, Unique: o.unique, Deps: o.deps}
 	if !plain {
 		// the caller's span, if any, as Ruby's OpenTelemetry instrumentation
 		// writes it; a plain payload stays class and args only
@@ -188,6 +195,9 @@ func (c *Client) EnqueueRaw(ctx context.Context, queue, class string, argsJSON [
 	}
 	if o.unique.UID != "" {
 		return c.enqueueUnique(ctx, info, due)
+	}
+	if o.hasDeps() {
+		return c.enqueueDeps(ctx, info, o)
 	}
 	if due.IsZero() {
 		if err := c.rdb.Enqueue(ctx, queue, payload); err != nil {
@@ -251,6 +261,9 @@ func checkJob(queue, class string, args []byte, o enqueueOptions) error {
 	}
 	if o.plain && o.unique.UID != "" {
 		return invalidf("Plain writes only class and args: it takes no Unique")
+	}
+	if err := checkDeps(o); err != nil {
+		return err
 	}
 	if o.unique.Deferrable && o.unique.UID == "" {
 		return invalidf("DeferrableBy needs Unique")

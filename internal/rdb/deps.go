@@ -241,3 +241,12 @@ func (c *Client) DepJob(ctx context.Context, id string) (DepJobState, error) {
 	}
 	return s, nil
 }
+
+// SetDepsOn switches dependencies on (protocol.Keys.DepsOn), if they are
+// not yet.
+func (c *Client) SetDepsOn(ctx context.Context, now time.Time) error {
+	if _, err := c.do(ctx, "SET", c.keys.DepsOn(), now.Unix(), "NX"); err != nil {
+		return fmt.Errorf("rdb: dependencies on: %w", err)
+	}
+	return nil
+}
