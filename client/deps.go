@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
@@ -109,10 +108,6 @@ func (c *Client) enqueueDeps(ctx context.Context, info JobInfo, o enqueueOptions
 	return info, nil
 }
 
-// depsWorkersTick is how long workers take at most to learn that
-// dependencies are in use (they read it once a second), with a margin.
-const depsWorkersTick = 2 * time.Second
-
 // EnableDependencies switches dependencies on for the namespace, if they
 // are not yet, and waits until workers have learnt it (about two
 // seconds). From then on workers record the outcome of every job with an
@@ -122,24 +117,7 @@ const depsWorkersTick = 2 * time.Second
 // enqueuing the parents of a first dependency so that none of them ends
 // unrecorded.
 func (c *Client) EnableDependencies(ctx context.Context) error {
-	on, err := c.rdb.DepsInUse(ctx)
-	if err != nil {
-		return wrap("enable dependencies", err)
-	}
-	if on {
-		return nil
-	}
-	if err := c.rdb.SetDepsOn(ctx, c.now()); err != nil {
-		return wrap("enable dependencies", err)
-	}
-	t := time.NewTimer(depsWorkersTick)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return wrap("enable dependencies", ctx.Err())
-	case <-t.C:
-		return nil
-	}
+	return wrap("enable dependencies", c.rdb.EnableDeps(ctx, c.now()))
 }
 
 func depsErr(err error) error {

@@ -250,3 +250,28 @@ func (c *Client) SetDepsOn(ctx context.Context, now time.Time) error {
 	}
 	return nil
 }
+
+// DepsWorkersTick is how long workers take at most to learn that
+// dependencies are in use (they read it once a second), with a margin.
+const DepsWorkersTick = 2 * time.Second
+
+// EnableDeps switches dependencies on if they are not yet, then waits
+// DepsWorkersTick so that the running workers record every job's end from
+// then on. It returns at once when they were on.
+func (c *Client) EnableDeps(ctx context.Context, now time.Time) error {
+	on, err := c.DepsInUse(ctx)
+	if err != nil || on {
+		return err
+	}
+	if err := c.SetDepsOn(ctx, now); err != nil {
+		return err
+	}
+	t := time.NewTimer(DepsWorkersTick)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
