@@ -65,7 +65,7 @@ func TestDependenciesChainAndDiamondSurviveKill9(t *testing.T) {
 		t.Fatalf("job show: %d %s", code, out)
 	}
 	log := filepath.Join(t.TempDir(), "log")
-	handler := fmt.Sprintf(`*=echo "S $RESQUE_ARGS" >> %q; sleep 0.$((RANDOM %% 3 + 1)); echo "E $RESQUE_ARGS" >> %q`, log, log)
+	handler := fmt.Sprintf(`*=echo "S $RESQUE_ARGS" >> %q; sleep 0.$(($$ %% 3 + 2)); echo "E $RESQUE_ARGS" >> %q`, log, log)
 	lines := func() []string {
 		b, _ := os.ReadFile(log)
 		return strings.Split(strings.TrimSpace(string(b)), "\n")
@@ -94,7 +94,7 @@ func TestDependenciesChainAndDiamondSurviveKill9(t *testing.T) {
 		p := start(t, ns, work...)
 		before := count("S ")
 		eventually(t, "a job started", func() bool { return count("S ") > before || succeeded() == len(ids) })
-		<-time.After(time.Duration(rng.IntN(300)) * time.Millisecond) // the instant within the job
+		<-time.After(time.Duration(rng.IntN(150)) * time.Millisecond) // the instant within the job
 		p.signal(t, syscall.SIGKILL)
 		p.wait(t)
 	}
@@ -129,9 +129,12 @@ func TestDependenciesChainAndDiamondSurviveKill9(t *testing.T) {
 			}
 		}
 	}
+	// a job runs at least once; more when a kill lands between its end
+	// and its finish (the runtime's at-least-once), which its children
+	// never see: they are released by the finish, once
 	for name := range ids {
-		if n := count(`E ["` + name + `"]`); n < 1 || n > 2 {
-			t.Errorf("%s ended %d times", name, n)
+		if n := count(`E ["` + name + `"]`); n < 1 {
+			t.Errorf("%s never ended", name)
 		}
 	}
 	for _, e := range strs(do(t, c, "LRANGE", k.Failed(), 0, -1)) {
@@ -180,7 +183,7 @@ func TestGroupCallbackFiresOnceUnderKills(t *testing.T) {
 	// every 7th job always fails (3 attempts, then failed); every 10th
 	// fails its first attempt and is retried
 	marks := t.TempDir()
-	handler := fmt.Sprintf(`*=i=${RESQUE_ARGS//[^0-9]/}; if [ $((i %% 7)) -eq 0 ]; then exit 1; fi; `+
+	handler := fmt.Sprintf(`*=i=$(echo "$RESQUE_ARGS" | tr -dc 0-9); if [ $((i %% 7)) -eq 0 ]; then exit 1; fi; `+
 		`if [ $((i %% 10)) -eq 0 ] && [ ! -e %s/$i ]; then touch %s/$i; exit 1; fi`, marks, marks)
 	work := []string{"work", "-q", "q", "-c", "8", "--exec", handler, "--log-level", "error", "--max-recoveries", "100", "--fail-retries", "3"}
 	ended := func() int {
