@@ -79,8 +79,9 @@ func ParseOnParentFailure(s string) (string, error) {
 // parents ("group:<g>"); a job parent is its id.
 func GroupParent(g string) string { return "group:" + g }
 
-// ValidateDepName checks a parent id or a group name: not empty, at most
-// 200 bytes, no whitespace, no ',' (the CLI's list separator).
+// ValidateDepName checks a parent id or a group name (kind "group"): not
+// empty, at most 200 bytes, no whitespace, no ',' (the CLI's list
+// separator); a group name has no ':'.
 func ValidateDepName(kind, s string) error {
 	if s == "" {
 		return fmt.Errorf("protocol: empty %s", kind)
@@ -90,6 +91,10 @@ func ValidateDepName(kind, s string) error {
 	}
 	if strings.ContainsAny(s, " \t\r\n,") {
 		return fmt.Errorf("protocol: %s %q has a space or a comma", kind, s)
+	}
+	if kind == "group" && strings.Contains(s, ":") {
+		// group:<g>:children would be another group's key
+		return fmt.Errorf("protocol: group %q has a colon", s)
 	}
 	return nil
 }
