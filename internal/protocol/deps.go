@@ -104,7 +104,11 @@ func PayloadGroup(p *Payload) string {
 	if p == nil {
 		return ""
 	}
-	return optString(p.Fields["group"])
+	g := p.Fields["group"]
+	if len(g) == 0 || g[0] != '"' {
+		return "" // only resque-go writes the field, as a string
+	}
+	return optString(g)
 }
 
 // DepFields is what NewPayload adds for a job with parents or a group:
