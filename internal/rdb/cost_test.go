@@ -51,6 +51,8 @@ func BenchmarkScriptCost(b *testing.B) {
 		// jobs with an id while dependencies are in use: each finish
 		// records the job's outcome and looks for jobs waiting for it
 		b.Run(fmt.Sprintf("deps/m=%d", m), func(b *testing.B) { costBatch(b, m, -1) })
+		// the same jobs with dependencies not in use
+		b.Run(fmt.Sprintf("ids/m=%d", m), func(b *testing.B) { costBatch(b, m, -2) })
 		for _, n := range []int{1, 10000} {
 			b.Run(fmt.Sprintf("static/sources=%d/m=%d", n, m), func(b *testing.B) { costBatch(b, m, n) })
 		}
@@ -289,12 +291,13 @@ func costLua(b *testing.B, m int) {
 // costBatch drains a plain queue, or with sources > 0 a static pool's ring
 // of that many sources (their jobs in turn), m slots a script call; with
 // sources -1 a plain queue of jobs with ids, finished as a worker does
-// while dependencies are in use (rdb.Outcome.DepsID).
+// while dependencies are in use (rdb.Outcome.DepsID); -2 the same jobs
+// with dependencies not in use.
 func costBatch(b *testing.B, m, sources int) {
 	e := newCostEnv(b)
 	ctx := context.Background()
 	src := protocol.QueueSource("q")
-	deps := sources < 0
+	deps := sources == -1
 	depsID := func(payload []byte) string {
 		if !deps {
 			return ""
@@ -303,7 +306,7 @@ func costBatch(b *testing.B, m, sources int) {
 		return p.ID
 	}
 	switch {
-	case deps:
+	case sources < 0:
 		e.fillIDs(b, b.N+m)
 	case sources == 0:
 		e.fill(b, b.N+m)
