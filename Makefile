@@ -2,7 +2,7 @@
 
 GO ?= go
 
-.PHONY: test deps demo build bench fuzz lint
+.PHONY: test deps demo build bench fuzz lint test-group-large
 
 ## test: vet, format check, the whole suite with the race detector (the
 ## chaos ledger's short version included), one pass of the claim/finish
@@ -31,6 +31,11 @@ deps:
 	@if [ ! -d test/interop/node/node_modules/node-resque ]; then \
 		if command -v npm >/dev/null 2>&1; then (cd test/interop/node && npm ci --no-audit --no-fund --loglevel=error); \
 		else echo "npm not found: the node-resque interop test will be skipped"; fi; fi
+
+## test-group-large: a group of 100,000 jobs with retries and workers killed
+## with -9 fires its callback once with the right counts (the suite runs 2,000)
+test-group-large: deps
+	RESQUE_GO_E2E_GROUP_JOBS=100000 $(GO) test -count=1 -timeout 60m -run 'TestGroupCallbackFiresOnceUnderKills' ./test/e2e
 
 lint:
 	$(GO) vet ./...

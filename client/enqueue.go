@@ -36,6 +36,12 @@ type JobInfo struct {
 	// running: it is parked and released when that job succeeds, after
 	// its DeferrableBy. Payload is then what was parked.
 	Deferred bool
+	// DepState is set for a job with parents or in a group
+	// (docs/dependencies.md): queued (pushed to its queue), held (waiting
+	// for Waiting parents), failed or dropped (a parent had already
+	// failed).
+	DepState string
+	Waiting  int
 }
 
 // Option changes how EnqueueRaw writes a job.
@@ -51,6 +57,7 @@ type enqueueOptions struct {
 	unique protocol.Unique
 	tags   []string
 	events bool
+	deps   protocol.DepFields
 }
 
 type optionFunc func(*enqueueOptions)
@@ -188,7 +195,7 @@ func (c *Client) EnqueueRaw(ctx context.Context, queue, class string, argsJSON [
 	// args, no id), so its remove_delayed and resque-web find it, unless
 	// the caller asks for an id.
 	plain := o.plain || !due.IsZero() && o.unique.UID == "" && !o.withID && o.id == ""
-	eo := protocol.EnqueueOptions{Plain: plain, Now: now, ID: o.id, Unique: o.unique, Tags: o.tags}
+	eo := protocol.EnqueueOptions{Plain: plain, Now: now, ID: o.id, Unique: o.unique, Tags: o.tags, Deps: o.deps}
 	if !plain {
 		// the caller's span, if any, as Ruby's OpenTelemetry instrumentation
 		// writes it; a plain payload stays class and args only
@@ -204,6 +211,9 @@ func (c *Client) EnqueueRaw(ctx context.Context, queue, class string, argsJSON [
 	}
 	if o.unique.UID != "" {
 		return c.enqueueUnique(ctx, info, due)
+	}
+	if o.hasDeps() {
+		return c.enqueueDeps(ctx, info, o)
 	}
 	if len(o.tags) > 0 || o.events {
 		err := c.rdb.EnqueueTracked(ctx, rdb.TrackedJob{Queue: queue, Class: class, ID: info.ID, Payload: payload,
@@ -286,6 +296,12 @@ func checkJob(queue, class string, args []byte, o enqueueOptions) error {
 	}
 	if len(o.tags) > protocol.MaxTags {
 		return invalidf("%d tags: at most %d", len(o.tags), protocol.MaxTags)
+	}
+	if (len(o.tags) > 0 || o.events) && o.hasDeps() {
+		return invalidf("Tags and WithEvent do not go with After, AfterGroup or Group")
+	}
+	if err := checkDeps(o); err != nil {
+		return err
 	}
 	if o.unique.Deferrable && o.unique.UID == "" {
 		return invalidf("DeferrableBy needs Unique")

@@ -342,3 +342,35 @@ func ExampleClient_Limits() {
 		fmt.Println(l.Name, l.Running, l.Parked, l.Waiting)
 	}
 }
+
+// Enqueue a group of jobs and a callback enqueued once, when the last of
+// them has ended, with the group's counts appended to its args.
+func ExampleClient_OnGroupComplete() {
+	c, err := client.New(client.Options{URL: os.Getenv("REDIS_URL")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	album := fmt.Sprintf("album-%d", time.Now().UnixNano())
+	for i := 0; i < 3; i++ {
+		if _, err := c.EnqueueRaw(ctx, "thumbs", "Thumb", []byte(fmt.Sprintf("[%d]", i)), client.Group(album)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	// seals the group: AlbumReady is enqueued when the three have ended
+	fired, err := c.OnGroupComplete(ctx, album, "albums", "AlbumReady", 7)
+	if err != nil {
+		log.Fatal(err)
+	}
+	st, err := c.GroupInfo(ctx, album)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(fired, st.Total, st.Pending, st.Sealed)
+	if _, err := c.ClearQueue(ctx, "thumbs"); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// false 3 3 true
+}

@@ -85,7 +85,7 @@ func TestClientQueues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(qs); got != "[{a:colon 1} {b 2} {empty 0}]" {
+	if got := fmt.Sprint(qs); got != "[{a:colon 1 } {b 2 } {empty 0 }]" {
 		t.Errorf("Queues = %s", got)
 	}
 	for q, want := range map[string]int64{"b": 2, "a:colon": 1, "nope": 0} {

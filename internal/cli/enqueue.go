@@ -22,7 +22,7 @@ func enqueueCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "enqueue",
 		Usage:     "push a job onto a queue",
-		UsageText: "resque-go enqueue --queue mail --class MailJob --args '[1,\"two\"]' [--at TIME | --in DURATION] [--unique-id U [--deferrable-by SECONDS]]",
+		UsageText: "resque-go enqueue --queue mail --class MailJob --args '[1,\"two\"]' [--at TIME | --in DURATION] [--unique-id U [--deferrable-by SECONDS]] [--after ID[,ID...]] [--after-group G] [--on-parent-failure fail|run|drop] [--group G]",
 		Description: "Prints the payload written (a delayed or deferred job: the delayed item).\n" +
 			"--at/--in file the job in the delayed queue (resque-scheduler's layout); a mover (every\n" +
 			"`resque-go work`, or resque-scheduler) pushes it to its queue when due. The delayed item is\n" +
@@ -33,8 +33,8 @@ func enqueueCommand() *ucli.Command {
 			"--unique-id: at most one job with that id is queued or running. When one is, the\n" +
 			"enqueue is refused with exit code 3 and writes nothing; with --deferrable-by and that\n" +
 			"job running, this job is parked instead (exit 0, \"deferred\" on stderr) and enqueued\n" +
-			"SECONDS after that job succeeds.",
-		Flags: append(redisFlags(),
+			"SECONDS after that job succeeds.\n" + enqueueDepsHelp,
+		Flags: append(append(redisFlags(),
 			&ucli.StringFlag{Name: "queue", Usage: "queue name", Required: true},
 			&ucli.StringFlag{Name: "class", Usage: "job class", Required: true},
 			&ucli.StringFlag{Name: "args", Usage: "JSON args: an array (one element per argument), or an object (kept as is, as php-resque and resque-v3 write it)", Value: "[]"},
@@ -46,7 +46,7 @@ func enqueueCommand() *ucli.Command {
 			&ucli.StringSliceFlag{Name: "tag", Usage: "tag the job with `TAG` (repeatable, at most 16): an extra payload field, and the job's id in the tag's index until the job ends (job list --tag)"},
 			&ucli.BoolFlag{Name: "events", Usage: "append the job's enqueued event to the events stream (<ns>:resque-go:events), in the same step as the push"},
 			&ucli.StringFlag{Name: "deferrable-by", Usage: "with --unique-id: when the uid's job is running, park this job and enqueue it `SECONDS` (at most 3153600000, 100 years) after that job succeeds"},
-		),
+		), enqueueDepsFlags()...),
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("enqueue takes no arguments (got %q); give the job's arguments as --args '[...]'", c.Args().First())
@@ -76,10 +76,21 @@ func enqueueCommand() *ucli.Command {
 			// a delayed job is written as resque-scheduler writes it unless
 			// --with-id asks for an id
 			plain := c.Bool("plain") || !due.IsZero() && u.UID == "" && !c.Bool("with-id")
-			eo := protocol.EnqueueOptions{Plain: plain, Unique: u, Tags: c.StringSlice("tag")}
+			deps, parents, err := enqueueDeps(c)
+			if err != nil {
+				return err
+			}
+			held := deps.Group != "" || len(parents) > 0
+			if held && (c.Bool("plain") || !due.IsZero() || u.UID != "") {
+				return usagef("--after, --after-group and --group do not go with --plain, --at, --in or --unique-id")
+			}
+			eo := protocol.EnqueueOptions{Plain: plain, Unique: u, Tags: c.StringSlice("tag"), Deps: deps}
 			tracked := len(eo.Tags) > 0 || c.Bool("events")
 			if tracked && (u.UID != "" || !due.IsZero() || c.Bool("plain")) {
 				return usagef("--tag and --events go with an immediate enqueue: not with --at, --in, --unique-id or --plain")
+			}
+			if tracked && held {
+				return usagef("--tag and --events do not go with --after, --after-group or --group")
 			}
 			if tracked {
 				eo.ID = protocol.NewJobID() // the indexes' member
@@ -102,6 +113,10 @@ func enqueueCommand() *ucli.Command {
 			defer client.Close()
 			written := payload
 			switch {
+			case held:
+				if err := enqueueHeld(c, client, queue, payload, deps, parents); err != nil {
+					return err
+				}
 			case u.UID != "":
 				res, err := uniqueio.Enqueue(c.Context, client, unique.Job{Queue: queue, Payload: payload, DueAt: due})
 				if err != nil {

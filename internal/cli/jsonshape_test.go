@@ -101,6 +101,8 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 		{path: "events tail", list: true},
 		{path: "unique list", list: true},
 		{path: "unique show", args: []string{"u1"}},
+		{path: "group show", args: []string{"g1"}},
+		{path: "job show", args: []string{"j1"}},
 		{path: "unique clear", args: []string{"u9"}},
 		{path: "schedule list", args: []string{"--schedule", goodScheduleFile}, list: true},
 		{path: "schedule show", args: []string{"--schedule", goodScheduleFile, "every_thirty"}},

@@ -5,10 +5,12 @@ import "strings"
 // secretFlag reports whether the value of flag name is a secret: such a
 // value is never shown on the command line, and a job process never gets
 // the flag's environment variable (see worker.ExecHandler). A URL's
-// password (--redis, --http) is masked wherever the URL is shown.
+// password (--redis, --http) is masked wherever the URL is shown. A serial
+// lock's --token (queue unlock) is masked on the command line too: it is
+// shown by queue locks, and a ps line need not show it.
 func secretFlag(name string) bool {
 	switch name {
-	case "sentinel-password", "http-token", "metrics-token", "users":
+	case "sentinel-password", "http-token", "metrics-token", "users", "token":
 		return true
 	}
 	return false

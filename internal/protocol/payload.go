@@ -193,6 +193,8 @@ type EnqueueOptions struct {
 	// Tags are written as the "tags" field, an array (not with Plain);
 	// each must pass CheckTag, at most MaxTags.
 	Tags []string
+	// Deps adds a held job's parents and its group (deps.go; not with Plain).
+	Deps DepFields
 }
 
 // NewPayload builds the payload resque-go pushes: compact JSON, no HTML
@@ -258,6 +260,9 @@ func NewPayload(class string, args []byte, opt EnqueueOptions) ([]byte, error) {
 			b.Write(MarshalString(t))
 		}
 		b.WriteByte(']')
+	}
+	if !opt.Plain && !opt.Deps.empty() {
+		opt.Deps.write(&b)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil

@@ -60,7 +60,8 @@ func (call *batchCall) plainSuccess(c *Client) bool {
 // with nothing but the counters and the record to write.
 func plainSuccess(o Outcome, src protocol.Source) bool {
 	return (o.Kind == "" || o.Kind == OutcomeOK) && o.Status == "" && o.AttemptsDigest == "" &&
-		(o.Token == "" || !src.Serial) && o.UniqueID == "" && len(o.Tags) == 0 && len(o.Limits) == 0
+		(o.Token == "" || !src.Serial) && o.UniqueID == "" && len(o.Tags) == 0 && len(o.Limits) == 0 &&
+		o.DepsID == "" && o.Group == ""
 }
 
 type finishBatcher struct {

@@ -49,6 +49,11 @@ func BenchmarkScriptCost(b *testing.B) {
 		b.Run(fmt.Sprintf("pipeline/m=%d", m), func(b *testing.B) { costPipeline(b, m) })
 		b.Run(fmt.Sprintf("lua/m=%d", m), func(b *testing.B) { costLua(b, m) })
 		b.Run(fmt.Sprintf("resque-go/m=%d", m), func(b *testing.B) { costBatch(b, m, 0) })
+		// jobs with an id while dependencies are in use: each finish
+		// records the job's outcome and looks for jobs waiting for it
+		b.Run(fmt.Sprintf("deps/m=%d", m), func(b *testing.B) { costBatch(b, m, -1) })
+		// the same jobs with dependencies not in use
+		b.Run(fmt.Sprintf("ids/m=%d", m), func(b *testing.B) { costBatch(b, m, -2) })
 		for _, n := range []int{1, 10000} {
 			b.Run(fmt.Sprintf("static/sources=%d/m=%d", n, m), func(b *testing.B) { costBatch(b, m, n) })
 		}
@@ -92,6 +97,20 @@ func (e *costEnv) fill(b *testing.B, n int) {
 	args := []any{e.k.Queue("q")}
 	for i := 0; i < n; i++ {
 		args = append(args, `{"class":"Noop","args":[1]}`)
+		if len(args) == 1001 || i == n-1 {
+			if _, err := e.conn.Do("RPUSH", args...); err != nil {
+				b.Fatal(err)
+			}
+			args = args[:1]
+		}
+	}
+}
+
+// fillIDs queues n no-op jobs with ids, as resque-go and php-resque write them.
+func (e *costEnv) fillIDs(b *testing.B, n int) {
+	args := []any{e.k.Queue("q")}
+	for i := 0; i < n; i++ {
+		args = append(args, fmt.Sprintf(`{"class":"Noop","args":[1],"id":"%032x"}`, i))
 		if len(args) == 1001 || i == n-1 {
 			if _, err := e.conn.Do("RPUSH", args...); err != nil {
 				b.Fatal(err)
@@ -272,14 +291,28 @@ func costLua(b *testing.B, m int) {
 }
 
 // costBatch drains a plain queue, or with sources > 0 a static pool's ring
-// of that many sources (their jobs in turn), m slots a script call.
+// of that many sources (their jobs in turn), m slots a script call; with
+// sources -1 a plain queue of jobs with ids, finished as a worker does
+// while dependencies are in use (rdb.Outcome.DepsID); -2 the same jobs
+// with dependencies not in use.
 func costBatch(b *testing.B, m, sources int) {
 	e := newCostEnv(b)
 	ctx := context.Background()
 	src := protocol.QueueSource("q")
-	if sources == 0 {
+	deps := sources == -1
+	depsID := func(payload []byte) string {
+		if !deps {
+			return ""
+		}
+		p, _ := protocol.DecodePayload(payload)
+		return p.ID
+	}
+	switch {
+	case sources < 0:
+		e.fillIDs(b, b.N+m)
+	case sources == 0:
 		e.fill(b, b.N+m)
-	} else {
+	default:
 		src = protocol.StaticPoolSource("p")
 		e.fillStatic(b, b.N+m, sources)
 	}
@@ -297,7 +330,7 @@ func costBatch(b *testing.B, m, sources int) {
 		}
 		ck, ca := e.c.claimKeysArgs(a)
 		calls[j] = &batchCall{workerID: a.WorkerID, host: "h", src: res.Source, ck: ck, ca: ca, sources: 1,
-			o: Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "Noop"}}
+			o: Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "Noop", DepsID: depsID(res.Payload), Now: now}}
 		claims[calls[j]] = a
 	}
 	bt := &finishBatcher{c: e.c}
@@ -338,7 +371,7 @@ func costBatch(b *testing.B, m, sources int) {
 				b.Fatal(err)
 			}
 			if res.Payload != nil {
-				call.o.Seq, call.src = res.Seq, res.Source
+				call.o.Seq, call.src, call.o.DepsID = res.Seq, res.Source, depsID(res.Payload)
 				live = append(live, call)
 			}
 		}

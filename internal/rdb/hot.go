@@ -246,9 +246,10 @@ var (
 		"source_ring", "source_static_batch", "source_static_ring", "source_unit_ring",
 		"claim", "claim_plain"}
 	jobpathFinish = []string{"effect_attempts", "effect_status", "effect_waiting", "effect_release", "effect_unique", "effect_wake",
-		"effect_limits", "effect_tags", "effect_events", "finish_record", "finish_delayed", "finish_push", "finish"}
+		"effect_limits", "effect_tags", "effect_events", "effect_deps", "effect_group", "finish_record", "finish_delayed", "finish_push", "finish"}
 	jobpathShared = []string{"effect_marks", "effect_attempts", "effect_status", "effect_waiting", "effect_release", "effect_unique", "effect_wake",
-		"effect_limits", "effect_tags", "effect_events", "source_limits", "source_ring", "source_static_batch", "source_static_ring", "source_unit_ring",
+		"effect_limits", "effect_tags", "effect_events", "effect_deps", "effect_group",
+		"source_limits", "source_ring", "source_static_batch", "source_static_ring", "source_unit_ring",
 		"finish_record", "finish_delayed", "finish_push", "finish",
 		"claim", "claim_plain", "claim_static"}
 )

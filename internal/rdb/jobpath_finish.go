@@ -70,6 +70,12 @@ func (c *Client) finishKeysArgs(workerID, host string, src protocol.Source, o Ou
 	if len(o.Limits) > 0 {
 		keys, args = appendEffectLimits(k, keys, args, LimitMember(workerID, o.Seq), o.Now.UnixMilli(), o.Limits)
 	}
+	if o.DepsID != "" && !again {
+		keys, args = appendEffectDeps(k, keys, args, o.DepsID, o.Now)
+	}
+	if o.Group != "" && !again {
+		keys, args = appendEffectGroup(k, keys, args, o.Group, o.Now)
+	}
 	if len(o.Tags) > 0 && o.JobID != "" && !again {
 		keys, args = appendEffectTags(k, keys, args, o.JobID, o.Tags)
 	}

@@ -16,7 +16,7 @@ type jobpathLayout struct {
 var jobpathLayouts = []jobpathLayout{
 	claimLayout, finishLayout, finishPushLayout, finishDelayedLayout,
 	effectStatusLayout, effectAttemptsLayout, effectWaitingLayout,
-	effectReleaseLayout, effectUniqueLayout, effectWakeLayout, effectLimitsLayout,
+	effectReleaseLayout, effectUniqueLayout, effectWakeLayout, effectLimitsLayout, effectDepsLayout, effectGroupLayout,
 	sourceStaticRingLayout, sourceUnitRingLayout, sourceLimitsLayout,
 	effectTagsLayout, effectEventsLayout,
 }

@@ -106,6 +106,8 @@ func TestJobpathLayoutsAppend(t *testing.T) {
 		{effectTagsLayout, nil, nil},
 		{effectEventsLayout, nil, nil},
 		{effectLimitsLayout, nil, nil},
+		{effectDepsLayout, nil, nil},
+		{effectGroupLayout, nil, nil},
 	} {
 		switch tc.l.Module {
 		case "finish_push":
@@ -130,6 +132,10 @@ func TestJobpathLayoutsAppend(t *testing.T) {
 			tc.keys, tc.args = appendEffectEvents(newEventsParts(k, EventsConfig{On: true}), nil, nil, Outcome{Kind: OutcomeFail})
 		case "effect_limits":
 			tc.keys, tc.args = appendEffectLimits(k, nil, nil, "w:1", 1, []LimitHold{{Name: "class:C", Cap: 2}})
+		case "effect_deps":
+			tc.keys, tc.args = appendEffectDeps(k, nil, nil, "id", time.Now())
+		case "effect_group":
+			tc.keys, tc.args = appendEffectGroup(k, nil, nil, "g", time.Now())
 		}
 		if len(tc.keys) != len(tc.l.Keys) || len(tc.args) != len(tc.l.Args) {
 			t.Errorf("%s appends %d keys and %d arguments, its layout has %d and %d",
@@ -167,9 +173,17 @@ func TestJobpathLayoutsAppend(t *testing.T) {
 		kind OutcomeKind
 		due  int64
 		want [2]int
-	}{{OutcomeOK, 0, [2]int{5, 7}}, {OutcomeFail, 0, [2]int{8, 7}}, {OutcomeRetry, 0, [2]int{13, 9}}, {OutcomeRetry, 5, [2]int{16, 11}}} {
+		deps bool
+	}{{OutcomeOK, 0, [2]int{5, 7}, false}, {OutcomeFail, 0, [2]int{8, 7}, false}, {OutcomeRetry, 0, [2]int{13, 9}, false}, {OutcomeRetry, 5, [2]int{16, 11}, false},
+		// a job's end with dependencies in use and a group: both sections;
+		// a retry is no end: neither
+		{OutcomeOK, 0, [2]int{9, 19}, true}, {OutcomeRetry, 0, [2]int{13, 9}, true}} {
 		kind, want := tc.kind, tc.want
-		keys, args := c.finishKeysArgs("w", "h", protocol.Source{Queue: "q", List: "other"}, Outcome{Kind: kind, Seq: "1", DueAt: tc.due})
+		o := Outcome{Kind: kind, Seq: "1", DueAt: tc.due}
+		if tc.deps {
+			o.DepsID, o.Group = "id", "g"
+		}
+		keys, args := c.finishKeysArgs("w", "h", protocol.Source{Queue: "q", List: "other"}, o)
 		if len(keys) != want[0] || len(args) != want[1] || len(finishLayout.Keys) != 13 || len(finishLayout.Args) != 9 {
 			t.Errorf("%s: %d keys and %d arguments, want %v", kind, len(keys), len(args), want)
 		}

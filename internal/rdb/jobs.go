@@ -309,6 +309,12 @@ type Outcome struct {
 	// for the events stream (Options.Events).
 	Attempt  int
 	Duration time.Duration
+	// DepsID, set only while dependencies are in use (Client.DepsInUse),
+	// is the id of a job whose end is recorded for the jobs that may wait
+	// for it (docs/dependencies.md); Group is the job's group (its
+	// payload's "group"), counted at its end. A retry sends neither: the
+	// job has not ended.
+	DepsID, Group string
 }
 
 // ErrRecordRemoved is returned by Finish when the job's end was recorded

@@ -43,6 +43,16 @@ var keyGrammarLua = sync.OnceValue(func() string {
 		{"KEY_LIMIT_PARKED_SUFFIX", protocol.LimitParkedSuffix},
 		{"KEY_LIMIT_TAT_SUFFIX", protocol.LimitTATSuffix},
 		{"KEY_LIMIT_WAITING_SUFFIX", protocol.LimitWaitingSuffix},
+		// dependencies and groups (effect_deps.lua): a held job's hash,
+		// outcome and held jobs, built from its id; a group's hash and
+		// held jobs, from its name; the failed list and the dropped count
+		{"KEY_FAILED", bare(k.Failed())},
+		{"KEY_DEP_HELD_PREFIX", before(bare(k.DepHeld(id)))},
+		{"KEY_DEP_OUTCOME_PREFIX", before(bare(k.DepOutcome(id)))},
+		{"KEY_DEP_CHILDREN_PREFIX", before(bare(k.DepChildren(id)))},
+		{"KEY_DEP_DROPPED", bare(k.DepDropped())},
+		{"KEY_GROUP_PREFIX", before(bare(k.Group(id)))},
+		{"KEY_GROUP_CHILDREN_SUFFIX", after(k.GroupChildren(id))},
 	}
 	return luaLocals("key names' parts", parts)
 })

@@ -38,13 +38,16 @@ func (w *Worker) countFinish(queue string, kind rdb.OutcomeKind, took time.Durat
 func (w *Worker) counterLoop(ctx context.Context) {
 	t := time.NewTicker(counterFlush)
 	defer t.Stop()
-	for {
+	for tick := 1; ; tick++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 		w.flushCounters(ctx)
+		if tick%depsReadTicks == 0 {
+			w.readDepsOn(ctx)
+		}
 	}
 }
 

@@ -200,6 +200,9 @@ type Worker struct {
 	recovery       *recovery.Service // the slots' heartbeat, the pruning of dead workers
 	title, flusher service.Runner
 	counters       rdb.Counters // batched queue statistics
+	// depsOn: dependencies are in use in the namespace (deps.go), read on
+	// the counters' tick
+	depsOn atomic.Bool
 
 	loopCtx    context.Context // cancelled by Stop and Shutdown: no new claims
 	stopLoops  context.CancelFunc
@@ -344,6 +347,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	if w.cfg.Title != nil {
 		w.title.Start(context.Background(), w.titleLoop)
 	}
+	w.readDepsOn(ctx)
 	w.flusher.Start(context.Background(), w.counterLoop)
 	if w.limits != nil {
 		w.limiter.Start(context.Background(), w.limitLoop)

@@ -24,6 +24,7 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 	o.Attempt, o.Duration, o.Tags = max(r.attempt, r.prior+1), took, p.Tags()
 	o.Limits = s.holds
 	defer s.unhold()
+	o.DepsID, o.Group = depsOf(p, s.w.depsOn.Load())
 	if note != nil {
 		log.get().Warn().Err(note.err).Msg(note.msg)
 	}

@@ -43,6 +43,8 @@
 --   "u" the unique state (effect_unique.lua)
 --   "w" the wake of a static pool's source (effect_wake.lua)
 --   "m" a cap's slot freed (effect_limits.lua), one section a cap held
+--   "p" the job's outcome for the jobs that wait for it (effect_deps.lua)
+--   "g" the job's end counted in its group (effect_group.lua)
 --   "t" the job's tags' indexes (effect_tags.lua; one key a tag)
 --   "e" the end of the attempt in the events stream (effect_events.lua)
 -- Their keys follow the outcome's in the same order.
@@ -79,7 +81,7 @@ local finish_nkeys = {ok = 5, discard = 5, fail = 8, retry = 13, reschedule = 13
 -- finish_sections says, for each effect's tag, how many keys and
 -- arguments (its tag's included) its section has.
 -- (The tags' section, "t", has one key a tag: finish_effects reads its size.)
-local finish_sections = {q = {0, 1}, d = {3, 2}, s = {1, 2}, a = {2, 3}, n = {1, 1}, l = {1, 2}, u = {2, 3}, w = {2, 2}, m = {2, 5}, e = {1, 7}}
+local finish_sections = {q = {0, 1}, d = {3, 2}, s = {1, 2}, a = {2, 3}, n = {1, 1}, l = {1, 2}, u = {2, 3}, w = {2, 2}, m = {2, 5}, p = {2, 6}, g = {2, 6}, e = {1, 7}}
 
 -- finish_effects finds the sections of the effects (see the layout) after
 -- the outcome's keys and arguments: for each tag sent, the indexes in KEYS
@@ -188,6 +190,18 @@ local function finish(KEYS, ARGV, ko, ao, batched, an)
       local k, a = e[i][1], e[i][2]
       limits_release(KEYS[k], KEYS[k + 1], ARGV[a], tonum(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3])
     end
+  end
+  e = fx.p
+  if e then
+    local a = e[2]
+    finish_deps(KEYS[e[1]], KEYS[e[1] + 1], ARGV[a], outcome,
+      {prefix = ARGV[a + 1], failed_at = ARGV[a + 2], qt = ARGV[a + 3], ttl = ARGV[a + 4], worker = ARGV[ao + 1]})
+  end
+  e = fx.g
+  if e then
+    local a = e[2]
+    finish_group(KEYS[e[1]], KEYS[e[1] + 1], ARGV[a], outcome,
+      {prefix = ARGV[a + 1], failed_at = ARGV[a + 2], qt = ARGV[a + 3], ttl = ARGV[a + 4], worker = ARGV[ao + 1]})
   end
   e = fx.t
   if e then

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/resque-go/resque-go/internal/protocol"
+)
+
+// jobShowCommand is `job show ID`: what a held job waits for
+// (docs/dependencies.md), and a job's recorded end.
+func jobShowCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:      "show",
+		Usage:     "a job's dependencies: its state (held, queued, failed, dropped, or its end), its parents and theirs",
+		ArgsUsage: "ID",
+		Description: "A job enqueued with --after or --after-group is held until its parents end; its state\n" +
+			"and each parent's (succeeded, failed, discarded, dropped, pending) are shown. For any\n" +
+			"job with an id, its end is shown while dependencies are in use (kept a week).",
+		Flags:  append(redisFlags(), &ucli.BoolFlag{Name: "json", Usage: "print JSON"}),
+		Action: jobShow,
+	}
+}
+
+type jobShowJSON struct {
+	ID              string          `json:"id"`
+	State           string          `json:"state"`
+	Held            bool            `json:"held"`
+	Queue           string          `json:"queue"`
+	OnParentFailure string          `json:"on_parent_failure"`
+	Waiting         int64           `json:"waiting"`
+	Group           string          `json:"group"`
+	ParentFailed    string          `json:"parent_failed"`
+	Parents         []jobParentJSON `json:"parents"`
+	Payload         json.RawMessage `json:"payload"`
+}
+
+type jobParentJSON struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+}
+
+func jobShow(c *ucli.Context) error {
+	id, err := oneArg(c, "ID")
+	if err != nil {
+		return err
+	}
+	if err := protocol.ValidateDepName("job id", id); err != nil {
+		return usageError{err}
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	s, err := client.DepJob(c.Context, id)
+	if err != nil {
+		return err
+	}
+	state := s.State
+	if state == "" {
+		state = "unknown"
+	}
+	out := jobShowJSON{ID: id, State: state, Held: s.Held, Queue: s.Queue, OnParentFailure: s.Policy, Waiting: s.Waiting,
+		Group: s.Group, ParentFailed: s.ParentFailed, Parents: []jobParentJSON{}, Payload: json.RawMessage("null")}
+	if json.Valid(s.Payload) {
+		out.Payload = s.Payload
+	}
+	for _, p := range s.Parents {
+		out.Parents = append(out.Parents, jobParentJSON{Name: p.Name, State: p.State})
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, out)
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "job %s\n  state: %s\n", id, state)
+	if !s.Held {
+		if s.State == "" {
+			fmt.Fprintln(w, "  no dependencies recorded (not held, and no end recorded)")
+		}
+		return nil
+	}
+	fmt.Fprintf(w, "  queue: %s\n  on parent failure: %s\n", s.Queue, s.Policy)
+	if s.Group != "" {
+		fmt.Fprintf(w, "  group: %s\n", s.Group)
+	}
+	if s.State == "held" {
+		fmt.Fprintf(w, "  waiting for %d parent(s)\n", s.Waiting)
+	}
+	if s.ParentFailed != "" {
+		fmt.Fprintf(w, "  parent that did not succeed: %s\n", s.ParentFailed)
+	}
+	for _, p := range s.Parents {
+		fmt.Fprintf(w, "  parent %s: %s\n", p.Name, p.State)
+	}
+	return nil
+}
