@@ -32,7 +32,7 @@ func (p pageData) CanOperate() bool { return p.User.Role >= RoleOperator }
 func (p pageData) CanAdmin() bool   { return p.User.Role >= RoleAdmin }
 
 var pages = []string{"overview", "queues", "queue", "clear", "failed", "entry", "bulk", "done", "workers", "audit", "error",
-	"delayed", "delayedbulk", "plans", "plan", "schedules", "unique"}
+	"delayed", "delayedbulk", "plans", "plan", "schedules", "unique", "search"}
 
 func parseTemplates(base string) (map[string]*pageTemplate, error) {
 	funcs := template.FuncMap{

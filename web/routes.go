@@ -42,6 +42,7 @@ func (s *server) routes() http.Handler {
 	page("POST /unique/clear", s.uniqueClearForm)
 	page("GET /workers", s.workersPage)
 	page("GET /audit", s.auditPage)
+	page("GET /search", s.searchPage)
 	page("GET /events", s.events)
 
 	page("GET /api/whoami", s.apiWhoami)
@@ -68,6 +69,7 @@ func (s *server) routes() http.Handler {
 	page("POST /api/unique/{uid}/clear", s.apiUniqueClear)
 	page("GET /api/workers", s.apiWorkers)
 	page("GET /api/audit", s.apiAudit)
+	page("GET /api/search", s.apiSearch)
 	page("GET /api/events", s.events)
 	page("/", func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, http.StatusNotFound, "no such page") })
 
