@@ -31,3 +31,14 @@ func (c *Client) ListRanges(ctx context.Context, rs []ListRange) ([][][]byte, er
 	}
 	return out, nil
 }
+
+// DelayedDueTimes is the number of due times in the delayed schedule
+// (ZCARD), what the delayed page counts when reading every bucket's length
+// would cost more than a page.
+func (c *Client) DelayedDueTimes(ctx context.Context) (int64, error) {
+	n, err := redis.Int64(c.do(ctx, "ZCARD", c.keys.DelayedSchedule()))
+	if err != nil {
+		return 0, fmt.Errorf("rdb: delayed due times: %w", err)
+	}
+	return n, nil
+}
