@@ -20,8 +20,8 @@ type delayedPageData struct {
 	// their number (without a filter).
 	Counts   *delayed.Counts
 	DueTimes int64
-	Items  []delayedView
-	Pager  pager
+	Items    []delayedView
+	Pager    pager
 }
 
 // delayedCountMax is the most due times the delayed page reads the lengths
