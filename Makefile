@@ -68,7 +68,7 @@ bench:
 ## 100,000 delayed due times: p50/p95 page times, Redis commands per page,
 ## search times, the Redis load of 1 and 50 live tabs (about 600 MB of Redis)
 bench-web:
-	$(GO) test -run '^$$' -bench Dashboard -benchtime 1x -timeout 60m ./web
+	$(GO) test -v -run '^$$' -bench Dashboard -benchtime 1x -timeout 60m ./web
 
 ## fuzz: every fuzz target (package:target) for FUZZTIME (30 s) each: the
 ## payload decoder, encoder and unique field, the worker-id parser, ISO 8601

@@ -163,9 +163,24 @@ func (e *benchEnv) commands() int64 {
 }
 
 // slow is the number of commands SLOWLOG holds (those over 5 ms), and
-// empties it.
-func (e *benchEnv) slow() int {
+// empties it; it logs them when what is not "".
+func (e *benchEnv) slow(what ...string) int {
 	n, _ := e.do("SLOWLOG", "LEN").(int64)
+	if n > 0 && len(what) > 0 {
+		entries, _ := e.do("SLOWLOG", "GET", 10).([]any)
+		var cmds []string
+		for _, x := range entries {
+			if f, ok := x.([]any); ok && len(f) >= 4 {
+				args, _ := f[3].([]any)
+				us, _ := f[2].(int64)
+				if len(args) > 0 {
+					name, _ := args[0].([]byte)
+					cmds = append(cmds, fmt.Sprintf("%s %d µs", name, us))
+				}
+			}
+		}
+		e.tb.Logf("%s: commands over 5 ms: %s", what[0], strings.Join(cmds, ", "))
+	}
 	e.do("SLOWLOG", "RESET")
 	return int(n)
 }
@@ -282,7 +297,7 @@ func runDashboardBench(tb testing.TB, sz benchSizes) benchResult {
 		for r := range ts {
 			ts[r] = ms(e.get(p.path))
 		}
-		p.slow = e.slow()
+		p.slow = e.slow(p.name)
 		p.p50, p.p95 = percentile(ts, 0.5), percentile(ts, 0.95)
 	}
 	res.pages = pages
@@ -295,7 +310,7 @@ func runDashboardBench(tb testing.TB, sz benchSizes) benchResult {
 		first, fifty, hits, calls := e.searchTimes("api/search?q=needle&limit=50")
 		firsts, fifties, res.hits50, res.searchCalls = append(firsts, first), append(fifties, fifty), hits, calls
 	}
-	res.searchSlow = e.slow()
+	res.searchSlow = e.slow("search")
 	res.first1, res.first50 = percentile(firsts, 0.5), percentile(fifties, 0.5)
 	// and a search that reads everything: one id, in the oldest entry
 	start := time.Now()
@@ -308,7 +323,7 @@ func runDashboardBench(tb testing.TB, sz benchSizes) benchResult {
 	lines := strings.Split(strings.TrimSpace(body), "\n")
 	_ = jsonUnmarshal(lines[len(lines)-1], &end)
 	res.fullScanned, res.fullCall = end.Scanned, end.Calls
-	res.fullSlow = e.slow()
+	res.fullSlow = e.slow("full search")
 
 	res.tabs = map[int]float64{}
 	for _, n := range []int{1, sz.Tabs} {

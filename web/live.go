@@ -116,32 +116,44 @@ func (h *hub) poll(ctx context.Context) {
 }
 
 // readOverview reads what the overview shows: about ten Redis calls,
-// pipelined per kind, whatever the number of queues and workers.
+// pipelined per kind, whatever the number of queues and workers. The four
+// kinds are read at the same time, so a reading takes as long as the
+// slowest of them.
 func readOverview(ctx context.Context, c *client.Client, now func() time.Time) overviewView {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	v := overviewView{Time: now().UTC()}
-	st, err := c.Stats(ctx)
+	var (
+		wg                    sync.WaitGroup
+		st                    client.Stats
+		qs                    []client.QueueDetail
+		ws                    []client.WorkerInfo
+		info                  client.ServerInfo
+		err, qerr, werr, ierr error
+	)
+	wg.Add(4)
+	go func() { defer wg.Done(); st, err = c.Stats(ctx) }()
+	go func() { defer wg.Done(); qs, qerr = c.QueuesDetail(ctx) }()
+	go func() { defer wg.Done(); ws, werr = c.Workers(ctx) }()
+	go func() { defer wg.Done(); info, ierr = c.ServerInfo(ctx) }()
+	wg.Wait()
 	if err != nil {
 		return overviewView{Time: v.Time, Error: clean(err.Error()), Queues: []queueView{}, Workers: []workerView{}}
 	}
 	v.Stats = statsView{Processed: st.Processed, Failed: st.Failed, FailedEntries: st.FailedEntries, Pending: st.Pending,
 		Queues: st.Queues, Workers: st.Workers, Working: st.Working}
-	qs, err := c.QueuesDetail(ctx)
 	v.Queues = make([]queueView, len(qs))
 	for i, q := range qs {
 		v.Queues[i] = newQueueView(v.Time, q)
 	}
-	ws, werr := c.Workers(ctx)
 	v.Workers = make([]workerView, len(ws))
 	for i, w := range ws {
 		v.Workers[i] = newWorkerView(v.Time, w)
 	}
-	info, ierr := c.ServerInfo(ctx)
 	v.Redis = redisView{Version: info.Version, Mode: info.Mode, Role: info.Role, UptimeSeconds: int64(info.Uptime / time.Second),
 		ConnectedClients: info.ConnectedClients, UsedMemory: info.UsedMemory, PeakMemory: info.PeakMemory,
 		MaxMemory: info.MaxMemory, MaxMemoryPolicy: info.MaxMemoryPolicy, OpsPerSec: info.OpsPerSec}
-	for _, e := range []error{err, werr, ierr} {
+	for _, e := range []error{qerr, werr, ierr} {
 		if e != nil && v.Error == "" {
 			v.Error = clean(e.Error())
 		}
