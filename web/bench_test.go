@@ -162,6 +162,44 @@ func (e *benchEnv) commands() int64 {
 	return 0
 }
 
+// cmdstats is INFO commandstats: calls and µs of each command.
+func (e *benchEnv) cmdstats() map[string][2]int64 {
+	out := map[string][2]int64{}
+	for _, l := range strings.Split(string(e.do("INFO", "commandstats").([]byte)), "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(l), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		var calls, usec int64
+		for _, f := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(f, "=")
+			n, _ := strconv.ParseInt(v, 10, 64)
+			switch k {
+			case "calls":
+				calls = n
+			case "usec":
+				usec = n
+			}
+		}
+		out[strings.TrimPrefix(name, "cmdstat_")] = [2]int64{calls, usec}
+	}
+	return out
+}
+
+// perCall is, for each command called between before and after, its
+// calls and its mean time in µs.
+func perCall(before, after map[string][2]int64) string {
+	var parts []string
+	for name, a := range after {
+		b := before[name]
+		if n := a[0] - b[0]; n > 0 && name != "info" {
+			parts = append(parts, fmt.Sprintf("%s %d × %.0f µs", strings.ToUpper(name), n, float64(a[1]-b[1])/float64(n)))
+		}
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
+}
+
 // slow is the number of commands SLOWLOG holds (those over 5 ms), and
 // empties it; it logs them when what is not "".
 func (e *benchEnv) slow(what ...string) int {
@@ -305,12 +343,15 @@ func runDashboardBench(tb testing.TB, sz benchSizes) benchResult {
 	// the search: time to the first and the 50th hit of a text one
 	// entry in a thousand holds, in every place
 	e.slow()
+	statsBefore := e.cmdstats()
 	var firsts, fifties []float64
 	for r := 0; r < max(sz.Rounds/4, 3); r++ {
 		first, fifty, hits, calls := e.searchTimes("api/search?q=needle&limit=50")
 		firsts, fifties, res.hits50, res.searchCalls = append(firsts, first), append(fifties, fifty), hits, calls
 	}
 	res.searchSlow = e.slow("search")
+	tb.Logf("search q=needle, Redis time per command: %s", perCall(statsBefore, e.cmdstats()))
+	statsBefore = e.cmdstats()
 	res.first1, res.first50 = percentile(firsts, 0.5), percentile(fifties, 0.5)
 	// and a search that reads everything: one id, in the oldest entry
 	start := time.Now()
@@ -324,6 +365,7 @@ func runDashboardBench(tb testing.TB, sz benchSizes) benchResult {
 	_ = jsonUnmarshal(lines[len(lines)-1], &end)
 	res.fullScanned, res.fullCall = end.Scanned, end.Calls
 	res.fullSlow = e.slow("full search")
+	tb.Logf("search of one id, Redis time per command: %s", perCall(statsBefore, e.cmdstats()))
 
 	res.tabs = map[int]float64{}
 	for _, n := range []int{1, sz.Tabs} {
