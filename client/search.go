@@ -60,8 +60,8 @@ type SearchHit struct {
 type SearchStats struct {
 	// Scanned counts the entries, items and jobs read.
 	Scanned int64
-	// Calls counts the round trips to Redis.
-	Calls int64
+	// RoundTrips counts the round trips to Redis (a pipeline is one).
+	RoundTrips int64
 	// Complete is set when every place was read to its end (no fn
 	// stopped the search, no context ended it).
 	Complete bool
@@ -140,7 +140,7 @@ func (c *Client) Search(ctx context.Context, q SearchQuery, fn func(SearchHit) b
 			cancel()
 		}
 	}
-	st := SearchStats{Scanned: s.scanned.Load(), Calls: s.calls.Load()}
+	st := SearchStats{Scanned: s.scanned.Load(), RoundTrips: s.trips.Load()}
 	if stopped {
 		return st, nil
 	}
@@ -162,7 +162,7 @@ type searcher struct {
 	m       searchMatcher
 	hits    chan SearchHit
 	scanned atomic.Int64
-	calls   atomic.Int64
+	trips   atomic.Int64
 }
 
 // send hands a hit to fn; false when the search ended.
@@ -196,7 +196,7 @@ func nextChunk(chunk int, items [][]byte) int {
 func (s *searcher) failed(ctx context.Context) error {
 	key := s.c.rdb.Keys().Failed()
 	n, err := s.c.rdb.Len(ctx, key)
-	s.calls.Add(1)
+	s.trips.Add(1)
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func (s *searcher) failed(ctx context.Context) error {
 	for stop := n - 1; stop >= 0; {
 		start := max(stop-int64(chunk)+1, 0)
 		items, err := s.c.rdb.List(ctx, key, int(start), int(stop))
-		s.calls.Add(1)
+		s.trips.Add(1)
 		if err != nil {
 			return err
 		}
@@ -237,13 +237,13 @@ func (s *searcher) failed(ctx context.Context) error {
 func (s *searcher) delayed(ctx context.Context) error {
 	keys := s.c.rdb.Keys()
 	return delayedio.Buckets(ctx, s.c.rdb, searchBucketPage, func(tss []int64) error {
-		s.calls.Add(1) // the page of the schedule
+		s.trips.Add(1) // the page of the schedule
 		rs := make([]rdb.ListRange, len(tss))
 		for i, ts := range tss {
 			rs[i] = rdb.ListRange{Key: keys.Delayed(ts), Start: 0, Stop: searchBucketItems - 1}
 		}
 		items, err := s.c.rdb.ListRanges(ctx, rs)
-		s.calls.Add(1)
+		s.trips.Add(1)
 		if err != nil {
 			return err
 		}
@@ -259,7 +259,7 @@ func (s *searcher) delayed(ctx context.Context) error {
 				// a big bucket: read on in chunks
 				pos, want = pos+len(got), searchChunkMax
 				got, err = s.c.rdb.List(ctx, keys.Delayed(ts), pos, pos+want-1)
-				s.calls.Add(1)
+				s.trips.Add(1)
 				if err != nil {
 					break // of another type meanwhile: a mover sets it aside
 				}
@@ -296,7 +296,7 @@ func (s *searcher) queued(ctx context.Context) error {
 	if s.m.q.Queue == "" {
 		var err error
 		names, err = s.c.rdb.KnownQueues(ctx)
-		s.calls.Add(1)
+		s.trips.Add(1)
 		if err != nil {
 			return err
 		}
@@ -310,7 +310,7 @@ func (s *searcher) queued(ctx context.Context) error {
 			rs[i] = rdb.ListRange{Key: keys.Queue(q), Start: 0, Stop: searchQueueItems - 1}
 		}
 		heads, err := s.c.rdb.ListRanges(ctx, rs)
-		s.calls.Add(1)
+		s.trips.Add(1)
 		if err != nil {
 			return err
 		}
@@ -339,7 +339,7 @@ func (s *searcher) queued(ctx context.Context) error {
 				pos += len(items)
 				chunk = nextChunk(chunk, items)
 				items, err = s.c.rdb.List(ctx, keys.Queue(q), pos, pos+chunk-1)
-				s.calls.Add(1)
+				s.trips.Add(1)
 				if err != nil {
 					break // of another type: nothing to read
 				}

@@ -357,7 +357,7 @@ func runDashboardBench(tb testing.TB, sz benchSizes) benchResult {
 	start := time.Now()
 	var end struct {
 		Scanned int64 `json:"scanned"`
-		Calls   int64 `json:"redis_calls"`
+		Calls   int64 `json:"round_trips"`
 	}
 	body := e.read("api/search?q=j0000001")
 	res.fullScan = ms(time.Since(start))
@@ -376,9 +376,9 @@ func runDashboardBench(tb testing.TB, sz benchSizes) benchResult {
 	for _, p := range res.pages {
 		tb.Logf("%-36s %9.1f %9.1f %9d %6d", p.name, p.p50, p.p95, p.commands, p.slow)
 	}
-	tb.Logf("search q=needle (1 in 1,000 in every place): first hit %.1f ms, 50th hit %.1f ms (median of %d), %d Redis calls, %d commands over 5 ms",
+	tb.Logf("search q=needle (1 in 1,000 in every place): first hit %.1f ms, 50th hit %.1f ms (median of %d), %d Redis round trips, %d commands over 5 ms",
 		res.first1, res.first50, len(fifties), res.searchCalls, res.searchSlow)
-	tb.Logf("search of one id that only the oldest failed entry holds: %.0f ms, %d entries read in %d Redis calls, %d commands over 5 ms",
+	tb.Logf("search of one id that only the oldest failed entry holds: %.0f ms, %d entries read in %d Redis round trips, %d commands over 5 ms",
 		res.fullScan, res.fullScanned, res.fullCall, res.fullSlow)
 	for _, n := range []int{1, sz.Tabs} {
 		tb.Logf("live overview, %d open tabs: %.0f Redis commands/s (poll every 500 ms)", n, res.tabs[n])
@@ -420,7 +420,7 @@ func (e *benchEnv) searchTimes(path string) (first, last float64, hits int, call
 	for sc.Scan() {
 		var end struct {
 			Done  bool  `json:"done"`
-			Calls int64 `json:"redis_calls"`
+			Calls int64 `json:"round_trips"`
 		}
 		if jsonUnmarshal(sc.Text(), &end) == nil && end.Done {
 			return first, last, hits, end.Calls

@@ -109,13 +109,13 @@ func newSearchHit(h client.SearchHit) searchHit {
 
 // searchEnd is the last line of an API search, and the page's summary.
 type searchEnd struct {
-	Done      bool    `json:"done"`
-	Hits      int     `json:"hits"`
-	Scanned   int64   `json:"scanned"`
-	Calls     int64   `json:"redis_calls"`
-	Complete  bool    `json:"complete"`
-	ElapsedMS float64 `json:"elapsed_ms"`
-	Error     string  `json:"error,omitempty"`
+	Done       bool    `json:"done"`
+	Hits       int     `json:"hits"`
+	Scanned    int64   `json:"scanned"`
+	RoundTrips int64   `json:"round_trips"`
+	Complete   bool    `json:"complete"`
+	ElapsedMS  float64 `json:"elapsed_ms"`
+	Error      string  `json:"error,omitempty"`
 	// More is set when the search stopped at its limit.
 	More bool `json:"more"`
 }
@@ -133,7 +133,7 @@ func (s *server) search(r *http.Request, p searchParams, emit func(searchHit) bo
 		end.Hits++
 		return emit(newSearchHit(h))
 	})
-	end.Scanned, end.Calls, end.Complete = st.Scanned, st.Calls, st.Complete
+	end.Scanned, end.RoundTrips, end.Complete = st.Scanned, st.RoundTrips, st.Complete
 	end.ElapsedMS = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
 		end.Error = clean(err.Error())
