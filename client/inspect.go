@@ -84,6 +84,9 @@ func trimProtocol(err error) string {
 type QueueInfo struct {
 	Name string
 	Size int64
+	// Problem says why the queue's key could not be read ("holds a
+	// string, not a list"); Size is then 0. Empty for a readable queue.
+	Problem string
 }
 
 // Queues lists the queues in the queues set (what Ruby's Resque.queues and
@@ -99,12 +102,17 @@ func (c *Client) Queues(ctx context.Context) ([]QueueInfo, error) {
 		keys[i] = c.rdb.Keys().Queue(q)
 	}
 	lens, _, err := c.rdb.BatchRead(ctx, keys, nil)
+	problems, err := keyProblems(err)
 	if err != nil {
 		return nil, wrap("queues", err)
 	}
+	byKey := make(map[string]string, len(problems))
+	for _, p := range problems {
+		byKey[p.Key] = p.Problem
+	}
 	out := make([]QueueInfo, len(names))
 	for i, q := range names {
-		out[i] = QueueInfo{Name: q, Size: lens[i]}
+		out[i] = QueueInfo{Name: q, Size: lens[i], Problem: byKey[keys[i]]}
 	}
 	return out, nil
 }

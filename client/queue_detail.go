@@ -15,6 +15,8 @@ type QueueDetail struct {
 	// empty queue or a head without queue_time (Ruby and resque-scheduler
 	// write none).
 	Oldest time.Time
+	// Problem says why the queue's key could not be read (Queues).
+	Problem string
 }
 
 // QueuesDetail is Queues with the oldest job of each queue, in three round
@@ -34,7 +36,7 @@ func (c *Client) QueuesDetail(ctx context.Context) ([]QueueDetail, error) {
 	}
 	out := make([]QueueDetail, len(qs))
 	for i, q := range qs {
-		out[i] = QueueDetail{Name: q.Name, Size: q.Size}
+		out[i] = QueueDetail{Name: q.Name, Size: q.Size, Problem: q.Problem}
 		if heads[i] != nil {
 			out[i].Oldest = decodeJob(q.Name, heads[i]).EnqueuedAt
 		}

@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"time"
+
+	"github.com/resque-go/resque-go/internal/rdb"
 )
 
 // Stats are the cluster-wide numbers resque-web shows on its overview.
@@ -26,13 +28,40 @@ type Stats struct {
 	Working int
 	// Time is the Redis server's clock at the reading.
 	Time time.Time
+	// Problems names the keys the reading could not use (a queue or
+	// counter key of another type, a counter that is not a number): each
+	// read as empty, and the other numbers are still there.
+	Problems []KeyProblem
+}
+
+// KeyProblem is a key a read could not use and why ("holds a string, not
+// a list").
+type KeyProblem struct {
+	Key     string
+	Problem string
+}
+
+// keyProblems splits a read's error into the keys it could not use, which
+// leave the rest of the reading valid, and any other error.
+func keyProblems(err error) ([]KeyProblem, error) {
+	bad, ok := rdb.BadKeys(err)
+	if !ok {
+		return nil, err
+	}
+	out := make([]KeyProblem, len(bad))
+	for i, b := range bad {
+		out[i] = KeyProblem{Key: b.Key, Problem: b.Problem}
+	}
+	return out, nil
 }
 
 // Stats reads the counters, list lengths and worker states in two round
 // trips. It is not one atomic view: a job moving meanwhile may be counted
-// in two places or none, as in any Resque dashboard.
+// in two places or none, as in any Resque dashboard. A key it cannot use
+// is named in Problems and counted as empty; the rest is read.
 func (c *Client) Stats(ctx context.Context) (Stats, error) {
 	ov, err := c.rdb.StatsOverview(ctx)
+	problems, err := keyProblems(err)
 	if err != nil {
 		return Stats{}, wrap("stats", err)
 	}
@@ -46,11 +75,12 @@ func (c *Client) Stats(ctx context.Context) (Stats, error) {
 		workerKeys[i] = k.Worker(id)
 	}
 	lens, recs, err := c.rdb.BatchRead(ctx, queueKeys, workerKeys)
+	more, err := keyProblems(err)
 	if err != nil {
 		return Stats{}, wrap("stats", err)
 	}
 	s := Stats{Processed: ov.Processed, Failed: ov.Failed, Retries: ov.Retries, FailedEntries: ov.FailedLen,
-		Queues: len(ov.Queues), Workers: len(ov.Workers), Time: ov.Now}
+		Queues: len(ov.Queues), Workers: len(ov.Workers), Time: ov.Now, Problems: append(problems, more...)}
 	for _, n := range lens {
 		s.Pending += n
 	}

@@ -31,6 +31,10 @@ type WorkerInfo struct {
 	// it started it.
 	Job   *Job
 	RunAt time.Time
+	// Runtime is the runtime that registered the worker, as told by its
+	// id and the form of its start time: "resque-go", "ruby", "php",
+	// "node", or "" when neither tells.
+	Runtime string
 }
 
 // Workers lists the registered workers, sorted by host, pid, slot and id,
@@ -43,10 +47,12 @@ func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	k := c.rdb.Keys()
 	out := make([]WorkerInfo, len(snap.IDs))
 	gets := make([]string, 0, 2*len(snap.IDs))
+	parsed := make([]protocol.WorkerID, len(snap.IDs))
 	for i, id := range snap.IDs {
 		w := WorkerInfo{ID: id, Heartbeat: parseTime(snap.Heartbeats[id])}
 		if p, err := protocol.ParseWorkerID(id); err == nil {
 			w.Host, w.PID, w.Slot, w.Queues = p.Host, p.PID, p.Slot, strings.Split(p.Queues, ",")
+			parsed[i] = p
 		}
 		out[i] = w
 		gets = append(gets, k.Worker(id), k.WorkerStarted(id))
@@ -58,6 +64,7 @@ func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	for i := range out {
 		rec, started := vals[2*i], vals[2*i+1]
 		out[i].Started = parseTime(string(started))
+		out[i].Runtime = protocol.GuessRuntime(parsed[i], string(started))
 		if rec != nil {
 			out[i].Job, out[i].RunAt = runningJob(rec)
 		}

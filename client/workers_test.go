@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -115,7 +116,7 @@ func TestClientStats(t *testing.T) {
 	}
 	s.Time = time.Time{}
 	want := client.Stats{Processed: 10, Failed: 3, Retries: 2, FailedEntries: 2, Pending: 3, Queues: 3, Workers: 2, Working: 1}
-	if s != want {
+	if !reflect.DeepEqual(s, want) {
 		t.Errorf("Stats = %+v\nwant    %+v", s, want)
 	}
 	empty := newEnv(t, client.Options{})

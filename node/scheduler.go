@@ -327,6 +327,10 @@ func (s *Scheduler) publish(ctx context.Context) {
 	if err := s.client.SetSchedulerRecord(callCtx, s.host, s.pid, b, 3*recordInterval); err != nil && ctx.Err() == nil {
 		s.log.Debug().Err(err).Msg("scheduler record not written")
 	}
+	// a scheduler alone next to Ruby or PHP workers keeps the history too
+	if _, err := s.client.SampleHistory(callCtx, time.Now(), recordInterval); err != nil && ctx.Err() == nil {
+		s.log.Debug().Err(err).Msg("history not sampled")
+	}
 }
 
 // Stop stops every service, deletes the runtime record and closes the

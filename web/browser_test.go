@@ -165,6 +165,8 @@ func seedDemo(e *env) {
 		e.do("RPUSH", e.key("failed"), entry)
 	}
 	e.do("SADD", e.key("queues"), "feeds")
+	seedHistoryDemo(e)
+	seedProcessDemo(e)
 }
 
 func TestBrowser(t *testing.T) {

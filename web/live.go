@@ -25,6 +25,8 @@ type hub struct {
 	subs    map[chan []byte]struct{}
 	stop    context.CancelFunc
 	reading chan struct{} // closed when the reading under way ends; nil when none
+	sched   schedulerCache
+	hist    historyCache
 }
 
 func newHub(c *client.Client, interval time.Duration, now func() time.Time) *hub {
@@ -58,7 +60,7 @@ func (h *hub) read(ctx context.Context, maxAge time.Duration) overviewView {
 		done := make(chan struct{})
 		h.reading = done
 		h.mu.Unlock()
-		v := readOverview(ctx, h.c, h.now)
+		v := h.readOverview(ctx)
 		msg, _ := json.Marshal(v)
 		h.mu.Lock()
 		h.last, h.lastAt, h.lastMsg, h.reading = v, h.now(), msg, nil
@@ -96,7 +98,8 @@ func (h *hub) poll(ctx context.Context) {
 	t := time.NewTicker(h.interval)
 	defer t.Stop()
 	for {
-		h.read(ctx, h.interval/2)
+		v := h.read(ctx, h.interval/2)
+		h.sampleHistory(ctx, v.Time)
 		h.mu.Lock()
 		msg := h.lastMsg
 		for ch := range h.subs {
@@ -116,47 +119,43 @@ func (h *hub) poll(ctx context.Context) {
 }
 
 // readOverview reads what the overview shows: about ten Redis calls,
-// pipelined per kind, whatever the number of queues and workers. The four
-// kinds are read at the same time, so a reading takes as long as the
-// slowest of them.
-func readOverview(ctx context.Context, c *client.Client, now func() time.Time) overviewView {
+// pipelined per kind, whatever the number of queues and workers.
+func (h *hub) readOverview(ctx context.Context) overviewView {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	v, ws := readOverview(ctx, h.c, h.now)
+	h.readHosts(ctx, &v, ws)
+	return v
+}
+
+func readOverview(ctx context.Context, c *client.Client, now func() time.Time) (overviewView, []client.WorkerInfo) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	v := overviewView{Time: now().UTC()}
-	var (
-		wg                    sync.WaitGroup
-		st                    client.Stats
-		qs                    []client.QueueDetail
-		ws                    []client.WorkerInfo
-		info                  client.ServerInfo
-		err, qerr, werr, ierr error
-	)
-	wg.Add(4)
-	go func() { defer wg.Done(); st, err = c.Stats(ctx) }()
-	go func() { defer wg.Done(); qs, qerr = c.QueuesDetail(ctx) }()
-	go func() { defer wg.Done(); ws, werr = c.Workers(ctx) }()
-	go func() { defer wg.Done(); info, ierr = c.ServerInfo(ctx) }()
-	wg.Wait()
+	st, err := c.Stats(ctx)
 	if err != nil {
-		return overviewView{Time: v.Time, Error: clean(err.Error()), Queues: []queueView{}, Workers: []workerView{}}
+		return overviewView{Time: v.Time, Error: clean(err.Error()), Queues: []queueView{}, Workers: []workerView{}}, nil
 	}
 	v.Stats = statsView{Processed: st.Processed, Failed: st.Failed, FailedEntries: st.FailedEntries, Pending: st.Pending,
 		Queues: st.Queues, Workers: st.Workers, Working: st.Working}
+	qs, err := c.QueuesDetail(ctx)
 	v.Queues = make([]queueView, len(qs))
 	for i, q := range qs {
 		v.Queues[i] = newQueueView(v.Time, q)
 	}
+	ws, werr := c.Workers(ctx)
 	v.Workers = make([]workerView, len(ws))
 	for i, w := range ws {
 		v.Workers[i] = newWorkerView(v.Time, w)
 	}
+	info, ierr := c.ServerInfo(ctx)
 	v.Redis = redisView{Version: info.Version, Mode: info.Mode, Role: info.Role, UptimeSeconds: int64(info.Uptime / time.Second),
 		ConnectedClients: info.ConnectedClients, UsedMemory: info.UsedMemory, PeakMemory: info.PeakMemory,
 		MaxMemory: info.MaxMemory, MaxMemoryPolicy: info.MaxMemoryPolicy, OpsPerSec: info.OpsPerSec}
-	for _, e := range []error{qerr, werr, ierr} {
+	for _, e := range []error{err, werr, ierr} {
 		if e != nil && v.Error == "" {
 			v.Error = clean(e.Error())
 		}
 	}
-	return v
+	return v, ws
 }

@@ -16,7 +16,8 @@ import (
 const maxForm = 1 << 20
 
 func (s *server) overviewPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, "overview", "Overview", "overview", s.live.overview(r.Context()))
+	d := overviewPageData{overviewView: s.live.overview(r.Context()), Chart: s.chart(r.Context(), r.URL.Query().Get("range"))}
+	s.render(w, r, http.StatusOK, "overview", "Overview", "overview", d)
 }
 
 func (s *server) queuesPage(w http.ResponseWriter, r *http.Request) {

@@ -24,7 +24,15 @@ type pageData struct {
 	User  who
 	Base  string
 	Data  any
+	// Lang is the page's language (i18n.go); Messages the words app.js
+	// writes, in it.
+	Lang     string
+	Messages string
+	cat      catalogue
 }
+
+// T is the dashboard's own text s in the page's language.
+func (p pageData) T(s string) string { return p.cat.translate(p.Lang, s) }
 
 // CanOperate and CanAdmin say which actions to offer (the server checks
 // again).
@@ -64,6 +72,7 @@ func parseTemplates(base string) (map[string]*pageTemplate, error) {
 		"pretty": func(b json.RawMessage) string { return pretty(b, 64<<10) },
 		"join":   strings.Join,
 		"add":    func(a, b int) int { return a + b },
+		"int64":  func(n uint64) int64 { return int64(min(n, 1<<63-1)) },
 	}
 	out := map[string]*pageTemplate{}
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
@@ -83,8 +92,11 @@ func parseTemplates(base string) (map[string]*pageTemplate, error) {
 // render writes page name with data.
 func (s *server) render(w http.ResponseWriter, r *http.Request, code int, name, title, nav string, data any) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Add("Vary", "Accept-Language")
 	w.WriteHeader(code)
-	pd := pageData{Title: title, Nav: nav, User: whoOf(r), Base: s.base, Data: data}
+	lang := language(r)
+	pd := pageData{Title: title, Nav: nav, User: whoOf(r), Base: s.base, Data: data, Lang: lang, cat: s.cat,
+		Messages: s.cat.scriptMessages(lang)}
 	_ = s.tmpl[name].ExecuteTemplate(w, "layout.html", pd) // the client went away, or a bug a test finds
 }
 

@@ -47,6 +47,7 @@ func (s *server) routes() http.Handler {
 
 	page("GET /api/whoami", s.apiWhoami)
 	page("GET /api/overview", s.apiOverview)
+	page("GET /api/history", s.apiHistory)
 	page("GET /api/queues", s.apiQueues)
 	page("GET /api/queues/{queue}", s.apiQueue)
 	page("POST /api/queues/{queue}/remove", s.apiQueueRemove)

@@ -187,7 +187,9 @@ func (s *server) searchPage(w http.ResponseWriter, r *http.Request) {
 	}
 	d := searchPageData{Params: p, Searching: !p.Empty(), Limit: p.Limit}
 	var page bytes.Buffer
-	pd := pageData{Title: "Search", Nav: "search", User: whoOf(r), Base: s.base, Data: d}
+	lang := language(r)
+	pd := pageData{Title: "Search", Nav: "search", User: whoOf(r), Base: s.base, Data: d, Lang: lang, cat: s.cat,
+		Messages: s.cat.scriptMessages(lang)}
 	t := s.tmpl["search"]
 	if err := t.ExecuteTemplate(&page, "layout.html", pd); err != nil {
 		s.fail(w, r, http.StatusInternalServerError, "search page: "+err.Error())
@@ -195,6 +197,7 @@ func (s *server) searchPage(w http.ResponseWriter, r *http.Request) {
 	}
 	head, tail, _ := bytes.Cut(page.Bytes(), []byte(searchMarker))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Add("Vary", "Accept-Language")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)

@@ -53,6 +53,8 @@ type workerView struct {
 	Job            *jobView   `json:"job"`
 	RunAt          *time.Time `json:"run_at"`
 	RunningSeconds *int64     `json:"running_seconds"`
+	// Runtime is "resque-go", "ruby", "php", "node" or "" (unknown).
+	Runtime string `json:"runtime"`
 }
 
 type redisView struct {
@@ -73,7 +75,11 @@ type overviewView struct {
 	Stats   statsView    `json:"stats"`
 	Queues  []queueView  `json:"queues"`
 	Workers []workerView `json:"workers"`
-	Redis   redisView    `json:"redis"`
+	// Processes are the resque-go processes of the workers (hosts.go);
+	// Schedulers the scheduler processes.
+	Processes  []processView   `json:"processes"`
+	Schedulers []schedulerView `json:"schedulers"`
+	Redis      redisView       `json:"redis"`
 	// Error is what went wrong reading Redis; the rest is then empty.
 	Error string `json:"error,omitempty"`
 }
@@ -161,7 +167,7 @@ func newFailedView(f client.FailedJob) failedView {
 
 func newWorkerView(now time.Time, w client.WorkerInfo) workerView {
 	v := workerView{ID: clean(w.ID), Host: clean(w.Host), PID: w.PID, Queues: w.Queues, Started: timePtr(w.Started),
-		Heartbeat: timePtr(w.Heartbeat)}
+		Heartbeat: timePtr(w.Heartbeat), Runtime: w.Runtime}
 	for i, q := range v.Queues {
 		v.Queues[i] = clean(q)
 	}

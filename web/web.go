@@ -158,7 +158,7 @@ func Handler(opt Options) (http.Handler, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	s := &server{opt: opt, c: opt.Client, base: base, users: users, now: opt.Now}
+	s := &server{opt: opt, c: opt.Client, base: base, users: users, now: opt.Now, cat: newCatalogue()}
 	s.live = newHub(opt.Client, opt.PollInterval, opt.Now)
 	s.tmpl, err = parseTemplates(base)
 	if err != nil {
@@ -176,4 +176,5 @@ type server struct {
 	live  *hub
 	tmpl  map[string]*pageTemplate
 	now   func() time.Time
+	cat   catalogue
 }

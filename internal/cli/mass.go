@@ -16,6 +16,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/resque-go/resque-go/internal/massio"
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/massqueue"
 	"github.com/resque-go/resque-go/stats"
@@ -60,7 +61,7 @@ func massCommand() *ucli.Command {
 					&ucli.StringFlag{Name: "class", Usage: "job class", Required: true},
 					&ucli.StringFlag{Name: "args", Usage: "arguments, JSON object or array"},
 					&ucli.StringFlag{Name: "unique-id", Usage: "make the job unique under `UID`: refused with exit code 3 while a job with it is queued or running"},
-					&ucli.Int64Flag{Name: "deferrable-by", Usage: "with --unique-id: when the uid's job is running, park this job and route it `SECONDS` after that job succeeds (exit 0, \"deferred\" on stderr)"}),
+					&ucli.Int64Flag{Name: "deferrable-by", Usage: "with --unique-id: when the uid's job is running, park this job and route it `SECONDS` (at most 3153600000, 100 years) after that job succeeds (exit 0, \"deferred\" on stderr)"}),
 				Action: massEnqueue,
 			},
 			{
@@ -209,6 +210,9 @@ func massUsage(err error) error {
 	if err == nil {
 		return nil
 	}
+	if errors.Is(err, protocol.ErrOutOfRange) {
+		return usageError{err}
+	}
 	msg := err.Error()
 	for _, s := range []string{"bad source id", "must not be empty", "is empty", "contains ':'", "weight", "not valid JSON", "is not <sourceId>"} {
 		if strings.Contains(msg, s) {
@@ -268,8 +272,8 @@ func massEnqueue(c *ucli.Context) error {
 			if j.UniqueID == "" {
 				return massReply{}, usageError{errors.New("--deferrable-by needs --unique-id")}
 			}
-			if j.DeferrableBy = m.Int64("deferrable-by"); j.DeferrableBy < 0 {
-				return massReply{}, usageError{fmt.Errorf("--deferrable-by %d: want seconds, 0 or more", j.DeferrableBy)}
+			if j.DeferrableBy = m.Int64("deferrable-by"); j.DeferrableBy < 0 || j.DeferrableBy > protocol.MaxDelaySeconds {
+				return massReply{}, usagef("--deferrable-by %d: want whole seconds from 0 to %d (100 years)", j.DeferrableBy, protocol.MaxDelaySeconds)
 			}
 			j.Deferrable = true
 		}

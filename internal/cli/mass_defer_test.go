@@ -7,8 +7,8 @@ import (
 
 // `mass enqueue --unique-id U --deferrable-by S`: while U's job runs the
 // job is parked (exit 0, "deferred" on stderr), a second one is refused
-// (exit 3); --deferrable-by needs --unique-id and is never negative
-// (exit 2).
+// (exit 3); --deferrable-by needs --unique-id and is never negative nor
+// more than 100 years (exit 2).
 func TestMassEnqueueDeferrable(t *testing.T) {
 	t.Parallel()
 	e := newCLIEnv(t)
@@ -33,7 +33,8 @@ func TestMassEnqueueDeferrable(t *testing.T) {
 	if code, _, _ := enqueue("--unique-id", "u1", "--deferrable-by", "5"); code != ExitDuplicate {
 		t.Errorf("a second deferral: exit %d, want %d", code, ExitDuplicate)
 	}
-	for _, args := range [][]string{{"--deferrable-by", "5"}, {"--unique-id", "u2", "--deferrable-by", "-1"}} {
+	for _, args := range [][]string{{"--deferrable-by", "5"}, {"--unique-id", "u2", "--deferrable-by", "-1"},
+		{"--unique-id", "u2", "--deferrable-by", "3153600001"}} {
 		if code, _, errOut := enqueue(args...); code != ExitUsage || strings.Count(noHint(errOut), "\n") != 1 {
 			t.Errorf("%v: exit %d %q, want %d and one line", args, code, errOut, ExitUsage)
 		}

@@ -354,31 +354,38 @@ func loadPoolConfig(c *ucli.Context) (*pool.Config, error) {
 	return cfg, nil
 }
 
+// given reports whether flag name has a value from the command line or its
+// environment variable: an empty one (REDIS_URL= left in a shell or a unit
+// file) does not replace the file's setting.
+func given(c *ucli.Context, name string) bool {
+	return c.IsSet(name) && c.String(name) != ""
+}
+
 // applyPoolFlags lets flags and their environment variables win over the
 // file; settings neither gives get the flags' defaults.
 func applyPoolFlags(c *ucli.Context, cfg *pool.Config) error {
 	cfg.RedisTLS = redisConfig(c)
 	cfg.RedisTLS.URL, cfg.RedisTLS.Namespace = "", ""
-	if c.IsSet("redis") || cfg.Redis == "" {
+	if given(c, "redis") || cfg.Redis == "" {
 		if _, err := rdb.NormalizeURL(c.String("redis")); err != nil {
 			return usagef("--redis: %v", err)
 		}
 		cfg.Redis = c.String("redis")
 	}
-	if c.IsSet("namespace") || cfg.Namespace == "" {
+	if given(c, "namespace") || cfg.Namespace == "" {
 		cfg.Namespace = strings.TrimSuffix(c.String("namespace"), ":")
 	}
-	if c.IsSet("hostname") {
+	if given(c, "hostname") {
 		h := c.String("hostname")
 		if h == "" || strings.ContainsAny(h, ": \t") {
 			return usagef("--hostname %q: want a name without ':' or spaces", h)
 		}
 		cfg.Hostname = h
 	}
-	if c.IsSet("log-level") || cfg.LogLevel == "" {
+	if given(c, "log-level") || cfg.LogLevel == "" {
 		cfg.LogLevel = strings.ToLower(c.String("log-level"))
 	}
-	if c.IsSet("log-format") || cfg.LogFormat == "" {
+	if given(c, "log-format") || cfg.LogFormat == "" {
 		cfg.LogFormat = c.String("log-format")
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, cfg.LogLevel) {

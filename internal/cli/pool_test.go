@@ -205,4 +205,12 @@ func TestPoolCheckSaysWhatOverridesTheFile(t *testing.T) {
 	if code != ExitOK || strings.Contains(out, "not the file's redis") || !strings.Contains(out, "\nnamespace: other from --namespace, not the file's app\n") {
 		t.Errorf("--namespace: exit %d\n%s", code, out)
 	}
+	// an empty variable (REDIS_URL= in a shell or a unit file) is no value:
+	// the file's settings stand
+	t.Setenv("REDIS_URL", "")
+	t.Setenv("RESQUE_NAMESPACE", "")
+	code, out, errOut = e.pool("check", "--config", writeConfig(t, "redis: redis://127.0.0.1:6392\nnamespace: app\nqueues:\n  default: 1\n"))
+	if code != ExitOK || !strings.Contains(out, "redis:        redis://127.0.0.1:6392\n") || !strings.Contains(out, "namespace:    app\n") {
+		t.Errorf("empty REDIS_URL and RESQUE_NAMESPACE: exit %d %s\n%s", code, errOut, out)
+	}
 }

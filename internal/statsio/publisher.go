@@ -48,6 +48,11 @@ type PublisherConfig struct {
 	// Now is the clock for started_at and updated_at; default time.Now.
 	// CPU rates are measured on the monotonic clock regardless.
 	Now func() time.Time
+	// NoHistory leaves the processed/failed history alone. By default each
+	// refresh also samples it (rdb.Client.SampleHistory).
+	NoHistory bool
+	// OnHistory, when set, is called after every history sample (tests).
+	OnHistory func(res rdb.HistorySample, err error)
 	// OnPublish, when set, is called after every write attempt with the
 	// record and its error (tests wait on it).
 	OnPublish func(rec stats.Record, err error)
@@ -134,6 +139,7 @@ func (p *Publisher) publish(ctx context.Context, smp *sampler, started time.Time
 	if err != nil && ctx.Err() == nil {
 		p.log.Warn().Err(err).Msg("runtime record not written")
 	}
+	p.sampleHistory(ctx)
 	if p.cfg.OnPublish != nil {
 		p.cfg.OnPublish(rec, err)
 	}
@@ -156,6 +162,23 @@ func (p *Publisher) record(ctx context.Context, smp *sampler, started time.Time)
 		HostCPUPercent: round2(m.hostCPU), MemUsedPercent: round2(m.memUsed),
 		Load1: round2(m.load1), Load5: round2(m.load5), Load15: round2(m.load15),
 		WrongTypeQueues: wrong,
+	}
+}
+
+// sampleHistory adds the growth of stat:processed and stat:failed to the
+// history (docs/protocol.md#history): one script call per refresh, which
+// returns at once when another process sampled within the last interval,
+// so the history costs Redis the same with one process or a hundred.
+func (p *Publisher) sampleHistory(ctx context.Context) {
+	if p.cfg.NoHistory {
+		return
+	}
+	res, err := p.cfg.Client.SampleHistory(ctx, p.cfg.Now(), p.cfg.Interval)
+	if err != nil && ctx.Err() == nil {
+		p.log.Warn().Err(err).Msg("history not sampled")
+	}
+	if p.cfg.OnHistory != nil {
+		p.cfg.OnHistory(res, err)
 	}
 }
 

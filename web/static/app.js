@@ -20,6 +20,10 @@
     do { n /= 1024; i++; } while (n >= 1024 && i < u.length - 1);
     return n.toFixed(1) + " " + u[i] + "iB";
   }
+  // the page's message catalogue for the texts written here (render.go)
+  var messages = {};
+  try { messages = JSON.parse(document.body.dataset.messages || "{}"); } catch (e) { messages = {}; }
+  function msg(s) { return messages[s] || s; }
   function el(tag, text, cls) {
     var e = document.createElement(tag);
     if (text !== undefined && text !== null) e.textContent = String(text);
@@ -50,26 +54,38 @@
       var k = e.dataset.stat;
       if (v.stats && k in v.stats) e.textContent = String(v.stats[k]);
     });
-    fill("queues", v.queues || [], "no queues", 3, function (q) {
+    fill("queues", v.queues || [], msg("no queues"), 3, function (q) {
       var a = el("a", q.name);
       a.href = base + "queues/" + encodeURIComponent(q.name);
       return row([{ nodes: [a] }, { nodes: [el("span", q.size)], cls: "num" }, { nodes: [el("span", secs(q.age_seconds))] }]);
     });
-    fill("workers", v.workers || [], "no workers", 4, function (w) {
-      var job = w.job ? [el("span", w.job.class, "mono"), document.createTextNode(" "), el("span", "on " + w.job.queue, "muted")] : [el("span", "idle", "muted")];
-      return row([{ nodes: [el("span", w.id)], cls: "mono" }, { nodes: [el("span", (w.queues || []).join(", "))] }, { nodes: job },
+    fill("workers", v.workers || [], msg("no workers"), 5, function (w) {
+      var job = w.job ? [el("span", w.job.class, "mono"), document.createTextNode(" "), el("span", msg("on") + " " + w.job.queue, "muted")] : [el("span", msg("idle"), "muted")];
+      return row([{ nodes: [el("span", w.id)], cls: "mono" }, { nodes: [el("span", w.runtime || "?")] }, { nodes: [el("span", (w.queues || []).join(", "))] }, { nodes: job },
         { nodes: [el("span", w.job ? secs(w.running_seconds) : "")] }]);
+    });
+    fill("processes", v.processes || [], msg("no resque-go processes"), 7, function (p) {
+      return row([{ nodes: [el("span", p.host)] }, { nodes: [el("span", p.pid)], cls: "num" }, { nodes: [el("span", p.slots_busy + " / " + p.slots_total)], cls: "num" },
+        { nodes: [el("span", bytes(p.rss_bytes))], cls: "num" }, { nodes: [el("span", p.cpu_percent.toFixed(1) + "%")], cls: "num" },
+        { nodes: [el("span", secs(p.up_seconds))] },
+        { nodes: [el("span", p.host_cpu_percent.toFixed(0) + "% / " + p.host_mem_used_percent.toFixed(0) + "% / " + p.load1.toFixed(2))] }]);
+    });
+    fill("schedulers", v.schedulers || [], msg("no schedulers"), 6, function (s) {
+      var role = s.master ? [el("span", msg("master"), "badge")] : [el("span", msg("standby"))];
+      return row([{ nodes: [el("span", s.host + ":" + s.pid)], cls: "mono" }, { nodes: [el("span", s.runtime)] }, { nodes: role },
+        { nodes: [el("span", s.last_pass ? s.last_pass.slice(0, 19).replace("T", " ") + " UTC" : "\u2014")] },
+        { nodes: [el("span", s.promoted)], cls: "num" }, { nodes: [el("span", s.fired)], cls: "num" }]);
     });
     var r = v.redis || {};
     var set = function (k, s) { var e = document.querySelector('[data-redis="' + k + '"]'); if (e) e.textContent = s; };
     set("version", r.version); set("mode", r.mode + " / " + r.role); set("uptime", secs(r.uptime_seconds));
     set("clients", r.connected_clients); set("policy", r.max_memory_policy); set("ops", r.ops_per_sec);
-    set("memory", bytes(r.used_memory) + " (peak " + bytes(r.peak_memory) + (r.max_memory ? ", limit " + bytes(r.max_memory) : "") + ")");
+    set("memory", bytes(r.used_memory) + " (" + msg("peak") + " " + bytes(r.peak_memory) + (r.max_memory ? ", " + msg("limit") + " " + bytes(r.max_memory) : "") + ")");
   }
   var state = document.getElementById("live-state");
   var es = new EventSource(base + "events");
   es.addEventListener("overview", function (ev) {
-    try { update(JSON.parse(ev.data)); state.textContent = "live, updated"; state.parentNode.classList.remove("stale"); } catch (e) { /* a bad event: keep the last view */ }
+    try { update(JSON.parse(ev.data)); state.textContent = msg("live, updated"); state.parentNode.classList.remove("stale"); } catch (e) { /* a bad event: keep the last view */ }
   });
-  es.onerror = function () { state.textContent = "reconnecting; last update"; state.parentNode.classList.add("stale"); };
+  es.onerror = function () { state.textContent = msg("reconnecting; last update"); state.parentNode.classList.add("stale"); };
 })();

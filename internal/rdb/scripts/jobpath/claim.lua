@@ -161,6 +161,10 @@ local function claim(KEYS, ARGV, seq, ko, ao, slot)
       if ARGV[d] == 's' then
         local s
         payload, s, holders = ring_static(KEYS[ko + 4 + i], KEYS[k2], KEYS[ko + 3], ARGV, d, memo)
+        if ring_bad then
+          ring_bad = false
+          wrong_type(i)
+        end
         if payload then
           list, q = ARGV[d + 2] .. s, ARGV[d + 4]
         end

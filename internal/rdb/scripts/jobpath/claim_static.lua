@@ -14,7 +14,11 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
   -- the source off the ring
   local m, payload, s, holders = memo.fast, nil, nil, nil
   if m then
-    payload = rcall('LPOP', m.single.fifo)
+    payload = rpcall('LPOP', m.single.fifo)
+    if payload and payload.err then
+      -- its FIFO's key holds another type: ring_static takes it off
+      payload = nil
+    end
     if not payload then
       memo.fast = nil
     end
@@ -48,6 +52,11 @@ local function claim_static(KEYS, ARGV, d, wkey, wid, seq, counters, memo, out, 
       end
     end
     payload, s, holders, m = ring_static(KEYS[5], KEYS[6], KEYS[3], ARGV, d, memo)
+    if ring_bad then
+      -- a source's FIFO of another type left the ring (the one source)
+      ring_bad = false
+      wrong_type(1)
+    end
     if not payload then
       -- no job: the record kept goes, as claim_plain's
       if keep and rcall('DEL', wkey) == 0 then

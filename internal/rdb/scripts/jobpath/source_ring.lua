@@ -32,6 +32,12 @@ local function ring_held(holders, seqs)
   return n
 end
 
+-- ring_bad says that a visit of this claim met a source whose FIFO's key
+-- holds another type (written by hand): that source left the ring as a
+-- drained one does, the claim went on to the next, and the claim's caller
+-- names the ring as skipped (wrong_type) and clears it.
+local ring_bad = false
+
 -- ring_leave takes source s off a ring's membership: its mark (m:<s>) and,
 -- while some source has settings, its turn counter (t:<s>) leave the state
 -- hash at once for a single claim, which moves the ring in Redis in the

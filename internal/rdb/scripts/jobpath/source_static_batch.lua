@@ -57,7 +57,11 @@ local function ring_next(m, s)
   local fifo, FP = m.pre .. s, m.FP
   local payload = FP and FP[m.fi]
   if not payload then
-    payload = rcall('LPOP', fifo)
+    payload = rpcall('LPOP', fifo)
+    if payload and payload.err then
+      -- its FIFO's key holds another type: off the ring as a dry one
+      ring_bad, payload = true, nil
+    end
   end
   m.fi = m.fi + 1
   if payload then

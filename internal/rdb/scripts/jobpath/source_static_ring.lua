@@ -46,7 +46,11 @@
 -- is written here, the ring is the caller's).
 local function static_visit(s, fifo, state, seqs, ARGV, d, m)
   local holdp, settings = ARGV[d + 3], ARGV[d + 6]
-  local payload = rcall('LPOP', fifo)
+  local payload = rpcall('LPOP', fifo)
+  if payload and payload.err then
+    -- its FIFO's key holds another type: off the ring as a drained one
+    ring_bad, payload = true, nil
+  end
   if not payload then
     -- drained: off the ring at once; a job that comes back to its FIFO
     -- (a retry, a requeue, a recovery) puts it back (jobpath/effect_wake.lua).
