@@ -2,7 +2,7 @@
 
 GO ?= go
 
-.PHONY: test deps demo build bench fuzz lint test-group-large
+.PHONY: test deps demo build bench bench-web fuzz lint test-group-large
 
 ## test: vet, format check, the whole suite with the race detector (the
 ## chaos ledger's short version included), one pass of the claim/finish
@@ -68,6 +68,12 @@ BENCH_FLAGS ?=
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20000x ./worker ./internal/runtime ./internal/bench
 	$(GO) run . bench $(BENCH_FLAGS)
+
+## bench-web: the dashboard over 1,000,000 failed entries, 1,000 queues and
+## 100,000 delayed due times: p50/p95 page times, Redis commands per page,
+## search times, the Redis load of 1 and 50 live tabs (about 600 MB of Redis)
+bench-web:
+	$(GO) test -v -run '^$$' -bench Dashboard -benchtime 1x -timeout 60m ./web
 
 ## fuzz: every fuzz target (package:target) for FUZZTIME (30 s) each: the
 ## payload decoder, encoder and unique field, the worker-id parser, ISO 8601

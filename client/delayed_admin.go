@@ -80,3 +80,11 @@ func (c *Client) RemoveDelayedItem(ctx context.Context, at time.Time, raw []byte
 	}
 	return out, adminErr("remove delayed item", err)
 }
+
+// DelayedDueTimes is the number of due times (buckets) in the delayed
+// queue, read in one command whatever their number; DelayedCount also
+// counts the items, reading every bucket's length.
+func (c *Client) DelayedDueTimes(ctx context.Context) (int64, error) {
+	n, err := c.rdb.DelayedDueTimes(ctx)
+	return n, delayedErr("delayed due times", err)
+}

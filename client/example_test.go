@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/resque-go/resque-go/client"
@@ -373,4 +374,46 @@ func ExampleClient_OnGroupComplete() {
 	}
 	// Output:
 	// false 3 3 true
+}
+
+// Search the failed list, the delayed queue and the queues for a job by a
+// part of its args, as found, in small steps.
+func ExampleClient_Search() {
+	c, err := client.New(client.Options{URL: os.Getenv("REDIS_URL")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+
+	if _, err := c.Enqueue(ctx, "orders", "Ship", "ann@example.com", map[string]any{"order": "A-1001"}); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.EnqueueIn(ctx, time.Hour, "orders", "Ship", "bob@example.com", map[string]any{"order": "A-1002"}); err != nil {
+		log.Fatal(err)
+	}
+	var hits []string
+	st, err := c.Search(ctx, client.SearchQuery{Text: "A-100"}, func(h client.SearchHit) bool {
+		hits = append(hits, fmt.Sprintf("%s %s %s", h.Place, h.Job.Class, h.Job.Args))
+		return len(hits) < 50 // false stops the search
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	slices.Sort(hits) // the places are read at the same time
+	for _, h := range hits {
+		fmt.Println(h)
+	}
+	fmt.Println("every entry read:", st.Complete)
+
+	if _, err := c.ClearQueue(ctx, "orders"); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.RemoveDelayed(ctx, delayed.Filter{Queue: "orders"}, nil); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// delayed Ship ["bob@example.com",{"order":"A-1002"}]
+	// queued Ship ["ann@example.com",{"order":"A-1001"}]
+	// every entry read: true
 }

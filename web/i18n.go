@@ -84,6 +84,7 @@ func messagesDE() map[string]string {
 		"Serial locks":        "Serielle Sperren",
 		"Mass queues":         "Massen-Warteschlangen",
 		"Calendars":           "Kalender",
+		"Search":              "Suche",
 		"Workers":             "Worker",
 		"Audit":               "Protokoll",
 		"Audit log":           "Protokoll",

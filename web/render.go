@@ -40,7 +40,7 @@ func (p pageData) CanOperate() bool { return p.User.Role >= RoleOperator }
 func (p pageData) CanAdmin() bool   { return p.User.Role >= RoleAdmin }
 
 var pages = []string{"overview", "queues", "queue", "clear", "failed", "entry", "bulk", "done", "workers", "audit", "error",
-	"delayed", "delayedbulk", "plans", "plan", "schedules", "unique", "serial", "mass", "calendars", "calendar"}
+	"delayed", "delayedbulk", "plans", "plan", "schedules", "unique", "serial", "mass", "calendars", "calendar", "search"}
 
 func parseTemplates(base string) (map[string]*pageTemplate, error) {
 	funcs := template.FuncMap{

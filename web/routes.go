@@ -52,6 +52,7 @@ func (s *server) routes() http.Handler {
 	page("GET /workers", s.workersPage)
 	page("POST /workers/cancel", s.workerCancelForm)
 	page("GET /audit", s.auditPage)
+	page("GET /search", s.searchPage)
 	page("GET /events", s.events)
 
 	page("GET /api/whoami", s.apiWhoami)
@@ -88,6 +89,7 @@ func (s *server) routes() http.Handler {
 	page("POST /api/calendars/{name}/remove", s.apiCalendarRemove)
 	page("GET /api/workers", s.apiWorkers)
 	page("GET /api/audit", s.apiAudit)
+	page("GET /api/search", s.apiSearch)
 	page("GET /api/events", s.events)
 	page("/", func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, http.StatusNotFound, "no such page") })
 

@@ -15,25 +15,41 @@ import (
 type delayedPageData struct {
 	Filter delayedFilter
 	Query  template.URL
-	// Counts is nil when a filter is given (counting reads every item).
-	Counts *delayed.Counts
-	Items  []delayedView
-	Pager  pager
+	// Counts is nil when a filter is given (counting reads every item) or
+	// when there are more than delayedCountMax due times; DueTimes is then
+	// their number (without a filter).
+	Counts   *delayed.Counts
+	DueTimes int64
+	Items    []delayedView
+	Pager    pager
 }
+
+// delayedCountMax is the most due times the delayed page reads the lengths
+// of (one pipelined round trip) to count the items.
+const delayedCountMax = 1000
 
 func (s *server) delayedPage(w http.ResponseWriter, r *http.Request) {
 	f := delayedFilterOf(r)
 	pg := s.pager(r)
 	d := delayedPageData{Filter: f, Query: template.URL(f.query()), Pager: pg}
-	// without a filter the count reads bucket lengths only; with one it
-	// reads every item, which the preview of a removal does
+	// without a filter the count reads bucket lengths only, and only while
+	// they are few (beyond, the due times alone); with one it reads every
+	// item, which the preview of a removal does
 	if f.Empty() {
-		n, err := s.c.DelayedCount(r.Context(), f.filter())
+		due, err := s.c.DelayedDueTimes(r.Context())
 		if err != nil {
 			s.failErr(w, r, err)
 			return
 		}
-		d.Counts = &n
+		d.DueTimes = due
+		if due <= delayedCountMax {
+			n, err := s.c.DelayedCount(r.Context(), f.filter())
+			if err != nil {
+				s.failErr(w, r, err)
+				return
+			}
+			d.Counts = &n
+		}
 	}
 	items, err := s.c.DelayedJobs(r.Context(), f.filter(), pg.offset(), pg.Size+1)
 	if err != nil {

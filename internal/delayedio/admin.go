@@ -145,18 +145,12 @@ func Walk(ctx context.Context, c *rdb.Client, f delayed.Filter, fn func(delayed.
 		return err
 	}
 	from, to := bounds(f)
-	return eachBucket(ctx, c, from, to, func(ts int64) error {
-		err := bucketItems(ctx, c, ts, func(it delayed.Item) error {
-			if m.match(it) {
-				return fn(it)
-			}
-			return nil
-		})
-		if wrongType(err) {
-			return nil // holds no items: a mover sets it aside
+	return scanBuckets(ctx, c, from, to, func(it delayed.Item) error {
+		if m.match(it) {
+			return fn(it)
 		}
-		return err
-	}, nil)
+		return nil
+	})
 }
 
 // indexLookup returns the buckets in range that the index names for the byte

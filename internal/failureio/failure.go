@@ -67,9 +67,17 @@ func (s *Store) list(ctx context.Context, f failure.Filter, offset, limit int, b
 	if batch <= 0 {
 		batch = max(total, 1)
 	}
-	skipped := 0
+	skipped, first := 0, int64(0)
+	if f.Empty() {
+		// every entry matches: read the page itself, not what precedes it
+		skipped, first = offset, int64(offset)
+		if limit > 0 {
+			batch = min(batch, int64(limit))
+		}
+	}
+	may := prefilter(f)
 	var last []byte
-	for start := int64(0); start < total; start += batch {
+	for start := first; start < total; start += batch {
 		from := start
 		if last != nil {
 			from--
@@ -85,6 +93,9 @@ func (s *Store) list(ctx context.Context, f failure.Filter, offset, limit int, b
 			items = items[1:]
 		}
 		for i, raw := range items {
+			if !may(raw) {
+				continue
+			}
 			e := failure.Parse(start+int64(i), raw)
 			if !f.Match(e) {
 				continue
