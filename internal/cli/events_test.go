@@ -10,7 +10,9 @@ func (e *cliEnv) run(args ...string) (int, string, string) {
 	e.t.Helper()
 	stdout, stderr := newSyncBuffer(), newSyncBuffer()
 	app := newApp(stdout, stderr, nil)
+	parseMu.Lock() // urfave/cli writes package-level state while parsing (main_test.go)
 	code := runApp(context.Background(), app, append([]string{"resque-go"}, args...))
+	parseMu.Unlock()
 	return code, stdout.String(), stderr.String()
 }
 

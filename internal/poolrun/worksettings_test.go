@@ -36,6 +36,8 @@ dirty_exit_on_term: true
 events: true
 events_max_len: 5000
 events_max_age: 24h
+limits: {Import: 5, "Import[args.0.tenant]": 2}
+rates: {Mailer: 100/1m}
 retention: {failed_max: 1000, failed_max_age: 30d, retries_max: 200, retries_max_age: 12h, archive: /var/log/trimmed.jsonl}
 handlers:
   "*": {exec: "true"}
@@ -56,6 +58,7 @@ var allSet = node.Config{
 		Archive: "/var/log/trimmed.jsonl"},
 	MaxJobs: 1000, MaxRSS: 512 << 20, MaxAge: 6 * time.Hour,
 	Events: true, EventsMaxLen: 5000, EventsMaxAge: 24 * time.Hour,
+	Limits: []string{"Import=5", "Import[args.0.tenant]=2"}, Rates: []string{"Mailer=100/1m"},
 }
 
 const allSets = "workers:\n  - {queues: \"a,b\", processes: 1, concurrency: 3, polling: true, interval: 0.5, fork: true, timeout: 60, serial: true,\n      max_jobs: 1000, max_rss: 512MB, max_age: 6h}\n"
