@@ -8,7 +8,7 @@ GO ?= go
 ## chaos ledger's short version included), one pass of the claim/finish
 ## benchmarks so they keep compiling and running, and 3 s of every fuzz target
 test: deps lint
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 	$(GO) vet -tags otel ./internal/tracing/... ./internal/cli
 	$(GO) test -race -count=1 -tags otel ./internal/tracing/... ./internal/cli
 	$(GO) test -run '^$$' -bench 'ClaimFinish|NoopJobs/payload=ruby/slots=1$$' -benchtime 1x ./internal/bench ./internal/runtime
@@ -33,7 +33,7 @@ deps:
 		else echo "npm not found: the node-resque interop test will be skipped"; fi; fi
 
 ## test-group-large: a group of 100,000 jobs with retries and workers killed
-## with -9 fires its callback once with the right counts (the suite runs 2,000)
+## with -9 fires its callback once with the right counts (the suite runs 300)
 test-group-large: deps
 	RESQUE_GO_E2E_GROUP_JOBS=100000 $(GO) test -count=1 -timeout 60m -run 'TestGroupCallbackFiresOnceUnderKills' ./test/e2e
 
