@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -174,5 +175,37 @@ func TestEndsFreeCapSlots(t *testing.T) {
 	want := []string{"started x h:1:q", "requeued x h:1:q", "started x h:3:q", "requeued x h:3:q"}
 	if got := endsEvents(t, c); !slices.Equal(got, want) {
 		t.Errorf("events %q, want %q", got, want)
+	}
+}
+
+// ends.lua reads the finish's sections m, p and g as their Go layouts
+// append them, and its own e section as appendEnds does.
+func TestEndsSectionsMatchLayouts(t *testing.T) {
+	src := scriptSource("ends.lua")
+	sizes := map[string][2]int{}
+	line := src[strings.Index(src, "local ends_sizes = {"):]
+	line = line[:strings.Index(line, "\n")]
+	for _, part := range strings.Split(strings.TrimSuffix(strings.TrimPrefix(line, "local ends_sizes = {"), "}"), "}, ") {
+		var tag string
+		var k, a int
+		if _, err := fmt.Sscanf(strings.TrimSuffix(part, "}"), "%s = {%d, %d", &tag, &k, &a); err != nil {
+			t.Fatalf("%q: %v", part, err)
+		}
+		sizes[tag] = [2]int{k, a}
+	}
+	for tag, l := range map[string]jobpathLayout{"m": effectLimitsLayout, "p": effectDepsLayout, "g": effectGroupLayout} {
+		if got, want := sizes[tag], [2]int{len(l.Keys), len(l.Args)}; got != want {
+			t.Errorf("section %s: ends.lua reads %v, %s appends %v", tag, got, l.Module, want)
+		}
+	}
+	c := &Client{keys: protocol.NewKeys("ns"), events: newEventsParts(protocol.NewKeys("ns"), EventsConfig{On: true})}
+	keys, args := c.appendEnds(nil, nil, "w", JobEnd{})
+	if got, want := sizes["e"], [2]int{len(keys), len(args)}; got != want || args[0] != "e" {
+		t.Errorf("section e: ends.lua reads %v, appendEnds appends %v (%v)", got, want, args)
+	}
+	// nothing applies: nothing is sent
+	c.events = nil
+	if keys, args := c.appendEnds(nil, nil, "w", JobEnd{Class: "C", Queue: "q", Limits: []LimitHold{{Name: "x", Cap: 1}}}); len(keys)+len(args) != 0 {
+		t.Errorf("a plain job sends %v %v", keys, args)
 	}
 }
