@@ -378,7 +378,7 @@ func TestStaticRequeueAndRecoveryWakeSource(t *testing.T) {
 			}
 			switch path {
 			case "requeue":
-				if err := e.c.Requeue(ctx, w.id, res.Source, res.Payload, ""); err != nil {
+				if err := e.c.Requeue(ctx, w.id, res.Source, res.Payload, "", rdb.JobEnd{}); err != nil {
 					t.Fatal(err)
 				}
 			case "recovery":

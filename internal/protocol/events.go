@@ -27,8 +27,11 @@ const (
 	EventRetried     = "retried"
 	EventRescheduled = "rescheduled"
 	EventDiscarded   = "discarded"
-	EventCancelled   = "cancelled"
-	EventReleased    = "released"
+	// EventRequeued: a job put back at the head of its queue without a
+	// finish (a hard stop's requeue, a dead worker's recovery).
+	EventRequeued  = "requeued"
+	EventCancelled = "cancelled"
+	EventReleased  = "released"
 )
 
 // Defaults of the events stream and the tag indexes.

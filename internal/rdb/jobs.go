@@ -446,9 +446,10 @@ func parseFinishClaim(workerID string, a ClaimArgs, raw any, err error) (finishE
 }
 
 // Requeue pushes a job a slot holds back to the head of its source and
-// clears worker:<id>, releasing a serial source's lock held with token. It
+// clears worker:<id>, releasing a serial source's lock held with token,
+// and the caps' slots and event of end (the job is put back, not ended). It
 // returns ErrNotOwned when worker:<id> was already gone.
-func (c *Client) Requeue(ctx context.Context, workerID string, src protocol.Source, payload []byte, token string) error {
+func (c *Client) Requeue(ctx context.Context, workerID string, src protocol.Source, payload []byte, token string, end JobEnd) error {
 	lock := c.keys.SourceKey(src)
 	if src.Serial {
 		lock = c.keys.SerialLock(src.Queue)
@@ -463,8 +464,10 @@ func (c *Client) Requeue(ctx context.Context, workerID string, src protocol.Sour
 	if !static {
 		ring, state = lock, lock // unused by the script
 	}
-	n, err := redis.Int(c.eval(ctx, c.requeue, c.keys.Worker(workerID), c.keys.SourceKey(src), c.keys.ClaimSeqs(), lock,
-		stateKey, ring, state, payload, workerID, token, unique, source))
+	end.DepsID, end.Group = "", "" // put back: not ended
+	keys, args := c.appendEnds([]any{c.keys.Worker(workerID), c.keys.SourceKey(src), c.keys.ClaimSeqs(), lock,
+		stateKey, ring, state}, []any{payload, workerID, token, unique, source}, workerID, end)
+	n, err := redis.Int(c.eval(ctx, c.requeue, scriptKeysArgs(keys, args)...))
 	if err != nil {
 		return fmt.Errorf("rdb: requeue for %q: %w", workerID, err)
 	}

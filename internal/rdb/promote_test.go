@@ -71,7 +71,7 @@ func TestRequeueKeepsRecordWhenQueueHasWrongType(t *testing.T) {
 	k := c.Keys()
 	do("SET", k.Worker("h:1:q"), `{"queue":"q","run_at":"2026-11-27T10:00:00Z","payload":{"class":"C","args":[]}}`)
 	do("SET", k.Queue("q"), "not a list")
-	if err := c.Requeue(ctx, "h:1:q", protocol.QueueSource("q"), []byte(`{"class":"C","args":[]}`), ""); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+	if err := c.Requeue(ctx, "h:1:q", protocol.QueueSource("q"), []byte(`{"class":"C","args":[]}`), "", JobEnd{}); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
 		t.Fatalf("requeue: %v, want WRONGTYPE", err)
 	}
 	if n, err := redis.Int(c.do(ctx, "EXISTS", k.Worker("h:1:q"))); err != nil || n != 1 {

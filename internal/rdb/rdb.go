@@ -511,12 +511,12 @@ func New(opt Options) (*Client, error) {
 		timeout:     opt.ReadTimeout,
 		addr:        ep.redacted,
 		hotScripts:  newHotScripts(true, nil),
-		requeue:     loadScriptWith("requeue.lua", 7, "jobpath/effect_release.lua", "jobpath/effect_wake.lua"),
+		requeue:     loadScriptWith("requeue.lua", -1, endsFragments...),
 		refreshLock: loadScript("refresh_lock.lua", 1),
 		register:    loadScriptWith("register.lua", 5, "iso8601.lua"),
 		heartbeat:   loadScriptWith("heartbeat.lua", -1, "iso8601.lua"),
 		unregister:  loadScript("unregister.lua", 8),
-		prune:       loadScriptWith("prune.lua", 16, "jobpath/effect_release.lua", "jobpath/effect_wake.lua"),
+		prune:       loadScriptWith("prune.lua", -1, endsFragments...),
 		limitsSweep: loadScriptWith("limits_sweep.lua", -1, "jobpath/effect_limits.lua"),
 	}
 	c.claimK = newClaimKeys(c.keys)

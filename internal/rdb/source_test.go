@@ -80,7 +80,7 @@ func TestClaimFinishRecoverOverListSource(t *testing.T) {
 	if err != nil || string(b.Payload) != `{"class":"B","args":[2]}` {
 		t.Fatalf("claim B: %+v %v", b, err)
 	}
-	if err := c.Requeue(ctx, id, b.Source, b.Payload, ""); err != nil {
+	if err := c.Requeue(ctx, id, b.Source, b.Payload, "", rdb.JobEnd{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := items(); len(got) != 2 || got[0] != `{"class":"B","args":[2]}` {

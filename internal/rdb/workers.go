@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -167,6 +168,9 @@ type PruneArgs struct {
 	MaxRecoveries int
 	Failure       []byte // failed entry used when the job fails
 	Host          string // for queuestat
+	// End is what the held job settles (its caps' slots, its event and,
+	// when it is recorded as failed, its dependants and group).
+	End JobEnd
 }
 
 // PruneResult says what Prune did.
@@ -205,14 +209,30 @@ func (c *Client) Prune(ctx context.Context, a PruneArgs) (PruneResult, error) {
 	if !static || a.Record == nil {
 		ring, state, source = k.Workers(), k.Workers(), "" // unused by the script
 	}
-	res, err := redis.String(c.eval(ctx, c.prune,
-		k.Workers(), k.Worker(a.WorkerID), k.WorkerStarted(a.WorkerID),
+	keys := []any{k.Workers(), k.Worker(a.WorkerID), k.WorkerStarted(a.WorkerID),
 		k.StatProcessedWorker(a.WorkerID), k.StatFailedWorker(a.WorkerID),
 		k.Heartbeats(), k.WorkerIntervals(), queueKey, recKey, k.Failed(),
 		k.QueueStat(a.Host, protocol.QueueStatFailed, a.Queue), k.ClaimSeqs(), stateKey, deferredKey,
-		ring, state,
-		a.WorkerID, a.Heartbeat, a.Record, a.Payload, a.MaxRecoveries, a.Failure,
-		int(recoveryTTL.Seconds()), unique, source))
+		ring, state}
+	args := []any{a.WorkerID, a.Heartbeat, a.Record, a.Payload, a.MaxRecoveries, a.Failure,
+		int(recoveryTTL.Seconds()), unique, source}
+	if a.Record != nil {
+		end := a.End
+		if len(end.Limits) > 0 && end.Seq == "" {
+			// the holds are named by the claim's sequence, which the
+			// script checks has not moved (the record it reads)
+			seq, err := redis.String(c.do(ctx, "HGET", k.ClaimSeqs(), a.WorkerID))
+			if err != nil && !errors.Is(err, redis.ErrNil) {
+				return "", fmt.Errorf("rdb: prune %q: %w", a.WorkerID, err)
+			}
+			end.Seq = seq
+		}
+		if end.Queue == "" {
+			end.Queue = a.Queue
+		}
+		keys, args = c.appendEnds(keys, args, a.WorkerID, end)
+	}
+	res, err := redis.String(c.eval(ctx, c.prune, scriptKeysArgs(keys, args)...))
 	if err != nil {
 		return "", fmt.Errorf("rdb: prune %q: %w", a.WorkerID, err)
 	}

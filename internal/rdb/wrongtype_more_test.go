@@ -290,7 +290,7 @@ func holdingClient(t *testing.T, wid string, record []byte) (*Client, func(strin
 func putBack(c *Client, step, wid string, src protocol.Source, payload, record []byte) error {
 	ctx := context.Background()
 	if step == "requeue" {
-		return c.Requeue(ctx, wid, src, payload, "")
+		return c.Requeue(ctx, wid, src, payload, "", JobEnd{})
 	}
 	res, err := c.Prune(ctx, PruneArgs{WorkerID: wid, Record: record, Queue: src.Queue, Source: src,
 		Payload: payload, MaxRecoveries: 3, Host: "h"})

@@ -189,8 +189,14 @@ func (s *Service) pruneWorker(ctx context.Context, id, hb string, reason pruneRe
 			a.MaxRecoveries = 0
 		}
 		a.Queue, a.Source, a.Payload = r.Queue, r.SourceOf(), r.Payload
-		if p, err := protocol.DecodePayload(r.Payload); err == nil {
+		p, err := protocol.DecodePayload(r.Payload)
+		if err == nil {
 			class = p.Class
+		} else {
+			p = nil
+		}
+		if a.End, err = s.jobEnd(ctx, r, p); err != nil {
+			return err
 		}
 		f := protocol.Failure{FailedAt: s.cfg.Now(), Payload: r.Payload, Backtrace: []string{},
 			Worker: id, Queue: r.Queue, ProcessedBy: s.cfg.Hostname}
@@ -216,6 +222,31 @@ func (s *Service) pruneWorker(ctx context.Context, id, hb string, reason pruneRe
 			Str("result", string(res)).Msg("pruned dead worker")
 	}
 	return nil
+}
+
+// jobEnd is what the recovery of a dead worker's job (record r, payload p,
+// nil when unreadable) settles with it: the caps' slots it holds under
+// this process's limits, its event, and, should it be recorded as failed,
+// its end for the jobs waiting for it (read only for a job with an id:
+// whether dependencies are in use) and its group.
+func (s *Service) jobEnd(ctx context.Context, r protocol.WorkerRecord, p *protocol.Payload) (rdb.JobEnd, error) {
+	e := rdb.JobEnd{Queue: r.Queue, Now: s.cfg.Now(), Attempt: 1}
+	if p == nil {
+		return e, nil
+	}
+	e.JobID, e.Class, e.Attempt = p.ID, p.Class, p.FailCount+1
+	e.Limits = rdb.LimitHoldsOf(s.cfg.Limits, r.SourceOf(), r.Queue, p.Class, r.Payload)
+	e.Group = protocol.PayloadGroup(p)
+	if p.ID != "" {
+		on, err := s.client.DepsInUse(ctx)
+		if err != nil {
+			return e, err
+		}
+		if on {
+			e.DepsID = p.ID
+		}
+	}
+	return e, nil
 }
 
 // killJobProcesses stops what may still run of a dead same-host worker's

@@ -20,6 +20,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/service"
 )
@@ -46,6 +47,10 @@ type Config struct {
 	// Resque does.
 	MaxRecoveries int
 	RubyPrune     bool
+	// Limits are the caps this process's slots honour (docs/limits.md): a
+	// recovered job's slots of them are freed at once (those of other caps
+	// end with their lease).
+	Limits []protocol.Limit
 	// Logger defaults to a disabled logger.
 	Logger *zerolog.Logger
 	// Now is the clock; default time.Now.

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 )
 
@@ -47,19 +46,10 @@ func (h *limitHolds) all() []rdb.HeldSlot {
 // limitHoldsOf are the caps' slots a job claimed as res holds: the claim
 // script took them by the same rules (protocol.Limit.LimitHeld).
 func limitHoldsOf(l *rdb.ClaimLimits, res rdb.ClaimResult, class string) []rdb.LimitHold {
-	if l == nil || res.Source.List != "" || res.Source.Serial || res.Source.Ring != "" {
+	if l == nil {
 		return nil
 	}
-	var hs []rdb.LimitHold
-	for _, r := range l.Rules() {
-		if r.Kind != protocol.LimitCap {
-			continue
-		}
-		if name, ok := r.LimitHeld(res.Queue, class, res.Payload); ok {
-			hs = append(hs, rdb.LimitHold{Name: name, Cap: r.N})
-		}
-	}
-	return hs
+	return rdb.LimitHoldsOf(l.Rules(), res.Source, res.Queue, class, res.Payload)
 }
 
 // hold notes the slots of the job the slot has just claimed.

@@ -291,7 +291,7 @@ func New(cfg Config) (*Worker, error) {
 	}
 	w.recovery, err = recovery.New(recovery.Config{Client: cfg.Client, IDs: w.IDs(), Hostname: cfg.Hostname, PID: cfg.PID,
 		HeartbeatInterval: cfg.HeartbeatInterval, PruneInterval: cfg.PruneInterval,
-		MaxRecoveries: cfg.MaxRecoveries, RubyPrune: cfg.RubyPrune, Logger: &w.log, Now: cfg.Now})
+		MaxRecoveries: cfg.MaxRecoveries, RubyPrune: cfg.RubyPrune, Logger: &w.log, Now: cfg.Now, Limits: cfg.Limits})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}

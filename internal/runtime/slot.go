@@ -581,7 +581,7 @@ func dueAt(now time.Time, d time.Duration) int64 {
 // interrupted handles a job stopped by a hard stop: requeue it at the head of
 // its queue, or record a DirtyExit when so configured.
 func (s *slot) interrupted(res rdb.ClaimResult, cause error) {
-	// a requeued job's holds end with their lease
+	// the requeue frees the job's caps' slots (it is claimed again)
 	defer s.unhold()
 	w := s.w
 	if s.isSettled() {
@@ -593,8 +593,9 @@ func (s *slot) interrupted(res rdb.ClaimResult, cause error) {
 		s.settle(res, p, &result{kind: rdb.OutcomeFail, fail: fail}, 0, &jobLog{s: s, queue: res.Queue})
 		return
 	}
+	end := requeueEnd(res, s.holds, w.cfg.Now())
 	err := w.retryRedis(context.Background(), "requeue", func(ctx context.Context) error {
-		return w.client.Requeue(ctx, s.id, sourceOf(res), res.Payload, s.token)
+		return w.client.Requeue(ctx, s.id, sourceOf(res), res.Payload, s.token, end)
 	})
 	switch {
 	case err == nil:
@@ -606,6 +607,17 @@ func (s *slot) interrupted(res rdb.ClaimResult, cause error) {
 	default:
 		w.log.Error().Err(err).Str("worker_id", s.id).Msg("could not requeue the interrupted job; it will be recovered by the next worker")
 	}
+}
+
+// requeueEnd is what a requeue of the job claimed as res settles: the
+// caps' slots it holds, and its event (sent only while events are on).
+func requeueEnd(res rdb.ClaimResult, holds []rdb.LimitHold, now time.Time) rdb.JobEnd {
+	e := rdb.JobEnd{Limits: holds, Seq: res.Seq, Queue: res.Queue, Now: now, Attempt: max(res.Attempts, 0) + 1}
+	if p, err := protocol.DecodePayload(res.Payload); err == nil && p != nil {
+		e.JobID, e.Class = p.ID, p.Class
+		e.Attempt = max(e.Attempt, p.FailCount+1)
+	}
+	return e
 }
 
 func (s *slot) isSettled() bool {

@@ -237,3 +237,51 @@ func TestGroupCallbackFiresOnceUnderKills(t *testing.T) {
 		t.Errorf("group show: %d %s", code, out)
 	}
 }
+
+// A parent whose workers are killed with -9 until --max-recoveries is
+// spent is recorded as failed by the recovery (Resque::DirtyExit), and
+// that end settles its held child as a failed finish does: the child,
+// on-parent-failure=fail, is failed too instead of waiting for ever.
+func TestDependenciesParentKilledPastMaxRecoveries(t *testing.T) {
+	t.Parallel()
+	ns := redistest.Namespace(t)
+	c := client(t, ns)
+	ctx := context.Background()
+	if err := c.EnableDeps(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	parent := enqueueJob(t, ns, "--args", `["parent"]`)
+	child := enqueueJob(t, ns, "--args", `["child"]`, "--after", parent, "--on-parent-failure", "fail")
+	log := filepath.Join(t.TempDir(), "log")
+	handler := fmt.Sprintf(`*=echo "S $RESQUE_ARGS" >> %q; sleep 60`, log)
+	starts := func() int {
+		b, _ := os.ReadFile(log)
+		return strings.Count(string(b), "S ")
+	}
+	work := []string{"work", "-q", "q", "-c", "1", "--exec", handler, "--log-level", "error", "--max-recoveries", "1"}
+	// killed twice while running the parent: the first recovery requeues
+	// it, the second records it as failed
+	for round := 1; round <= 2; round++ {
+		p := start(t, ns, work...)
+		redistest.Eventually(t, 0, func() bool { return starts() >= round }, "the parent started")
+		p.signal(t, syscall.SIGKILL)
+		p.wait(t)
+	}
+	final := start(t, ns, work...)
+	redistest.Eventually(t, 0, func() bool {
+		st, err := c.DepJob(ctx, child)
+		return err == nil && st.State == "failed"
+	}, "the child failed with its parent")
+	final.signal(t, syscall.SIGQUIT)
+	final.wait(t)
+	entries := strs(do(t, c, "LRANGE", c.Keys().Failed(), 0, -1))
+	if len(entries) != 2 || !strings.Contains(entries[0], "DirtyExit") || !strings.Contains(entries[1], "ResqueGo::ParentFailed") {
+		t.Errorf("failed entries %q, want the parent's DirtyExit, then the child's ParentFailed", entries)
+	}
+	if v, _ := c.Do(ctx, "GET", c.Keys().DepOutcome(parent)); v == nil || string(v.([]byte)) != "failed" {
+		t.Errorf("parent's outcome %v", v)
+	}
+	if n := starts(); n != 2 {
+		t.Errorf("%d starts, want the parent's 2 (the child never runs)", n)
+	}
+}

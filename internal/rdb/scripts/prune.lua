@@ -29,6 +29,10 @@
 --          source's FIFO (any key else)
 -- KEYS[16] static:state:<pool> (any key else)
 -- ARGV[9]  that source's id, "" for any other source (jobpath/effect_wake.lua)
+-- Then the sections of ends.lua that apply to the held job, applied once
+-- it is requeued or failed: its caps' slots freed, and its event; when it
+-- is failed, its end settled for the jobs waiting for it and its group
+-- (as the finish of a failed job does).
 --
 -- Returns "gone" (not registered any more), "alive" (heartbeat or job
 -- changed since the caller looked: nothing done), "idle" (unregistered, no
@@ -75,4 +79,10 @@ redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 redis.call('HDEL', KEYS[6], ARGV[1])
 redis.call('HDEL', KEYS[7], ARGV[1])
 redis.call('HDEL', KEYS[12], ARGV[1])
+-- after the job's and the worker's own writes (Redis keeps what a script
+-- wrote before an error: the job is never pushed twice)
+if held ~= '' then
+  hot_globals()
+  ends_apply(KEYS, ARGV, 16, 9, ARGV[1], result == 'failed')
+end
 return result

@@ -13,6 +13,9 @@
 -- KEYS[6] static:ring:<pool> for a static pool source's FIFO (any key else)
 -- KEYS[7] static:state:<pool> (any key else)
 -- ARGV[5] that source's id, "" for any other source (jobpath/effect_wake.lua)
+-- Then the sections of ends.lua that apply ("m" caps' slots freed, "e"
+-- the requeued event): the job is put back, not ended, so its dependants
+-- and group wait on.
 --
 -- The claim sequence moves on, so a finish of the same claim that arrives
 -- later (the handler returned after all) is refused instead of being taken
@@ -39,4 +42,6 @@ release_lock(KEYS[4], ARGV[3])
 if ARGV[4] == '1' and unique_running(KEYS[5]) then
   redis.call('SET', KEYS[5], 'queued')
 end
+hot_globals()
+ends_apply(KEYS, ARGV, 7, 5, ARGV[2], false)
 return 1
