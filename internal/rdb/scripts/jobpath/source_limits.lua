@@ -57,6 +57,26 @@ local function limits_key(dec, path)
   return nil
 end
 
+-- limits_class is the class of payload p, read without decoding it when p
+-- is in Ruby Resque's compact form ({"class":"...", first) with no other
+-- "class" key and no escape in the name (a cjson.decode a job cost Redis
+-- more than the rest of the claim); else from the decoded payload. dec is
+-- the decoded payload when it was decoded (false: not a JSON object).
+local function limits_class(p)
+  if ssub(p, 1, 10) == '{"class":"' then
+    local e = sfind(p, '"', 11, true)
+    if e and not sfind(p, '"class"', e, true) then
+      local c = ssub(p, 11, e - 1)
+      if not sfind(c, '\\', 1, true) then
+        return c, nil
+      end
+    end
+  end
+  local ok, v = pcall(cjson.decode, p)
+  local dec = ok and type(v) == 'table' and v or false
+  return dec and dec['class'], dec
+end
+
 -- limits_admit decides on payload p, popped from queue q: it returns the
 -- holders keys of the caps whose slot it takes and their names (to join
 -- once the claim's sequence is known), the rates' starts written, or nil
@@ -64,7 +84,7 @@ end
 local function limits_admit(p, q, ARGV, d)
   local now, m = tonum(ARGV[d]), tonum(ARGV[d + 5])
   local prefix, index = ARGV[d + 2], ARGV[d + 3]
-  local dec = nil
+  local class, dec = false, nil
   local caps, rates = {}, {}
   for r = 0, m - 1 do
     local b = d + 6 + 7 * r
@@ -73,13 +93,17 @@ local function limits_admit(p, q, ARGV, d)
     if rq ~= '' then
       applies = rq == q
     else
-      if dec == nil then
+      if class == false then
+        class, dec = limits_class(p)
+      end
+      applies = class == rc
+    end
+    if applies and path ~= '' then
+      if not dec then
+        -- a per-key rule reads its key from the decoded payload
         local ok, v = pcall(cjson.decode, p)
         dec = ok and type(v) == 'table' and v or false
       end
-      applies = dec and dec['class'] == rc
-    end
-    if applies and path ~= '' then
       local key = limits_key(dec, path)
       applies = key ~= nil
       if applies then
@@ -141,14 +165,21 @@ end
 -- queues, then jobs over a limit are parked or put to wait, at most 16 a
 -- claim (the claim then finds none: the next one goes on). It returns the
 -- payload (or the LPOP's error reply, a key of another type) and the caps
--- to join.
-local function limits_pop(list, ARGV, d)
+-- to join. due, when given, is a table the claims of one batch share:
+-- they share a moment, so the waiting jobs due then are moved back by the
+-- first claim of each list only.
+local function limits_pop(list, ARGV, d, due)
   local now, m, qprefix = tonum(ARGV[d]), tonum(ARGV[d + 5]), ARGV[d + 4]
   local q = ssub(list, #qprefix + 1)
-  for r = 0, m - 1 do
-    local b = d + 6 + 7 * r
-    if ARGV[b] == 'r' and ARGV[b + 3] == '' and (ARGV[b + 1] == '' or ARGV[b + 1] == q) then
-      limits_due(ARGV[d + 2] .. ARGV[b + 4] .. KEY_LIMIT_WAITING_SUFFIX, now, qprefix, 16)
+  if not (due and due[list]) then
+    for r = 0, m - 1 do
+      local b = d + 6 + 7 * r
+      if ARGV[b] == 'r' and ARGV[b + 3] == '' and (ARGV[b + 1] == '' or ARGV[b + 1] == q) then
+        limits_due(ARGV[d + 2] .. ARGV[b + 4] .. KEY_LIMIT_WAITING_SUFFIX, now, qprefix, 16)
+      end
+    end
+    if due then
+      due[list] = true
     end
   end
   for _ = 1, 16 do
