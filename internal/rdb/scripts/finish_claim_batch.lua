@@ -89,8 +89,9 @@ for i = 1, n do
     end
   end
 end
--- the table the limited claims of the batch share (limits_pop's due)
-local lim = ld and {}
+-- what the limited claims of the batch share (limits_batch), and the
+-- caps' slots its short forms free, by name, in order: one ZREM a cap
+local lim, rel = ld and limits_batch(), ld and {}
 -- and claims from one static pool's ring, claim_static (d: its description)
 local static_d = nil
 if n == 1 and sbyte(ARGV[8]) == 114 then -- "r<d>"
@@ -142,9 +143,12 @@ for j = 1, m do
       if done[j] == 1 then
         local member = wid .. ':' .. seq
         for h = ao + 2, ao + 2 * k, 2 do
-          local base = ARGV[ld + 2] .. ARGV[h]
-          limits_release(base .. KEY_LIMIT_HOLDERS_SUFFIX, base .. KEY_LIMIT_PARKED_SUFFIX, member, tonum(ARGV[h + 1]),
-            ARGV[ld], ARGV[ld + 4])
+          local r = rel[ARGV[h]]
+          if not r then
+            r = {cap = tonum(ARGV[h + 1])}
+            rel[ARGV[h]], rel[#rel + 1] = r, ARGV[h]
+          end
+          r[#r + 1] = member
         end
       end
       ao = ao + 1 + 2 * k
@@ -158,6 +162,18 @@ for j = 1, m do
     ko, ao = ko + nk, ao + na + 1
     if done[j] > 0 and done[j] < 4 then
       processed = processed + 1
+    end
+  end
+end
+if rel then
+  -- the slots freed, and as many parked jobs moved back as fit
+  -- (effect_limits.lua's limits_release for several holds)
+  for _, name in ipairs(rel) do
+    local r, base = rel[name], ARGV[ld + 2] .. name
+    local holders, parked = base .. KEY_LIMIT_HOLDERS_SUFFIX, base .. KEY_LIMIT_PARKED_SUFFIX
+    rcall('ZREM', holders, unpack(r))
+    if rcall('EXISTS', parked) == 1 then
+      limits_refill(holders, parked, r.cap, ARGV[ld], ARGV[ld + 4], #r)
     end
   end
 end
@@ -211,6 +227,10 @@ for j = 1, m do
     elseif static_d and seq then
       c = claim_static(KEYS, ARGV, static_d, wkeys[j], wids[j], seq, counters, memo, out, o, kept)
     else
+      if lim then
+        -- claim() reads and writes the limits' keys itself
+        limits_flush(lim, ARGV, ld)
+      end
       slot.wkey, slot.wid, slot.token = wkeys[j], wids[j], tokens[j]
       c = claim(KEYS, ARGV, seq, 0, 0, slot) or false
     end
@@ -244,6 +264,9 @@ elseif processed > 0 then
   rcall('INCRBY', KEYS[nkc + 1], processed)
 end
 ring_flush(memo)
+if lim then
+  limits_flush(lim, ARGV, ld)
+end
 if wrongtype then
   -- a source whose key holds another type was skipped (jobpath/claim.lua)
   out[6 * m + 1] = wrongtype

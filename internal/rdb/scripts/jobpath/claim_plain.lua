@@ -17,8 +17,8 @@
 -- attempts, false) and returns true, or false when no queue had a job.
 -- lim, when given, says that some sources are plain queues under limits
 -- (flag "L<d>": source_limits.lua): their jobs are taken by limits_pop,
--- and a job's caps joined as the slot wid's hold; lim is the table the
--- batch's claims share (limits_pop's due).
+-- and a job's caps joined as the slot wid's hold; lim is the state the
+-- batch's claims share (limits_batch: the batch writes it at its end).
 local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, ui, keep, lim, wid)
   for i = 1, n do
     local payload, caps, ld
@@ -50,7 +50,7 @@ local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, u
         rcall('SET', wkey, record)
       end
       if caps then
-        limits_hold(caps, wid .. ':' .. seq, ARGV, ld)
+        limits_hold(caps, wid .. ':' .. seq, ARGV, ld, lim)
       end
       if object then
         local u, d = sfind(payload, '"unique"', 1, true), sfind(payload, '"id"', 1, true)

@@ -77,11 +77,49 @@ local function limits_class(p)
   return dec and dec['class'], dec
 end
 
+-- limits_batch is the state the claims of one batch share
+-- (finish_claim_batch.lua), so a cap's holders and a rate's tat are read
+-- once a batch and written once after its claims (limits_flush) instead of
+-- once a job: due, the lists whose due waiting jobs were moved back;
+-- held, each cap's holders as counted (a read, plus the holds taken
+-- since); adds, the holds to join (expiry and member, flat) and hk their
+-- keys in order; tat, each rate's tat as read or moved, and rk the keys
+-- of those moved. Each job's decision is the one it would get alone.
+local function limits_batch()
+  return {due = {}, held = {}, adds = {}, hk = {}, tat = {}, rk = {}}
+end
+
+-- limits_flush_holds joins the holds a batch noted for the cap whose
+-- holders are h (all of them when h is nil).
+local function limits_flush_holds(lim, h)
+  for _, k in ipairs(lim.hk) do
+    local a = lim.adds[k]
+    if a and #a > 0 and (h == nil or k == h) then
+      rcall('ZADD', k, unpack(a))
+      lim.adds[k] = {}
+    end
+  end
+end
+
+-- limits_flush writes what a batch's claims noted: the holds, and each
+-- rate's tat moved on (the key outlives it by a second); then it forgets
+-- what it read, so a claim that reads the keys itself (claim()) may come
+-- next.
+local function limits_flush(lim, ARGV, d)
+  limits_flush_holds(lim, nil)
+  local now = tonum(ARGV[d])
+  for _, tk in ipairs(lim.rk) do
+    local tat = lim.tat[tk]
+    rcall('SET', tk, string.format('%.3f', tat), 'PX', math.floor(tat - now) + 1000)
+  end
+  lim.held, lim.adds, lim.hk, lim.tat, lim.rk = {}, {}, {}, {}, {}
+end
+
 -- limits_admit decides on payload p, popped from queue q: it returns the
 -- holders keys of the caps whose slot it takes and their names (to join
--- once the claim's sequence is known), the rates' starts written, or nil
--- when it parked the job or put it to wait.
-local function limits_admit(p, q, ARGV, d)
+-- once the claim's sequence is known), the rates' starts written (or, in
+-- a batch, noted in lim), or nil when it parked the job or put it to wait.
+local function limits_admit(p, q, ARGV, d, lim)
   local now, m = tonum(ARGV[d]), tonum(ARGV[d + 5])
   local prefix, index = ARGV[d + 2], ARGV[d + 3]
   local class, dec = false, nil
@@ -114,11 +152,20 @@ local function limits_admit(p, q, ARGV, d)
       local base, val = prefix .. name, tonum(ARGV[b + 5])
       if ARGV[b] == 'c' then
         local h = base .. KEY_LIMIT_HOLDERS_SUFFIX
-        local held = rcall('ZCARD', h)
+        local held = lim and lim.held[h]
+        if not held then
+          held = rcall('ZCARD', h)
+        end
         if held >= val then
           -- full, unless some holds ran out (a holder killed)
+          if lim then
+            limits_flush_holds(lim, h)
+          end
           rcall('ZREMRANGEBYSCORE', h, '-inf', '(' .. ARGV[d])
           held = rcall('ZCARD', h)
+        end
+        if lim then
+          lim.held[h] = held
         end
         if held >= val then
           rcall('RPUSH', base .. KEY_LIMIT_PARKED_SUFFIX, limits_entry(q, p))
@@ -129,7 +176,13 @@ local function limits_admit(p, q, ARGV, d)
         caps[#caps + 1], caps[#caps + 2] = h, held == 0 and name
       else
         local tk = base .. KEY_LIMIT_TAT_SUFFIX
-        local tat = tonum(rcall('GET', tk)) or 0
+        local tat = lim and lim.tat[tk]
+        if not tat then
+          tat = tonum(rcall('GET', tk)) or 0
+          if lim then
+            lim.tat[tk] = tat
+          end
+        end
         if tat > now + tonum(ARGV[b + 6]) then
           local w = base .. KEY_LIMIT_WAITING_SUFFIX
           local due = tat
@@ -155,7 +208,15 @@ local function limits_admit(p, q, ARGV, d)
     if tat < now then
       tat = now
     end
-    rcall('SET', rates[i], string.format('%.3f', tat + rates[i + 1]), 'PX', math.floor(tat - now + rates[i + 1]) + 1000)
+    if lim then
+      if not lim.rk[rates[i]] then
+        lim.rk[rates[i]] = true
+        lim.rk[#lim.rk + 1] = rates[i]
+      end
+      lim.tat[rates[i]] = tat + rates[i + 1]
+    else
+      rcall('SET', rates[i], string.format('%.3f', tat + rates[i + 1]), 'PX', math.floor(tat - now + rates[i + 1]) + 1000)
+    end
   end
   return caps
 end
@@ -168,18 +229,18 @@ end
 -- to join. due, when given, is a table the claims of one batch share:
 -- they share a moment, so the waiting jobs due then are moved back by the
 -- first claim of each list only.
-local function limits_pop(list, ARGV, d, due)
+local function limits_pop(list, ARGV, d, lim)
   local now, m, qprefix = tonum(ARGV[d]), tonum(ARGV[d + 5]), ARGV[d + 4]
   local q = ssub(list, #qprefix + 1)
-  if not (due and due[list]) then
+  if not (lim and lim.due[list]) then
     for r = 0, m - 1 do
       local b = d + 6 + 7 * r
       if ARGV[b] == 'r' and ARGV[b + 3] == '' and (ARGV[b + 1] == '' or ARGV[b + 1] == q) then
         limits_due(ARGV[d + 2] .. ARGV[b + 4] .. KEY_LIMIT_WAITING_SUFFIX, now, qprefix, 16)
       end
     end
-    if due then
-      due[list] = true
+    if lim then
+      lim.due[list] = true
     end
   end
   for _ = 1, 16 do
@@ -187,7 +248,7 @@ local function limits_pop(list, ARGV, d, due)
     if not p or p.err then
       return p, nil
     end
-    local caps = limits_admit(p, q, ARGV, d)
+    local caps = limits_admit(p, q, ARGV, d, lim)
     if caps then
       return p, caps
     end
@@ -196,14 +257,27 @@ local function limits_pop(list, ARGV, d, due)
 end
 
 -- limits_hold joins the caps a claimed job takes, as member (worker id and
--- claim sequence) until the lease's end.
-local function limits_hold(caps, member, ARGV, d)
+-- claim sequence) until the lease's end; in a batch (lim) it notes them
+-- for limits_flush.
+local function limits_hold(caps, member, ARGV, d, lim)
   if #caps == 0 then
     return
   end
   local expiry = tonum(ARGV[d]) + tonum(ARGV[d + 1])
   for i = 1, #caps, 2 do
-    rcall('ZADD', caps[i], expiry, member)
+    if lim then
+      local h = caps[i]
+      local a = lim.adds[h]
+      if not a then
+        a = {}
+        lim.adds[h] = a
+        lim.hk[#lim.hk + 1] = h
+      end
+      a[#a + 1], a[#a + 2] = expiry, member
+      lim.held[h] = lim.held[h] + 1
+    else
+      rcall('ZADD', caps[i], expiry, member)
+    end
     if caps[i + 1] then
       rcall('SADD', ARGV[d + 3], caps[i + 1])
     end
