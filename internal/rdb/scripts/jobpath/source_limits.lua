@@ -84,9 +84,12 @@ end
 -- held, each cap's holders as counted (a read, plus the holds taken
 -- since); adds, the holds to join (expiry and member, flat) and hk their
 -- keys in order; tat, each rate's tat as read or moved, and rk the keys
--- of those moved. Each job's decision is the one it would get alone.
+-- of those moved; keys, the keys of each rule without a path (by the
+-- index of its arguments), built once; expiry, the holds' lease end, as
+-- whole milliseconds (a score a zset keeps as an integer). Each job's
+-- decision is the one it would get alone.
 local function limits_batch()
-  return {due = {}, held = {}, adds = {}, hk = {}, tat = {}, rk = {}}
+  return {due = {}, held = {}, adds = {}, hk = {}, tat = {}, rk = {}, keys = {}}
 end
 
 -- limits_flush_holds joins the holds a batch noted for the cap whose
@@ -149,9 +152,19 @@ local function limits_admit(p, q, ARGV, d, lim)
       end
     end
     if applies then
-      local base, val = prefix .. name, tonum(ARGV[b + 5])
+      local val, base, key = tonum(ARGV[b + 5]), nil, nil
+      if lim and path == '' then
+        key = lim.keys[b]
+      end
+      if not key then
+        base = prefix .. name
+        key = base .. (ARGV[b] == 'c' and KEY_LIMIT_HOLDERS_SUFFIX or KEY_LIMIT_TAT_SUFFIX)
+        if lim and path == '' then
+          lim.keys[b] = key
+        end
+      end
       if ARGV[b] == 'c' then
-        local h = base .. KEY_LIMIT_HOLDERS_SUFFIX
+        local h = key
         local held = lim and lim.held[h]
         if not held then
           held = rcall('ZCARD', h)
@@ -168,14 +181,14 @@ local function limits_admit(p, q, ARGV, d, lim)
           lim.held[h] = held
         end
         if held >= val then
-          rcall('RPUSH', base .. KEY_LIMIT_PARKED_SUFFIX, limits_entry(q, p))
+          rcall('RPUSH', (base or prefix .. name) .. KEY_LIMIT_PARKED_SUFFIX, limits_entry(q, p))
           rcall('SADD', index, name)
           return nil
         end
         -- the index names a cap while it has holders: joined by the first
         caps[#caps + 1], caps[#caps + 2] = h, held == 0 and name
       else
-        local tk = base .. KEY_LIMIT_TAT_SUFFIX
+        local tk = key
         local tat = lim and lim.tat[tk]
         if not tat then
           tat = tonum(rcall('GET', tk)) or 0
@@ -184,7 +197,7 @@ local function limits_admit(p, q, ARGV, d, lim)
           end
         end
         if tat > now + tonum(ARGV[b + 6]) then
-          local w = base .. KEY_LIMIT_WAITING_SUFFIX
+          local w = (base or prefix .. name) .. KEY_LIMIT_WAITING_SUFFIX
           local due = tat
           local last = rcall('LINDEX', w, '-1')
           if last then
@@ -263,7 +276,14 @@ local function limits_hold(caps, member, ARGV, d, lim)
   if #caps == 0 then
     return
   end
-  local expiry = tonum(ARGV[d]) + tonum(ARGV[d + 1])
+  local expiry = lim and lim.expiry
+  if not expiry then
+    expiry = tonum(ARGV[d]) + tonum(ARGV[d + 1])
+    if lim then
+      expiry = string.format('%d', math.ceil(expiry))
+      lim.expiry = expiry
+    end
+  end
   for i = 1, #caps, 2 do
     if lim then
       local h = caps[i]
