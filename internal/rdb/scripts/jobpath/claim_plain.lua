@@ -24,7 +24,11 @@ local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, u
     local payload, caps, ld
     local f = lim and ARGV[ao + 5 + 2 * n + i]
     if f and f ~= '' then
-      ld = ao + tonum(ssub(f, 2))
+      ld = lim[f]
+      if not ld then
+        ld = ao + tonum(ssub(f, 2))
+        lim[f] = ld
+      end
       payload, caps = limits_pop(KEYS[ko + 4 + i], ARGV, ld, lim)
     else
       payload = rpcall('LPOP', KEYS[ko + 4 + i])

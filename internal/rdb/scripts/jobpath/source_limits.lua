@@ -63,7 +63,7 @@ end
 -- more than the rest of the claim); else from the decoded payload. dec is
 -- the decoded payload when it was decoded (false: not a JSON object).
 local function limits_class(p)
-  if ssub(p, 1, 10) == '{"class":"' then
+  if sfind(p, '{"class":"', 1, true) == 1 then
     local e = sfind(p, '"', 11, true)
     if e and not sfind(p, '"class"', e, true) then
       local c = ssub(p, 11, e - 1)
@@ -80,16 +80,33 @@ end
 -- limits_batch is the state the claims of one batch share
 -- (finish_claim_batch.lua), so a cap's holders and a rate's tat are read
 -- once a batch and written once after its claims (limits_flush) instead of
--- once a job: due, the lists whose due waiting jobs were moved back;
--- held, each cap's holders as counted (a read, plus the holds taken
+-- once a job: due, the lists whose due waiting jobs were moved back (to
+-- their queue's name); held, each cap's holders as counted (a read, plus the holds taken
 -- since); adds, the holds to join (expiry and member, flat) and hk their
 -- keys in order; tat, each rate's tat as read or moved, and rk the keys
 -- of those moved; keys, the keys of each rule without a path (by the
 -- index of its arguments), built once; expiry, the holds' lease end, as
--- whole milliseconds (a score a zset keeps as an integer). Each job's
+-- whole milliseconds (a score a zset keeps as an integer); num, the
+-- description's numbers (limits_num). Each job's
 -- decision is the one it would get alone.
 local function limits_batch()
-  return {due = {}, held = {}, adds = {}, hk = {}, tat = {}, rk = {}, keys = {}}
+  return {due = {}, held = {}, adds = {}, hk = {}, tat = {}, rk = {}, keys = {}, num = {}}
+end
+
+-- limits_num is the number ARGV[i] of the limits' description, read once
+-- a batch (lim.num): tonumber is a strtod, and the time and a rate's
+-- interval have fractions (a strtod of them cost Redis 11,000
+-- instructions a job, more than the rest of the claim).
+local function limits_num(ARGV, i, lim)
+  if not lim then
+    return tonum(ARGV[i])
+  end
+  local v = lim.num[i]
+  if not v then
+    v = tonum(ARGV[i])
+    lim.num[i] = v
+  end
+  return v
 end
 
 -- limits_flush_holds joins the holds a batch noted for the cap whose
@@ -123,7 +140,7 @@ end
 -- once the claim's sequence is known), the rates' starts written (or, in
 -- a batch, noted in lim), or nil when it parked the job or put it to wait.
 local function limits_admit(p, q, ARGV, d, lim)
-  local now, m = tonum(ARGV[d]), tonum(ARGV[d + 5])
+  local now, m = limits_num(ARGV, d, lim), limits_num(ARGV, d + 5, lim)
   local prefix, index = ARGV[d + 2], ARGV[d + 3]
   local class, dec = false, nil
   local caps, rates = {}, {}
@@ -152,7 +169,7 @@ local function limits_admit(p, q, ARGV, d, lim)
       end
     end
     if applies then
-      local val, base, key = tonum(ARGV[b + 5]), nil, nil
+      local val, base, key = limits_num(ARGV, b + 5, lim), nil, nil
       if lim and path == '' then
         key = lim.keys[b]
       end
@@ -196,7 +213,7 @@ local function limits_admit(p, q, ARGV, d, lim)
             lim.tat[tk] = tat
           end
         end
-        if tat > now + tonum(ARGV[b + 6]) then
+        if tat > now + limits_num(ARGV, b + 6, lim) then
           local w = (base or prefix .. name) .. KEY_LIMIT_WAITING_SUFFIX
           local due = tat
           local last = rcall('LINDEX', w, '-1')
@@ -243,9 +260,10 @@ end
 -- they share a moment, so the waiting jobs due then are moved back by the
 -- first claim of each list only.
 local function limits_pop(list, ARGV, d, lim)
-  local now, m, qprefix = tonum(ARGV[d]), tonum(ARGV[d + 5]), ARGV[d + 4]
-  local q = ssub(list, #qprefix + 1)
-  if not (lim and lim.due[list]) then
+  local now, m, qprefix = limits_num(ARGV, d, lim), limits_num(ARGV, d + 5, lim), ARGV[d + 4]
+  local q = lim and lim.due[list]
+  if not q then
+    q = ssub(list, #qprefix + 1)
     for r = 0, m - 1 do
       local b = d + 6 + 7 * r
       if ARGV[b] == 'r' and ARGV[b + 3] == '' and (ARGV[b + 1] == '' or ARGV[b + 1] == q) then
@@ -253,7 +271,7 @@ local function limits_pop(list, ARGV, d, lim)
       end
     end
     if lim then
-      lim.due[list] = true
+      lim.due[list] = q
     end
   end
   for _ = 1, 16 do
