@@ -87,10 +87,11 @@ end
 -- of those moved; keys, the keys of each rule without a path (by the
 -- index of its arguments), built once; expiry, the holds' lease end, as
 -- whole milliseconds (a score a zset keeps as an integer); num, the
--- description's numbers (limits_num). Each job's
+-- description's numbers (limits_num); plan, each queue's and class's
+-- rules (limits_plan). Each job's
 -- decision is the one it would get alone.
 local function limits_batch()
-  return {due = {}, held = {}, adds = {}, hk = {}, tat = {}, rk = {}, keys = {}, num = {}}
+  return {due = {}, held = {}, adds = {}, hk = {}, tat = {}, rk = {}, keys = {}, num = {}, plan = {}}
 end
 
 -- limits_num is the number ARGV[i] of the limits' description, read once
@@ -133,6 +134,113 @@ local function limits_flush(lim, ARGV, d)
     rcall('SET', tk, string.format('%.3f', tat), 'PX', math.floor(tat - now) + 1000)
   end
   lim.held, lim.adds, lim.hk, lim.tat, lim.rk = {}, {}, {}, {}, {}
+end
+
+-- limits_wait puts payload p, from queue q, in a rate's waiting list w,
+-- due at the later of the tat and the last waiting job's due time plus an
+-- interval.
+local function limits_wait(w, q, p, tat, interval, index, name)
+  local due = tat
+  local last = rcall('LINDEX', w, '-1')
+  if last then
+    local ok, e = pcall(cjson.decode, last)
+    local ld = ok and type(e) == 'table' and tonum(e['due'])
+    if ld and ld + interval > due then
+      due = ld + interval
+    end
+  end
+  rcall('RPUSH', w, limits_entry(q, p, due))
+  rcall('SADD', index, name)
+end
+
+-- limits_plan is, in a batch whose rules have no path, the rules a job
+-- of class (false: no rule reads it) from queue q meets, each with its
+-- key and numbers, found once a batch (lim.plan) instead of once a job.
+local function limits_plan(q, class, ARGV, d, lim)
+  local byq = lim.plan[q]
+  if not byq then
+    byq = {}
+    lim.plan[q] = byq
+  end
+  local plan = byq[class]
+  if plan then
+    return plan
+  end
+  plan = {}
+  for r = 0, limits_num(ARGV, d + 5, lim) - 1 do
+    local b = d + 6 + 7 * r
+    local rq = ARGV[b + 1]
+    if rq ~= '' and rq == q or rq == '' and ARGV[b + 2] == class then
+      local cap = ARGV[b] == 'c'
+      plan[#plan + 1] = {cap = cap, name = ARGV[b + 4], val = tonum(ARGV[b + 5]), burst = tonum(ARGV[b + 6]),
+        key = ARGV[d + 2] .. ARGV[b + 4] .. (cap and KEY_LIMIT_HOLDERS_SUFFIX or KEY_LIMIT_TAT_SUFFIX)}
+    end
+  end
+  byq[class] = plan
+  return plan
+end
+
+-- limits_admit_plan is limits_admit in a batch whose rules have no path
+-- (lim.plain): the same decisions, from the job's plan.
+local function limits_admit_plan(p, q, ARGV, d, lim)
+  local class = false
+  if lim.classes then
+    class = limits_class(p) or false
+  end
+  local plan = limits_plan(q, class, ARGV, d, lim)
+  local now, held, tat = limits_num(ARGV, d, lim), lim.held, lim.tat
+  for i = 1, #plan do
+    local e = plan[i]
+    local k = e.key
+    if e.cap then
+      local n = held[k]
+      if not n then
+        n = rcall('ZCARD', k)
+      end
+      if n >= e.val then
+        -- full, unless some holds ran out (a holder killed)
+        limits_flush_holds(lim, k)
+        rcall('ZREMRANGEBYSCORE', k, '-inf', '(' .. ARGV[d])
+        n = rcall('ZCARD', k)
+      end
+      held[k] = n
+      if n >= e.val then
+        rcall('RPUSH', ARGV[d + 2] .. e.name .. KEY_LIMIT_PARKED_SUFFIX, limits_entry(q, p))
+        rcall('SADD', ARGV[d + 3], e.name)
+        return nil
+      end
+    else
+      local t = tat[k]
+      if not t then
+        t = tonum(rcall('GET', k)) or 0
+        tat[k] = t
+      end
+      if t > now + e.burst then
+        limits_wait(ARGV[d + 2] .. e.name .. KEY_LIMIT_WAITING_SUFFIX, q, p, t, e.val, ARGV[d + 3], e.name)
+        return nil
+      end
+    end
+  end
+  local caps = {}
+  for i = 1, #plan do
+    local e = plan[i]
+    local k = e.key
+    if e.cap then
+      -- the index names a cap while it has holders: joined by the first
+      caps[#caps + 1], caps[#caps + 2] = k, held[k] == 0 and e.name
+    else
+      local t = tat[k]
+      if t < now then
+        t = now
+      end
+      if not lim.rk[k] then
+        lim.rk[k] = true
+        lim.rk[#lim.rk + 1] = k
+      end
+      tat[k] = t + e.val
+    end
+  end
+  return caps
 end
 
 -- limits_admit decides on payload p, popped from queue q: it returns the
@@ -214,18 +322,7 @@ local function limits_admit(p, q, ARGV, d, lim)
           end
         end
         if tat > now + limits_num(ARGV, b + 6, lim) then
-          local w = (base or prefix .. name) .. KEY_LIMIT_WAITING_SUFFIX
-          local due = tat
-          local last = rcall('LINDEX', w, '-1')
-          if last then
-            local ok, e = pcall(cjson.decode, last)
-            local ld = ok and type(e) == 'table' and tonum(e['due'])
-            if ld and ld + val > due then
-              due = ld + val
-            end
-          end
-          rcall('RPUSH', w, limits_entry(q, p, due))
-          rcall('SADD', index, name)
+          limits_wait((base or prefix .. name) .. KEY_LIMIT_WAITING_SUFFIX, q, p, tat, val, index, name)
           return nil
         end
         rates[#rates + 1], rates[#rates + 2], rates[#rates + 3] = tk, val, tat
@@ -261,6 +358,16 @@ end
 -- first claim of each list only.
 local function limits_pop(list, ARGV, d, lim)
   local now, m, qprefix = limits_num(ARGV, d, lim), limits_num(ARGV, d + 5, lim), ARGV[d + 4]
+  if lim and lim.plain == nil then
+    -- no rule has a path: each job's rules come from a plan
+    -- (limits_admit_plan); classes: some rule is a class's
+    lim.plain, lim.classes = true, false
+    for r = 0, m - 1 do
+      local b = d + 6 + 7 * r
+      lim.plain = lim.plain and ARGV[b + 3] == ''
+      lim.classes = lim.classes or ARGV[b + 1] == ''
+    end
+  end
   local q = lim and lim.due[list]
   if not q then
     q = ssub(list, #qprefix + 1)
@@ -279,7 +386,12 @@ local function limits_pop(list, ARGV, d, lim)
     if not p or p.err then
       return p, nil
     end
-    local caps = limits_admit(p, q, ARGV, d, lim)
+    local caps
+    if lim and lim.plain then
+      caps = limits_admit_plan(p, q, ARGV, d, lim)
+    else
+      caps = limits_admit(p, q, ARGV, d, lim)
+    end
     if caps then
       return p, caps
     end
