@@ -176,6 +176,14 @@ local function limits_plan(q, class, ARGV, d, lim)
         key = ARGV[d + 2] .. ARGV[b + 4] .. (cap and KEY_LIMIT_HOLDERS_SUFFIX or KEY_LIMIT_TAT_SUFFIX)}
     end
   end
+  -- the caps a job of the plan takes, for limits_hold (which joins the
+  -- index for a cap's first holder in a batch by its count)
+  plan.caps = {}
+  for i = 1, #plan do
+    if plan[i].cap then
+      plan.caps[#plan.caps + 1], plan.caps[#plan.caps + 2] = plan[i].key, plan[i].name
+    end
+  end
   byq[class] = plan
   return plan
 end
@@ -221,14 +229,10 @@ local function limits_admit_plan(p, q, ARGV, d, lim)
       end
     end
   end
-  local caps = {}
   for i = 1, #plan do
     local e = plan[i]
     local k = e.key
-    if e.cap then
-      -- the index names a cap while it has holders: joined by the first
-      caps[#caps + 1], caps[#caps + 2] = k, held[k] == 0 and e.name
-    else
+    if not e.cap then
       local t = tat[k]
       if t < now then
         t = now
@@ -240,7 +244,7 @@ local function limits_admit_plan(p, q, ARGV, d, lim)
       tat[k] = t + e.val
     end
   end
-  return caps
+  return plan.caps
 end
 
 -- limits_admit decides on payload p, popped from queue q: it returns the
@@ -424,12 +428,16 @@ local function limits_hold(caps, member, ARGV, d, lim)
         lim.hk[#lim.hk + 1] = h
       end
       a[#a + 1], a[#a + 2] = expiry, member
-      lim.held[h] = lim.held[h] + 1
+      local n = lim.held[h]
+      lim.held[h] = n + 1
+      if n == 0 and caps[i + 1] then
+        rcall('SADD', ARGV[d + 3], caps[i + 1])
+      end
     else
       rcall('ZADD', caps[i], expiry, member)
-    end
-    if caps[i + 1] then
-      rcall('SADD', ARGV[d + 3], caps[i + 1])
+      if caps[i + 1] then
+        rcall('SADD', ARGV[d + 3], caps[i + 1])
+      end
     end
   end
 end
