@@ -56,6 +56,31 @@ func (call *batchCall) plainSuccess(c *Client) bool {
 	return c.events == nil && plainSuccess(call.o, call.src)
 }
 
+// shortForm reports whether the call's finish goes in short form, and
+// whether with the caps' slots its job held (only where limited: the
+// batch's claim describes the limits).
+func (call *batchCall) shortForm(c *Client, limited bool) (short, holds bool) {
+	if call.plainSuccess(c) {
+		return true, false
+	}
+	if !limited || len(call.o.Limits) == 0 || c.events != nil {
+		return false, false
+	}
+	o := call.o
+	o.Limits = nil
+	return plainSuccess(o, call.src), true
+}
+
+// appendShortHolds appends the short form's caps: how many, then each
+// one's name and N.
+func appendShortHolds(args []any, holds []LimitHold) []any {
+	args = append(args, len(holds))
+	for _, h := range holds {
+		args = append(args, h.Name, h.Cap)
+	}
+	return args
+}
+
 // plainSuccess reports whether o, the end of a job from src, is a success
 // with nothing but the counters and the record to write.
 func plainSuccess(o Outcome, src protocol.Source) bool {
@@ -214,12 +239,18 @@ func (b *finishBatcher) send(batch []*batchCall) {
 	fks, fas := make([][]any, len(batch)), make([][]any, len(batch))
 	kinds := make([]byte, len(batch))
 	nk, na := len(first.ck)+2, len(first.ca)
+	// a short form frees caps' slots only where the claim describes the limits
+	limited := limitsNowIndex(first.ca, first.sources) >= 0
 	for i, call := range batch {
-		if call.plainSuccess(c) {
+		if short, holds := call.shortForm(c, limited); short {
 			kinds[i] = 's'
 			fas[i] = []any{call.workerID, call.o.Seq}
 			if serial {
 				fas[i] = append(fas[i], call.ca[5+3*call.sources])
+			}
+			if holds {
+				kinds[i] = 'c'
+				fas[i] = appendShortHolds(fas[i], call.o.Limits)
 			}
 		} else {
 			kinds[i] = 'f'
@@ -254,7 +285,7 @@ func (b *finishBatcher) send(batch []*batchCall) {
 			continue
 		}
 		r := replies[batchStride*i : batchStride*(i+1)]
-		if kinds[i] == 's' && isShortRefused(r[0]) {
+		if kinds[i] != 'f' && isShortRefused(r[0]) {
 			// rare: sent again alone, in full form
 			call.reply, call.err = c.finishClaimOne(ctx, call.workerID, call.host, call.src, call.o, call.ck, call.ca)
 			continue

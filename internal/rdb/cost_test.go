@@ -54,6 +54,9 @@ func BenchmarkScriptCost(b *testing.B) {
 		b.Run(fmt.Sprintf("deps/m=%d", m), func(b *testing.B) { costBatch(b, m, -1) })
 		// the same jobs with dependencies not in use
 		b.Run(fmt.Sprintf("ids/m=%d", m), func(b *testing.B) { costBatch(b, m, -2) })
+		// plain jobs counted by a cap and a rate, neither ever full
+		// (docs/limits.md: --limit Noop=1000 --rate Noop=1000000/1s)
+		b.Run(fmt.Sprintf("limits/m=%d", m), func(b *testing.B) { costBatch(b, m, -3) })
 		for _, n := range []int{1, 10000} {
 			b.Run(fmt.Sprintf("static/sources=%d/m=%d", n, m), func(b *testing.B) { costBatch(b, m, n) })
 		}
@@ -294,7 +297,7 @@ func costLua(b *testing.B, m int) {
 // of that many sources (their jobs in turn), m slots a script call; with
 // sources -1 a plain queue of jobs with ids, finished as a worker does
 // while dependencies are in use (rdb.Outcome.DepsID); -2 the same jobs
-// with dependencies not in use.
+// with dependencies not in use; -3 plain jobs under a cap and a rate.
 func costBatch(b *testing.B, m, sources int) {
 	e := newCostEnv(b)
 	ctx := context.Background()
@@ -308,9 +311,9 @@ func costBatch(b *testing.B, m, sources int) {
 		return p.ID
 	}
 	switch {
-	case sources < 0:
+	case sources == -1 || sources == -2:
 		e.fillIDs(b, b.N+m)
-	case sources == 0:
+	case sources <= 0:
 		e.fill(b, b.N+m)
 	default:
 		src = protocol.StaticPoolSource("p")
@@ -319,8 +322,27 @@ func costBatch(b *testing.B, m, sources int) {
 	calls := make([]*batchCall, m)
 	claims := map[*batchCall]ClaimArgs{}
 	now := time.Now()
+	var limits *ClaimLimits
+	var holds []LimitHold
+	if sources == -3 {
+		// the claims' time is fixed, and a rate lets N/100 + 1 jobs
+		// start in one moment (docs/limits.md)
+		if b.N > 9000 {
+			b.Skip("limits: at most 9000x (-benchtime)")
+		}
+		capRule, err := protocol.ParseLimit("Noop=1000")
+		if err != nil {
+			b.Fatal(err)
+		}
+		rate, err := protocol.ParseRate("Noop=1000000/1s")
+		if err != nil {
+			b.Fatal(err)
+		}
+		limits = NewClaimLimits([]protocol.Limit{capRule, rate}, 15*time.Second)
+		holds = []LimitHold{{Name: capRule.Name(), Cap: capRule.N}}
+	}
 	for j := range calls {
-		a := ClaimArgs{WorkerID: "h:" + strconv.Itoa(j) + ":q", Host: "h", Sources: []protocol.Source{src}, Now: now}
+		a := ClaimArgs{WorkerID: "h:" + strconv.Itoa(j) + ":q", Host: "h", Sources: []protocol.Source{src}, Now: now, Limits: limits}
 		if _, err := e.c.Register(ctx, a.WorkerID, now, 5*time.Second, true); err != nil {
 			b.Fatal(err)
 		}
@@ -330,7 +352,7 @@ func costBatch(b *testing.B, m, sources int) {
 		}
 		ck, ca := e.c.claimKeysArgs(a)
 		calls[j] = &batchCall{workerID: a.WorkerID, host: "h", src: res.Source, ck: ck, ca: ca, sources: 1,
-			o: Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "Noop", DepsID: depsID(res.Payload), Now: now}}
+			o: Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: "Noop", DepsID: depsID(res.Payload), Now: now, Limits: holds}}
 		claims[calls[j]] = a
 	}
 	bt := &finishBatcher{c: e.c}

@@ -186,3 +186,103 @@ func TestLimitsRateOverAMinute(t *testing.T) {
 		t.Errorf("queue %d + waiting %d + started %d != 401", ql, wl, starts+others)
 	}
 }
+
+// limitsBatch finishes each claimed job in res (a success, with the caps
+// it holds under l) and claims again for the same slots in one batched
+// call (finish_claim_batch.lua), as a busy process's slots do; it returns
+// each slot's new job.
+func limitsBatch(t *testing.T, c *Client, l *ClaimLimits, now time.Time, res map[string]ClaimResult) map[string]ClaimResult {
+	t.Helper()
+	var calls []*batchCall
+	args := map[*batchCall]ClaimArgs{}
+	for wid, r := range res {
+		a := ClaimArgs{WorkerID: wid, Host: "h", Queues: []string{"q"}, Now: now, Limits: l}
+		ck, ca := c.claimKeysArgs(a)
+		var holds []LimitHold
+		if l != nil {
+			holds = holdsOf(l, r)
+		}
+		call := &batchCall{workerID: wid, host: "h", src: r.Source, ck: ck, ca: ca, sources: 1,
+			o: Outcome{Seq: r.Seq, Kind: OutcomeOK, Class: "A", Now: now, Limits: holds}, done: make(chan struct{})}
+		calls = append(calls, call)
+		args[call] = a
+	}
+	(&finishBatcher{c: c}).send(calls)
+	out := map[string]ClaimResult{}
+	for _, call := range calls {
+		_, r, err := parseFinishClaim(call.workerID, args[call], call.reply, call.err)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[call.workerID] = r
+	}
+	return out
+}
+
+func TestLimitsBatchFreesAndTakesCaps(t *testing.T) {
+	t.Parallel()
+	c, _, do := ringTestClient(t, false)
+	k := c.Keys()
+	l := NewClaimLimits(limitsRules(t, "A=2"), 15*time.Second)
+	for _, cls := range []string{"A", "A", "B", "B", "B", "B", "A", "A"} {
+		do("RPUSH", k.Queue("q"), `{"class":"`+cls+`","args":[]}`)
+	}
+	now := time.Now()
+	res := map[string]ClaimResult{}
+	for i := 0; i < 4; i++ {
+		wid := fmt.Sprintf("w%d", i)
+		_, res[wid] = claimClass(t, c, wid, l, now, "q")
+	}
+	// the two A jobs finish in the same call as the claims that need
+	// their slots: the finishes (short form with caps) come first
+	next := limitsBatch(t, c, l, now, res)
+	holders := k.LimitBase("class:A") + protocol.LimitHoldersSuffix
+	members, err := redis.Strings(c.do(context.Background(), "ZRANGE", holders, "0", "-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var as []string
+	for wid, r := range next {
+		p, _ := protocol.DecodePayload(r.Payload)
+		if p != nil && p.Class == "A" {
+			as = append(as, LimitMember(wid, r.Seq))
+		}
+	}
+	if len(as) != 2 || len(members) != 2 || !(members[0] == as[0] && members[1] == as[1] || members[0] == as[1] && members[1] == as[0]) {
+		t.Fatalf("holders %v, want the new A jobs' %v", members, as)
+	}
+	if n, _ := redis.Int(c.do(context.Background(), "LLEN", k.LimitBase("class:A")+protocol.LimitParkedSuffix)); n != 0 {
+		t.Fatalf("parked: %d, want 0", n)
+	}
+}
+
+func TestLimitsBatchRateCountsEachStart(t *testing.T) {
+	t.Parallel()
+	c, _, do := ringTestClient(t, false)
+	k := c.Keys()
+	for _, cls := range []string{"B", "B", "B", "A", "A", "A"} {
+		do("RPUSH", k.Queue("q"), `{"class":"`+cls+`","args":[]}`)
+	}
+	now := time.Now()
+	res := map[string]ClaimResult{}
+	for i := 0; i < 3; i++ {
+		wid := fmt.Sprintf("w%d", i)
+		_, res[wid] = claimClass(t, c, wid, nil, now, "q")
+	}
+	// one start in 30 s: of three claims in one call, one starts an A and
+	// the other As wait
+	l := NewClaimLimits(limitsRules(t, "rate:A=2/1m"), 15*time.Second)
+	started := 0
+	for _, r := range limitsBatch(t, c, l, now, res) {
+		if r.Payload != nil {
+			started++
+		}
+	}
+	waiting := k.LimitBase("class:A") + protocol.LimitWaitingSuffix
+	if n, _ := redis.Int(c.do(context.Background(), "LLEN", waiting)); started != 1 || n != 2 {
+		t.Fatalf("started %d, waiting %d; want 1 and 2", started, n)
+	}
+	if tat, _ := redis.Float64(c.do(context.Background(), "GET", k.LimitBase("class:A")+protocol.LimitTATSuffix)); tat < float64(now.UnixMilli()+29000) {
+		t.Fatalf("tat %v, want 30 s on", tat)
+	}
+}

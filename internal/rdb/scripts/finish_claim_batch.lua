@@ -20,10 +20,17 @@
 --                      lock token only when a source is serial (a plain
 --                      success writes nothing else: its worker:<id> and
 --                      stat:processed:<id> are built here)
+--                    - short form with caps, for a plain success whose job
+--                      held caps' slots (docs/limits.md), only when the
+--                      claim has the limits' description: the short form's
+--                      arguments, then how many caps, then each cap's name
+--                      and N (its keys are built from the description's
+--                      limit prefix; effect_limits.lua's limits_release)
 --                    - full form: how many keys and how many arguments
 --                      jobpath/finish.lua has, its arguments (the first is the
 --                      slot's worker id), then the slot's lock token
--- ARGV[#ARGV-3]      the slots' forms, one byte each: "s" short, "f" full
+-- ARGV[#ARGV-3]      the slots' forms, one byte each: "s" short, "c" short
+--                    with caps, "f" full
 -- ARGV[#ARGV-2]      nkc
 -- ARGV[#ARGV-1]      nac
 -- ARGV[#ARGV]        m, the number of slots
@@ -63,19 +70,28 @@ local processed = 0
 local n = tonum(ARGV[1])
 -- a short form carries a lock token only when a source is serial
 local serial = false
--- claims from plain queues only (no serial source, no ring) whose slot's
--- finish gave the sequence take the short way, claim_plain; a claim that
--- writes events (n < 0: jobpath/claim.lua) takes claim()'s way
-local plain = n > 0
+-- claims from plain queues only (no serial source, no ring; limits may
+-- count them) whose slot's finish gave the sequence take the short way,
+-- claim_plain; a claim that writes events (n < 0: jobpath/claim.lua)
+-- takes claim()'s way. ld: where the limits' description starts, when a
+-- source is under limits (source_limits.lua)
+local plain, ld = n > 0, nil
 for i = 1, n do
   local f = ARGV[5 + 2 * n + i]
   if f == '1' then
     serial = true
   end
   if f ~= '' then
-    plain = false
+    if sbyte(f, 1) == 76 then
+      ld = tonum(ssub(f, 2))
+    else
+      plain = false
+    end
   end
 end
+-- what the limited claims of the batch share (limits_batch), and the
+-- caps' slots its short forms free, by name, in order: one ZREM a cap
+local lim, rel = ld and limits_batch(), ld and {}
 -- and claims from one static pool's ring, claim_static (d: its description)
 local static_d = nil
 if n == 1 and sbyte(ARGV[8]) == 114 then -- "r<d>"
@@ -92,7 +108,8 @@ local pp = KEYS[nkc + 1] .. KEY_PROCESSED_SEP
 -- way (claim_plain, claim_static) to replace or remove
 local keep = plain or static_d ~= nil
 for j = 1, m do
-  if sbyte(kinds, j) == 115 then
+  local kind = sbyte(kinds, j)
+  if kind ~= 102 then -- "s" or "c"
     local wid = ARGV[ao + 1]
     local wkey = wp .. wid
     wkeys[j], wids[j] = wkey, wid
@@ -114,11 +131,27 @@ for j = 1, m do
         processed = processed + 1
       end
     end
+    local seq = ARGV[ao + 2]
     if serial then
       tokens[j] = ARGV[ao + 3]
       ao = ao + 3
     else
       ao = ao + 2
+    end
+    if kind == 99 then -- "c": the caps' slots the job held
+      local k = tonum(ARGV[ao + 1])
+      if done[j] == 1 then
+        local member = wid .. ':' .. seq
+        for h = ao + 2, ao + 2 * k, 2 do
+          local r = rel[ARGV[h]]
+          if not r then
+            r = {cap = tonum(ARGV[h + 1])}
+            rel[ARGV[h]], rel[#rel + 1] = r, ARGV[h]
+          end
+          r[#r + 1] = member
+        end
+      end
+      ao = ao + 1 + 2 * k
     end
   else
     local nk, na = tonum(ARGV[ao + 1]), tonum(ARGV[ao + 2])
@@ -129,6 +162,18 @@ for j = 1, m do
     ko, ao = ko + nk, ao + na + 1
     if done[j] > 0 and done[j] < 4 then
       processed = processed + 1
+    end
+  end
+end
+if rel then
+  -- the slots freed, and as many parked jobs moved back as fit
+  -- (effect_limits.lua's limits_release for several holds)
+  for _, name in ipairs(rel) do
+    local r, base = rel[name], ARGV[ld + 2] .. name
+    local holders, parked = base .. KEY_LIMIT_HOLDERS_SUFFIX, base .. KEY_LIMIT_PARKED_SUFFIX
+    rcall('ZREM', holders, unpack(r))
+    if rcall('EXISTS', parked) == 1 then
+      limits_refill(holders, parked, r.cap, ARGV[ld], ARGV[ld + 4], #r)
     end
   end
 end
@@ -178,10 +223,14 @@ for j = 1, m do
       seq = seqs[j] or tonum(ARGV[aos[j] + 2]) + 1
     end
     if plain and seq then
-      c = claim_plain(KEYS, ARGV, 0, 0, n, wkeys[j], seq, counters, out, o, nil, kept)
+      c = claim_plain(KEYS, ARGV, 0, 0, n, wkeys[j], seq, counters, out, o, nil, kept, lim, wids[j])
     elseif static_d and seq then
       c = claim_static(KEYS, ARGV, static_d, wkeys[j], wids[j], seq, counters, memo, out, o, kept)
     else
+      if lim then
+        -- claim() reads and writes the limits' keys itself
+        limits_flush(lim, ARGV, ld)
+      end
       slot.wkey, slot.wid, slot.token = wkeys[j], wids[j], tokens[j]
       c = claim(KEYS, ARGV, seq, 0, 0, slot) or false
     end
@@ -215,6 +264,9 @@ elseif processed > 0 then
   rcall('INCRBY', KEYS[nkc + 1], processed)
 end
 ring_flush(memo)
+if lim then
+  limits_flush(lim, ARGV, ld)
+end
 if wrongtype then
   -- a source whose key holds another type was skipped (jobpath/claim.lua)
   out[6 * m + 1] = wrongtype
