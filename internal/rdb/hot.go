@@ -242,14 +242,14 @@ func (lib *hotLib) load(c *Client, conn redis.Conn) error {
 // and the finish run alone (EVALSHA) carry only what they use; the library
 // and the combined scripts carry them all.
 var (
-	jobpathClaim = []string{"effect_marks", "effect_attempts", "effect_events", "effect_limits", "source_limits",
+	jobpathClaim = []string{"effect_marks", "effect_attempts", "effect_events", "effect_limits", "source_limits", "source_limits_admit",
 		"source_ring", "source_static_batch", "source_static_ring", "source_unit_ring",
 		"claim", "claim_plain"}
 	jobpathFinish = []string{"effect_attempts", "effect_status", "effect_waiting", "effect_release", "effect_unique", "effect_wake",
 		"effect_limits", "effect_tags", "effect_events", "effect_deps", "effect_group", "finish_record", "finish_delayed", "finish_push", "finish"}
 	jobpathShared = []string{"effect_marks", "effect_attempts", "effect_status", "effect_waiting", "effect_release", "effect_unique", "effect_wake",
 		"effect_limits", "effect_tags", "effect_events", "effect_deps", "effect_group",
-		"source_limits", "source_ring", "source_static_batch", "source_static_ring", "source_unit_ring",
+		"source_limits", "source_limits_admit", "source_ring", "source_static_batch", "source_static_ring", "source_unit_ring",
 		"finish_record", "finish_delayed", "finish_push", "finish",
 		"claim", "claim_plain", "claim_static"}
 )

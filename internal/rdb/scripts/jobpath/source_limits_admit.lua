@@ -1,0 +1,259 @@
+-- jobpath/source_limits_admit.lua: the admission of a job popped from a
+-- plain queue under limits (source_limits.lua, whose layout it reads): a
+-- cap's holders and a rate's tat checked, the job parked, put to wait or
+-- admitted, and the holds joined once the claim's sequence is known.
+-- Loaded after source_limits.lua (its helpers and a batch's state).
+
+-- limits_admit_plan is limits_admit in a batch whose rules have no path
+-- (lim.plain): the same decisions, from the job's plan.
+local function limits_admit_plan(p, q, ARGV, d, lim)
+  local class = false
+  if lim.classes then
+    class = limits_class(p) or false
+  end
+  local plan = limits_plan(q, class, ARGV, d, lim)
+  local now, held, tat = limits_num(ARGV, d, lim), lim.held, lim.tat
+  for i = 1, #plan do
+    local e = plan[i]
+    local k = e.key
+    if e.cap then
+      local n = held[k]
+      if not n then
+        n = rcall('ZCARD', k)
+      end
+      if n >= e.val then
+        -- full, unless some holds ran out (a holder killed)
+        limits_flush_holds(lim, k)
+        rcall('ZREMRANGEBYSCORE', k, '-inf', '(' .. ARGV[d])
+        n = rcall('ZCARD', k)
+      end
+      held[k] = n
+      if n >= e.val then
+        rcall('RPUSH', ARGV[d + 2] .. e.name .. KEY_LIMIT_PARKED_SUFFIX, limits_entry(q, p))
+        rcall('SADD', ARGV[d + 3], e.name)
+        return nil
+      end
+    else
+      local t = tat[k]
+      if not t then
+        t = tonum(rcall('GET', k)) or 0
+        tat[k] = t
+      end
+      if t > now + e.burst then
+        limits_wait(ARGV[d + 2] .. e.name .. KEY_LIMIT_WAITING_SUFFIX, q, p, t, e.val, ARGV[d + 3], e.name)
+        return nil
+      end
+    end
+  end
+  for i = 1, #plan do
+    local e = plan[i]
+    local k = e.key
+    if not e.cap then
+      local t = tat[k]
+      if t < now then
+        t = now
+      end
+      if not lim.rk[k] then
+        lim.rk[k] = true
+        lim.rk[#lim.rk + 1] = k
+      end
+      tat[k] = t + e.val
+    end
+  end
+  return plan.caps
+end
+
+-- limits_admit decides on payload p, popped from queue q: it returns the
+-- holders keys of the caps whose slot it takes and their names (to join
+-- once the claim's sequence is known), the rates' starts written (or, in
+-- a batch, noted in lim), or nil when it parked the job or put it to wait.
+local function limits_admit(p, q, ARGV, d, lim)
+  local now, m = limits_num(ARGV, d, lim), limits_num(ARGV, d + 5, lim)
+  local prefix, index = ARGV[d + 2], ARGV[d + 3]
+  local class, dec = false, nil
+  local caps, rates = {}, {}
+  for r = 0, m - 1 do
+    local b = d + 6 + 7 * r
+    local rq, rc, path, name = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4]
+    local applies
+    if rq ~= '' then
+      applies = rq == q
+    else
+      if class == false then
+        class, dec = limits_class(p)
+      end
+      applies = class == rc
+    end
+    if applies and path ~= '' then
+      if not dec then
+        -- a per-key rule reads its key from the decoded payload
+        local ok, v = pcall(cjson.decode, p)
+        dec = ok and type(v) == 'table' and v or false
+      end
+      local key = limits_key(dec, path)
+      applies = key ~= nil
+      if applies then
+        name = name .. key
+      end
+    end
+    if applies then
+      local val, base, key = limits_num(ARGV, b + 5, lim), nil, nil
+      if lim and path == '' then
+        key = lim.keys[b]
+      end
+      if not key then
+        base = prefix .. name
+        key = base .. (ARGV[b] == 'c' and KEY_LIMIT_HOLDERS_SUFFIX or KEY_LIMIT_TAT_SUFFIX)
+        if lim and path == '' then
+          lim.keys[b] = key
+        end
+      end
+      if ARGV[b] == 'c' then
+        local h = key
+        local held = lim and lim.held[h]
+        if not held then
+          held = rcall('ZCARD', h)
+        end
+        if held >= val then
+          -- full, unless some holds ran out (a holder killed)
+          if lim then
+            limits_flush_holds(lim, h)
+          end
+          rcall('ZREMRANGEBYSCORE', h, '-inf', '(' .. ARGV[d])
+          held = rcall('ZCARD', h)
+        end
+        if lim then
+          lim.held[h] = held
+        end
+        if held >= val then
+          rcall('RPUSH', (base or prefix .. name) .. KEY_LIMIT_PARKED_SUFFIX, limits_entry(q, p))
+          rcall('SADD', index, name)
+          return nil
+        end
+        -- the index names a cap while it has holders: joined by the first
+        caps[#caps + 1], caps[#caps + 2] = h, held == 0 and name
+      else
+        local tk = key
+        local tat = lim and lim.tat[tk]
+        if not tat then
+          tat = tonum(rcall('GET', tk)) or 0
+          if lim then
+            lim.tat[tk] = tat
+          end
+        end
+        if tat > now + limits_num(ARGV, b + 6, lim) then
+          limits_wait((base or prefix .. name) .. KEY_LIMIT_WAITING_SUFFIX, q, p, tat, val, index, name)
+          return nil
+        end
+        rates[#rates + 1], rates[#rates + 2], rates[#rates + 3] = tk, val, tat
+      end
+    end
+  end
+  for i = 1, #rates, 3 do
+    -- the next start's moment; the key outlives it by a second
+    local tat = rates[i + 2]
+    if tat < now then
+      tat = now
+    end
+    if lim then
+      if not lim.rk[rates[i]] then
+        lim.rk[rates[i]] = true
+        lim.rk[#lim.rk + 1] = rates[i]
+      end
+      lim.tat[rates[i]] = tat + rates[i + 1]
+    else
+      rcall('SET', rates[i], string.format('%.3f', tat + rates[i + 1]), 'PX', math.floor(tat - now + rates[i + 1]) + 1000)
+    end
+  end
+  return caps
+end
+
+-- limits_pop takes the next job of a limited source's list that no limit
+-- holds back: due waiting jobs of its rates first go back to their
+-- queues, then jobs over a limit are parked or put to wait, at most 16 a
+-- claim (the claim then finds none: the next one goes on). It returns the
+-- payload (or the LPOP's error reply, a key of another type) and the caps
+-- to join. due, when given, is a table the claims of one batch share:
+-- they share a moment, so the waiting jobs due then are moved back by the
+-- first claim of each list only.
+local function limits_pop(list, ARGV, d, lim)
+  local now, m, qprefix = limits_num(ARGV, d, lim), limits_num(ARGV, d + 5, lim), ARGV[d + 4]
+  if lim and lim.plain == nil then
+    -- no rule has a path: each job's rules come from a plan
+    -- (limits_admit_plan); classes: some rule is a class's
+    lim.plain, lim.classes = true, false
+    for r = 0, m - 1 do
+      local b = d + 6 + 7 * r
+      lim.plain = lim.plain and ARGV[b + 3] == ''
+      lim.classes = lim.classes or ARGV[b + 1] == ''
+    end
+  end
+  local q = lim and lim.due[list]
+  if not q then
+    q = ssub(list, #qprefix + 1)
+    for r = 0, m - 1 do
+      local b = d + 6 + 7 * r
+      if ARGV[b] == 'r' and ARGV[b + 3] == '' and (ARGV[b + 1] == '' or ARGV[b + 1] == q) then
+        limits_due(ARGV[d + 2] .. ARGV[b + 4] .. KEY_LIMIT_WAITING_SUFFIX, now, qprefix, 16)
+      end
+    end
+    if lim then
+      lim.due[list] = q
+    end
+  end
+  for _ = 1, 16 do
+    local p = rpcall('LPOP', list)
+    if not p or p.err then
+      return p, nil
+    end
+    local caps
+    if lim and lim.plain then
+      caps = limits_admit_plan(p, q, ARGV, d, lim)
+    else
+      caps = limits_admit(p, q, ARGV, d, lim)
+    end
+    if caps then
+      return p, caps
+    end
+  end
+  return nil, nil
+end
+
+-- limits_hold joins the caps a claimed job takes, as member (worker id and
+-- claim sequence) until the lease's end; in a batch (lim) it notes them
+-- for limits_flush.
+local function limits_hold(caps, member, ARGV, d, lim)
+  if #caps == 0 then
+    return
+  end
+  local expiry = lim and lim.expiry
+  if not expiry then
+    expiry = tonum(ARGV[d]) + tonum(ARGV[d + 1])
+    if lim then
+      expiry = string.format('%d', math.ceil(expiry))
+      lim.expiry = expiry
+    end
+  end
+  for i = 1, #caps, 2 do
+    if lim then
+      local h = caps[i]
+      local a = lim.adds[h]
+      if not a then
+        a = {}
+        lim.adds[h] = a
+        lim.hk[#lim.hk + 1] = h
+      end
+      a[#a + 1], a[#a + 2] = expiry, member
+      local n = lim.held[h]
+      lim.held[h] = n + 1
+      if n == 0 and caps[i + 1] then
+        rcall('SADD', ARGV[d + 3], caps[i + 1])
+      end
+    else
+      rcall('ZADD', caps[i], expiry, member)
+      if caps[i + 1] then
+        rcall('SADD', ARGV[d + 3], caps[i + 1])
+      end
+    end
+  end
+end
