@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"github.com/resque-go/resque-go/internal/redistest"
 	"os"
 	"testing"
 	"time"
@@ -56,15 +57,8 @@ func TestSerialLockOfARunningWorker(t *testing.T) {
 		t.Fatalf("while the job runs: %+v", l.Locks)
 	}
 	close(release)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	redistest.Eventually(t, 0, func() bool {
 		e.get("api/serial", viewerSecret).decode(t, &l)
-		if len(l.Locks) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the lock outlived its job: %+v", l.Locks)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(l.Locks) == 0
+	}, "the lock released with its job's end")
 }
