@@ -2,11 +2,11 @@ package web_test
 
 import (
 	"context"
-	"github.com/resque-go/resque-go/internal/redistest"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/node"
 	"github.com/resque-go/resque-go/worker"
 )
