@@ -35,7 +35,7 @@ deps:
 ## test-group-large: a group of 100,000 jobs with retries and workers killed
 ## with -9 fires its callback once with the right counts (the suite runs 300)
 test-group-large: deps
-	RESQUE_GO_E2E_GROUP_JOBS=100000 $(GO) test -count=1 -timeout 60m -run 'TestGroupCallbackFiresOnceUnderKills' ./test/e2e
+	RESQUE_GO_E2E_RACE=0 RESQUE_GO_E2E_GROUP_JOBS=100000 $(GO) test -count=1 -timeout 120m -run 'TestGroupCallbackFiresOnceUnderKills' ./test/e2e
 
 lint:
 	$(GO) vet ./...
