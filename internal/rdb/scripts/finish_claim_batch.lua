@@ -131,7 +131,6 @@ for j = 1, m do
         processed = processed + 1
       end
     end
-    local seq = ARGV[ao + 2]
     if serial then
       tokens[j] = ARGV[ao + 3]
       ao = ao + 3
@@ -141,7 +140,9 @@ for j = 1, m do
     if kind == 99 then -- "c": the caps' slots the job held
       local k = tonum(ARGV[ao + 1])
       if done[j] == 1 then
-        local member = wid .. ':' .. seq
+        -- the claim sequence: the form's second argument (a serial
+        -- source's token after it)
+        local member = wid .. ':' .. ARGV[serial and ao - 1 or ao]
         for h = ao + 2, ao + 2 * k, 2 do
           local r = rel[ARGV[h]]
           if not r then

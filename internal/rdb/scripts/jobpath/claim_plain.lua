@@ -21,15 +21,22 @@
 -- batch's claims share (limits_batch: the batch writes it at its end).
 local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, ui, keep, lim, wid)
   for i = 1, n do
-    local payload, caps, ld
-    local f = lim and ARGV[ao + 5 + 2 * n + i]
-    if f and f ~= '' then
-      ld = lim[f]
-      if not ld then
-        ld = ao + tonum(ssub(f, 2))
-        lim[f] = ld
+    -- without limits (lim nil) only the pop: the unconfigured path runs
+    -- no more Lua than before limits existed
+    local payload = nil
+    local caps, ld
+    if lim then
+      local f = ARGV[ao + 5 + 2 * n + i]
+      if f ~= '' then
+        ld = lim[f]
+        if not ld then
+          ld = ao + tonum(ssub(f, 2))
+          lim[f] = ld
+        end
+        payload, caps = limits_pop(KEYS[ko + 4 + i], ARGV, ld, lim)
+      else
+        payload = rpcall('LPOP', KEYS[ko + 4 + i])
       end
-      payload, caps = limits_pop(KEYS[ko + 4 + i], ARGV, ld, lim)
     else
       payload = rpcall('LPOP', KEYS[ko + 4 + i])
     end
