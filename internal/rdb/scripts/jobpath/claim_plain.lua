@@ -61,7 +61,9 @@ local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, u
         rcall('SET', wkey, record)
       end
       if caps then
-        limits_hold(caps, wid .. ':' .. seq, ARGV, ld, lim)
+        -- seq is a number: '%d' formats it as an integer, where a
+        -- concatenation formats a float ('%.14g': 1,700 instructions)
+        limits_hold(caps, wid .. ':' .. string.format('%d', seq), ARGV, ld, lim)
       end
       if object then
         local u, d = sfind(payload, '"unique"', 1, true), sfind(payload, '"id"', 1, true)

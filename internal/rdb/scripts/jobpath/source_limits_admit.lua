@@ -6,13 +6,20 @@
 
 -- limits_admit_plan is limits_admit in a batch whose rules have no path
 -- (lim.plain): the same decisions, from the job's plan.
-local function limits_admit_plan(p, q, ARGV, d, lim)
+local function limits_admit_plan(p, q, ARGV, d, lim, now)
   local class = false
   if lim.classes then
     class = limits_class(p) or false
   end
-  local plan = limits_plan(q, class, ARGV, d, lim)
-  local now, held, tat = limits_num(ARGV, d, lim), lim.held, lim.tat
+  -- the jobs of a batch are mostly of one queue and class: the last plan
+  local plan
+  if class == lim.pclass and q == lim.pq then
+    plan = lim.pplan
+  else
+    plan = limits_plan(q, class, ARGV, d, lim)
+    lim.pclass, lim.pq, lim.pplan = class, q, plan
+  end
+  local held, tat = lim.held, lim.tat
   for i = 1, #plan do
     local e = plan[i]
     local k = e.key
@@ -177,7 +184,17 @@ end
 -- they share a moment, so the waiting jobs due then are moved back by the
 -- first claim of each list only.
 local function limits_pop(list, ARGV, d, lim)
-  local now, m, qprefix = limits_num(ARGV, d, lim), limits_num(ARGV, d + 5, lim), ARGV[d + 4]
+  local now, m
+  if lim and lim.nowd == d then
+    -- the batch's claims read the time and the rules' count once
+    now, m = lim.now, lim.m
+  else
+    now, m = limits_num(ARGV, d, lim), limits_num(ARGV, d + 5, lim)
+    if lim then
+      lim.nowd, lim.now, lim.m = d, now, m
+    end
+  end
+  local qprefix = ARGV[d + 4]
   if lim and lim.plain == nil then
     -- no rule has a path: each job's rules come from a plan
     -- (limits_admit_plan); classes: some rule is a class's
@@ -208,7 +225,7 @@ local function limits_pop(list, ARGV, d, lim)
     end
     local caps
     if lim and lim.plain then
-      caps = limits_admit_plan(p, q, ARGV, d, lim)
+      caps = limits_admit_plan(p, q, ARGV, d, lim, now)
     else
       caps = limits_admit(p, q, ARGV, d, lim)
     end
