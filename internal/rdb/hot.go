@@ -280,14 +280,14 @@ var (
 		"effect_limits", "effect_tags", "effect_events", "effect_deps", "effect_group",
 		"source_limits", "source_limits_admit", "source_ring", "source_static_batch", "source_static_ring", "source_unit_ring",
 		"finish_record", "finish_delayed", "finish_push", "finish",
-		"claim", "claim_plain", "claim_static"}
+		"claim", "claim_plain", "claim_plain_limits", "claim_static"}
 )
 
 // jobpathOptional are the modules of features that are off unless
 // configured (limits, tags, events, dependencies, groups): the core
 // library leaves them out.
 var jobpathOptional = map[string]bool{"effect_limits": true, "effect_tags": true, "effect_events": true,
-	"effect_deps": true, "effect_group": true, "source_limits": true, "source_limits_admit": true}
+	"effect_deps": true, "effect_group": true, "source_limits": true, "source_limits_admit": true, "claim_plain_limits": true}
 
 // jobpathCore is jobpathShared without the optional modules.
 func jobpathCore() []string {

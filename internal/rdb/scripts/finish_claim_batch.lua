@@ -224,7 +224,11 @@ for j = 1, m do
       seq = seqs[j] or tonum(ARGV[aos[j] + 2]) + 1
     end
     if plain and seq then
-      c = claim_plain(KEYS, ARGV, 0, 0, n, wkeys[j], seq, counters, out, o, nil, kept, lim, wids[j])
+      if lim then
+        c = claim_plain_limited(KEYS, ARGV, 0, 0, n, wkeys[j], seq, counters, out, o, nil, kept, lim, wids[j])
+      else
+        c = claim_plain(KEYS, ARGV, 0, 0, n, wkeys[j], seq, counters, out, o, nil, kept)
+      end
     elseif static_d and seq then
       c = claim_static(KEYS, ARGV, static_d, wkeys[j], wids[j], seq, counters, memo, out, o, kept)
     else
