@@ -69,7 +69,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, reg *work
 	if masked := maskArgs(args); !slices.Equal(masked, args) {
 		proctitle.SetArgs(masked)
 	}
-	return runApp(ctx, newApp(stdout, stderr, reg), args)
+	app := newApp(stdout, stderr, reg)
+	// ps e and /proc/<pid>/environ show the environment to the same user
+	// for the process's whole life: secrets in it are masked there too.
+	proctitle.MaskEnv(envMasker(app.Commands))
+	return runApp(ctx, app, args)
 }
 
 // runApp runs app, prints its error as one line (plus a hint for usage
