@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -184,4 +185,28 @@ func TestTagsPagedThroughALargeKeyspace(t *testing.T) {
 func htmlEscape(s string) string {
 	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")
 	return r.Replace(s)
+}
+
+// The workers page says each worker's runtime and how long its job has
+// run, in the page's language.
+func TestWorkersRuntimeColumn(t *testing.T) {
+	e := newEnv(t)
+	seed(e)
+	r := e.request("GET", "workers", viewerSecret, "", "", "Accept-Language", "de")
+	checkPage(t, "workers", r)
+	if !strings.Contains(r.body, "<th>Worker</th><th>Laufzeitumgebung</th>") || !strings.Contains(r.body, "<th>Seit</th>") {
+		t.Errorf("workers page headings: %.1500s", r.body)
+	}
+	for _, rt := range []string{"ruby", "php", "node"} {
+		if !strings.Contains(r.body, "</td><td>"+rt+"</td>") {
+			t.Errorf("workers page lacks a %s worker", rt)
+		}
+	}
+	if !strings.Contains(r.body, "<td>?</td>") {
+		t.Errorf("a worker of no known runtime is not shown as ?")
+	}
+	// how long each job has run
+	if !strings.Contains(r.body, `<span class="muted">auf `) || !regexp.MustCompile(`\n<td>\d+[dhms]( \d+[dhms])?</td>`).MatchString(r.body) {
+		t.Errorf("workers page: no running job with its time")
+	}
 }
