@@ -144,7 +144,9 @@ type TagCount struct {
 // makes at most 10 SCAN calls of about 1,000 keys each, stopping once it
 // has found want tags (want <= 0: 50), and returns the tags found, sorted,
 // and the cursor to go on from ("" when every key has been looked at). A
-// page may be empty while next is not.
+// page may be empty while next is not; as with SCAN, a tag that exists
+// for the whole walk is listed at least once, and may be listed twice if
+// Redis resizes its table meanwhile.
 func (c *Client) TagsPage(ctx context.Context, cursor string, want int) (tags []TagCount, next string, err error) {
 	if want <= 0 {
 		want = 50
