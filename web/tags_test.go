@@ -67,7 +67,11 @@ func TestTagPagesAndRoutes(t *testing.T) {
 		t.Fatalf("api/tags: %d %s", r.code, r.body)
 	}
 	r.decode(t, &list)
-	if len(list.Tags) != len(tags)+1 || list.Next != "" {
+	listed := map[string]int64{}
+	for _, x := range list.Tags {
+		listed[x.Tag] = x.Jobs // SCAN may name a key twice while Redis resizes its table
+	}
+	if len(listed) != len(tags)+1 || listed["with space"] != 1 || listed[tags[1]] != 2 || list.Next != "" {
 		t.Errorf("api/tags: %+v", list)
 	}
 
