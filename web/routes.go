@@ -53,6 +53,8 @@ func (s *server) routes() http.Handler {
 	page("POST /workers/cancel", s.workerCancelForm)
 	page("GET /audit", s.auditPage)
 	page("GET /search", s.searchPage)
+	page("GET /tags", s.tagsPage)
+	page("GET /tags/{tag}", s.tagPage)
 	page("GET /events", s.events)
 
 	page("GET /api/whoami", s.apiWhoami)
@@ -90,6 +92,8 @@ func (s *server) routes() http.Handler {
 	page("GET /api/workers", s.apiWorkers)
 	page("GET /api/audit", s.apiAudit)
 	page("GET /api/search", s.apiSearch)
+	page("GET /api/tags", s.apiTags)
+	page("GET /api/tags/{tag}", s.apiTag)
 	page("GET /api/events", s.events)
 	page("/", func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, http.StatusNotFound, "no such page") })
 
