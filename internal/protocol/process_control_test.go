@@ -26,8 +26,8 @@ func TestDecodeProcessControl(t *testing.T) {
 			t.Errorf("EncodeProcessControl(%+v) = %q, want %q", got, EncodeProcessControl(got), tc.in)
 		}
 	}
-	got, err := DecodeStoredProcessControl("h", 4, []byte("stop 9"))
-	if err != nil || got != (ProcessControl{Host: "h", PID: 4, Action: ActionStop, ID: "9"}) {
+	got, err := DecodeStoredProcessControl("h", 4, []byte("stop r9x"))
+	if err != nil || got != (ProcessControl{Host: "h", PID: 4, Action: ActionStop, ID: "r9x"}) {
 		t.Errorf("DecodeStoredProcessControl = %+v, %v", got, err)
 	}
 }

@@ -158,3 +158,41 @@ func bytesOf(v any) []byte {
 	b, _ := v.([]byte)
 	return b
 }
+
+// A pool child asked to stop exits as a recycled one does: the manager
+// starts a fresh process at once and counts a recycle, not a crash. A
+// request to the manager itself is refused.
+func TestProcessStopPoolChild(t *testing.T) {
+	t.Parallel()
+	ns := redistest.Namespace(t)
+	c := client(t, ns)
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeFile(t, t.TempDir(), "pool.yml", "handlers:\n  \"*\": {exec: \"true\"}\nworkers: [{queues: q, processes: 1}]\n")
+	p := startPool(t, ns, cfg)
+	var first int
+	redistest.Eventually(t, 0, func() bool {
+		_, pids := workerPIDs(t, c)
+		if len(pids) == 1 {
+			first = pids[0]
+		}
+		return first != 0 && len(poolStatus(t, ns)) == 1
+	}, "the child registered")
+	manager := host + ":" + strconv.Itoa(p.cmd.Process.Pid)
+	if code, msg := runCLI(t, "process", "quiet", manager, "--redis", redisURL, "--namespace", ns); code != 1 || !strings.Contains(msg, "is a resque-go pool manager") {
+		t.Errorf("quiet the manager: exit %d: %s", code, msg)
+	}
+	if code, msg := runCLI(t, "process", "stop", host+":"+strconv.Itoa(first), "--redis", redisURL, "--namespace", ns); code != 0 {
+		t.Fatalf("process stop: exit %d: %s", code, msg)
+	}
+	redistest.Eventually(t, 0, func() bool {
+		_, pids := workerPIDs(t, c)
+		return len(pids) == 1 && pids[0] != first && gone(first)
+	}, "a fresh child replaced the stopped one")
+	redistest.Eventually(t, 0, func() bool {
+		ch := poolStatus(t, ns)[0].Children[0]
+		return ch.Recycles == 1 && ch.Restarts == 0 && strings.Contains(ch.LastExit, "stop_requested")
+	}, "pool status counts a recycle (stop_requested), not a restart")
+}
