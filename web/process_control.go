@@ -19,30 +19,34 @@ type workersData struct {
 	Processes []processView
 }
 
-// processActions are the requests the page and the API make, each with
-// what its done page says (a format of the catalogue, given the process).
-var processActions = map[string]struct {
-	call func(*client.Client, *http.Request, string) error
-	done string
-}{
-	"quiet": {func(c *client.Client, r *http.Request, p string) error { return c.QuietProcess(r.Context(), p) },
-		"Requested quiet of process %s: it takes no new job; its running jobs finish and it stays registered until resumed or stopped."},
-	"resume": {func(c *client.Client, r *http.Request, p string) error { return c.ResumeProcess(r.Context(), p) },
-		"Requested resume of process %s: it takes jobs again."},
-	"stop": {func(c *client.Client, r *http.Request, p string) error { return c.StopProcess(r.Context(), p) },
-		"Requested stop of process %s: its running jobs finish, then it exits (a pool child is replaced by a fresh one)."},
+// processActions are the requests the page and the API make.
+var processActions = map[string]func(*client.Client, *http.Request, string) error{
+	"quiet":  func(c *client.Client, r *http.Request, p string) error { return c.QuietProcess(r.Context(), p) },
+	"resume": func(c *client.Client, r *http.Request, p string) error { return c.ResumeProcess(r.Context(), p) },
+	"stop":   func(c *client.Client, r *http.Request, p string) error { return c.StopProcess(r.Context(), p) },
+}
+
+// processDone is what the done page says after request op for process p.
+func (s *server) processDone(r *http.Request, op, p string) string {
+	switch op {
+	case "quiet":
+		return s.tf(r, "Requested quiet of process %s: it takes no new job; its running jobs finish and it stays registered until resumed or stopped.", p)
+	case "resume":
+		return s.tf(r, "Requested resume of process %s: it takes jobs again.", p)
+	}
+	return s.tf(r, "Requested stop of process %s: its running jobs finish, then it exits (a pool child is replaced by a fresh one).", p)
 }
 
 // controlProcess makes request op for process (host:pid) and audits it.
 func (s *server) controlProcess(r *http.Request, process, op string) error {
-	a, ok := processActions[op]
+	call, ok := processActions[op]
 	if !ok {
 		return statusErr(http.StatusNotFound, "no action %q: want quiet, resume or stop", op)
 	}
 	if process == "" {
 		return statusErr(http.StatusBadRequest, "no process")
 	}
-	err := a.call(s.c, r, process)
+	err := call(s.c, r, process)
 	switch {
 	case errors.Is(err, client.ErrNoProcess):
 		return statusErr(http.StatusConflict, "no worker of process %s is registered", process)
@@ -79,7 +83,7 @@ func (s *server) processForm(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	s.done(w, r, "workers", s.tf(r, processActions[op].done, p))
+	s.done(w, r, "workers", s.processDone(r, op, p))
 }
 
 func (s *server) apiProcessAction(w http.ResponseWriter, r *http.Request) {
