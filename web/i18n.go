@@ -457,6 +457,24 @@ func messagesDE() map[string]string {
 		"← first":   "← erste",
 		"← newer":   "← neuere",
 		"← sooner":  "← frühere",
+		// workers page: resque-go processes (process_control.go)
+		"resque-go processes":                  "resque-go-Prozesse",
+		"Process":                              "Prozess",
+		"quiet":                                "ruhend",
+		"running":                              "läuft",
+		"Quiet":                                "Ruhigstellen",
+		"Stop":                                 "Beenden",
+		"take jobs again":                      "wieder Jobs annehmen",
+		"take no new job; running jobs finish": "keine neuen Jobs annehmen; laufende Jobs werden beendet",
+		"Stop process":                         "Prozess beenden",
+		"Stopping takes the process out of service: it takes no new job, its running jobs finish, then it exits. A pool child is replaced by a fresh one.": "Beenden nimmt den Prozess außer Betrieb: Er nimmt keine neuen Jobs an, seine laufenden Jobs werden fertig, dann beendet er sich. Ein Pool-Kind wird durch ein neues ersetzt.",
+		"Stopping a process needs the operator role.": "Einen Prozess zu beenden erfordert die Operator-Rolle.",
+		"Requested quiet of process %s: it takes no new job; its running jobs finish and it stays registered until resumed or stopped.": "Ruhigstellen von Prozess %s angefordert: Er nimmt keine neuen Jobs an; seine laufenden Jobs werden fertig, und er bleibt registriert, bis er fortgesetzt oder beendet wird.",
+		"Requested resume of process %s: it takes jobs again.":                                                                          "Fortsetzen von Prozess %s angefordert: Er nimmt wieder Jobs an.",
+		"Requested stop of process %s: its running jobs finish, then it exits (a pool child is replaced by a fresh one).":               "Beenden von Prozess %s angefordert: Seine laufenden Jobs werden fertig, dann beendet er sich (ein Pool-Kind wird durch ein neues ersetzt).",
+		"a stop is confirmed on its own page first":                                                                                     "ein Beenden wird zuerst auf einer eigenen Seite bestätigt",
+		"no process":          "kein Prozess",
+		"Back to the workers": "Zurück zu den Workern",
 	}
 }
 

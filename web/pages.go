@@ -342,12 +342,24 @@ func (s *server) workersPage(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	now := s.now()
-	out := make([]workerView, len(ws))
-	for i, x := range ws {
-		out[i] = newWorkerView(now, x)
+	recs, err := s.c.Processes(r.Context(), ws)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
 	}
-	s.render(w, r, http.StatusOK, "workers", "Workers", "workers", out)
+	now := s.now()
+	d := workersData{Workers: make([]workerView, len(ws)), Processes: make([]processView, len(recs))}
+	busy := map[string]int{}
+	for i, x := range ws {
+		d.Workers[i] = newWorkerView(now, x)
+		if x.Job != nil {
+			busy[x.Host+":"+strconv.Itoa(x.PID)]++
+		}
+	}
+	for i, rec := range recs {
+		d.Processes[i] = newProcessView(now, rec, busy)
+	}
+	s.render(w, r, http.StatusOK, "workers", "Workers", "workers", d)
 }
 
 // workerCancelForm cancels the job a worker runs, if it is still the one

@@ -137,7 +137,7 @@ func errorLine(err error) string {
 func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 	groups := []helpGroup{
 		{"Run", []*ucli.Command{demoCommand(), workCommand(reg), poolCommand(), schedulerCommand(), webCommand(), runJobCommand(reg)}},
-		{"Enqueue & inspect", []*ucli.Command{enqueueCommand(), statsCommand(), queueCommand(), delayedCommand(), uniqueCommand(), groupCommand(), jobCommand(), eventsCommand()}},
+		{"Enqueue & inspect", []*ucli.Command{enqueueCommand(), statsCommand(), queueCommand(), delayedCommand(), uniqueCommand(), groupCommand(), jobCommand(), processCommand(), eventsCommand()}},
 		{"Scheduling", []*ucli.Command{planCommand(), calendarCommand(), scheduleCommand()}},
 		{"Failed", []*ucli.Command{failedCommand()}},
 		{"Mass queues", []*ucli.Command{massCommand()}},
