@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/resque-go/resque-go/internal/rdb"
+	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/runtime"
 	"github.com/resque-go/resque-go/worker"
 )
@@ -65,4 +66,94 @@ func TestWorkerWritesEventsOfOneJob(t *testing.T) {
 	if _, n, err := c.TagJobs(e.ctx(), "t", 0, 0); err != nil || n != 0 {
 		t.Errorf("tag t after the job's end: %d %v", n, err)
 	}
+}
+
+// eventsEnv is an env whose client (the workers') has events on.
+func eventsEnv(t *testing.T) *env {
+	t.Helper()
+	e := newEnv(t)
+	c, err := rdb.New(rdb.Options{URL: os.Getenv(redisEnv), Namespace: e.ns, ReadTimeout: 5 * time.Second, Events: rdb.EventsConfig{On: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	e.client = c
+	return e
+}
+
+// eventNames are the event fields of job id's events, in order.
+func eventNames(t *testing.T, e *env, id string) []string {
+	t.Helper()
+	evs, err := e.client.JobEvents(e.ctx(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ev := range evs {
+		names = append(names, ev.Fields["event"])
+	}
+	return names
+}
+
+// A cancelled job's attempt ends with one event: "cancelled" instead of
+// "failed" when the cancel ends the job; with retry, "retried" while the
+// job has attempts left (its retries entry says ResqueGo::Cancelled), and
+// "cancelled" for the attempt that has none.
+func TestCancelledJobEvents(t *testing.T) {
+	t.Parallel()
+	t.Run("ends", func(t *testing.T) {
+		t.Parallel()
+		e := eventsEnv(t)
+		e.reg.Register("Blocks", blocks)
+		var rec recorder
+		e.push("q", `{"class":"Blocks","args":[],"id":"job-c1"}`)
+		w := e.start(runtime.Config{Queues: "q", OnFinish: rec.add, Retry: worker.RetryPolicy{MaxAttempts: 3}})
+		wid := e.runningOn(t, w)
+		if _, err := e.client.CancelJob(e.ctx(), wid, nil, false); err != nil {
+			t.Fatal(err)
+		}
+		rec.waitN(t, 1)
+		if got, want := eventNames(t, e, "job-c1"), []string{"started", "cancelled"}; !slices.Equal(got, want) {
+			t.Fatalf("events %v, want %v", got, want)
+		}
+		evs, _ := e.client.JobEvents(e.ctx(), "job-c1")
+		if f := evs[1].Fields; f["class"] != "Blocks" || f["queue"] != "q" || f["worker"] != wid || f["attempt"] != "1" {
+			t.Errorf("cancelled event %v", f)
+		}
+	})
+	t.Run("retry", func(t *testing.T) {
+		t.Parallel()
+		e := eventsEnv(t)
+		e.reg.Register("Blocks", blocks)
+		var rec recorder
+		e.push("q", `{"class":"Blocks","args":[],"id":"job-c2"}`)
+		w := e.start(runtime.Config{Queues: "q", OnFinish: rec.add, Retry: worker.RetryPolicy{MaxAttempts: 2}})
+		for i := 1; i <= 2; i++ {
+			e.runningOn(t, w)
+			redistest.Eventually(t, 0, func() bool {
+				_, err := e.client.CancelJobByID(e.ctx(), "job-c2", true)
+				return err == nil
+			}, "the retried job running again")
+			rec.waitN(t, i)
+		}
+		if got, want := eventNames(t, e, "job-c2"), []string{"started", "retried", "started", "cancelled"}; !slices.Equal(got, want) {
+			t.Fatalf("events %v, want %v", got, want)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		e.reg.Register("Blocks", blocks)
+		var rec recorder
+		e.push("q", `{"class":"Blocks","args":[],"id":"job-c3"}`)
+		w := e.start(runtime.Config{Queues: "q", OnFinish: rec.add})
+		wid := e.runningOn(t, w)
+		if _, err := e.client.CancelJob(e.ctx(), wid, nil, false); err != nil {
+			t.Fatal(err)
+		}
+		rec.waitN(t, 1)
+		if n, err := e.client.Do(e.ctx(), "EXISTS", e.client.Keys().Events()); err != nil || n.(int64) != 0 {
+			t.Errorf("events stream with events off: %v %v", n, err)
+		}
+	})
 }

@@ -6,7 +6,7 @@
 -- Layout, a section of the finish's effects (finish.lua):
 -- KEYS[+0] <ns>:resque-go:events     the stream
 -- ARGV[+0] tag             "e"
--- ARGV[+1] event           succeeded | failed | retried | rescheduled | discarded
+-- ARGV[+1] event           succeeded | failed | cancelled | retried | rescheduled | discarded
 -- ARGV[+2] maxlen          entries the stream keeps (about: XADD MAXLEN ~)
 -- ARGV[+3] max-age         milliseconds an entry is kept; "0": by count only
 -- ARGV[+4] job-id          the job's id ("" when it has none)
