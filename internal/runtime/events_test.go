@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/redistest"
 	"github.com/resque-go/resque-go/internal/runtime"
@@ -156,4 +157,62 @@ func TestCancelledJobEvents(t *testing.T) {
 			t.Errorf("events stream with events off: %v %v", n, err)
 		}
 	})
+}
+
+// A held child released by its parent's finish gets a released event in
+// that finish's step, after the parent's end: then its own started and
+// end. Events off, the same release writes no stream.
+func TestReleasedChildEvents(t *testing.T) {
+	t.Parallel()
+	for _, on := range []bool{true, false} {
+		t.Run(map[bool]string{true: "on", false: "off"}[on], func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			if on {
+				e = eventsEnv(t)
+			}
+			ctx := context.Background()
+			e.reg.Register("J", func(ctx context.Context, j *worker.Job) error { return nil })
+			now := time.Now()
+			enqueue := func(id, queue string, parents ...string) {
+				var ps []rdb.DepParent
+				for _, p := range parents {
+					ps = append(ps, rdb.DepParent{Name: p})
+				}
+				p, err := protocol.NewPayload("J", []byte(`[]`), protocol.EnqueueOptions{ID: id, Now: now, Deps: protocol.DepFields{After: parents}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, _, err := e.client.EnqueueDeps(ctx, rdb.DepJob{ID: id, Queue: queue, Payload: p, Policy: protocol.OnParentFailureFail, Parents: ps}, now); err != nil {
+					t.Fatal(err)
+				}
+			}
+			enqueue("parent", "q")
+			enqueue("child", "q2", "parent")
+			var rec recorder
+			e.start(runtime.Config{Queues: "q,q2", OnFinish: rec.add})
+			rec.waitN(t, 2)
+			if !on {
+				if n, err := e.client.Do(e.ctx(), "EXISTS", e.client.Keys().Events()); err != nil || n.(int64) != 0 {
+					t.Errorf("events stream with events off: %v %v", n, err)
+				}
+				return
+			}
+			evs, err := e.client.Events(e.ctx(), "0", 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, ev := range evs {
+				got = append(got, ev.Fields["event"]+":"+ev.Fields["id"])
+			}
+			want := []string{"started:parent", "succeeded:parent", "released:child", "started:child", "succeeded:child"}
+			if !slices.Equal(got, want) {
+				t.Fatalf("events %v, want %v", got, want)
+			}
+			if f := evs[2].Fields; f["class"] != "J" || f["queue"] != "q2" || f["worker"] != "" || f["attempt"] != "0" {
+				t.Errorf("released event %v", f)
+			}
+		})
+	}
 }

@@ -86,7 +86,7 @@ if failed and policy ~= 'run' then
   return {redis.call('HGET', KEYS[1], 'state'), waiting}
 end
 if waiting == 0 then
-  deps_release(KEYS[1], h, ctx)
+  deps_release(KEYS[1], id, h, ctx)
   return {'queued', 0}
 end
 return {'held', waiting}

@@ -91,13 +91,19 @@ local function deps_group_keys(prefix, g)
   return gk, gk .. KEY_GROUP_CHILDREN_SUFFIX
 end
 
--- deps_release pushes held job hk (h: HMGET state, policy, payload,
--- queue, group) to its queue.
-local function deps_release(hk, h, ctx)
+-- deps_release pushes held job cid (hash hk; h: HMGET state, policy,
+-- payload, queue, group) to its queue. While events are on, the caller
+-- gives ctx.released, a list the release joins ({id, payload, queue}): its
+-- caller writes their released events after the job's own (effect_events.lua).
+local function deps_release(hk, cid, h, ctx)
   redis.call('RPUSH', ctx.prefix .. KEY_QUEUE_PREFIX .. h[4], h[3])
   redis.call('SADD', ctx.prefix .. KEY_QUEUES, h[4])
   redis.call('HSET', hk, 'state', 'queued')
   redis.call('EXPIRE', hk, ctx.ttl)
+  local rel = ctx.released
+  if rel then
+    rel[#rel + 1] = {cid, h[3], h[4]}
+  end
 end
 
 -- deps_end ends held job cid (hk, h as deps_release's) because parent
@@ -143,7 +149,7 @@ local function deps_settle(work, ctx)
       if h[1] == 'held' then
         if w[2] or h[2] == 'run' then
           if redis.call('HINCRBY', hk, 'waiting', '-1') <= 0 then
-            deps_release(hk, h, ctx)
+            deps_release(hk, cid, h, ctx)
           end
         else
           deps_end(hk, cid, h, w[3], ctx, work)
