@@ -216,3 +216,55 @@ func TestReleasedChildEvents(t *testing.T) {
 		})
 	}
 }
+
+// A parent that fails for good settles its held jobs in its finish's
+// step, each with its event after the parent's: failed (policy fail),
+// discarded (drop), released (run).
+func TestFailedParentChildEvents(t *testing.T) {
+	t.Parallel()
+	e := eventsEnv(t)
+	ctx := context.Background()
+	e.reg.Register("Bad", func(ctx context.Context, j *worker.Job) error { return errors.New("no") })
+	e.reg.Register("J", func(ctx context.Context, j *worker.Job) error { return nil })
+	now := time.Now()
+	enqueue := func(id, class, policy string, parents ...string) {
+		var ps []rdb.DepParent
+		for _, p := range parents {
+			ps = append(ps, rdb.DepParent{Name: p})
+		}
+		d := protocol.DepFields{After: parents}
+		if len(parents) > 0 {
+			d.OnParentFailure = policy
+		}
+		p, err := protocol.NewPayload(class, []byte(`[]`), protocol.EnqueueOptions{ID: id, Now: now, Deps: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := e.client.EnqueueDeps(ctx, rdb.DepJob{ID: id, Queue: "q", Payload: p, Policy: policy, Parents: ps}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enqueue("parent", "Bad", protocol.OnParentFailureFail)
+	enqueue("c-fail", "J", protocol.OnParentFailureFail, "parent")
+	enqueue("c-drop", "J", protocol.OnParentFailureDrop, "parent")
+	enqueue("c-run", "J", protocol.OnParentFailureRun, "parent")
+	var rec recorder
+	e.start(runtime.Config{Queues: "q", OnFinish: rec.add, Retry: worker.RetryPolicy{MaxAttempts: 1}})
+	rec.waitN(t, 2)
+	evs, err := e.client.Events(e.ctx(), "0", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range evs {
+		got = append(got, ev.Fields["event"]+":"+ev.Fields["id"])
+	}
+	if len(got) != 7 {
+		t.Fatalf("events %v, want 7", got)
+	}
+	slices.Sort(got[2:5]) // the held jobs' set's order
+	want := []string{"started:parent", "failed:parent", "discarded:c-drop", "failed:c-fail", "released:c-run", "started:c-run", "succeeded:c-run"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}

@@ -35,10 +35,10 @@
 -- ARGV[14+2n]    its max age, milliseconds ("0": none)
 -- ARGV[15+2n]    the job's class
 -- ARGV[16+2n]    now, Unix milliseconds
--- The job's enqueued event is written, and a released event for each held
--- job the step pushes to its queue: the job itself when its parents have
--- all succeeded, and those of its own held jobs that a failed parent
--- releases on the way (policy run).
+-- The job's enqueued event is written, then an event for each held job
+-- the step settles: released for the job itself when its parents have all
+-- succeeded, failed or discarded when one had failed (by its policy), and
+-- those of its own held jobs that settles on the way.
 --
 -- Returns {state, waiting}: state queued (pushed to its queue), held,
 -- failed or dropped (a parent had failed), or an error reply: "fired" (the
@@ -57,8 +57,8 @@ local function event(name, eid, class, q)
   end
 end
 
--- settled writes, with events, the released events of rel ({id, payload,
--- queue}, effect_deps.lua's deps_release), and returns r.
+-- settled writes, with events, the events of the held jobs of rel ({id,
+-- payload, queue, event}, effect_deps.lua's deps_held_event), and returns r.
 local function settled(rel, r)
   if rel then
     for _, x in ipairs(rel) do
@@ -67,13 +67,13 @@ local function settled(rel, r)
       if ok and type(dec) == 'table' and type(dec['class']) == 'string' then
         class = dec['class']
       end
-      event('released', x[1], class, x[3])
+      event(x[4], x[1], class, x[3])
     end
   end
   return r
 end
 
-local rel -- with events, the held jobs released on the way
+local rel -- with events, the held jobs settled on the way
 if group ~= '' and redis.call('HGET', KEYS[3], 'fired') then
   return redis.error_reply('fired')
 end

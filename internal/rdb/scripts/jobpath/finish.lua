@@ -47,8 +47,8 @@
 --   "g" the job's end counted in its group (effect_group.lua)
 --   "t" the job's tags' indexes (effect_tags.lua; one key a tag)
 --   "e" the end of the attempt in the events stream (effect_events.lua),
---       then a released event for each held job that end released ("p",
---       "g")
+--       then an event for each held job that end settled ("p", "g":
+--       released, or failed or discarded by their policy)
 -- Their keys follow the outcome's in the same order.
 --
 -- The claim sequence moves on with every finish, so a finish is applied at
@@ -193,8 +193,8 @@ local function finish(KEYS, ARGV, ko, ao, batched, an)
       limits_release(KEYS[k], KEYS[k + 1], ARGV[a], tonum(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3])
     end
   end
-  -- rel: the held jobs the end releases, for their events (only when
-  -- the job's end releases some and events are on)
+  -- rel: the held jobs the end settles, for their events (only when the
+  -- job's end settles some and events are on)
   local rel
   e = fx.p
   if e then
