@@ -103,3 +103,25 @@ func TestClientTagsPage(t *testing.T) {
 		}
 	}
 }
+
+// WithEvent goes with After: a held job's enqueued event is written with
+// it (its released event comes with its parent's end); Tags do not.
+func TestClientHeldJobEvent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, client.Options{})
+	c := e.c
+	job, err := c.EnqueueRaw(ctx(), "mail", "Mail", []byte(`[1]`), client.After("parent-1"), client.WithEvent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.DepState != "held" {
+		t.Fatalf("state %q, want held", job.DepState)
+	}
+	evs, err := c.JobEvents(ctx(), job.ID)
+	if err != nil || len(evs) != 1 || evs[0].Event != "enqueued" || evs[0].Queue != "mail" || evs[0].Class != "Mail" {
+		t.Fatalf("JobEvents: %+v %v", evs, err)
+	}
+	if _, err := c.EnqueueRaw(ctx(), "mail", "Mail", nil, client.After("parent-1"), client.Tags("a")); !errors.Is(err, client.ErrInvalid) {
+		t.Errorf("Tags with After: %v, want ErrInvalid", err)
+	}
+}
