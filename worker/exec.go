@@ -122,13 +122,15 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 			vars = append(vars, "RESQUE_RESULT="+resultPath)
 		}
 		cmd.Env = jobEnv(vars...)
-		if err := cmd.Start(); err != nil {
+		ready, err := startGuard(cmd)
+		if err != nil {
 			if ferr == nil && !child {
 				results.done(resultPath)
 			}
 			return &Error{Exception: "ResqueGo::ExecFailed", Message: fmt.Sprintf("cannot start %q: %v", command, err), Backtrace: []string{}}
 		}
-		err := waitGroup(ctx, cmd, opt.KillGrace)
+		err = waitGroup(ctx, cmd, opt.KillGrace, ready)
+		ready.Close()
 		var reply []byte
 		if ferr == nil {
 			if child {
@@ -192,8 +194,9 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 //   - The guard lets go of stdin, stdout and stderr once the command has
 //     them (no "Killed" of its own in the command's stderr tail).
 //   - A wait interrupted by a trap is repeated; when the command had
-//     already been reported, the second wait answers 127 and the status of
-//     the first stands.
+//     already been reported, the second wait answers 127 (bash 5.2: -1, when
+//     the command ended as the signal came) and the status of the first
+//     stands.
 //   - A command killed by a signal that does not dump core (SIGKILL from
 //     the OOM killer, SIGTERM...) is reported as such: the guard, its traps
 //     reset, sends itself the same signal. Other statuses above 128 are
@@ -204,15 +207,15 @@ func execGuard(command string) string {
 		syscall.SIGUSR2, syscall.SIGPIPE, syscall.SIGALRM, syscall.SIGTERM} {
 		reraised = append(reraised, strconv.Itoa(128+int(sig)))
 	}
-	return `trap 'f=1; if read -r t </proc/$$/stat; then set -- ${t##*) }; else set -- x $(ps -o ppid= -p $$); fi; [ "$2" = "$PPID" ] || kill -KILL 0' ` + guardTraps + `; exec 3<&0; { ` + command + `
-} <&3 3<&- &
-exec 3<&- 0</dev/null >/dev/null 2>&1
+	return `trap 'f=1; if read -r t </proc/$$/stat; then set -- ${t##*) }; else set -- x $(ps -o ppid= -p $$); fi; [ "$2" = "$PPID" ] || kill -KILL 0' ` + guardTraps + `; exec 4<&0; { exec 3>&-; ` + command + `
+} <&4 4<&- &
+exec 3>&- 4<&- 0</dev/null >/dev/null 2>&1
 p=$! s=
 while :; do
 	f=
 	wait "$p"
 	r=$?
-	if [ "$r" -eq 127 ] && [ -n "$s" ]; then r=$s; break; fi
+	case $r in 127|-*) if [ -n "$s" ]; then r=$s; break; fi;; esac
 	if [ -z "$f" ]; then break; fi
 	s=$r
 done
@@ -379,9 +382,39 @@ func (t *tailBuffer) lines(n int) []string {
 	return out
 }
 
-// waitGroup waits for cmd (started with Setpgid). When ctx ends first, the
-// whole process group gets SIGTERM, then SIGKILL after grace.
-func waitGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration) error {
+// startGuard starts cmd, the guard (see execGuard), with the write end of
+// a pipe as its fd 3, and returns the read end, for waitGroup. The guard
+// and the command's subshell each close their copy once the command has
+// its own signal dispositions, so the read end reads EOF from then on.
+func startGuard(cmd *exec.Cmd) (ready *os.File, err error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.ExtraFiles = []*os.File{w}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// waitGroup waits for cmd, the guard started by startGuard with Setpgid.
+// When ctx ends first, the whole process group gets SIGTERM, then SIGKILL
+// once grace has passed since ctx ended; and once the guard has ended,
+// whatever is left in the group gets SIGKILL at once: a process the
+// command started just as the SIGTERM came missed it, and would otherwise
+// outlive the stopped job.
+//
+// The SIGTERM waits until ready reads EOF (or the guard ends): a SIGTERM
+// that came before the guard had started the command would reach the
+// guard alone, which catches it, and one that came before the command's
+// subshell had reset the guard's traps would be caught there and lost;
+// either way the command would run until the SIGKILL. The wait is the
+// rest of the guard's start, a few milliseconds.
+func waitGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration, ready *os.File) error {
 	waitErr := make(chan error, 1)
 	go func() { waitErr <- cmd.Wait() }()
 	select {
@@ -389,14 +422,36 @@ func waitGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration) error {
 		return err
 	case <-ctx.Done():
 	}
+	kill := time.NewTimer(grace)
+	defer kill.Stop()
 	pgid := cmd.Process.Pid
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	// The group outlives its leader only while a member is left, and its
+	// id is not reused while it does.
+	killRest := func(err error) error {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return err
+	}
+	armed := make(chan struct{})
+	go func() {
+		// EOF, or an error once the handler closes ready
+		_, _ = io.Copy(io.Discard, ready)
+		close(armed)
+	}()
 	select {
 	case err := <-waitErr:
-		return err
-	case <-time.After(grace):
+		return killRest(err)
+	case <-armed:
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	case <-kill.C:
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		return <-waitErr
+		return killRest(<-waitErr)
+	}
+	select {
+	case err := <-waitErr:
+		return killRest(err)
+	case <-kill.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return killRest(<-waitErr)
 	}
 }
 
