@@ -24,7 +24,8 @@ type ExecOptions struct {
 	// failed entry); default os.Stderr.
 	Stderr io.Writer
 	// KillGrace is how long a cancelled command has after SIGTERM before
-	// SIGKILL; default 5 s.
+	// SIGKILL (counted from the cancel: the SIGTERM waits for the command
+	// to have started, see waitGroup); default 5 s.
 	KillGrace time.Duration
 	// TailLines is how many stderr lines a failure keeps; default 20.
 	TailLines int
@@ -49,7 +50,8 @@ const MaxArgsEnv = 32 << 10
 // that hold resque-go's secrets (see jobEnv). Exit status 0 is success;
 // anything else is a failure whose message is the last stderr line and
 // whose backtrace is the stderr tail. When the job's context ends (timeout,
-// stop) the whole process group gets SIGTERM, then SIGKILL after KillGrace.
+// stop) the whole process group gets SIGTERM, then SIGKILL after KillGrace;
+// what the command leaves in the group when it ends is killed then.
 //
 // The command runs in its own process group under a small guard shell (see
 // execGuard), which kills the whole group when the worker dies, so no
@@ -193,6 +195,11 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 //     non-interactive shells; resque-go itself never sends those to a job.
 //   - The guard lets go of stdin, stdout and stderr once the command has
 //     them (no "Killed" of its own in the command's stderr tail).
+//   - fd 3 is the write end of startGuard's pipe. The command's subshell
+//     closes it first thing, when it has reset the guard's traps, and the
+//     guard right after starting it; the command never has it. Until then
+//     a SIGTERM would be caught and lost, so waitGroup sends none before
+//     the pipe reads EOF.
 //   - A wait interrupted by a trap is repeated; when the command had
 //     already been reported, the second wait answers 127 (bash 5.2: -1, when
 //     the command ended as the signal came) and the status of the first
