@@ -196,10 +196,11 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 //   - The guard lets go of stdin, stdout and stderr once the command has
 //     them (no "Killed" of its own in the command's stderr tail).
 //   - fd 3 is the write end of startGuard's pipe. The command's subshell
-//     closes it first thing, when it has reset the guard's traps, and the
-//     guard right after starting it; the command never has it. Until then
-//     a SIGTERM would be caught and lost, so waitGroup sends none before
-//     the pipe reads EOF.
+//     writes a line to it and closes it first thing, when it has reset the
+//     guard's traps: until then a SIGTERM would be caught and lost, so
+//     waitGroup sends none before that line. The guard keeps it until it
+//     exits, so EOF tells waitGroup the guard is gone, whatever holds the
+//     command's output. The command never has it.
 //   - A wait interrupted by a trap is repeated; when the command had
 //     already been reported, the second wait answers 127 (bash 5.2: -1, when
 //     the command ended as the signal came) and the status of the first
@@ -214,9 +215,9 @@ func execGuard(command string) string {
 		syscall.SIGUSR2, syscall.SIGPIPE, syscall.SIGALRM, syscall.SIGTERM} {
 		reraised = append(reraised, strconv.Itoa(128+int(sig)))
 	}
-	return `trap 'f=1; if read -r t </proc/$$/stat; then set -- ${t##*) }; else set -- x $(ps -o ppid= -p $$); fi; [ "$2" = "$PPID" ] || kill -KILL 0' ` + guardTraps + `; exec 4<&0; { exec 3>&-; ` + command + `
+	return `trap 'f=1; if read -r t </proc/$$/stat; then set -- ${t##*) }; else set -- x $(ps -o ppid= -p $$); fi; [ "$2" = "$PPID" ] || kill -KILL 0' ` + guardTraps + `; exec 4<&0; { echo >&3; exec 3>&-; ` + command + `
 } <&4 4<&- &
-exec 3>&- 4<&- 0</dev/null >/dev/null 2>&1
+exec 4<&- 0</dev/null >/dev/null 2>&1
 p=$! s=
 while :; do
 	f=
@@ -390,9 +391,9 @@ func (t *tailBuffer) lines(n int) []string {
 }
 
 // startGuard starts cmd, the guard (see execGuard), with the write end of
-// a pipe as its fd 3, and returns the read end, for waitGroup. The guard
-// and the command's subshell each close their copy once the command has
-// its own signal dispositions, so the read end reads EOF from then on.
+// a pipe as its fd 3, and returns the read end, for waitGroup: it reads a
+// line once the command has its own signal dispositions, and EOF once the
+// guard has exited.
 func startGuard(cmd *exec.Cmd) (ready *os.File, err error) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -410,17 +411,18 @@ func startGuard(cmd *exec.Cmd) (ready *os.File, err error) {
 
 // waitGroup waits for cmd, the guard started by startGuard with Setpgid.
 // When ctx ends first, the whole process group gets SIGTERM, then SIGKILL
-// once grace has passed since ctx ended; and once the guard has ended,
-// whatever is left in the group gets SIGKILL at once: a process the
-// command started just as the SIGTERM came missed it, and would otherwise
-// outlive the stopped job.
+// once grace has passed since ctx ended. Once the guard has exited (its
+// command has ended), whatever is left in the group gets SIGKILL at once:
+// a process the command started just as the SIGTERM came missed it, and
+// would outlive the stopped job, and the job would wait for the grace
+// while that process held the command's stderr.
 //
-// The SIGTERM waits until ready reads EOF (or the guard ends): a SIGTERM
-// that came before the guard had started the command would reach the
-// guard alone, which catches it, and one that came before the command's
-// subshell had reset the guard's traps would be caught there and lost;
-// either way the command would run until the SIGKILL. The wait is the
-// rest of the guard's start, a few milliseconds.
+// The SIGTERM waits for the line on ready: a SIGTERM that came before the
+// guard had started the command would reach the guard alone, which catches
+// it, and one that came before the command's subshell had reset the
+// guard's traps would be caught there and lost; either way the command
+// would run until the SIGKILL. The wait is the rest of the guard's start,
+// a few milliseconds.
 func waitGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration, ready *os.File) error {
 	waitErr := make(chan error, 1)
 	go func() { waitErr <- cmd.Wait() }()
@@ -432,34 +434,50 @@ func waitGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration, ready *o
 	kill := time.NewTimer(grace)
 	defer kill.Stop()
 	pgid := cmd.Process.Pid
-	// The group outlives its leader only while a member is left, and its
-	// id is not reused while it does.
-	killRest := func(err error) error {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		return err
-	}
-	armed := make(chan struct{})
+	armed, gone := make(chan struct{}), make(chan struct{})
 	go func() {
-		// EOF, or an error once the handler closes ready
-		_, _ = io.Copy(io.Discard, ready)
+		// the line, then EOF (or an error once the handler closes ready)
+		_, err := ready.Read(make([]byte, 1))
 		close(armed)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, ready)
+		}
+		close(gone)
 	}()
 	select {
 	case err := <-waitErr:
-		return killRest(err)
+		return killRest(pgid, err)
 	case <-armed:
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	case <-kill.C:
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		return killRest(<-waitErr)
+		return killRest(pgid, <-waitErr)
 	}
 	select {
 	case err := <-waitErr:
-		return killRest(err)
+		return killRest(pgid, err)
+	case <-gone:
+		_ = killRest(pgid, nil)
 	case <-kill.C:
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		return killRest(<-waitErr)
+		return killRest(pgid, <-waitErr)
 	}
+	select {
+	case err := <-waitErr:
+		return err
+	case <-kill.C:
+		// a process that left the group holds the command's output
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return <-waitErr
+	}
+}
+
+// killRest kills what is left in process group pgid once its leader, the
+// guard, has exited, and returns err. The group's id is not reused while a
+// member is left.
+func killRest(pgid int, err error) error {
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return err
 }
 
 // exitMessage describes how a process ended, Ruby's wording for signals.
