@@ -138,7 +138,10 @@ for j = 1, m do
       ao = ao + 2
     end
     if kind == 99 then -- "c": the caps' slots the job held
-      local k = tonum(ARGV[ao + 1])
+      -- how many: one digit read as a byte (tonumber is a strtod, 900
+      -- instructions a job)
+      local ks = ARGV[ao + 1]
+      local k = #ks == 1 and sbyte(ks) - 48 or tonum(ks)
       if done[j] == 1 then
         -- the claim sequence: the form's second argument (a serial
         -- source's token after it)

@@ -48,7 +48,7 @@ local function claim_plain_limited(KEYS, ARGV, ko, ao, n, wkey, seq, counters, o
       if caps then
         -- seq is a number: '%d' formats it as an integer, where a
         -- concatenation formats a float ('%.14g': 1,700 instructions)
-        limits_hold(caps, wid .. ':' .. string.format('%d', seq), ARGV, ld, lim)
+        limits_hold(caps, wid .. ':' .. lim.fmt('%d', seq), ARGV, ld, lim)
       end
       if object then
         local u, d = sfind(payload, '"unique"', 1, true), sfind(payload, '"id"', 1, true)

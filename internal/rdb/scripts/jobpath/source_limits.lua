@@ -88,10 +88,10 @@ end
 -- index of its arguments), built once; expiry, the holds' lease end, as
 -- whole milliseconds (a score a zset keeps as an integer); num, the
 -- description's numbers (limits_num); plan, each queue's and class's
--- rules (limits_plan). Each job's
--- decision is the one it would get alone.
+-- rules (limits_plan); fmt, string.format (a global read a job is two
+-- hash lookups). Each job's decision is the one it would get alone.
 local function limits_batch()
-  return {due = {}, held = {}, adds = {}, hk = {}, tat = {}, rk = {}, keys = {}, num = {}, plan = {}}
+  return {due = {}, held = {}, adds = {}, hk = {}, tat = {}, rk = {}, keys = {}, num = {}, plan = {}, fmt = string.format}
 end
 
 -- limits_num is the number ARGV[i] of the limits' description, read once

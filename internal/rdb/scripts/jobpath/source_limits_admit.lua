@@ -9,7 +9,20 @@
 local function limits_admit_plan(p, q, ARGV, d, lim, now)
   local class = false
   if lim.classes then
-    class = limits_class(p) or false
+    -- a payload in compact form that starts as the last one did (its
+    -- class's prefix, {"class":"C") and has no other "class" key is of
+    -- the same class: limits_class's test in two finds instead of five
+    local pre = lim.cpre
+    if pre and ssub(p, 1, #pre) == pre and not sfind(p, '"class"', #pre, true) then
+      class = lim.cname
+    else
+      local dec
+      class, dec = limits_class(p)
+      if class and dec == nil then
+        lim.cpre, lim.cname = '{"class":"' .. class .. '"', class
+      end
+      class = class or false
+    end
   end
   -- the jobs of a batch are mostly of one queue and class: the last plan
   local plan
