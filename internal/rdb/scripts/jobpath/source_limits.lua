@@ -128,7 +128,7 @@ end
 -- next.
 local function limits_flush(lim, ARGV, d)
   limits_flush_holds(lim, nil)
-  local now = tonum(ARGV[d])
+  local now = limits_num(ARGV, d, lim)
   for _, tk in ipairs(lim.rk) do
     local tat = lim.tat[tk]
     rcall('SET', tk, string.format('%.3f', tat), 'PX', math.floor(tat - now) + 1000)
