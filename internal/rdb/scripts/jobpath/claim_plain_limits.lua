@@ -8,7 +8,7 @@
 -- jobs are taken by limits_pop, and a job's caps joined as the slot wid's
 -- hold; lim is the state the batch's claims share (limits_batch: the
 -- batch writes it at its end). A function of its own rather than a branch
--- of claim_plain: the tests of that branch cost the unconfigured path 200
+-- of claim_plain: the tests of that branch cost the unconfigured path 250
 -- Redis instructions a job (BenchmarkScriptCost/resque-go/m=8 under
 -- callgrind), where nothing configured must cost nothing.
 local function claim_plain_limited(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, ui, keep, lim, wid)
