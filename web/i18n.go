@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -21,7 +22,9 @@ func languages() []string { return []string{"en", "de"} }
 type catalogue map[string]map[string]string
 
 func newCatalogue() catalogue {
-	return catalogue{"de": messagesDE()}
+	de := messagesDE()
+	maps.Copy(de, messagesScanDE())
+	return catalogue{"de": de}
 }
 
 // translate is s in lang, or s.
