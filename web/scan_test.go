@@ -1,0 +1,110 @@
+package web_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/resque-go/resque-go/web"
+)
+
+// A filtered failed page reads at most 10,000 entries and says which; the
+// next page goes on from there (?from=), and the matches shown are the
+// ones of the entries it read, unusual payloads included.
+func TestFailedFilterPagesByCursor(t *testing.T) {
+	e := newEnv(t)
+	// 12,000 entries of 1,000 queues: q0001 is entry 1, 1001, …, 11001
+	// (indexes 0, 1000, …, 11000)
+	e.do("EVAL", benchFillFailed, 1, e.key("failed"), 1, 12_000, 1000)
+	// unusual entries among them that the filter selects: HTML and
+	// script, invalid UTF-8, a payload that is a string; and one that is
+	// not JSON at all (never selected by a queue)
+	odd := []string{
+		`{"failed_at":"2026/11/28 10:00:00 UTC","payload":{"class":"<script>alert(1)</script>","args":["<b>not bold"]},"exception":"<img src=x>","error":"<b>err","queue":"q0001"}`,
+		"{\"failed_at\":\"2026/11/28 10:00:00 UTC\",\"payload\":{\"class\":\"Bad\xff\xfeUTF8\",\"args\":[\"\xc3\x28\"]},\"exception\":\"E\",\"error\":\"x\",\"queue\":\"q0001\"}",
+		`{"failed_at":"2026/11/28 10:00:00 UTC","payload":"{\"class\":\"Stringly\",\"args\":[]}","exception":"E","error":"x","queue":"q0001"}`,
+		"not json at all <script>alert(2)</script>",
+	}
+	for _, o := range odd {
+		e.do("RPUSH", e.key("failed"), o)
+	}
+	// the list: 12,004 entries; q0001 at 0, 1000, …, 9000 in the first
+	// 10,000, then 10000, 11000, and the three odd ones at 12000..12002
+	p1 := e.get("failed?queue=q0001", viewerSecret)
+	checkPage(t, "failed?queue=q0001", p1)
+	if n := strings.Count(p1.body, "<td>q0001</td>"); n != 10 {
+		t.Errorf("page 1: %d matches, want the 10 of the first 10,000 entries", n)
+	}
+	for _, want := range []string{"Matches among entries 1–10000 of 12004", `href="/failed?from=10000&amp;queue=q0001"`, "Go on from entry 10001"} {
+		if !strings.Contains(p1.body, want) {
+			t.Errorf("page 1 lacks %q: %.2000s", want, p1.body[strings.Index(p1.body, "<main"):])
+		}
+	}
+	p2 := e.get("failed?from=10000&queue=q0001", viewerSecret)
+	checkPage(t, "failed?from=10000&queue=q0001", p2)
+	if n := strings.Count(p2.body, "<td>q0001</td>"); n != 5 {
+		t.Errorf("page 2: %d matches, want 10000, 11000 and the three odd ones", n)
+	}
+	for _, want := range []string{"Matches among entries 10001–12004 of 12004", "The end of the list.", "Back to the start",
+		"&lt;script&gt;alert(1)&lt;/script&gt;", "Stringly"} {
+		if !strings.Contains(p2.body, want) {
+			t.Errorf("page 2 lacks %q", want)
+		}
+	}
+	if strings.Contains(p2.body, "scan-next") {
+		t.Error("page 2 links to a next page past the end")
+	}
+	// a page fills before its 10,000 entries: the next starts after its
+	// last match
+	e2 := newEnv(t, func(o *web.Options) { o.PageSize = 4 })
+	e2.do("EVAL", benchFillFailed, 1, e2.key("failed"), 1, 12_000, 1000)
+	p := e2.get("failed?queue=q0001", viewerSecret)
+	for _, want := range []string{"Matches among entries 1–3001 of 12000", `href="/failed?from=3001&amp;queue=q0001"`} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("page of 4 lacks %q", want)
+		}
+	}
+	// past the end, and a cursor that is not a number: the start
+	for _, path := range []string{"failed?from=99999&queue=q0001", "failed?from=x&queue=q0001", "failed?from=-5&class=%3Cscript%3E"} {
+		checkPage(t, path, e.get(path, viewerSecret))
+	}
+
+	// the API, by the same cursor
+	var step struct {
+		Total, From, ReadTo int64
+		Next                *int64
+		Entries             []struct{ Index int64 }
+	}
+	for _, c := range []struct {
+		path       string
+		n          int
+		next       *int64
+		readTo     int64
+		firstIndex int64
+	}{
+		{"api/failed?queue=q0001&from=0", 10, ptr(int64(10000)), 10000, 0},
+		{"api/failed?queue=q0001&from=10000", 5, nil, 12004, 10000},
+		{"api/failed?queue=q0001&from=0&limit=2", 2, ptr(int64(1001)), 1001, 0},
+	} {
+		step.Next = nil
+		r := e.get(c.path, viewerSecret)
+		r.decode(t, &step)
+		var raw struct {
+			ReadTo int64 `json:"read_to"`
+		}
+		r.decode(t, &raw)
+		if len(step.Entries) != c.n || fmt.Sprint(deref(step.Next)) != fmt.Sprint(deref(c.next)) || raw.ReadTo != c.readTo ||
+			step.Entries[0].Index != c.firstIndex {
+			t.Errorf("%s: %d entries, next %v, read to %d: %.300s", c.path, len(step.Entries), deref(step.Next), raw.ReadTo, r.body)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func deref(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
