@@ -12,5 +12,13 @@ func messagesScanDE() map[string]string {
 		"Go on from entry":                   "Weiter ab Eintrag",
 		"The end of the list.":               "Das Ende der Liste.",
 		"Back to the start":                  "Zurück zum Anfang",
+		"Matches among":                      "Treffer unter",
+		"items of":                           "Einträgen von",
+		"due times":                          "Fälligkeitszeiten",
+		"a page reads at most":               "eine Seite liest höchstens",
+		"due times and":                      "Fälligkeitszeiten und",
+		"items.":                             "Einträge.",
+		"Go on from":                         "Weiter ab",
+		"The end of the delayed queue.":      "Das Ende der verzögerten Jobs.",
 	}
 }

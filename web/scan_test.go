@@ -108,3 +108,73 @@ func deref(p *int64) any {
 	}
 	return *p
 }
+
+// A filtered delayed page reads at most 1,000 due times and 10,000 items
+// and goes on from a due time and a position in its bucket.
+func TestDelayedFilterPagesByCursor(t *testing.T) {
+	e := newEnv(t)
+	const base = 1_900_000_000
+	// 2,500 due times of one item each, item i in queue q<i % 1000>
+	e.do("EVAL", benchFillDelayed, 0, e.ns+":", 1, 2500, base, 1000)
+	p1 := e.get("delayed?queue=q0001", viewerSecret)
+	checkPage(t, "delayed?queue=q0001", p1)
+	for _, want := range []string{"Matches among 1000 items of 1000 due times", `user1@example.com&#34;`,
+		fmt.Sprintf(`href="/delayed?from=%d&amp;pos=0&amp;queue=q0001"`, base+1001)} {
+		if !strings.Contains(p1.body, want) {
+			t.Errorf("page 1 lacks %q", want)
+		}
+	}
+	p3 := e.get(fmt.Sprintf("delayed?from=%d&pos=0&queue=q0001", base+2001), viewerSecret)
+	checkPage(t, "delayed page 3", p3)
+	for _, want := range []string{"Matches among 500 items of 500 due times", `user2001@example.com&#34;`, "The end of the delayed queue.", "Back to the start"} {
+		if !strings.Contains(p3.body, want) {
+			t.Errorf("page 3 lacks %q", want)
+		}
+	}
+	if strings.Contains(p3.body, "scan-next") || strings.Contains(p3.body, `user1001@example.com&#34;`) {
+		t.Error("page 3 goes past the end or shows an earlier match")
+	}
+
+	// one bucket of 12,000 items with odd ones among them: the first page
+	// stops after 10,000 items, the next goes on inside the bucket
+	const big = base + 5000
+	e.do("EVAL", `for i = 1, 12000 do
+  local item = '{"class":"Big","args":[' .. i .. '],"queue":"other"}'
+  if i % 4000 == 0 then item = '{"class":"<script>alert(1)</script>","args":["<b>not bold"],"queue":"bigq"}' end
+  if i == 11000 then item = 'not json <script>alert(2)</script>' end
+  if i == 11001 then item = '{"class":"Bad\255UTF8","args":["\195\40"],"queue":"bigq"}' end
+  redis.call('RPUSH', KEYS[1], item)
+end
+redis.call('ZADD', KEYS[2], ARGV[1], ARGV[1])
+return 1`, 2, e.key(fmt.Sprintf("delayed:%d", big)), e.key("delayed_queue_schedule"), big)
+	b1 := e.get(fmt.Sprintf("delayed?from=%d&queue=bigq", big), viewerSecret)
+	checkPage(t, "big bucket, page 1", b1)
+	for _, want := range []string{"Matches among 10000 items of 1 due times", fmt.Sprintf(`from=%d&amp;pos=10000&amp;queue=bigq`, big),
+		"&lt;script&gt;alert(1)&lt;/script&gt;"} {
+		if !strings.Contains(b1.body, want) {
+			t.Errorf("big bucket, page 1 lacks %q", want)
+		}
+	}
+	if n := strings.Count(b1.body, `<article class="job">`); n != 2 {
+		t.Errorf("big bucket, page 1: %d items, want 2 (the 4000th and 8000th)", n)
+	}
+	b2 := e.get(fmt.Sprintf("delayed?from=%d&pos=10000&queue=bigq", big), viewerSecret)
+	checkPage(t, "big bucket, page 2", b2)
+	if n := strings.Count(b2.body, `<article class="job">`); n != 2 || !strings.Contains(b2.body, "Matches among 2000 items of 1 due times") {
+		t.Errorf("big bucket, page 2: %d items (want the 11001st and 12000th): %.600s", n, b2.body[strings.Index(b2.body, "<main"):])
+	}
+	// the API by the same cursor
+	var step struct {
+		Items []struct {
+			Queue string `json:"queue"`
+		} `json:"items"`
+		Next *struct{ From, Pos int64 } `json:"next"`
+	}
+	e.get(fmt.Sprintf("api/delayed?queue=bigq&from=%d", big), viewerSecret).decode(t, &step)
+	if len(step.Items) != 2 || step.Next == nil || step.Next.From != big || step.Next.Pos != 10000 {
+		t.Errorf("api/delayed step: %+v", step)
+	}
+	for _, path := range []string{"delayed?from=x&pos=-1&queue=q0001", "delayed?from=99999999999&class=%3Cscript%3E"} {
+		checkPage(t, path, e.get(path, viewerSecret))
+	}
+}

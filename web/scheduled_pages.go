@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/resque-go/resque-go/client"
 	"github.com/resque-go/resque-go/delayed"
@@ -22,6 +23,54 @@ type delayedPageData struct {
 	DueTimes int64
 	Items    []delayedView
 	Pager    pager
+	// Scan is set with a filter: what the page read.
+	Scan *delayedScanView
+}
+
+// A filtered delayed page reads at most delayedScanDue due times and
+// delayedScanItems items from ?from= (a due time, Unix seconds) and
+// ?pos= (an item of its bucket) on, and shows the matches among them: a
+// rare match costs several pages, not one request reading every bucket.
+const (
+	delayedScanDue   = 1000
+	delayedScanItems = 10_000
+)
+
+// delayedScanView says what a filtered delayed page read, and where the
+// next one starts (NextFrom, NextPos; NextFrom "" at the end).
+type delayedScanView struct {
+	DueTimes, Read    int
+	First, Last       string
+	MaxDue, MaxItems  int
+	NextFrom, NextPos string
+	NextAt            string
+	Started           bool // the page did not start at the beginning
+}
+
+// delayedCursorOf reads ?from= and ?pos=.
+func delayedCursorOf(r *http.Request) client.DelayedCursor {
+	var c client.DelayedCursor
+	q := r.URL.Query()
+	if ts, err := strconv.ParseInt(q.Get("from"), 10, 64); err == nil && ts > 0 {
+		c.At = time.Unix(ts, 0).UTC()
+	}
+	if pos, err := strconv.Atoi(q.Get("pos")); err == nil && pos > 0 {
+		c.Pos = pos
+	}
+	return c
+}
+
+func newDelayedScanView(st client.DelayedStep, from client.DelayedCursor) *delayedScanView {
+	v := &delayedScanView{DueTimes: st.DueTimes, Read: st.Read, MaxDue: delayedScanDue, MaxItems: delayedScanItems,
+		Started: !from.At.IsZero() || from.Pos > 0}
+	if st.DueTimes > 0 {
+		v.First, v.Last = st.First.Format(time.DateTime+" UTC"), st.Last.Format(time.DateTime+" UTC")
+	}
+	if st.Next != nil {
+		v.NextFrom, v.NextPos = strconv.FormatInt(st.Next.At.Unix(), 10), strconv.Itoa(st.Next.Pos)
+		v.NextAt = st.Next.At.Format(time.DateTime + " UTC")
+	}
+	return v
 }
 
 // delayedCountMax is the most due times the delayed page reads the lengths
@@ -50,6 +99,20 @@ func (s *server) delayedPage(w http.ResponseWriter, r *http.Request) {
 			}
 			d.Counts = &n
 		}
+	}
+	if !f.Empty() {
+		from := delayedCursorOf(r)
+		st, err := s.c.DelayedScanStep(r.Context(), f.filter(), from, delayedScanDue, delayedScanItems, pg.Size)
+		if err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		d.Scan = newDelayedScanView(st, from)
+		for _, it := range st.Items {
+			d.Items = append(d.Items, newDelayedView(it))
+		}
+		s.render(w, r, http.StatusOK, "delayed", "Delayed", "delayed", d)
+		return
 	}
 	items, err := s.c.DelayedJobs(r.Context(), f.filter(), pg.offset(), pg.Size+1)
 	if err != nil {
@@ -244,6 +307,25 @@ func (s *server) apiDelayed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := delayedFilterOf(r)
+	if q := r.URL.Query(); q.Has("from") || q.Has("pos") {
+		// one bounded step, as the page reads it
+		st, err := s.c.DelayedScanStep(r.Context(), f.filter(), delayedCursorOf(r), delayedScanDue, delayedScanItems, limit)
+		if err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		out := make([]delayedView, len(st.Items))
+		for i, it := range st.Items {
+			out[i] = newDelayedView(it)
+		}
+		var next any
+		if st.Next != nil {
+			next = map[string]int64{"from": st.Next.At.Unix(), "pos": int64(st.Next.Pos)}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"filter": f, "limit": limit, "items": out, "due_times_read": st.DueTimes,
+			"items_read": st.Read, "next": next})
+		return
+	}
 	items, err := s.c.DelayedJobs(r.Context(), f.filter(), off, limit)
 	if err != nil {
 		s.failErr(w, r, err)
