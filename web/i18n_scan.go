@@ -20,5 +20,18 @@ func messagesScanDE() map[string]string {
 		"items.":                             "Einträge.",
 		"Go on from":                         "Weiter ab",
 		"The end of the delayed queue.":      "Das Ende der verzögerten Jobs.",
+		"Every plan key, a part of the keyspace a page: this page looked at about": "Jeder Plan-Schlüssel, ein Teil des Schlüsselraums je Seite: diese Seite sah etwa",
+		"keys.":                    "Schlüssel an.",
+		"Go on":                    "Weiter",
+		"The end of the keyspace.": "Das Ende des Schlüsselraums.",
+		"The plans by next run":    "Die Pläne nach nächstem Lauf",
+		"Plans by next run, from the schedule: a page reads at most": "Pläne nach nächstem Lauf, aus dem Zeitplan: eine Seite liest höchstens",
+		"slots":                      "Termine",
+		"and shows the paused plans": "und zeigt die pausierten Pläne",
+		"the first":                  "die ersten",
+		"Later plans":                "Spätere Pläne",
+		"Every plan key, also those on no schedule":                                                             "Jeder Plan-Schlüssel, auch ohne Termin",
+		"The uids have no index to page through (resque-v3's PHP writers keep none): this page looked at about": "Die UIDs haben keinen Index zum Blättern (die PHP-Schreiber von resque-v3 führen keinen): diese Seite sah etwa",
+		"keys of the keyspace.": "Schlüssel des Schlüsselraums an.",
 	}
 }

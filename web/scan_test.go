@@ -2,9 +2,12 @@ package web_test
 
 import (
 	"fmt"
+	"html"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/resque-go/resque-go/plan"
 	"github.com/resque-go/resque-go/web"
 )
 
@@ -176,5 +179,96 @@ return 1`, 2, e.key(fmt.Sprintf("delayed:%d", big)), e.key("delayed_queue_schedu
 	}
 	for _, path := range []string{"delayed?from=x&pos=-1&queue=q0001", "delayed?from=99999999999&class=%3Cscript%3E"} {
 		checkPage(t, path, e.get(path, viewerSecret))
+	}
+}
+
+// allPages asks path and every page its "go on" links lead to, and returns
+// their bodies, each checked.
+func (e *env) allPages(path string) string {
+	e.t.Helper()
+	var all strings.Builder
+	for i := 0; path != ""; i++ {
+		if i == 10_000 {
+			e.t.Fatalf("%s: no end of the pages", path)
+		}
+		r := e.get(path, viewerSecret)
+		checkPage(e.t, path, r)
+		all.WriteString(r.body)
+		path = ""
+		if _, rest, ok := strings.Cut(r.body, `id="scan-next" href="/`); ok {
+			href, _, _ := strings.Cut(rest, `"`)
+			path = html.UnescapeString(href)
+		}
+	}
+	return all.String()
+}
+
+// The plans page reads the schedule 200 slots a page, paused plans on the
+// first; the unique ids page walks a bounded part of the keyspace a page.
+// Every plan and uid shows once over the pages, odd ids escaped.
+func TestPlansAndUniquePageByCursor(t *testing.T) {
+	e := newEnv(t)
+	ids := map[string]bool{}
+	for i := 0; i < 450; i++ {
+		id := fmt.Sprintf("p%03d", i)
+		if i == 7 {
+			id = "<i>odd</i> ünï"
+		}
+		if _, err := e.c.AddPlan(ctx(), plan.Plan{ID: id, Queue: "go", Class: "Every", Every: time.Duration(i+1) * time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+		ids[id] = true
+	}
+	for _, id := range []string{"p001", "p300"} {
+		if _, err := e.c.PausePlan(ctx(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := e.get("plans", viewerSecret).body
+	for _, want := range []string{"p000", "p001", "p300", "&lt;i&gt;odd&lt;/i&gt; ünï", "a page reads at most 200 slots and shows the paused plans (2)", `href="/plans?from=`} {
+		if !strings.Contains(first, want) {
+			t.Errorf("plans, first page, lacks %q", want)
+		}
+	}
+	if strings.Contains(first, ">p400<") {
+		t.Error("plans, first page, shows a plan of a later slot")
+	}
+	seen := map[string]int{}
+	for next := ""; ; {
+		var pg struct {
+			Plans []struct{ ID string } `json:"plans"`
+			Next  *string               `json:"next"`
+		}
+		e.get("api/plans?from="+next, viewerSecret).decode(t, &pg)
+		for _, p := range pg.Plans {
+			seen[p.ID]++
+		}
+		if pg.Next == nil {
+			break
+		}
+		next = *pg.Next
+	}
+	for id := range ids {
+		if seen[id] != 1 {
+			t.Errorf("plan %q shown %d times over the pages", id, seen[id])
+		}
+	}
+	if all := e.allPages("plans"); !strings.Contains(all, ">p449<") || !strings.Contains(all, "Back to the start") {
+		t.Error("the plans pages do not reach the last plan")
+	}
+
+	k := e.raw.Keys()
+	uids := []string{"<script>alert(1)</script>", "bad\xffutf8", "ünïcødé", "plain"}
+	for i := 0; i < 40; i++ {
+		uids = append(uids, fmt.Sprintf("u%02d", i))
+	}
+	for _, u := range uids {
+		e.do("SET", k.UniqueState(u), "queued")
+	}
+	all := e.allPages("unique")
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "bad\uFFFDutf8", "ünïcødé", ">plain<", ">u39<", "The end of the keyspace."} {
+		if !strings.Contains(all, want) {
+			t.Errorf("unique pages lack %q", want)
+		}
 	}
 }

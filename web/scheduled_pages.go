@@ -187,17 +187,62 @@ func (s *server) delayedBulkForm(w http.ResponseWriter, r *http.Request) {
 		"; the preview showed "+strconv.FormatInt(previewed, 10)+").")
 }
 
+// A page of plans reads at most planSlotsPage slots of the schedule (and
+// as many paused plans); ?scan= pages through every plan key instead,
+// keyScanCalls SCAN calls of COUNT keyScanCount a page, as the unique ids
+// page does: a bounded part of the keyspace per request.
+const (
+	planSlotsPage = 200
+	keyScanCalls  = 20
+	keyScanCount  = 500
+)
+
+type plansPageData struct {
+	Plans []planView
+	// Scan: the page walks the keyspace (?scan=); else the schedule
+	// (?from=). Next is the next page's cursor ("" at the end).
+	Scan     bool
+	Next     string
+	Started  bool
+	Paused   int64
+	MaxSlots int
+	// PausedCut: more plans are paused than a page shows.
+	PausedCut bool
+	Keys      int // the keys one page's SCAN calls look at, about
+}
+
+// readPlans reads the page of plans r asks for.
+func (s *server) readPlans(r *http.Request) (plansPageData, error) {
+	q := r.URL.Query()
+	d := plansPageData{MaxSlots: planSlotsPage, Keys: keyScanCalls * keyScanCount}
+	var pg client.PlanPage
+	var err error
+	if q.Has("scan") {
+		cur := q.Get("scan")
+		d.Scan, d.Started = true, cur != "" && cur != "0"
+		pg, err = s.c.PlansScan(r.Context(), cur, keyScanCalls, keyScanCount)
+	} else {
+		d.Started = q.Get("from") != ""
+		pg, err = s.c.PlansScheduled(r.Context(), q.Get("from"), planSlotsPage)
+	}
+	if err != nil {
+		return d, err
+	}
+	d.Next, d.Paused, d.PausedCut = pg.Next, pg.Paused, pg.Paused > planSlotsPage
+	d.Plans = make([]planView, len(pg.Plans))
+	for i, p := range pg.Plans {
+		d.Plans[i] = newPlanView(p)
+	}
+	return d, nil
+}
+
 func (s *server) plansPage(w http.ResponseWriter, r *http.Request) {
-	ps, err := s.c.Plans(r.Context())
+	d, err := s.readPlans(r)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	out := make([]planView, len(ps))
-	for i, p := range ps {
-		out[i] = newPlanView(p)
-	}
-	s.render(w, r, http.StatusOK, "plans", "Plans", "plans", out)
+	s.render(w, r, http.StatusOK, "plans", "Plans", "plans", d)
 }
 
 // plan reads plan id with its next slots; 404 when there is none.
@@ -267,17 +312,36 @@ func (s *server) schedulesPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "schedules", "Schedules", "schedules", newSchedulesView(o))
 }
 
+type uniquePageData struct {
+	IDs     []uniqueView
+	Next    string // the next page's cursor; "" at the end of the keyspace
+	Started bool
+	Keys    int // the keys one page's SCAN calls look at, about
+}
+
+// readUnique reads the uids that keyScanCalls SCAN calls from ?cursor= on
+// find: the state keys have no index (PHP's resque-v3 writes them with
+// SETNX alone), so the page walks a bounded part of the keyspace.
+func (s *server) readUnique(r *http.Request) (uniquePageData, error) {
+	cur := r.URL.Query().Get("cursor")
+	ins, next, err := s.c.UniqueIDsScan(r.Context(), cur, keyScanCalls, keyScanCount)
+	if err != nil {
+		return uniquePageData{}, err
+	}
+	d := uniquePageData{IDs: make([]uniqueView, len(ins)), Next: next, Started: cur != "" && cur != "0", Keys: keyScanCalls * keyScanCount}
+	for i, in := range ins {
+		d.IDs[i] = newUniqueView(in)
+	}
+	return d, nil
+}
+
 func (s *server) uniquePage(w http.ResponseWriter, r *http.Request) {
-	ins, err := s.c.UniqueIDs(r.Context())
+	d, err := s.readUnique(r)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	out := make([]uniqueView, len(ins))
-	for i, in := range ins {
-		out[i] = newUniqueView(in)
-	}
-	s.render(w, r, http.StatusOK, "unique", "Unique ids", "unique", out)
+	s.render(w, r, http.StatusOK, "unique", "Unique ids", "unique", d)
 }
 
 func (s *server) uniqueClearForm(w http.ResponseWriter, r *http.Request) {
@@ -402,16 +466,16 @@ func (s *server) apiDelayedRemoveAll(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) apiPlans(w http.ResponseWriter, r *http.Request) {
-	ps, err := s.c.Plans(r.Context())
+	d, err := s.readPlans(r)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	out := make([]planView, len(ps))
-	for i, p := range ps {
-		out[i] = newPlanView(p)
+	var next any
+	if d.Next != "" {
+		next = d.Next
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"plans": out})
+	writeJSON(w, http.StatusOK, map[string]any{"plans": d.Plans, "next": next, "scan": d.Scan})
 }
 
 func (s *server) apiPlan(w http.ResponseWriter, r *http.Request) {
@@ -446,16 +510,16 @@ func (s *server) apiSchedules(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) apiUnique(w http.ResponseWriter, r *http.Request) {
-	ins, err := s.c.UniqueIDs(r.Context())
+	d, err := s.readUnique(r)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	out := make([]uniqueView, len(ins))
-	for i, in := range ins {
-		out[i] = newUniqueView(in)
+	var next any
+	if d.Next != "" {
+		next = d.Next
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"unique_ids": out})
+	writeJSON(w, http.StatusOK, map[string]any{"unique_ids": d.IDs, "next": next})
 }
 
 func (s *server) apiUniqueOne(w http.ResponseWriter, r *http.Request) {
