@@ -26,6 +26,7 @@ type hub struct {
 	stop    context.CancelFunc
 	reading chan struct{} // closed when the reading under way ends; nil when none
 	sched   schedulerCache
+	pools   poolCache
 	hist    historyCache
 }
 
