@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -271,4 +272,47 @@ func TestPlansAndUniquePageByCursor(t *testing.T) {
 			t.Errorf("unique pages lack %q", want)
 		}
 	}
+}
+
+// The Mass queues page looks for pools at most once a minute and reads
+// the pools it knows on every request.
+func TestMassPoolsFoundOnceAMinute(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	e := newEnv(t, func(o *web.Options) { o.Now = clock })
+	k := e.raw.Keys()
+	e.do("RPUSH", k.StaticRing("first-pool"), "s1")
+	var v struct {
+		Status struct {
+			Static []struct {
+				Pool string `json:"pool"`
+				Ring int    `json:"ring"`
+			} `json:"static_pools"`
+		} `json:"status"`
+	}
+	pools := func() map[string]int {
+		e.get("api/mass", viewerSecret).decode(t, &v)
+		out := map[string]int{}
+		for _, p := range v.Status.Static {
+			out[p.Pool] = p.Ring
+		}
+		return out
+	}
+	if got := pools(); got["first-pool"] != 1 {
+		t.Fatalf("pools: %v (%+v)", got, v)
+	}
+	// a pool known is read afresh; a new one waits for the next look
+	e.do("RPUSH", k.StaticRing("first-pool"), "s2")
+	e.do("RPUSH", k.StaticRing("new-pool"), "s1")
+	if got := pools(); got["first-pool"] != 2 || got["new-pool"] != 0 {
+		t.Errorf("within the minute: %v", got)
+	}
+	mu.Lock()
+	now = now.Add(time.Minute)
+	mu.Unlock()
+	if got := pools(); got["new-pool"] != 1 {
+		t.Errorf("a minute later: %v", got)
+	}
+	checkPage(t, "mass", e.get("mass", viewerSecret))
 }
