@@ -48,6 +48,41 @@ func Step(ctx context.Context, c *rdb.Client, f delayed.Filter, from Cursor, max
 		from = Cursor{TS: lo}
 	}
 	maxDue, maxItems = max(maxDue, 1), max(maxItems, 1)
+	last := int64(0)
+	visit := func(it delayed.Item) error {
+		ts := it.At.Unix()
+		if res.DueTimes == 0 || ts != last {
+			res.DueTimes++
+			if res.First == 0 {
+				res.First = ts
+			}
+		}
+		last, res.Last = ts, ts
+		res.Read++
+		if m.match(it) {
+			res.Items = append(res.Items, it)
+		}
+		if (limit > 0 && len(res.Items) >= limit) || res.Read >= maxItems {
+			res.Next = &Cursor{TS: ts, Pos: it.Pos + 1}
+			return errStop
+		}
+		return nil
+	}
+	if from.Pos > 0 {
+		// the rest of the bucket the last step stopped in, from its item
+		// Pos on: its head is not read again
+		err := bucketFrom(ctx, c, from.TS, from.Pos, visit)
+		if errors.Is(err, errStop) {
+			return res, nil
+		}
+		if err != nil {
+			return res, err
+		}
+		if lo = from.TS + 1; lo > hi {
+			return res, nil
+		}
+		maxDue = max(maxDue-1, 1)
+	}
 	// the due times this step may read: the first maxDue from the cursor
 	page, err := c.DelayedBuckets(ctx, lo, hi, "", maxDue+1)
 	if err != nil {
@@ -71,31 +106,31 @@ func Step(ctx context.Context, c *rdb.Client, f delayed.Filter, from Cursor, max
 		// members that name no time filled the page: go on after it
 		res.Next = &Cursor{TS: end + 1}
 	}
-	last := int64(0)
-	err = scanBuckets(ctx, c, lo, end, func(it delayed.Item) error {
-		ts := it.At.Unix()
-		if ts == from.TS && it.Pos < from.Pos {
-			return nil
-		}
-		if res.DueTimes == 0 || ts != last {
-			res.DueTimes++
-			if res.First == 0 {
-				res.First = ts
-			}
-		}
-		last, res.Last = ts, ts
-		res.Read++
-		if m.match(it) {
-			res.Items = append(res.Items, it)
-		}
-		if (limit > 0 && len(res.Items) >= limit) || res.Read >= maxItems {
-			res.Next = &Cursor{TS: ts, Pos: it.Pos + 1}
-			return errStop
-		}
-		return nil
-	})
+	err = scanBuckets(ctx, c, lo, end, visit)
 	if errors.Is(err, errStop) {
 		err = nil
 	}
 	return res, err
+}
+
+// bucketFrom calls fn for the items of bucket ts from position pos on, a
+// page at a time; a bucket of another type holds no items.
+func bucketFrom(ctx context.Context, c *rdb.Client, ts int64, pos int, fn func(delayed.Item) error) error {
+	for start := pos; ; start += itemPage {
+		page, err := c.DelayedItems(ctx, ts, start, start+itemPage-1)
+		if wrongType(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for i, raw := range page {
+			if err := fn(decodeItem(ts, start+i, raw)); err != nil {
+				return err
+			}
+		}
+		if len(page) < itemPage {
+			return nil
+		}
+	}
 }
