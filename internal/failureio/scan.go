@@ -25,7 +25,8 @@ type ScanResult struct {
 // limit but read). Next is the index after the last entry read, or after
 // the last one returned when limit stopped it. Entries removed before
 // from between two steps shift the list, so a later step may skip or
-// repeat a few; within a step, a shift restarts the step, as in List.
+// repeat a few; within a step, a shift restarts the step, and after three
+// tries it reads the part in one LRANGE, as List does.
 func (s *Store) Scan(ctx context.Context, f failure.Filter, from int64, read, limit int) (ScanResult, error) {
 	from = max(from, 0)
 	for attempt := 1; ; attempt++ {
@@ -36,7 +37,9 @@ func (s *Store) Scan(ctx context.Context, f failure.Filter, from int64, read, li
 	}
 }
 
-func (s *Store) scan(ctx context.Context, f failure.Filter, from int64, read, limit int, trust bool) (res ScanResult, moved bool, err error) {
+// scan is one try of Scan; whole (after tries that saw the list move)
+// reads the part in one LRANGE, which is consistent by itself.
+func (s *Store) scan(ctx context.Context, f failure.Filter, from int64, read, limit int, whole bool) (res ScanResult, moved bool, err error) {
 	key := s.c.Keys().Failed()
 	res.Total, err = s.c.Len(ctx, key)
 	if err != nil {
@@ -48,18 +51,21 @@ func (s *Store) scan(ctx context.Context, f failure.Filter, from int64, read, li
 	if batch <= 0 {
 		batch = scanBatch
 	}
+	if whole {
+		batch = max(end-res.Next, 1)
+	}
 	may := prefilter(f)
 	var last []byte
 	for start := res.Next; start < end; start += batch {
 		lo := start
-		if last != nil && !trust {
+		if last != nil {
 			lo--
 		}
 		items, err := s.c.List(ctx, key, int(lo), int(min(start+batch, end)-1))
 		if err != nil {
 			return res, false, err
 		}
-		if last != nil && !trust {
+		if last != nil {
 			if len(items) == 0 || !bytes.Equal(items[0], last) {
 				return ScanResult{}, true, nil
 			}
