@@ -127,7 +127,8 @@ func Tags(tags ...string) Option {
 
 // WithEvent appends the job's enqueued event to the events stream
 // (docs/events.md) in the same step as the push. Not with Plain, At, In
-// or Unique.
+// or Unique. With After or AfterGroup, a job whose parents have all
+// succeeded already is pushed at once: its released event follows.
 func WithEvent() Option { return optionFunc(func(o *enqueueOptions) { o.events = true }) }
 
 // Enqueue pushes a job for class onto queue, to be run as soon as a worker
@@ -297,8 +298,8 @@ func checkJob(queue, class string, args []byte, o enqueueOptions) error {
 	if len(o.tags) > protocol.MaxTags {
 		return invalidf("%d tags: at most %d", len(o.tags), protocol.MaxTags)
 	}
-	if (len(o.tags) > 0 || o.events) && o.hasDeps() {
-		return invalidf("Tags and WithEvent do not go with After, AfterGroup or Group")
+	if len(o.tags) > 0 && o.hasDeps() {
+		return invalidf("Tags do not go with After, AfterGroup or Group")
 	}
 	if err := checkDeps(o); err != nil {
 		return err

@@ -132,3 +132,32 @@ func (c *Client) JobsByTag(ctx context.Context, tag string, offset, limit int) (
 	}
 	return out, total, nil
 }
+
+// TagCount is a tag and how many jobs its index holds.
+type TagCount struct {
+	Tag  string `json:"tag"`
+	Jobs int64  `json:"jobs"`
+}
+
+// TagsPage lists tags a page at a time. Tags have no index of their own,
+// so it scans the keyspace in bounded steps: from cursor ("" to begin) it
+// makes at most 10 SCAN calls of about 1,000 keys each, stopping once it
+// has found want tags (want <= 0: 50), and returns the tags found, sorted,
+// and the cursor to go on from ("" when every key has been looked at). A
+// page may be empty while next is not; as with SCAN, a tag that exists
+// for the whole walk is listed at least once, and may be listed twice if
+// Redis resizes its table meanwhile.
+func (c *Client) TagsPage(ctx context.Context, cursor string, want int) (tags []TagCount, next string, err error) {
+	if want <= 0 {
+		want = 50
+	}
+	found, next, err := c.rdb.TagsPage(ctx, cursor, want, 10)
+	if err != nil {
+		return nil, "", wrap("tags", err)
+	}
+	tags = make([]TagCount, 0, len(found))
+	for _, t := range found {
+		tags = append(tags, TagCount{Tag: t.Tag, Jobs: t.Jobs})
+	}
+	return tags, next, nil
+}

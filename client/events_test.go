@@ -59,3 +59,69 @@ func TestClientTagsAndEvents(t *testing.T) {
 		}
 	}
 }
+
+// TagsPage walks the tags of the namespace a bounded page at a time: by
+// following next, every tag, with its count; none of another namespace.
+func TestClientTagsPage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, client.Options{})
+	other := newEnv(t, client.Options{})
+	want := map[string]int64{}
+	for i := 0; i < 7; i++ {
+		tag := string(rune('a'+i)) + "-ü<b>"
+		for j := 0; j <= i; j++ {
+			if _, err := e.c.EnqueueRaw(ctx(), "mail", "Mail", []byte(`[]`), client.Tags(tag)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want[tag] = int64(i + 1)
+	}
+	if _, err := other.c.EnqueueRaw(ctx(), "mail", "Mail", []byte(`[]`), client.Tags("elsewhere")); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	cursor := ""
+	for range 10_000 {
+		page, next, err := e.c.TagsPage(ctx(), cursor, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range page {
+			got[tc.Tag] = tc.Jobs // SCAN may name a key twice while Redis resizes its table
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if len(got) != len(want) {
+		t.Fatalf("tags %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("tag %q: %d jobs, want %d", k, got[k], v)
+		}
+	}
+}
+
+// WithEvent goes with After: a held job's enqueued event is written with
+// it (its released event comes with its parent's end); Tags do not.
+func TestClientHeldJobEvent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, client.Options{})
+	c := e.c
+	job, err := c.EnqueueRaw(ctx(), "mail", "Mail", []byte(`[1]`), client.After("parent-1"), client.WithEvent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.DepState != "held" {
+		t.Fatalf("state %q, want held", job.DepState)
+	}
+	evs, err := c.JobEvents(ctx(), job.ID)
+	if err != nil || len(evs) != 1 || evs[0].Event != "enqueued" || evs[0].Queue != "mail" || evs[0].Class != "Mail" {
+		t.Fatalf("JobEvents: %+v %v", evs, err)
+	}
+	if _, err := c.EnqueueRaw(ctx(), "mail", "Mail", nil, client.After("parent-1"), client.Tags("a")); !errors.Is(err, client.ErrInvalid) {
+		t.Errorf("Tags with After: %v, want ErrInvalid", err)
+	}
+}

@@ -76,6 +76,11 @@ func (c *Client) workersOf(ctx context.Context, snap rdb.WorkerSnapshot) ([]Work
 		rec, started := vals[2*i], vals[2*i+1]
 		out[i].Started = parseTime(string(started))
 		out[i].Runtime = protocol.GuessRuntime(parsed[i], string(started))
+		if _, ours := snap.Intervals[out[i].ID]; ours {
+			// only resque-go records a heartbeat interval: a one-slot
+			// process's id has no slot and its start time is Ruby's form
+			out[i].Runtime = protocol.RuntimeResqueGo
+		}
 		if rec != nil {
 			out[i].Job, out[i].RunAt = runningJob(rec)
 		}

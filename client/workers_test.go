@@ -23,13 +23,25 @@ func TestClientWorkersOfEveryRuntime(t *testing.T) {
 	if _, err := e.raw.Register(ctx(), "app-1:42-2:critical,default", started, 5*time.Second, true); err != nil {
 		t.Fatal(err)
 	}
+	// a one-slot resque-go process: no slot in its id, a Ruby-form start
+	if _, err := e.raw.Register(ctx(), "app-2:43:mail", started, 5*time.Second, true); err != nil {
+		t.Fatal(err)
+	}
 	ws, err := e.c.Workers(ctx())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ws) != 5 {
+	if len(ws) != 6 {
 		t.Fatalf("%d workers: %+v", len(ws), ws)
 	}
+	oneSlot := ws[1]
+	if oneSlot.ID != "app-2:43:mail" || oneSlot.Runtime != "resque-go" {
+		t.Errorf("one-slot resque-go worker %+v, want runtime resque-go", oneSlot)
+	}
+	if ws[0].Runtime != "resque-go" {
+		t.Errorf("resque-go slot's runtime %q", ws[0].Runtime)
+	}
+	ws = append(ws[:1], ws[2:]...)
 	at := func(s string) time.Time {
 		tm, err := time.Parse(time.DateTime, s)
 		if err != nil {

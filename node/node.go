@@ -194,7 +194,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 	}
 	pub, err := statsio.NewPublisher(statsio.PublisherConfig{
 		Client: n.client, Hostname: cfg.Hostname, Interval: s.durations.heartbeat,
-		Slots: n.w.Slots, WorkerIDs: n.w.IDs(), WrongTypeQueues: n.w.WrongTypeQueues, Logger: log,
+		Slots: n.w.Slots, WorkerIDs: n.w.IDs(), WrongTypeQueues: n.w.WrongTypeQueues, Paused: n.w.Paused, Logger: log,
 	})
 	if err != nil {
 		return err
@@ -339,6 +339,11 @@ func (n *Node) Pause() { n.w.Pause() }
 
 // Resume undoes Pause (CONT).
 func (n *Node) Resume() { n.w.Resume() }
+
+// StopRequested reports whether the node stopped (or is stopping) because
+// of a stop request through Redis (resque-go process stop): a soft stop,
+// as QUIT.
+func (n *Node) StopRequested() bool { return n.w.StopRequested() }
 
 // IDs returns the worker ids of the node's slots.
 func (n *Node) IDs() []string { return n.w.IDs() }

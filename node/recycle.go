@@ -27,6 +27,10 @@ const (
 	LimitMaxJobs = "max_jobs"
 	LimitMaxRSS  = "max_rss"
 	LimitMaxAge  = "max_age"
+	// LimitStopRequested is no limit: a pool child asked to stop through
+	// Redis (resque-go process stop) exits as a recycled one, so that its
+	// manager starts a fresh process at once instead of counting a crash.
+	LimitStopRequested = "stop_requested"
 )
 
 // Recycled reports whether the node stopped (or is stopping) because it

@@ -39,4 +39,7 @@ type Record struct {
 	// last two minutes because their key holds another type (a key written
 	// by hand): fix or delete the key. Absent when none.
 	WrongTypeQueues []string `json:"wrong_type_queues,omitempty"`
+	// Paused is true while the process takes no new job: quieted (resque-go
+	// process quiet) or paused by USR2. Absent when it takes jobs.
+	Paused bool `json:"paused,omitempty"`
 }

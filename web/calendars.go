@@ -139,7 +139,7 @@ func (s *server) calendarPage(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "calendar", "Calendar "+v.Name, "calendars", v)
+	s.render(w, r, http.StatusOK, "calendar", titled("Calendar %s", v.Name), "calendars", v)
 }
 
 func (s *server) calendarRemoveForm(w http.ResponseWriter, r *http.Request) {
@@ -151,7 +151,7 @@ func (s *server) calendarRemoveForm(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	s.done(w, r, "calendars", "Removed calendar "+name+".")
+	s.done(w, r, "calendars", s.tf(r, "Removed calendar %s.", name))
 }
 
 func (s *server) apiCalendars(w http.ResponseWriter, r *http.Request) {

@@ -30,6 +30,9 @@ type processView struct {
 	HostCPU    float64    `json:"host_cpu_percent"`
 	HostMem    float64    `json:"host_mem_used_percent"`
 	Load1      float64    `json:"load1"`
+	// Paused: the process takes no new job (resque-go process quiet, or
+	// USR2), as of its record's last refresh.
+	Paused bool `json:"paused"`
 }
 
 type schedulerView struct {
@@ -100,7 +103,7 @@ func (h *hub) readHosts(ctx context.Context, v *overviewView, ws []client.Worker
 	}
 	busy := map[string]int{}
 	for _, w := range ws {
-		if w.Job != nil && w.Slot > 0 {
+		if w.Job != nil {
 			busy[w.Host+":"+strconv.Itoa(w.PID)]++
 		}
 	}
@@ -128,7 +131,7 @@ func (h *hub) readHosts(ctx context.Context, v *overviewView, ws []client.Worker
 func newProcessView(now time.Time, r stats.Record, busy map[string]int) processView {
 	p := processView{Host: clean(r.Host), PID: r.PID, SlotsTotal: r.SlotsTotal, RSSBytes: r.RSSBytes, CPUPercent: r.CPUPercent,
 		Goroutines: r.Goroutines, StartedAt: timePtr(r.StartedAt), UpdatedAt: timePtr(r.UpdatedAt), UpSeconds: agePtr(now, r.StartedAt),
-		HostCPU: r.HostCPUPercent, HostMem: r.MemUsedPercent, Load1: r.Load1}
+		HostCPU: r.HostCPUPercent, HostMem: r.MemUsedPercent, Load1: r.Load1, Paused: r.Paused}
 	// busy slots as the workers' records say now, not as of the record's
 	// last refresh
 	p.SlotsBusy = busy[r.Host+":"+strconv.Itoa(r.PID)]

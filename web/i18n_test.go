@@ -1,8 +1,14 @@
 package web_test
 
 import (
+	"fmt"
+	"html"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/resque-go/resque-go/web"
 )
 
 // Accept-Language chooses the dashboard's words; what comes from Redis is
@@ -44,5 +50,48 @@ func TestAcceptLanguageGerman(t *testing.T) {
 			strings.Contains(en.body, "data-messages") {
 			t.Errorf("Accept-Language %q: not the English page", h)
 		}
+	}
+}
+
+// Every page, in German, shows none of the catalogue's English phrases:
+// each template's words and each action's message go through it.
+func TestI18nEveryPageInGerman(t *testing.T) {
+	e := newEnv(t)
+	seed(e)
+	if _, err := e.c.EnqueueIn(ctx(), time.Hour, "later", "LaterJob", 1); err != nil {
+		t.Fatal(err)
+	}
+	de := web.MessagesDE()
+	var english []string
+	for en, g := range de {
+		if strings.Count(en, " ") >= 2 && !strings.Contains(g, en) && !strings.Contains(en, "%") {
+			english = append(english, html.EscapeString(en))
+		}
+	}
+	fl := e.failed("")
+	pages := []string{"", "queues", "queues/odd", "queues/odd/clear", "failed", "failed/bulk?action=retry",
+		"failed/bulk?action=remove&queue=odd", fmt.Sprintf("failed/%d?digest=%s", fl.Entries[0].Index, fl.Entries[0].Digest),
+		"workers", "audit", "delayed", "delayed?queue=later", "delayed/bulk", "plans", "schedules", "unique", "serial", "mass",
+		"calendars", "search", "search?q=GoJob", "tags", "no-such-page"}
+	for _, p := range pages {
+		for _, who := range []string{viewerSecret, adminSecret} {
+			r := e.request("GET", p, who, "", "", "Accept-Language", "de")
+			if !strings.Contains(r.body, `<html lang="de">`) {
+				t.Errorf("GET /%s: not German: %d", p, r.code)
+			}
+			// app.js's words, English keys to German words
+			body := regexp.MustCompile(` data-messages="[^"]*"`).ReplaceAllString(r.body, "")
+			for _, en := range english {
+				if strings.Contains(body, en) {
+					t.Errorf("GET /%s in German shows %q", p, en)
+				}
+			}
+		}
+	}
+	// an action's message
+	r := e.request("POST", "queues/odd/pause", operatorSecret, "application/x-www-form-urlencoded", "", "Accept-Language", "de",
+		"Origin", e.srv.URL, "Sec-Fetch-Site", "same-origin")
+	if !strings.Contains(r.body, "Warteschlange odd pausiert: Worker nehmen keinen ihrer Jobs, bis sie fortgesetzt wird.") {
+		t.Errorf("pause message in German: %d %.600s", r.code, r.body)
 	}
 }

@@ -162,18 +162,18 @@ func (s *server) massDo(r *http.Request, op string, a massAction) (result any, m
 		if err != nil {
 			return nil, "", err
 		}
-		result, msg, detail = res, "Paused source "+a.Source+".", fmt.Sprintf("parked %d batches", len(res.Batches))
+		result, msg, detail = res, s.tf(r, "Paused source %s.", a.Source), fmt.Sprintf("parked %d batches", len(res.Batches))
 		if res.Already {
-			n, msg = 0, "Source "+a.Source+" was paused already."
+			n, msg = 0, s.tf(r, "Source %s was paused already.", a.Source)
 		}
 	case "resume":
 		res, err := s.c.ResumeMassSource(ctx, a.Source, massqueue.ResumeOptions{})
 		if err != nil {
 			return nil, "", err
 		}
-		result, msg, detail = res, "Resumed source "+a.Source+".", fmt.Sprintf("%d batches back to work", len(res.Batches))
+		result, msg, detail = res, s.tf(r, "Resumed source %s.", a.Source), fmt.Sprintf("%d batches back to work", len(res.Batches))
 		if !res.WasPaused {
-			n, msg = 0, "Source "+a.Source+" was not paused."
+			n, msg = 0, s.tf(r, "Source %s was not paused.", a.Source)
 		}
 	case "weight":
 		if a.Weight == nil {
@@ -183,7 +183,7 @@ func (s *server) massDo(r *http.Request, op string, a massAction) (result any, m
 			return nil, "", err
 		}
 		result = map[string]any{"source": clean(a.Source), "weight": *a.Weight}
-		msg, detail = fmt.Sprintf("Set the weight of source %s to %d.", a.Source, *a.Weight), fmt.Sprintf("weight %d", *a.Weight)
+		msg, detail = s.tf(r, "Set the weight of source %s to %d.", a.Source, *a.Weight), fmt.Sprintf("weight %d", *a.Weight)
 	case "limit":
 		if a.Limit == nil {
 			return nil, "", statusErr(http.StatusBadRequest, "limit is required")
@@ -192,9 +192,9 @@ func (s *server) massDo(r *http.Request, op string, a massAction) (result any, m
 			return nil, "", err
 		}
 		result = map[string]any{"source": clean(a.Source), "limit": *a.Limit}
-		msg, detail = fmt.Sprintf("Set the limit of source %s to %d.", a.Source, *a.Limit), fmt.Sprintf("limit %d", *a.Limit)
+		msg, detail = s.tf(r, "Set the limit of source %s to %d.", a.Source, *a.Limit), fmt.Sprintf("limit %d", *a.Limit)
 		if *a.Limit == 0 {
-			msg = "Removed the limit of source " + a.Source + "."
+			msg = s.tf(r, "Removed the limit of source %s.", a.Source)
 		}
 	case "reallocate":
 		if a.ID == "" && !a.All {
@@ -211,7 +211,7 @@ func (s *server) massDo(r *http.Request, op string, a massAction) (result any, m
 			return nil, "", err
 		}
 		n, result = int64(k), map[string]any{"reallocated": k}
-		msg = "Gave " + plural(n, "allocation failure", "allocation failures") + " another try."
+		msg = s.count(r, n, "Gave 1 allocation failure another try.", "Gave %d allocation failures another try.")
 	default:
 		return nil, "", statusErr(http.StatusNotFound, "no action %q: want pause, resume, weight, limit or reallocate", op)
 	}

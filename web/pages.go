@@ -96,7 +96,7 @@ func (s *server) queuePageWith(w http.ResponseWriter, r *http.Request, code int,
 	if int64(pg.offset()+pg.Size) < size {
 		d.Pager.Next = pg.Page + 1
 	}
-	s.render(w, r, code, "queue", "Queue "+clean(q), "queues", d)
+	s.render(w, r, code, "queue", titled("Queue %s", clean(q)), "queues", d)
 }
 
 // mayPost says whether who asks may do what needs role, and reads the
@@ -130,7 +130,7 @@ func (s *server) queueRemoveForm(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	s.done(w, r, "queues/"+pathEscape(q), "Removed "+plural(n, "job", "jobs")+" of class "+strings.TrimSpace(r.Form.Get("class"))+" from queue "+q+".")
+	s.done(w, r, "queues/"+pathEscape(q), s.tf(r, "Removed %s of class %s from queue %s.", s.count(r, n, "1 job", "%d jobs"), strings.TrimSpace(r.Form.Get("class")), q))
 }
 
 type clearData struct {
@@ -145,7 +145,7 @@ func (s *server) queueClearConfirm(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "clear", "Clear "+clean(q), "queues", clearData{Queue: clean(q), Size: n})
+	s.render(w, r, http.StatusOK, "clear", titled("Clear %s", clean(q)), "queues", clearData{Queue: clean(q), Size: n})
 }
 
 func (s *server) queueClearForm(w http.ResponseWriter, r *http.Request) {
@@ -162,7 +162,7 @@ func (s *server) queueClearForm(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	s.done(w, r, "queues/"+pathEscape(q), "Cleared queue "+q+": "+plural(n, "job", "jobs")+" deleted.")
+	s.done(w, r, "queues/"+pathEscape(q), s.tf(r, "Cleared queue %s: %s deleted.", q, s.count(r, n, "1 job", "%d jobs")))
 }
 
 type failedPageData struct {
@@ -301,8 +301,8 @@ func (s *server) failedOneForm(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	verb := map[string]string{"retry": "Retried", "remove": "Removed"}[op]
-	s.done(w, r, "failed", verb+" the failed "+v.Class+" job of queue "+v.Queue+".")
+	format := map[string]string{"retry": "Retried the failed %s job of queue %s.", "remove": "Removed the failed %s job of queue %s."}[op]
+	s.done(w, r, "failed", s.tf(r, format, v.Class, v.Queue))
 }
 
 type bulkData struct {
@@ -336,7 +336,7 @@ func (s *server) failedBulkPreview(w http.ResponseWriter, r *http.Request) {
 	for _, e := range sample {
 		d.Sample = append(d.Sample, newFailedView(e))
 	}
-	s.render(w, r, http.StatusOK, "bulk", strings.ToUpper(action[:1])+action[1:]+" failed jobs", "failed", d)
+	s.render(w, r, http.StatusOK, "bulk", map[string]string{"retry": "Retry failed jobs", "remove": "Remove failed jobs"}[action], "failed", d)
 }
 
 // bulkRole is the role an action on every matching entry needs.
@@ -367,13 +367,17 @@ func (s *server) failedBulkForm(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	verb := map[string]string{"retry": "Retried", "remove": "Removed"}[action]
-	msg := verb + " " + plural(int64(res.Done), "entry", "entries") + " (" + f.String() + "; the preview showed " + strconv.FormatInt(previewed, 10) + ")."
+	format := map[string]string{"retry": "Retried %s (%s; the preview showed %d).", "remove": "Removed %s (%s; the preview showed %d)."}[action]
+	filter := f.String()
+	if f.empty() {
+		filter = s.tf(r, "every entry")
+	}
+	msg := s.tf(r, format, s.count(r, int64(res.Done), "1 entry", "%d entries"), filter, previewed)
 	if res.Gone > 0 {
-		msg += " " + plural(int64(res.Gone), "entry was", "entries were") + " gone meanwhile."
+		msg += " " + s.count(r, int64(res.Gone), "1 entry was gone meanwhile.", "%d entries were gone meanwhile.")
 	}
 	if res.Skipped > 0 {
-		msg += " " + plural(int64(res.Skipped), "entry", "entries") + " skipped: no queue or payload to retry."
+		msg += " " + s.count(r, int64(res.Skipped), "1 entry skipped: no queue or payload to retry.", "%d entries skipped: no queue or payload to retry.")
 	}
 	s.done(w, r, "failed?"+strings.TrimPrefix(f.query(), "&"), msg)
 }
@@ -394,12 +398,24 @@ func (s *server) workersPage(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	now := s.now()
-	out := make([]workerView, len(ws))
-	for i, x := range ws {
-		out[i] = newWorkerView(now, x)
+	recs, err := s.c.Processes(r.Context(), ws)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
 	}
-	s.render(w, r, http.StatusOK, "workers", "Workers", "workers", out)
+	now := s.now()
+	d := workersData{Workers: make([]workerView, len(ws)), Processes: make([]processView, len(recs))}
+	busy := map[string]int{}
+	for i, x := range ws {
+		d.Workers[i] = newWorkerView(now, x)
+		if x.Job != nil {
+			busy[x.Host+":"+strconv.Itoa(x.PID)]++
+		}
+	}
+	for i, rec := range recs {
+		d.Processes[i] = newProcessView(now, rec, busy)
+	}
+	s.render(w, r, http.StatusOK, "workers", "Workers", "workers", d)
 }
 
 // workerCancelForm cancels the job a worker runs, if it is still the one
@@ -413,7 +429,7 @@ func (s *server) workerCancelForm(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	s.done(w, r, "workers", "Cancel requested for the job on "+id+": it ends in failed as ResqueGo::Cancelled.")
+	s.done(w, r, "workers", s.tf(r, "Cancel requested for the job on %s: it ends in failed as ResqueGo::Cancelled.", id))
 }
 
 type auditData struct {
@@ -432,13 +448,6 @@ func (s *server) auditPage(w http.ResponseWriter, r *http.Request) {
 		es, pg.Next = es[:pg.Size], pg.Page+1
 	}
 	s.render(w, r, http.StatusOK, "audit", "Audit log", "audit", auditData{Entries: es, Pager: pg})
-}
-
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.FormatInt(n, 10) + " " + many
 }
 
 func pathEscape(s string) string { return url.PathEscape(s) }

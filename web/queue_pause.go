@@ -64,11 +64,11 @@ func (s *server) queuePauseForm(op string) http.HandlerFunc {
 			s.failErr(w, r, err)
 			return
 		}
-		msg := "Paused queue " + q + ": workers take none of its jobs until it is resumed."
+		msg := s.tf(r, "Paused queue %s: workers take none of its jobs until it is resumed.", q)
 		if op == "resume" {
-			msg = "Resumed queue " + q + "."
+			msg = s.tf(r, "Resumed queue %s.", q)
 			if !changed {
-				msg = "Queue " + q + " was not paused; nothing was done."
+				msg = s.tf(r, "Queue %s was not paused; nothing was done.", q)
 			}
 		}
 		s.done(w, r, "queues", msg)

@@ -34,16 +34,47 @@ type pageData struct {
 // T is the dashboard's own text s in the page's language.
 func (p pageData) T(s string) string { return p.cat.translate(p.Lang, s) }
 
+// Tf is the dashboard's own format in the page's language, filled with
+// args (which are not translated).
+func (p pageData) Tf(format string, args ...any) string { return p.cat.format(p.Lang, format, args...) }
+
+// PageTitle is the page's title in its language: Title is a catalogue
+// key, or a format and its argument joined by titled.
+func (p pageData) PageTitle() string {
+	if format, arg, ok := strings.Cut(p.Title, titleSep); ok {
+		return p.Tf(format, arg)
+	}
+	return p.T(p.Title)
+}
+
+// titleSep joins a title's format and argument; no format contains it.
+const titleSep = "\x00"
+
+// titled is a page title made of a format of the catalogue ("Queue %s")
+// and a name from Redis, which is not translated.
+func titled(format, arg string) string { return format + titleSep + arg }
+
+// words are the dashboard's text in one language, for templates executed
+// without pageData (the search page's streamed rows).
+type words struct {
+	cat  catalogue
+	lang string
+}
+
+func (w words) T(s string) string                    { return w.cat.translate(w.lang, s) }
+func (w words) Tf(format string, args ...any) string { return w.cat.format(w.lang, format, args...) }
+
 // CanOperate and CanAdmin say which actions to offer (the server checks
 // again).
 func (p pageData) CanOperate() bool { return p.User.Role >= RoleOperator }
 func (p pageData) CanAdmin() bool   { return p.User.Role >= RoleAdmin }
 
 var pages = []string{"overview", "queues", "queue", "clear", "failed", "entry", "bulk", "done", "workers", "audit", "error",
-	"delayed", "delayedbulk", "plans", "plan", "schedules", "unique", "serial", "mass", "calendars", "calendar", "search"}
+	"delayed", "delayedbulk", "plans", "plan", "schedules", "unique", "serial", "mass", "calendars", "calendar", "search", "tags", "tag", "processstop"}
 
-func parseTemplates(base string) (map[string]*pageTemplate, error) {
-	funcs := template.FuncMap{
+// templateFuncs are the templates' functions; base is the dashboard's path.
+func templateFuncs(base string) template.FuncMap {
+	return template.FuncMap{
 		"url":  func(p string) string { return base + strings.TrimPrefix(p, "/") },
 		"qurl": func(p, q string) string { return base + strings.TrimPrefix(p, "/") + "?" + q },
 		"path": url.PathEscape,
@@ -74,6 +105,10 @@ func parseTemplates(base string) (map[string]*pageTemplate, error) {
 		"add":    func(a, b int) int { return a + b },
 		"int64":  func(n uint64) int64 { return int64(min(n, 1<<63-1)) },
 	}
+}
+
+func parseTemplates(base string) (map[string]*pageTemplate, error) {
+	funcs := templateFuncs(base)
 	out := map[string]*pageTemplate{}
 	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
 	if err != nil {

@@ -226,7 +226,7 @@ func TestPlansAndUniquePageByCursor(t *testing.T) {
 		}
 	}
 	first := e.get("plans", viewerSecret).body
-	for _, want := range []string{"p000", "p001", "p300", "&lt;i&gt;odd&lt;/i&gt; ünï", "a page reads at most 200 slots and shows the paused plans (2)", `href="/plans?from=`} {
+	for _, want := range []string{"p000", "p001", "p300", "&lt;i&gt;odd&lt;/i&gt; ünï", "a page reads at most 200 slots. The first page also shows the 2 paused plans.", `href="/plans?from=`} {
 		if !strings.Contains(first, want) {
 			t.Errorf("plans, first page, lacks %q", want)
 		}

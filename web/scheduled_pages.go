@@ -142,7 +142,7 @@ func (s *server) delayedRemoveOneForm(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	s.done(w, r, "delayed", "Removed the delayed "+v.Class+" job of queue "+v.Queue+" due "+v.At.Format("2006-01-02 15:04:05 UTC")+".")
+	s.done(w, r, "delayed", s.tf(r, "Removed the delayed %s job of queue %s due %s.", v.Class, v.Queue, v.At.Format("2006-01-02 15:04:05 UTC")))
 }
 
 type delayedBulkData struct {
@@ -183,8 +183,12 @@ func (s *server) delayedBulkForm(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	s.done(w, r, "delayed", "Removed "+plural(res.Removed, "delayed item", "delayed items")+" ("+f.String()+
-		"; the preview showed "+strconv.FormatInt(previewed, 10)+").")
+	filter := f.String()
+	if f.Empty() {
+		filter = s.tf(r, "every delayed item")
+	}
+	s.done(w, r, "delayed", s.tf(r, "Removed %s (%s; the preview showed %d).",
+		s.count(r, res.Removed, "1 delayed item", "%d delayed items"), filter, previewed))
 }
 
 // A page of plans reads at most planSlotsPage slots of the schedule (and
@@ -279,7 +283,7 @@ func (s *server) planPage(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "plan", "Plan "+v.ID, "plans", v)
+	s.render(w, r, http.StatusOK, "plan", titled("Plan %s", v.ID), "plans", v)
 }
 
 func (s *server) planForm(w http.ResponseWriter, r *http.Request) {
@@ -292,9 +296,10 @@ func (s *server) planForm(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	msg := map[string]string{"pause": "Paused", "resume": "Resumed", "remove": "Removed"}[op] + " plan " + id + "."
+	msg := s.tf(r, map[string]string{"pause": "Paused plan %s.", "resume": "Resumed plan %s.", "remove": "Removed plan %s."}[op], id)
 	if !changed {
-		msg = "Plan " + id + " was " + map[string]string{"pause": "paused", "resume": "not paused"}[op] + " already; nothing was done."
+		msg = s.tf(r, map[string]string{"pause": "Plan %s was paused already; nothing was done.",
+			"resume": "Plan %s was not paused already; nothing was done."}[op], id)
 	}
 	back := "plans/" + pathEscape(id)
 	if op == "remove" {
@@ -354,10 +359,16 @@ func (s *server) uniqueClearForm(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	msg := map[string]string{"absent": "Unique id " + uid + " had no state; nothing was done.",
-		"cleared": "Cleared unique id " + uid + ".", "released": "Cleared unique id " + uid + " and released its parked job."}[string(res)]
-	if msg == "" {
-		msg = "Unique id " + uid + ": " + string(res) + "."
+	var msg string
+	switch string(res) {
+	case "absent":
+		msg = s.tf(r, "Unique id %s had no state; nothing was done.", uid)
+	case "cleared":
+		msg = s.tf(r, "Cleared unique id %s.", uid)
+	case "released":
+		msg = s.tf(r, "Cleared unique id %s and released its parked job.", uid)
+	default:
+		msg = s.tf(r, "Unique id %s: %s.", uid, string(res))
 	}
 	s.done(w, r, "unique", strings.TrimSpace(msg))
 }

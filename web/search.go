@@ -172,6 +172,7 @@ type searchPageData struct {
 // hitData is one row of the page.
 type hitData struct {
 	searchHit
+	words
 	CanOperate bool
 	Link       string
 	// RemoveArgs is a queued job's args for "remove jobs like this" when
@@ -207,7 +208,7 @@ func (s *server) searchPage(w http.ResponseWriter, r *http.Request) {
 	}
 	canOperate := pd.CanOperate()
 	end := s.search(r, p, func(h searchHit) bool {
-		row := hitData{searchHit: h, CanOperate: canOperate, Link: s.hitLink(h)}
+		row := hitData{searchHit: h, words: words{s.cat, lang}, CanOperate: canOperate, Link: s.hitLink(h)}
 		if h.Job != nil && h.Job.ID == "" {
 			row.RemoveArgs = string(h.Job.Args)
 		}
@@ -216,7 +217,10 @@ func (s *server) searchPage(w http.ResponseWriter, r *http.Request) {
 	if r.Context().Err() != nil {
 		return // the client went away
 	}
-	_ = t.ExecuteTemplate(w, "searchend", end)
+	_ = t.ExecuteTemplate(w, "searchend", struct {
+		searchEnd
+		words
+	}{end, words{s.cat, lang}})
 	_, _ = w.Write(tail)
 }
 

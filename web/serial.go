@@ -105,7 +105,7 @@ func (s *server) serialReleaseForm(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	s.done(w, r, "serial", "Released the lock of serial queue "+q+".")
+	s.done(w, r, "serial", s.tf(r, "Released the lock of serial queue %s.", q))
 }
 
 func (s *server) apiSerial(w http.ResponseWriter, r *http.Request) {

@@ -69,7 +69,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, reg *work
 	if masked := maskArgs(args); !slices.Equal(masked, args) {
 		proctitle.SetArgs(masked)
 	}
-	return runApp(ctx, newApp(stdout, stderr, reg), args)
+	app := newApp(stdout, stderr, reg)
+	// ps e and /proc/<pid>/environ show the environment to the same user
+	// for the process's whole life: secrets in it are masked there too.
+	proctitle.MaskEnv(envMasker(app.Commands))
+	return runApp(ctx, app, args)
 }
 
 // runApp runs app, prints its error as one line (plus a hint for usage
@@ -133,7 +137,7 @@ func errorLine(err error) string {
 func newApp(stdout, stderr io.Writer, reg *worker.Registry) *ucli.App {
 	groups := []helpGroup{
 		{"Run", []*ucli.Command{demoCommand(), workCommand(reg), poolCommand(), schedulerCommand(), webCommand(), runJobCommand(reg)}},
-		{"Enqueue & inspect", []*ucli.Command{enqueueCommand(), statsCommand(), queueCommand(), delayedCommand(), uniqueCommand(), groupCommand(), jobCommand(), eventsCommand()}},
+		{"Enqueue & inspect", []*ucli.Command{enqueueCommand(), statsCommand(), queueCommand(), delayedCommand(), uniqueCommand(), groupCommand(), jobCommand(), processCommand(), eventsCommand()}},
 		{"Scheduling", []*ucli.Command{planCommand(), calendarCommand(), scheduleCommand()}},
 		{"Failed", []*ucli.Command{failedCommand()}},
 		{"Mass queues", []*ucli.Command{massCommand()}},

@@ -44,7 +44,7 @@ func enqueueCommand() *ucli.Command {
 			&ucli.StringFlag{Name: "in", Usage: "run after `DURATION` (90s, 5m, 2h; at most 100 years, 876000h) through the delayed queue"},
 			&ucli.StringFlag{Name: "unique-id", Usage: "make the job unique under `UID` (refused with exit code 3 while a job with it is queued or running)"},
 			&ucli.StringSliceFlag{Name: "tag", Usage: "tag the job with `TAG` (repeatable, at most 16): an extra payload field, and the job's id in the tag's index until the job ends (job list --tag)"},
-			&ucli.BoolFlag{Name: "events", Usage: "append the job's enqueued event to the events stream (<ns>:resque-go:events), in the same step as the push"},
+			&ucli.BoolFlag{Name: "events", Usage: "append the job's enqueued event to the events stream (<ns>:resque-go:events), in the same step as the push (with --after: and its released event when its parents have all succeeded)"},
 			&ucli.StringFlag{Name: "deferrable-by", Usage: "with --unique-id: when the uid's job is running, park this job and enqueue it `SECONDS` (at most 3153600000, 100 years) after that job succeeds"},
 		), enqueueDepsFlags()...),
 		Action: func(c *ucli.Context) error {
@@ -89,8 +89,8 @@ func enqueueCommand() *ucli.Command {
 			if tracked && (u.UID != "" || !due.IsZero() || c.Bool("plain")) {
 				return usagef("--tag and --events go with an immediate enqueue: not with --at, --in, --unique-id or --plain")
 			}
-			if tracked && held {
-				return usagef("--tag and --events do not go with --after, --after-group or --group")
+			if len(eo.Tags) > 0 && held {
+				return usagef("--tag does not go with --after, --after-group or --group")
 			}
 			if tracked {
 				eo.ID = protocol.NewJobID() // the indexes' member
@@ -114,7 +114,7 @@ func enqueueCommand() *ucli.Command {
 			written := payload
 			switch {
 			case held:
-				if err := enqueueHeld(c, client, queue, payload, deps, parents); err != nil {
+				if err := enqueueHeld(c, client, queue, payload, deps, parents, c.Bool("events")); err != nil {
 					return err
 				}
 			case u.UID != "":

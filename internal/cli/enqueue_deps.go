@@ -72,8 +72,9 @@ func enqueueDeps(c *ucli.Context) (protocol.DepFields, []rdb.DepParent, error) {
 }
 
 // enqueueHeld writes a job with parents or a group (rdb.EnqueueDeps) and
-// says on stderr when it is not queued.
-func enqueueHeld(c *ucli.Context, client *rdb.Client, queue string, payload []byte, d protocol.DepFields, parents []rdb.DepParent) error {
+// says on stderr when it is not queued; with events, the step writes its
+// enqueued event (and its released one when it is pushed at once).
+func enqueueHeld(c *ucli.Context, client *rdb.Client, queue string, payload []byte, d protocol.DepFields, parents []rdb.DepParent, events bool) error {
 	p, err := protocol.DecodePayload(payload)
 	if err != nil {
 		return usageError{err}
@@ -84,7 +85,7 @@ func enqueueHeld(c *ucli.Context, client *rdb.Client, queue string, payload []by
 		}
 	}
 	state, waiting, err := client.EnqueueDeps(c.Context, rdb.DepJob{ID: p.ID, Queue: queue, Payload: payload,
-		Policy: d.OnParentFailure, Parents: parents, Group: d.Group}, time.Now())
+		Policy: d.OnParentFailure, Parents: parents, Group: d.Group, Event: events, Class: p.Class}, time.Now())
 	if errors.Is(err, rdb.ErrGroupFired) {
 		return usagef("group %q has completed: it takes no more jobs", d.Group)
 	}

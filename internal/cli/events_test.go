@@ -56,3 +56,22 @@ func TestEnqueueTagsAndEvents(t *testing.T) {
 		}
 	}
 }
+
+// enqueue --after --events writes the held job's enqueued event; --tag
+// does not go with --after.
+func TestEnqueueHeldWithEvents(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t)
+	r := e.redisArgs()
+	code, out, errOut := e.run(append(append([]string{"enqueue"}, r...), "--queue", "later", "--class", "Mail", "--after", "parent-1", "--events")...)
+	if code != ExitOK || !strings.Contains(errOut, "held") {
+		t.Fatalf("enqueue: exit %d %s %s", code, out, errOut)
+	}
+	code, out, _ = e.run(append(append([]string{"events", "tail"}, r...), "--queue", "later")...)
+	if code != ExitOK || !strings.Contains(out, "enqueued") || !strings.Contains(out, "Mail") {
+		t.Errorf("events tail: exit %d %q", code, out)
+	}
+	if code, _, errOut := e.run(append(append([]string{"enqueue"}, r...), "--queue", "later", "--class", "Mail", "--after", "parent-1", "--tag", "a")...); code != ExitUsage {
+		t.Errorf("--tag with --after: exit %d %s", code, errOut)
+	}
+}

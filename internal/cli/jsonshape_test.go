@@ -65,7 +65,10 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 	// a slot running a job, as a resque-go claim leaves it, for job cancel
 	running := "testhost:1:mail"
 	k := e.client.Keys()
-	for _, cmd := range [][]any{{"SET", k.Worker(running), `{"queue":"mail","run_at":"2026-01-01T00:00:00Z","payload":{"class":"C","args":[]}}`}, {"HSET", k.ClaimSeqs(), running, "1"}} {
+	for _, cmd := range [][]any{{"SET", k.Worker(running), `{"queue":"mail","run_at":"2026-01-01T00:00:00Z","payload":{"class":"C","args":[]}}`}, {"HSET", k.ClaimSeqs(), running, "1"},
+		// ... registered as a resque-go process, for process quiet, resume and stop
+		{"SADD", k.Workers(), running}, {"HSET", k.WorkerIntervals(), running, "5"},
+		{"SET", k.Process("testhost", 1), `{"pid":1,"host":"testhost","started_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z","worker_ids":["testhost:1:mail"],"slots_busy":1,"slots_total":1,"paused":true}`}} {
 		if _, err := e.client.Do(context.Background(), cmd[0].(string), cmd[1:]...); err != nil {
 			t.Fatal(err)
 		}
@@ -74,6 +77,10 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 	var delayedAt string
 	cases := []jsonCase{
 		{path: "job cancel", args: []string{running}},
+		{path: "process list", list: true},
+		{path: "process quiet", args: []string{"testhost:1"}},
+		{path: "process resume", args: []string{running}},
+		{path: "process stop", args: []string{"testhost:1"}},
 		{path: "queue list", list: true},
 		{path: "queue limits", list: true},
 		{path: "queue size", args: []string{"mail"}},

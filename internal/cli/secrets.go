@@ -1,6 +1,10 @@
 package cli
 
-import "strings"
+import (
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+)
 
 // secretFlag reports whether the value of flag name is a secret: such a
 // value is never shown on the command line, and a job process never gets
@@ -78,5 +82,50 @@ func maskURLs(s string) string {
 			b.WriteString(secretMask)
 		}
 		s = s[at:]
+	}
+}
+
+// secretEnvVars are the environment variables of cmds' secret flags (their
+// own and their envAliases).
+func secretEnvVars(cmds []*ucli.Command) map[string]bool {
+	vars := map[string]bool{}
+	var walk func(cmds []*ucli.Command)
+	walk = func(cmds []*ucli.Command) {
+		for _, cmd := range cmds {
+			for _, f := range cmd.Flags {
+				name := f.Names()[0]
+				if !secretFlag(name) {
+					continue
+				}
+				if ev, ok := f.(interface{ GetEnvVars() []string }); ok {
+					for _, v := range ev.GetEnvVars() {
+						vars[v] = true
+					}
+				}
+				for _, v := range envAliases[name] {
+					vars[v] = true
+				}
+			}
+			walk(cmd.Subcommands)
+		}
+	}
+	walk(cmds)
+	return vars
+}
+
+// envMasker masks an environment string "NAME=value" as ps e may show it:
+// the value of a secret flag's variable replaced by secretMask, the user
+// info of URLs elsewhere (REDIS_URL's password) as on the command line.
+func envMasker(cmds []*ucli.Command) func(kv string) string {
+	secret := secretEnvVars(cmds)
+	return func(kv string) string {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok {
+			return kv
+		}
+		if secret[name] {
+			return name + "=" + secretMask
+		}
+		return maskURLs(kv)
 	}
 }

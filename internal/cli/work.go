@@ -27,7 +27,8 @@ func workCommand(reg *worker.Registry) *ucli.Command {
 		Description: "Drains resque:queue:<q> lists in strict priority order.\n\n" +
 			"Signals: QUIT finishes running jobs and exits; TERM and INT cancel running jobs, wait\n" +
 			"--term-timeout, then requeue what did not finish; USR1 cancels running jobs and goes on;\n" +
-			"USR2 pauses, CONT resumes. The key <ns>:pause-all-workers = \"true\" pauses every worker.",
+			"USR2 pauses, CONT resumes. The key <ns>:pause-all-workers = \"true\" pauses every worker.\n" +
+			"`resque-go process quiet|resume|stop HOST:PID` asks the same through Redis, from any host.",
 		Flags:  flags,
 		Action: func(c *ucli.Context) error { return runWork(c, reg) },
 	}
@@ -100,6 +101,10 @@ func runWork(c *ucli.Context, reg *worker.Registry) error {
 			}
 			if limit, ok := n.Recycled(); ok {
 				return recycledError{limit}
+			}
+			if n.StopRequested() && cfg.SupervisorPID > 0 {
+				// a pool child: its manager replaces it, as after a recycle
+				return recycledError{node.LimitStopRequested}
 			}
 			return nil
 		case s := <-sigs:
@@ -224,5 +229,8 @@ func configFromFD(c *ucli.Context) (node.Config, error) {
 type recycledError struct{ limit string }
 
 func (e recycledError) Error() string {
+	if e.limit == node.LimitStopRequested {
+		return "recycled: " + e.limit + " (resque-go process stop); exiting so that a fresh process takes over"
+	}
 	return "recycled: " + e.limit + " reached; exiting so that a fresh process takes over"
 }

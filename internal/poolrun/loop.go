@@ -541,7 +541,7 @@ func recycleLimit(err error, reason string) (string, bool) {
 	if !errors.As(err, &ee) || ee.ExitCode() != node.ExitRecycled {
 		return "", false
 	}
-	for _, limit := range []string{node.LimitMaxJobs, node.LimitMaxRSS, node.LimitMaxAge} {
+	for _, limit := range []string{node.LimitMaxJobs, node.LimitMaxRSS, node.LimitMaxAge, node.LimitStopRequested} {
 		if strings.Contains(reason, limit) {
 			return limit, true
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/shirou/gopsutil/v3/process"
 
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
 	"github.com/resque-go/resque-go/internal/recovery"
 	"github.com/resque-go/resque-go/internal/service"
 	"github.com/resque-go/resque-go/pool"
@@ -232,10 +233,11 @@ func (p *pruner) loop(ctx context.Context) {
 	}
 }
 
-// pass runs one pruning pass as this host's observer.
+// pass runs one pruning pass as this host's observer, recovering with
+// the children's settings (observerConfig).
 func (p *pruner) pass(ctx context.Context) error {
 	s := p.s
-	rec, err := recovery.New(recovery.Config{Client: s.p.Client, Hostname: s.hostname, PID: s.p.PID, Logger: &s.log})
+	rec, err := recovery.New(observerConfig(s.Config(), recovery.Config{Client: s.p.Client, Hostname: s.hostname, PID: s.p.PID, Logger: &s.log}))
 	if err == nil {
 		err = rec.Prune(ctx)
 	}
@@ -259,4 +261,23 @@ func (p *pruner) pass(ctx context.Context) error {
 	}
 	s.emit(pool.Event{Kind: pool.EventPruned, Err: err})
 	return err
+}
+
+// observerConfig completes rc, the observer's recovery, with what the
+// file gives every child (cfg.Work) about a dead worker's job: its
+// recoveries before it is failed, the caps whose slots it frees at once
+// (instead of at the end of their lease) and the events it writes, as the
+// children's own recoveries do.
+func observerConfig(cfg *pool.Config, rc recovery.Config) recovery.Config {
+	w := cfg.Work
+	rc.MaxRecoveries, rc.RubyPrune = w.MaxRecoveries, w.RubyPrune
+	for _, spec := range w.Limits {
+		// the file was validated when it was loaded: a spec that does
+		// not parse frees nothing, as before
+		if l, err := protocol.ParseLimit(spec); err == nil {
+			rc.Limits = append(rc.Limits, l)
+		}
+	}
+	rc.Events = rdb.EventsConfig{On: w.Events, MaxLen: w.EventsMaxLen, MaxAge: w.EventsMaxAge}
+	return rc
 }

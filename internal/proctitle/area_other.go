@@ -2,4 +2,4 @@
 
 package proctitle
 
-func commandLineArea() ([]byte, int) { return nil, 0 }
+func commandLineArea() ([]byte, int, int) { return nil, 0, 0 }

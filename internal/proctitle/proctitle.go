@@ -14,6 +14,7 @@
 package proctitle
 
 import (
+	"bytes"
 	"strings"
 	"sync"
 )
@@ -26,6 +27,8 @@ var (
 	mu      sync.Mutex
 	area    []byte // nil: titles are not supported or Prepare was not called
 	argSize int    // the length of the argument strings at the start of area
+	envAt   int    // where the environment strings start in area; 0: none
+	titled  bool   // Set has written over the environment strings
 )
 
 // Prepare makes os.Args independent of the command-line memory and returns
@@ -39,7 +42,7 @@ func Prepare(args []string) []string {
 		out[i] = strings.Clone(a)
 	}
 	if area == nil {
-		area, argSize = commandLineArea()
+		area, argSize, envAt = commandLineArea()
 	}
 	return out
 }
@@ -73,6 +76,40 @@ func Set(title string) {
 	t := Prefix + title
 	n := copy(area[:len(area)-1], t)
 	clear(area[n:])
+	titled = true
+}
+
+// MaskEnv rewrites, in the memory the kernel shows as /proc/<pid>/environ
+// (and ps e), each environment string "NAME=value" for which mask returns
+// another string: the new string is written in its place, cut to the old
+// one's length, and the rest of that place zeroed. A password in REDIS_URL
+// is then readable only from the copy Go made at start-up (os.Getenv and
+// the environment passed to child processes, which filter it themselves).
+// It does nothing where titles are not supported, Prepare was not called,
+// or Set has already written over the environment.
+func MaskEnv(mask func(kv string) string) {
+	mu.Lock()
+	defer mu.Unlock()
+	if envAt <= 0 || envAt >= len(area) || titled {
+		return
+	}
+	env := area[envAt:]
+	for len(env) > 0 {
+		end := bytes.IndexByte(env, 0)
+		if end < 0 {
+			end = len(env)
+		}
+		if kv := string(env[:end]); end > 0 {
+			if m := mask(kv); m != kv {
+				n := copy(env[:end], m)
+				clear(env[n:end])
+			}
+		}
+		if end == len(env) {
+			return
+		}
+		env = env[end+1:]
+	}
 }
 
 // Capacity is how many bytes of title (Prefix included) fit; 0 when titles

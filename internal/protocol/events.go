@@ -18,6 +18,9 @@ func (k Keys) Tag(t string) string { return k.key("resque-go", "tag", t) }
 // TagPrefix is what Tag(t) puts before t.
 func (k Keys) TagPrefix() string { return k.key("resque-go", "tag", "") }
 
+// TagPattern matches every tag's index (SCAN MATCH).
+func (k Keys) TagPattern() string { return k.key("resque-go", "tag", "*") }
+
 // Event names, the "event" field of an entry of the events stream.
 const (
 	EventEnqueued    = "enqueued"

@@ -65,3 +65,18 @@ func TestTagChecks(t *testing.T) {
 		t.Errorf("tags of another shape: %v", p.Tags())
 	}
 }
+
+// A tag's index is under the pattern the dashboard's tag list scans.
+func TestTagKeys(t *testing.T) {
+	t.Parallel()
+	k := NewKeys("resque")
+	if got, want := k.Tag("a b<ü>"), "resque:resque-go:tag:a b<ü>"; got != want {
+		t.Errorf("Tag: %q, want %q", got, want)
+	}
+	if got, want := k.TagPattern(), "resque:resque-go:tag:*"; got != want {
+		t.Errorf("TagPattern: %q, want %q", got, want)
+	}
+	if ok, _ := MatchGlob(k.TagPattern(), k.Tag("x")); !ok {
+		t.Errorf("%q does not match %q", k.TagPattern(), k.Tag("x"))
+	}
+}

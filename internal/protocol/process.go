@@ -38,6 +38,9 @@ type ProcessRecord struct {
 	// last two minutes because their key holds another type (a key written
 	// by hand): fix or delete the key. Absent when none.
 	WrongTypeQueues []string `json:"wrong_type_queues,omitempty"`
+	// Paused is true while the process takes no new job: quieted (resque-go
+	// process quiet) or paused by USR2. Absent when it takes jobs.
+	Paused bool `json:"paused,omitempty"`
 }
 
 // EncodeProcessRecord writes r as compact JSON: times in UTC truncated to the

@@ -119,21 +119,23 @@ func (c *Client) StoredCancels(ctx context.Context, workerIDs []string) ([]proto
 // connection is noticed within about twice this.
 const cancelPing = 10 * time.Second
 
-// SubscribeCancels subscribes to the cancel channel on a connection of its
-// own (not the pool's) and calls onMsg for each request, from this
-// goroutine, until ctx is done (nil) or the connection fails (the error).
-// ready is called once the subscription is in place: a caller reads the
-// stored requests then, so that none made while it was not subscribed is
-// missed.
-func (c *Client) SubscribeCancels(ctx context.Context, ready func(), onMsg func(protocol.Cancel)) error {
+// SubscribeRequests subscribes to the cancel channel and the process
+// request channel on one connection of its own (not the pool's) and calls
+// onCancel for each cancel request and onControl for each process request,
+// from this goroutine, until ctx is done (nil) or the connection fails (the
+// error). ready is called once both subscriptions are in place: a caller
+// reads the stored requests then, so that none made while it was not
+// subscribed is missed.
+func (c *Client) SubscribeRequests(ctx context.Context, ready func(), onCancel func(protocol.Cancel), onControl func(protocol.ProcessControl)) error {
 	conn, err := c.pool.DialContext(ctx)
 	if err != nil {
-		return fmt.Errorf("rdb: subscribe cancels: %w", err)
+		return fmt.Errorf("rdb: subscribe requests: %w", err)
 	}
 	psc := redis.PubSubConn{Conn: conn}
 	defer psc.Close()
-	if err := psc.Subscribe(c.keys.CancelChannel()); err != nil {
-		return fmt.Errorf("rdb: subscribe cancels: %w", err)
+	cancels, controls := c.keys.CancelChannel(), c.keys.ProcessControlChannel()
+	if err := psc.Subscribe(cancels, controls); err != nil {
+		return fmt.Errorf("rdb: subscribe requests: %w", err)
 	}
 	// a ping every cancelPing proves the connection (a read waits for at
 	// most two); a done ctx ends the blocked read by closing it
@@ -157,18 +159,25 @@ func (c *Client) SubscribeCancels(ctx context.Context, ready func(), onMsg func(
 	for {
 		switch m := psc.ReceiveWithTimeout(2*cancelPing + time.Second).(type) {
 		case redis.Message:
-			if req, err := protocol.DecodeCancelMessage(m.Data); err == nil {
-				onMsg(req)
+			switch m.Channel {
+			case cancels:
+				if req, err := protocol.DecodeCancelMessage(m.Data); err == nil {
+					onCancel(req)
+				}
+			case controls:
+				if req, err := protocol.DecodeProcessControl(m.Data); err == nil {
+					onControl(req)
+				}
 			}
 		case redis.Subscription:
-			if m.Kind == "subscribe" {
+			if m.Kind == "subscribe" && m.Count == 2 {
 				ready()
 			}
 		case error:
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("rdb: cancel subscription: %w", m)
+			return fmt.Errorf("rdb: request subscription: %w", m)
 		}
 	}
 }

@@ -53,6 +53,12 @@ type DepJob struct {
 	Policy    string // protocol.OnParentFailure...
 	Parents   []DepParent
 	Group     string
+	// Event writes the job's enqueued event and, when the step pushes it
+	// (its parents have all succeeded), its released event, with this
+	// stream's retention; Class names it there.
+	Event  bool
+	Events EventsConfig
+	Class  string
 }
 
 // EnqueueDeps writes job in one step (deps_enqueue.lua): pushed to its
@@ -82,6 +88,13 @@ func (c *Client) EnqueueDeps(ctx context.Context, job DepJob, now time.Time) (st
 			keys = append(keys, k.DepOutcome(p.Name), k.DepChildren(p.Name))
 			args = append(args, "j", p.Name)
 		}
+	}
+	if job.Event {
+		ev := job.Events
+		ev.On = true
+		p := newEventsParts(k, ev)
+		keys = append(keys, p.stream)
+		args = append(args, p.maxLen, p.maxAge, job.Class, now.UnixMilli())
 	}
 	v, err := redis.Values(c.eval(ctx, depsEnqueueScript, append(append([]any{len(keys)}, keys...), args...)...))
 	if err != nil {

@@ -273,3 +273,59 @@ func TestJobpathEffectGroup(t *testing.T) {
 		t.Fatalf("callbacks %d, want 1", n)
 	}
 }
+
+// An enqueue with parents that asks for its events writes the job's
+// enqueued event and, when it settles the job at once, its released event
+// (its parents have all succeeded) or its failed or discarded one (a
+// parent had failed; by its policy), in the same step; one that does not
+// ask writes none. A held job's released event is its parent's finish's.
+func TestDepsEnqueueEvents(t *testing.T) {
+	t.Parallel()
+	c, _, do := ringTestClient(t, false)
+	ctx := context.Background()
+	do("SET", c.keys.DepOutcome("done"), "succeeded")
+	do("SET", c.keys.DepOutcome("bad"), "failed")
+	enqueueP := func(id, parent, policy string, event bool) string {
+		t.Helper()
+		d := protocol.DepFields{After: []string{parent}, OnParentFailure: policy}
+		state, _, err := c.EnqueueDeps(ctx, DepJob{ID: id, Queue: "q", Payload: depsPayload(t, id, d), Policy: policy,
+			Parents: []DepParent{{Name: parent}}, Event: event, Class: "J"}, time.Now())
+		if err != nil {
+			t.Fatalf("enqueue %s: %v", id, err)
+		}
+		return state
+	}
+	enqueue := func(id, parent string, event bool) string {
+		t.Helper()
+		return enqueueP(id, parent, protocol.OnParentFailureFail, event)
+	}
+	if st := enqueue("held", "running", true); st != "held" {
+		t.Fatalf("held: %s", st)
+	}
+	if st := enqueue("now", "done", true); st != "queued" {
+		t.Fatalf("now: %s", st)
+	}
+	if st := enqueue("quiet", "done", false); st != "queued" {
+		t.Fatalf("quiet: %s", st)
+	}
+	if st := enqueue("orphan", "bad", true); st != "failed" {
+		t.Fatalf("orphan: %s", st)
+	}
+	if st := enqueueP("dropped", "bad", protocol.OnParentFailureDrop, true); st != "dropped" {
+		t.Fatalf("dropped: %s", st)
+	}
+	evs, err := c.Events(ctx, "0", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		f := e.Fields
+		got = append(got, strings.Join([]string{f["event"], f["id"], f["class"], f["queue"], f["worker"], f["attempt"]}, " "))
+	}
+	want := []string{"enqueued held J q  0", "enqueued now J q  0", "released now J q  0",
+		"enqueued orphan J q  0", "failed orphan J q  0", "enqueued dropped J q  0", "discarded dropped J q  0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}

@@ -28,6 +28,11 @@ type JobEnd struct {
 	JobID, Class, Queue string
 	Attempt             int
 	Now                 time.Time
+	// Events, when on, writes the event with these settings though the
+	// client's events are off: the step is taken by a process whose
+	// client is not the workers' (resque-go pool's observer recovering a
+	// dead child's job), with the workers' settings.
+	Events EventsConfig
 }
 
 // appendEnds appends ends.lua's sections that apply to e for worker wid.
@@ -42,7 +47,11 @@ func (c *Client) appendEnds(keys, args []any, wid string, e JobEnd) ([]any, []an
 	if e.Group != "" {
 		keys, args = appendEffectGroup(k, keys, args, e.Group, e.Now)
 	}
-	if ev := c.events; ev != nil {
+	ev := c.events
+	if ev == nil && e.Events.On {
+		ev = newEventsParts(k, e.Events)
+	}
+	if ev != nil {
 		keys = append(keys, ev.stream)
 		args = append(args, "e", ev.maxLen, ev.maxAge, e.JobID, strconv.Itoa(max(e.Attempt, 1)), e.Class, e.Queue,
 			strconv.FormatInt(e.Now.Unix(), 10))

@@ -68,7 +68,8 @@ func endsEvents(t *testing.T, c *Client) []string {
 }
 
 // A parent recovered past its maximum is recorded as failed and settles
-// its held jobs and its group as a failed finish does, with its event; a
+// its held jobs and its group as a failed finish does, with its event and
+// those of the held jobs it settles; a
 // parent recovered and requeued has not ended: its children wait.
 func TestPruneSettlesAFailedParent(t *testing.T) {
 	t.Parallel()
@@ -110,8 +111,15 @@ func TestPruneSettlesAFailedParent(t *testing.T) {
 	if cbs := queueIDs(t, c, "cb"); !slices.Equal(cbs, []string{"cb1"}) {
 		t.Errorf("callbacks %v", cbs)
 	}
-	want := []string{"started a h:1:p", "requeued a h:1:p", "started a h:2:p", "failed a h:2:p"}
-	if got := endsEvents(t, c); !slices.Equal(got, want) {
+	// the held jobs the parent's recorded end settles have their events
+	// after the parent's, in the order of its set of held jobs: one
+	// failed by it (policy fail), one released (policy run)
+	want := []string{"started a h:1:p", "requeued a h:1:p", "started a h:2:p", "failed a h:2:p", "failed fail ", "released run "}
+	got := endsEvents(t, c)
+	if len(got) == len(want) {
+		slices.Sort(got[4:])
+	}
+	if !slices.Equal(got, want) {
 		t.Errorf("events %q, want %q", got, want)
 	}
 }

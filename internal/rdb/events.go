@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -216,4 +218,63 @@ func parseEntries(v any) ([]Event, error) {
 		out = append(out, Event{StreamID: id, Fields: f})
 	}
 	return out, nil
+}
+
+// TagCount is a tag and how many ids its index holds.
+type TagCount struct {
+	Tag  string
+	Jobs int64
+}
+
+// tagScanCount is SCAN's COUNT for TagsPage: each call looks at about this
+// many keys of the keyspace.
+const tagScanCount = 1000
+
+// TagsPage lists the tags whose index a bounded part of the keyspace holds:
+// SCAN from cursor ("" or "0": the start), at most calls SCAN calls or
+// until want tags are found, then one pipelined ZCARD per tag. There is no
+// index of tags, so a page never scans the whole keyspace: next is the
+// cursor to go on from, "" when the scan is complete. A key of another
+// type under the prefix is left out.
+func (c *Client) TagsPage(ctx context.Context, cursor string, want, calls int) (tags []TagCount, next string, err error) {
+	if cursor == "" {
+		cursor = "0"
+	}
+	prefix := c.keys.TagPrefix()
+	var keys []string
+	for i := 0; i < max(calls, 1) && len(keys) < want; i++ {
+		v, err := redis.Values(c.do(ctx, "SCAN", cursor, "MATCH", c.keys.TagPattern(), "COUNT", tagScanCount))
+		if err != nil {
+			return nil, "", fmt.Errorf("rdb: tags: %w", err)
+		}
+		cursor, _ = redis.String(v[0], nil)
+		found, _ := redis.Strings(v[1], nil)
+		keys = append(keys, found...)
+		if cursor == "0" {
+			break
+		}
+	}
+	if cursor != "0" {
+		next = cursor
+	}
+	counts := make([]int64, len(keys))
+	steps := make([]pipeStep, len(keys))
+	for i, k := range keys {
+		steps[i] = pipeStep{[]any{"ZCARD", k}, intInto(&counts[i])}
+	}
+	bad, err := c.pipelineKeep(ctx, steps)
+	if err != nil {
+		return nil, "", fmt.Errorf("rdb: tags: %w", err)
+	}
+	skip := map[int]bool{}
+	for _, b := range bad {
+		skip[b.step] = true
+	}
+	for i, k := range keys {
+		if !skip[i] {
+			tags = append(tags, TagCount{Tag: strings.TrimPrefix(k, prefix), Jobs: counts[i]})
+		}
+	}
+	slices.SortFunc(tags, func(a, b TagCount) int { return strings.Compare(a.Tag, b.Tag) })
+	return tags, next, nil
 }

@@ -42,10 +42,13 @@ func newEventsParts(k protocol.Keys, cfg EventsConfig) *eventsParts {
 		maxAge: strconv.FormatInt(max(cfg.MaxAge.Milliseconds(), 0), 10), queuePrefix: k.QueuePrefix()}
 }
 
-// eventOf is the event an outcome writes.
-func eventOf(kind OutcomeKind) string {
-	switch kind {
+// eventOf is the event an outcome writes: one for the attempt's end.
+func eventOf(o Outcome) string {
+	switch o.Kind {
 	case OutcomeFail:
+		if o.Cancelled {
+			return protocol.EventCancelled
+		}
 		return protocol.EventFailed
 	case OutcomeRetry:
 		return protocol.EventRetried
@@ -59,6 +62,6 @@ func eventOf(kind OutcomeKind) string {
 
 // appendEffectEvents appends effectEventsLayout's section for o.
 func appendEffectEvents(e *eventsParts, keys, args []any, o Outcome) ([]any, []any) {
-	return append(keys, e.stream), append(args, "e", eventOf(o.Kind), e.maxLen, e.maxAge, o.JobID,
+	return append(keys, e.stream), append(args, "e", eventOf(o), e.maxLen, e.maxAge, o.JobID,
 		strconv.Itoa(max(o.Attempt, 1)), strconv.FormatInt(o.Duration.Milliseconds(), 10))
 }

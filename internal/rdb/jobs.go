@@ -309,6 +309,10 @@ type Outcome struct {
 	// for the events stream (Options.Events).
 	Attempt  int
 	Duration time.Duration
+	// Cancelled says a fail is the end of a job cancelled by request or
+	// USR1 (ResqueGo::Cancelled): its event is "cancelled" instead of
+	// "failed". A cancelled job that is retried is an ordinary retry.
+	Cancelled bool
 	// DepsID, set only while dependencies are in use (Client.DepsInUse),
 	// is the id of a job whose end is recorded for the jobs that may wait
 	// for it (docs/dependencies.md); Group is the job's group (its

@@ -230,7 +230,7 @@ func (s *Service) pruneWorker(ctx context.Context, id, hb string, reason pruneRe
 // its end for the jobs waiting for it (read only for a job with an id:
 // whether dependencies are in use) and its group.
 func (s *Service) jobEnd(ctx context.Context, r protocol.WorkerRecord, p *protocol.Payload) (rdb.JobEnd, error) {
-	e := rdb.JobEnd{Queue: r.Queue, Now: s.cfg.Now(), Attempt: 1}
+	e := rdb.JobEnd{Queue: r.Queue, Now: s.cfg.Now(), Attempt: 1, Events: s.cfg.Events}
 	if p == nil {
 		return e, nil
 	}

@@ -51,6 +51,12 @@ type Config struct {
 	// recovered job's slots of them are freed at once (those of other caps
 	// end with their lease).
 	Limits []protocol.Limit
+	// Events are the events settings of the workers whose jobs it
+	// recovers, for an observer whose Client is not theirs (resque-go
+	// pool's manager): when on, a recovered job's event (requeued,
+	// failed) is written with them. A worker's own Client carries its
+	// settings already.
+	Events rdb.EventsConfig
 	// Logger defaults to a disabled logger.
 	Logger *zerolog.Logger
 	// Now is the clock; default time.Now.

@@ -16,22 +16,23 @@ type jobCancelled struct{ retry bool }
 
 func (jobCancelled) Error() string { return "job cancelled by request (resque-go job cancel)" }
 
-// cancelLoop keeps the process's one subscription to the cancel channel
-// until ctx is done, reconnecting with backoff. At each (re)subscription
-// it reads the stored requests of its slots: one made while it was not
-// subscribed is applied then.
+// cancelLoop keeps the process's one subscription to the cancel and
+// process request channels until ctx is done, reconnecting with backoff.
+// At each (re)subscription it reads the stored requests of its slots and
+// of the process: one made while it was not subscribed is applied then.
 func (w *Worker) cancelLoop(ctx context.Context) {
 	var b backoff
 	warned := false // one warning per outage, not one per attempt
 	for ctx.Err() == nil {
-		err := w.client.SubscribeCancels(ctx, func() {
+		err := w.client.SubscribeRequests(ctx, func() {
 			b.reset()
 			if warned {
 				w.log.Info().Msg("cancel subscription restored")
 			}
 			warned = false
 			w.readStoredCancels(ctx)
-		}, w.applyCancel)
+			w.readStoredControl(ctx)
+		}, w.applyCancel, w.applyControl)
 		if ctx.Err() != nil {
 			return
 		}

@@ -219,8 +219,12 @@ type Worker struct {
 	// pauser reads them every second
 	pauses queuePauses
 	pauser service.Runner
-	// canceller: the subscription to cancel requests (cancel.go)
-	canceller service.Runner
+	// canceller: the subscription to cancel and process requests
+	// (cancel.go, process_control.go); lastControl, the id of the last
+	// process request applied, is its goroutine's alone
+	canceller     service.Runner
+	lastControl   string
+	stopRequested atomic.Bool
 	// limits: Config.Limits laid out for the claims (nil: none); held,
 	// the caps' slots the running jobs hold, renewed by limiter
 	limits  *rdb.ClaimLimits
@@ -412,11 +416,16 @@ func (w *Worker) Shutdown() {
 // Pause stops claiming new jobs (USR2); running jobs go on. When it
 // returns no claim is in progress, so no job queued afterwards is taken.
 func (w *Worker) Pause() {
+	w.setPaused()
+	w.claimMu.Lock()
+	w.claimMu.Unlock() // an empty critical section: it only waits for claims in flight
+}
+
+// setPaused makes the slots claim no new job from their next claim on.
+func (w *Worker) setPaused() {
 	if w.paused.CompareAndSwap(false, true) {
 		w.log.Info().Msg("worker paused")
 	}
-	w.claimMu.Lock()
-	w.claimMu.Unlock() // an empty critical section: it only waits for claims in flight
 }
 
 // Resume undoes Pause (CONT).

@@ -22,6 +22,7 @@ func (s *slot) settle(res rdb.ClaimResult, p *protocol.Payload, r *result, took 
 	o, note := outcomeOf(res, p, *r, now, s.token, protocol.NewJobID)
 	// for the events stream (when on) and the tags' indexes
 	o.Attempt, o.Duration, o.Tags = max(r.attempt, r.prior+1), took, p.Tags()
+	o.Cancelled = r.fail != nil && r.fail.Exception == protocol.ExcCancelled
 	o.Limits = s.holds
 	defer s.unhold()
 	o.DepsID, o.Group = depsOf(p, s.w.depsOn.Load())

@@ -43,6 +43,9 @@ type PublisherConfig struct {
 	// skipped lately because their key holds another type
 	// (runtime.Worker.WrongTypeQueues): the record's wrong_type_queues.
 	WrongTypeQueues func() []string
+	// Paused, when set, reports whether the process takes no new job
+	// (runtime.Worker.Paused): the record's paused.
+	Paused func() bool
 	// Logger defaults to a disabled logger.
 	Logger *zerolog.Logger
 	// Now is the clock for started_at and updated_at; default time.Now.
@@ -152,6 +155,7 @@ func (p *Publisher) record(ctx context.Context, smp *sampler, started time.Time)
 	if p.cfg.WrongTypeQueues != nil {
 		wrong = p.cfg.WrongTypeQueues()
 	}
+	paused := p.cfg.Paused != nil && p.cfg.Paused()
 	return stats.Record{
 		PID: p.cfg.PID, Host: p.cfg.Hostname,
 		StartedAt: started, UpdatedAt: p.cfg.Now(),
@@ -161,7 +165,7 @@ func (p *Publisher) record(ctx context.Context, smp *sampler, started time.Time)
 		RSSBytes: m.rss, CPUPercent: round2(m.cpu), Goroutines: m.goroutines,
 		HostCPUPercent: round2(m.hostCPU), MemUsedPercent: round2(m.memUsed),
 		Load1: round2(m.load1), Load5: round2(m.load5), Load15: round2(m.load15),
-		WrongTypeQueues: wrong,
+		WrongTypeQueues: wrong, Paused: paused,
 	}
 }
 

@@ -65,7 +65,7 @@ func TestPublisherWritesRecord(t *testing.T) {
 	e := newEnv(t)
 	ids := []string{"pubhost:" + strconv.Itoa(os.Getpid()) + "-1:q", "pubhost:" + strconv.Itoa(os.Getpid()) + "-2:q"}
 	p, pub := e.publisher(t, statsio.PublisherConfig{Hostname: "pubhost", Interval: 10 * time.Second,
-		WorkerIDs: ids, Slots: func() (int, int) { return 1, 2 }})
+		WorkerIDs: ids, Slots: func() (int, int) { return 1, 2 }, Paused: func() bool { return true }})
 	before := time.Now().Truncate(time.Second)
 	p.Start(context.Background())
 	redistest.Eventually(t, 0, func() bool { return pub.count() >= 1 }, "first publish")
@@ -84,7 +84,7 @@ func TestPublisherWritesRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.PID != os.Getpid() || r.Host != "pubhost" || r.HeartbeatIntervalS != 10 ||
-		r.SlotsBusy != 1 || r.SlotsTotal != 2 || !slices.Equal(r.WorkerIDs, ids) {
+		r.SlotsBusy != 1 || r.SlotsTotal != 2 || !slices.Equal(r.WorkerIDs, ids) || !r.Paused {
 		t.Errorf("record identity: %s", raw)
 	}
 	if r.RSSBytes == 0 || r.Goroutines < 2 {

@@ -102,6 +102,55 @@ func TestLongRunningCommandsHideSecrets(t *testing.T) {
 	}
 }
 
+// procEnviron is what ps e shows of pid's environment (/proc/<pid>/environ,
+// readable by the same user).
+func procEnviron(pid int) string {
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+	return string(b)
+}
+
+// Secrets given in the environment (REDIS_URL with a password, the tokens'
+// variables) are masked in the environment ps e shows, for the whole life
+// of every long-running command and of a pool's children, while the
+// commands still use them: each one connects and runs.
+func TestLongRunningCommandsHideSecretsInTheirEnvironment(t *testing.T) {
+	t.Parallel()
+	const pw = "env-s3cret-0815"
+	srv := passwordServer(t, pw)
+	ns := redistest.Namespace(t)
+	env := []string{"REDIS_URL=redis://:" + pw + "@" + srv.Addr(), "RESQUE_NAMESPACE=" + ns,
+		"RESQUE_HTTP_TOKEN=tok-" + pw, "RESQUE_METRICS_TOKEN=mt-" + pw}
+	cfg := writeFile(t, t.TempDir(), "pool.yml", "workers:\n  - queues: a\n    processes: 2\nscheduler: true\nhandlers:\n  \"*\": {exec: \"true\"}\n")
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		ready string
+	}{
+		{"scheduler", []string{"scheduler"}, "scheduler started"},
+		{"pool", []string{"pool", "--config", cfg, "--status-interval", "0.2"}, "child started"},
+		{"work", []string{"work", "-q", "a", "--exec", "*=true"}, "worker started"},
+		{"stats --watch", []string{"stats", "--watch", "--every", "0.2"}, "WORKERS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startArgsEnv(t, env, tc.args...)
+			pid := p.cmd.Process.Pid
+			redistest.Eventually(t, 0, func() bool { return strings.Contains(p.out.String(), tc.ready) }, tc.name+" running")
+			procs := []int{pid}
+			if tc.name == "pool" {
+				redistest.Eventually(t, 0, func() bool { return len(childrenOf(pid)) >= 3 }, "the pool's children")
+				procs = append(procs, childrenOf(pid)...)
+			}
+			for _, q := range procs {
+				// a child masks its environment as it starts
+				redistest.Eventually(t, 0, func() bool { return !strings.Contains(procEnviron(q), pw) }, fmt.Sprintf("pid %d (%s) masking its environment", q, tc.name))
+			}
+			if e := procEnviron(pid); tc.name != "work" && !strings.Contains(e, "REDIS_URL=redis://:***@") {
+				t.Errorf("%s: environment %q, want REDIS_URL shown masked", tc.name, strings.ReplaceAll(e, "\x00", " "))
+			}
+		})
+	}
+}
+
 // A pool with --metrics-addr given as a bare port and --metrics-token:
 // the manager and its children listen on 127.0.0.1 and answer 401
 // without the token; /healthz says ok.

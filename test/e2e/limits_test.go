@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -79,4 +80,76 @@ func TestLimitsCapAcrossProcessesAndKill9(t *testing.T) {
 		t.Errorf("%d jobs of a class capped at 2 ran at once", most)
 	}
 	t.Logf("%d jobs done, at most %d at once", lines(done), most)
+}
+
+// A pool child killed -9 while it holds a cap's slot: its job's recovery
+// (the manager's observer, or a sibling's pruner, whichever comes first:
+// both now recover with the file's limits and events) frees the slot at
+// once, so the parked job of that class runs before the killed hold's
+// lease (3 heartbeats of 60 s) would have ended; the killed job is
+// requeued with its event, then runs.
+func TestPoolKill9CapHolderFreesSlot(t *testing.T) {
+	t.Parallel()
+	ns := redistest.Namespace(t)
+	c := client(t, ns)
+	k := c.Keys()
+	dir := t.TempDir()
+	mark, out := filepath.Join(dir, "go"), filepath.Join(dir, "ran")
+	cfg := writeFile(t, dir, "pool.yml", fmt.Sprintf(`
+events: true
+heartbeat_interval: 60
+limits:
+  Capped: 1
+handlers:
+  "*":
+    exec: test -e %s && cat >> %s || exec sleep 30
+workers:
+  - queues: q
+    processes: 1
+    concurrency: 2
+`, mark, out))
+	for _, id := range []string{"j1", "j2"} {
+		do(t, c, "RPUSH", k.Queue("q"), `{"class":"Capped","args":[],"id":"`+id+`"}`)
+		do(t, c, "SADD", k.Queues(), "q")
+	}
+	startPool(t, ns, cfg)
+	holders, parked := k.LimitBase("class:Capped")+protocol.LimitHoldersSuffix, k.LimitBase("class:Capped")+protocol.LimitParkedSuffix
+	var hold []string
+	redistest.Eventually(t, 0, func() bool {
+		hold = strs(do(t, c, "ZRANGE", holders, 0, -1, "WITHSCORES"))
+		return len(hold) == 2 && do(t, c, "LLEN", parked).(int64) == 1
+	}, "one job holding the cap, the other parked")
+	lease, err := strconv.ParseFloat(hold[1], 64)
+	if err != nil {
+		t.Fatalf("lease %q: %v", hold[1], err)
+	}
+	// a hold is <worker id>:<claim sequence>
+	dead, err := protocol.ParseWorkerID(hold[0][:strings.LastIndex(hold[0], ":")])
+	if err != nil {
+		t.Fatalf("holder %q: %v", hold[0], err)
+	}
+	writeFile(t, dir, "go", "")
+	if err := syscall.Kill(dead.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	redistest.Eventually(t, 0, func() bool {
+		b, _ := os.ReadFile(out) // the payloads, one after the other
+		return strings.Count(string(b), `"id":"j`) == 2
+	}, "both jobs run")
+	now := strs(do(t, c, "TIME"))
+	secs, _ := strconv.ParseInt(now[0], 10, 64)
+	if ms := float64(secs * 1000); ms >= lease {
+		t.Errorf("the jobs ran at %.0f, after the killed hold's lease ended (%.0f)", ms, lease)
+	}
+	evs, err := c.JobEvents(t.Context(), "j1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ev := range evs {
+		names = append(names, ev.Fields["event"])
+	}
+	if !slices.Contains(names, protocol.EventRequeued) {
+		t.Errorf("events of the killed job: %v, want a requeued", names)
+	}
 }

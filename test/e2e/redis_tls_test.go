@@ -17,7 +17,16 @@ import (
 // server's --redis).
 func startArgs(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startArgsEnv(t, nil, args...)
+}
+
+// startArgsEnv is startArgs with env added to the test's environment.
+func startArgsEnv(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	p := &proc{cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	cmd.WaitDelay = time.Second

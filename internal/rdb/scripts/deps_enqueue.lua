@@ -28,12 +28,52 @@
 -- ARGV[11] now           Unix seconds (deps:on's value)
 -- ARGV[12] n             how many parents
 -- ARGV[12+2i-1], ARGV[12+2i]  parent i's kind ("j" a job, "g" a group) and name
+-- Then, only when the producer asks for the job's events (WithEvent,
+-- enqueue --events; docs/events.md):
+-- KEYS[6+2n]     <ns>:resque-go:events
+-- ARGV[13+2n]    the stream's maxlen
+-- ARGV[14+2n]    its max age, milliseconds ("0": none)
+-- ARGV[15+2n]    the job's class
+-- ARGV[16+2n]    now, Unix milliseconds
+-- The job's enqueued event is written, then an event for each held job
+-- the step settles: released for the job itself when its parents have all
+-- succeeded, failed or discarded when one had failed (by its policy), and
+-- those of its own held jobs that settles on the way.
 --
 -- Returns {state, waiting}: state queued (pushed to its queue), held,
 -- failed or dropped (a parent had failed), or an error reply: "fired" (the
 -- group has fired: no job joins it), "exists" (a held job with this id).
 local id, payload, queue, policy, group = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[6]
 local n = tonumber(ARGV[12])
+local ev = 12 + 2 * n -- the events' arguments follow, when sent
+
+-- event appends an entry to the stream (sent only with the events section).
+local function event(name, eid, class, q)
+  local stream, maxage = KEYS[6 + 2 * n], ARGV[ev + 2]
+  redis.call('XADD', stream, 'MAXLEN', '~', ARGV[ev + 1], '*', 'event', name, 'id', eid, 'class', class,
+    'queue', q, 'worker', '', 'attempt', '0', 'duration_ms', '0')
+  if maxage ~= '0' then
+    redis.call('XTRIM', stream, 'MINID', '~', tostring(tonumber(ARGV[ev + 4]) - tonumber(maxage)))
+  end
+end
+
+-- settled writes, with events, the events of the held jobs of rel ({id,
+-- payload, queue, event}, effect_deps.lua's deps_held_event), and returns r.
+local function settled(rel, r)
+  if rel then
+    for _, x in ipairs(rel) do
+      local ok, dec = pcall(cjson.decode, x[2])
+      local class = ''
+      if ok and type(dec) == 'table' and type(dec['class']) == 'string' then
+        class = dec['class']
+      end
+      event(x[4], x[1], class, x[3])
+    end
+  end
+  return r
+end
+
+local rel -- with events, the held jobs settled on the way
 if group ~= '' and redis.call('HGET', KEYS[3], 'fired') then
   return redis.error_reply('fired')
 end
@@ -43,6 +83,10 @@ end
 if group ~= '' then
   redis.call('HINCRBY', KEYS[3], 'total', '1')
   redis.call('HINCRBY', KEYS[3], 'pending', '1')
+end
+if #ARGV > ev then
+  event('enqueued', id, ARGV[ev + 3], queue)
+  rel = {}
 end
 if n == 0 then
   redis.call('RPUSH', KEYS[4], payload)
@@ -77,16 +121,17 @@ redis.call('HSET', KEYS[1], 'state', 'held', 'waiting', waiting, 'policy', polic
 if g then
   redis.call('HSET', KEYS[1], 'group', g)
 end
-local ctx = {prefix = ARGV[7], failed_at = ARGV[8], qt = ARGV[9], ttl = ARGV[10], worker = 'resque-go enqueue'}
+local ctx = {prefix = ARGV[7], failed_at = ARGV[8], qt = ARGV[9], ttl = ARGV[10], worker = 'resque-go enqueue',
+  released = rel}
 local h = {'held', policy, payload, queue, g}
 if failed and policy ~= 'run' then
   local work = {}
   deps_end(KEYS[1], id, h, failed, ctx, work)
   deps_settle(work, ctx)
-  return {redis.call('HGET', KEYS[1], 'state'), waiting}
+  return settled(rel, {redis.call('HGET', KEYS[1], 'state'), waiting})
 end
 if waiting == 0 then
-  deps_release(KEYS[1], h, ctx)
-  return {'queued', 0}
+  deps_release(KEYS[1], id, h, ctx)
+  return settled(rel, {'queued', 0})
 end
 return {'held', waiting}

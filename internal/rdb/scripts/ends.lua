@@ -23,7 +23,9 @@
 --       ARGV[+6] queue
 --       ARGV[+7] now       Unix seconds
 --   the event is "failed" for a job that ends, "requeued" for one put back
---   (the caller cannot tell which before prune.lua's recovery count).
+--   (the caller cannot tell which before prune.lua's recovery count); an
+--   event follows for each held job the end settled (released, failed,
+--   discarded).
 -- "p" and "g" are applied only when the job ends (ended true: recorded as
 -- failed); a job put back has not ended.
 
@@ -33,6 +35,13 @@ local ends_sizes = {m = {2, 5}, p = {2, 6}, g = {2, 6}, e = {1, 8}}
 -- ends_apply applies the sections from KEYS[k + 1] and ARGV[a + 1] on for
 -- the job of worker wid: ended says it was recorded as failed.
 local function ends_apply(KEYS, ARGV, k, a, wid, ended)
+  -- rel: the held jobs a failed job's end settles (released, failed or
+  -- dropped by their policy), for their events after its own; only a
+  -- recorded end has them
+  local rel
+  if ended then
+    rel = {}
+  end
   while a < #ARGV do
     local tag = ARGV[a + 1]
     local size = ends_sizes[tag]
@@ -49,8 +58,12 @@ local function ends_apply(KEYS, ARGV, k, a, wid, ended)
       end
       events_add(KEYS[ki], ARGV[ai], ARGV[ai + 1], ARGV[ai + 6], 'event', event, 'id', ARGV[ai + 2],
         'class', ARGV[ai + 4], 'queue', ARGV[ai + 5], 'worker', wid, 'attempt', ARGV[ai + 3], 'duration_ms', '0')
+      if rel then
+        held_events(KEYS[ki], ARGV[ai], ARGV[ai + 1], ARGV[ai + 6], rel)
+      end
     elseif ended then
-      local ctx = {prefix = ARGV[ai + 1], failed_at = ARGV[ai + 2], qt = ARGV[ai + 3], ttl = ARGV[ai + 4], worker = wid}
+      local ctx = {prefix = ARGV[ai + 1], failed_at = ARGV[ai + 2], qt = ARGV[ai + 3], ttl = ARGV[ai + 4], worker = wid,
+        released = rel}
       if tag == 'p' then
         finish_deps(KEYS[ki], KEYS[ki + 1], ARGV[ai], 'fail', ctx)
       else

@@ -91,13 +91,25 @@ local function deps_group_keys(prefix, g)
   return gk, gk .. KEY_GROUP_CHILDREN_SUFFIX
 end
 
--- deps_release pushes held job hk (h: HMGET state, policy, payload,
--- queue, group) to its queue.
-local function deps_release(hk, h, ctx)
+-- deps_held_event notes, while events are on (the caller gives
+-- ctx.released, a list), what became of held job cid (h as deps_release's):
+-- {id, payload, queue, event}; the caller writes these events after the
+-- job's own (effect_events.lua's held_events).
+local function deps_held_event(cid, h, ctx, event)
+  local rel = ctx.released
+  if rel then
+    rel[#rel + 1] = {cid, h[3], h[4], event}
+  end
+end
+
+-- deps_release pushes held job cid (hash hk; h: HMGET state, policy,
+-- payload, queue, group) to its queue: its released event.
+local function deps_release(hk, cid, h, ctx)
   redis.call('RPUSH', ctx.prefix .. KEY_QUEUE_PREFIX .. h[4], h[3])
   redis.call('SADD', ctx.prefix .. KEY_QUEUES, h[4])
   redis.call('HSET', hk, 'state', 'queued')
   redis.call('EXPIRE', hk, ctx.ttl)
+  deps_held_event(cid, h, ctx, 'released')
 end
 
 -- deps_end ends held job cid (hk, h as deps_release's) because parent
@@ -108,7 +120,9 @@ local function deps_end(hk, cid, h, parent, ctx, work)
   if h[2] == 'drop' then
     state = 'dropped'
     redis.call('INCR', ctx.prefix .. KEY_DEP_DROPPED)
+    deps_held_event(cid, h, ctx, 'discarded')
   else
+    deps_held_event(cid, h, ctx, 'failed')
     redis.call('RPUSH', ctx.prefix .. KEY_FAILED, '{"failed_at":' .. cjson.encode(ctx.failed_at) ..
       ',"payload":' .. h[3] .. ',"exception":"ResqueGo::ParentFailed","error":' ..
       cjson.encode('parent ' .. parent .. ' did not succeed') .. ',"backtrace":[],"worker":' ..
@@ -143,7 +157,7 @@ local function deps_settle(work, ctx)
       if h[1] == 'held' then
         if w[2] or h[2] == 'run' then
           if redis.call('HINCRBY', hk, 'waiting', '-1') <= 0 then
-            deps_release(hk, h, ctx)
+            deps_release(hk, cid, h, ctx)
           end
         else
           deps_end(hk, cid, h, w[3], ctx, work)

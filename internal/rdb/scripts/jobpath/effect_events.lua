@@ -6,7 +6,7 @@
 -- Layout, a section of the finish's effects (finish.lua):
 -- KEYS[+0] <ns>:resque-go:events     the stream
 -- ARGV[+0] tag             "e"
--- ARGV[+1] event           succeeded | failed | retried | rescheduled | discarded
+-- ARGV[+1] event           succeeded | failed | cancelled | retried | rescheduled | discarded
 -- ARGV[+2] maxlen          entries the stream keeps (about: XADD MAXLEN ~)
 -- ARGV[+3] max-age         milliseconds an entry is kept; "0": by count only
 -- ARGV[+4] job-id          the job's id ("" when it has none)
@@ -28,13 +28,35 @@ local function events_add(stream, maxlen, maxage, now, ...)
   end
 end
 
+-- held_events appends the event of each held job of rel ({id, payload,
+-- queue, event}: effect_deps.lua's deps_held_event): released, or failed
+-- or discarded by a parent's failure, in the order they were settled:
+-- after the end that settled them, in its step. There is no worker (as
+-- for enqueued) and no attempt.
+local function held_events(stream, maxlen, maxage, now, rel)
+  for i = 1, #rel do
+    local r = rel[i]
+    local ok, dec = pcall(cjson.decode, r[2])
+    local class = ''
+    if ok and type(dec) == 'table' and type(dec['class']) == 'string' then
+      class = dec['class']
+    end
+    events_add(stream, maxlen, maxage, now, 'event', r[4], 'id', r[1], 'class', class, 'queue', r[3],
+      'worker', '', 'attempt', '0', 'duration_ms', '0')
+  end
+end
+
 -- finish_event appends the end of a job's attempt (the finish's section
--- at e, its keys and arguments at ko and ao).
-local function finish_event(KEYS, ARGV, e, ko, ao)
+-- at e, its keys and arguments at ko and ao), then the events of the held
+-- jobs its end settled (rel, nil for none).
+local function finish_event(KEYS, ARGV, e, ko, ao, rel)
   local k, a = e[1], e[2]
   events_add(KEYS[k], ARGV[a + 1], ARGV[a + 2], ARGV[ao + 4],
     'event', ARGV[a], 'id', ARGV[a + 3], 'class', ARGV[ao + 6], 'queue', ARGV[ao + 7],
     'worker', ARGV[ao + 1], 'attempt', ARGV[a + 4], 'duration_ms', ARGV[a + 5])
+  if rel then
+    held_events(KEYS[k], ARGV[a + 1], ARGV[a + 2], ARGV[ao + 4], rel)
+  end
 end
 
 -- claim_event appends a claimed job's start: its id and class from the

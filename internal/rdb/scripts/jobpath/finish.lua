@@ -46,7 +46,9 @@
 --   "p" the job's outcome for the jobs that wait for it (effect_deps.lua)
 --   "g" the job's end counted in its group (effect_group.lua)
 --   "t" the job's tags' indexes (effect_tags.lua; one key a tag)
---   "e" the end of the attempt in the events stream (effect_events.lua)
+--   "e" the end of the attempt in the events stream (effect_events.lua),
+--       then an event for each held job that end settled ("p", "g":
+--       released, or failed or discarded by their policy)
 -- Their keys follow the outcome's in the same order.
 --
 -- The claim sequence moves on with every finish, so a finish is applied at
@@ -191,17 +193,26 @@ local function finish(KEYS, ARGV, ko, ao, batched, an)
       limits_release(KEYS[k], KEYS[k + 1], ARGV[a], tonum(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3])
     end
   end
+  -- rel: the held jobs the end settles, for their events (only when the
+  -- job's end settles some and events are on)
+  local rel
   e = fx.p
   if e then
     local a = e[2]
+    if fx.e then
+      rel = {}
+    end
     finish_deps(KEYS[e[1]], KEYS[e[1] + 1], ARGV[a], outcome,
-      {prefix = ARGV[a + 1], failed_at = ARGV[a + 2], qt = ARGV[a + 3], ttl = ARGV[a + 4], worker = ARGV[ao + 1]})
+      {prefix = ARGV[a + 1], failed_at = ARGV[a + 2], qt = ARGV[a + 3], ttl = ARGV[a + 4], worker = ARGV[ao + 1], released = rel})
   end
   e = fx.g
   if e then
     local a = e[2]
+    if fx.e and not rel then
+      rel = {}
+    end
     finish_group(KEYS[e[1]], KEYS[e[1] + 1], ARGV[a], outcome,
-      {prefix = ARGV[a + 1], failed_at = ARGV[a + 2], qt = ARGV[a + 3], ttl = ARGV[a + 4], worker = ARGV[ao + 1]})
+      {prefix = ARGV[a + 1], failed_at = ARGV[a + 2], qt = ARGV[a + 3], ttl = ARGV[a + 4], worker = ARGV[ao + 1], released = rel})
   end
   e = fx.t
   if e then
@@ -209,7 +220,7 @@ local function finish(KEYS, ARGV, ko, ao, batched, an)
   end
   e = fx.e
   if e then
-    finish_event(KEYS, ARGV, e, ko, ao)
+    finish_event(KEYS, ARGV, e, ko, ao, rel)
   end
   return result
 end
