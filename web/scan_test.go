@@ -17,6 +17,7 @@ import (
 // ones of the entries it read, unusual payloads included.
 func TestFailedFilterPagesByCursor(t *testing.T) {
 	e := newEnv(t)
+	e.dropKeys()
 	// 12,000 entries of 1,000 queues: q0001 is entry 1, 1001, …, 11001
 	// (indexes 0, 1000, …, 11000)
 	e.do("EVAL", benchFillFailed, 1, e.key("failed"), 1, 12_000, 1000)
@@ -61,6 +62,7 @@ func TestFailedFilterPagesByCursor(t *testing.T) {
 	// a page fills before its 10,000 entries: the next starts after its
 	// last match
 	e2 := newEnv(t, func(o *web.Options) { o.PageSize = 4 })
+	e2.dropKeys()
 	e2.do("EVAL", benchFillFailed, 1, e2.key("failed"), 1, 12_000, 1000)
 	p := e2.get("failed?queue=q0001", viewerSecret)
 	for _, want := range []string{"Matches among entries 1–3001 of 12000", `href="/failed?from=3001&amp;queue=q0001"`} {
@@ -117,6 +119,7 @@ func deref(p *int64) any {
 // and goes on from a due time and a position in its bucket.
 func TestDelayedFilterPagesByCursor(t *testing.T) {
 	e := newEnv(t)
+	e.dropKeys()
 	const base = 1_900_000_000
 	// 2,500 due times of one item each, item i in queue q<i % 1000>
 	e.do("EVAL", benchFillDelayed, 0, e.ns+":", 1, 2500, base, 1000)
@@ -209,6 +212,7 @@ func (e *env) allPages(path string) string {
 // Every plan and uid shows once over the pages, odd ids escaped.
 func TestPlansAndUniquePageByCursor(t *testing.T) {
 	e := newEnv(t)
+	e.dropKeys()
 	ids := map[string]bool{}
 	for i := 0; i < 450; i++ {
 		id := fmt.Sprintf("p%03d", i)
@@ -281,6 +285,7 @@ func TestMassPoolsFoundOnceAMinute(t *testing.T) {
 	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	e := newEnv(t, func(o *web.Options) { o.Now = clock })
+	e.dropKeys()
 	k := e.raw.Keys()
 	e.do("RPUSH", k.StaticRing("first-pool"), "s1")
 	var v struct {
@@ -315,4 +320,24 @@ func TestMassPoolsFoundOnceAMinute(t *testing.T) {
 		t.Errorf("a minute later: %v", got)
 	}
 	checkPage(t, "mass", e.get("mass", viewerSecret))
+}
+
+// dropKeys deletes the test's keys when it ends: these tests write
+// thousands, which would make every later SCAN of the shared test server
+// longer (the overview's look for schedulers, for one).
+func (e *env) dropKeys() {
+	e.t.Cleanup(func() {
+		keys, err := e.raw.ScanKeys(ctx(), e.ns+":*")
+		if err != nil {
+			e.t.Log(err)
+			return
+		}
+		for i := 0; i < len(keys); i += 1000 {
+			args := make([]any, 0, 1000)
+			for _, k := range keys[i:min(i+1000, len(keys))] {
+				args = append(args, k)
+			}
+			_, _ = e.raw.Do(ctx(), "UNLINK", args...)
+		}
+	})
 }
