@@ -17,9 +17,10 @@ import (
 // per process, pipelined, and no scan of the keyspace. A process is found
 // by its workers' ids (host:pid-slot:queues, or host:pid:queues for a
 // process with one slot), so a process with no registered worker is not
-// listed; a record that expired or does not decode (or a Ruby, PHP or
-// Node worker's process, which writes none) is left out. With nil workers it reads the workers first. The
-// records are sorted by host and pid.
+// listed, nor is a Ruby, PHP or Node worker's process (which writes
+// none); a record that expired or does not decode is left out. With nil
+// workers it reads the workers first. The records are sorted by host and
+// pid.
 func (c *Client) Processes(ctx context.Context, workers []WorkerInfo) ([]stats.Record, error) {
 	if workers == nil {
 		ws, err := c.Workers(ctx)
@@ -37,7 +38,7 @@ func (c *Client) Processes(ctx context.Context, workers []WorkerInfo) ([]stats.R
 	k := c.rdb.Keys()
 	for _, w := range workers {
 		hp := hostPID{w.Host, w.PID}
-		if w.PID <= 0 || seen[hp] {
+		if w.PID <= 0 || seen[hp] || w.Runtime != protocol.RuntimeResqueGo {
 			continue
 		}
 		seen[hp] = true

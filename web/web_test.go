@@ -607,9 +607,17 @@ func TestLiveStreamsShareOnePoller(t *testing.T) {
 	seed(e)
 	// one reading of the overview, counted at the server (INFO itself
 	// and the INFO of this count are two commands)
-	before := e.commands()
-	e.get("api/overview", viewerSecret)
-	perReading := e.commands() - before - 1
+	// The count is the server's, so a command of another test's leftover
+	// goroutine adds to it: the least of a few readings is the reading's.
+	perReading := int64(-1)
+	for range 5 {
+		before := e.commands()
+		e.get("api/overview", viewerSecret)
+		if n := e.commands() - before - 1; perReading < 0 || n < perReading {
+			perReading = n
+		}
+		<-time.After(2 * 100 * time.Millisecond) // the next get reads again
+	}
 	// pipelined: about ten round trips, and per queue and per worker a
 	// few commands in them
 	var ov struct {
@@ -623,7 +631,7 @@ func TestLiveStreamsShareOnePoller(t *testing.T) {
 		t.Errorf("an overview reading costs %d Redis commands, more than %d", perReading, budget)
 	}
 	// a page asked within the interval is served from that reading
-	before = e.commands()
+	before := e.commands()
 	e.get("", viewerSecret)
 	e.get("api/overview", viewerSecret)
 	if extra := e.commands() - before - 1; extra > perReading {

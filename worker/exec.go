@@ -24,7 +24,8 @@ type ExecOptions struct {
 	// failed entry); default os.Stderr.
 	Stderr io.Writer
 	// KillGrace is how long a cancelled command has after SIGTERM before
-	// SIGKILL; default 5 s.
+	// SIGKILL (counted from the cancel: the SIGTERM waits for the command
+	// to have started, see waitGroup); default 5 s.
 	KillGrace time.Duration
 	// TailLines is how many stderr lines a failure keeps; default 20.
 	TailLines int
@@ -49,7 +50,8 @@ const MaxArgsEnv = 32 << 10
 // that hold resque-go's secrets (see jobEnv). Exit status 0 is success;
 // anything else is a failure whose message is the last stderr line and
 // whose backtrace is the stderr tail. When the job's context ends (timeout,
-// stop) the whole process group gets SIGTERM, then SIGKILL after KillGrace.
+// stop) the whole process group gets SIGTERM, then SIGKILL after KillGrace;
+// what the command leaves in the group when it ends is killed then.
 //
 // The command runs in its own process group under a small guard shell (see
 // execGuard), which kills the whole group when the worker dies, so no
@@ -122,13 +124,15 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 			vars = append(vars, "RESQUE_RESULT="+resultPath)
 		}
 		cmd.Env = jobEnv(vars...)
-		if err := cmd.Start(); err != nil {
+		ready, err := startGuard(cmd)
+		if err != nil {
 			if ferr == nil && !child {
 				results.done(resultPath)
 			}
 			return &Error{Exception: "ResqueGo::ExecFailed", Message: fmt.Sprintf("cannot start %q: %v", command, err), Backtrace: []string{}}
 		}
-		err := waitGroup(ctx, cmd, opt.KillGrace)
+		err = waitGroup(ctx, cmd, opt.KillGrace, ready)
+		ready.Close()
 		var reply []byte
 		if ferr == nil {
 			if child {
@@ -191,9 +195,16 @@ func ExecHandler(command string, opt ExecOptions) HandlerFunc {
 //     non-interactive shells; resque-go itself never sends those to a job.
 //   - The guard lets go of stdin, stdout and stderr once the command has
 //     them (no "Killed" of its own in the command's stderr tail).
+//   - fd 3 is the write end of startGuard's pipe. The command's subshell
+//     writes a line to it and closes it first thing, when it has reset the
+//     guard's traps: until then a SIGTERM would be caught and lost, so
+//     waitGroup sends none before that line. The guard keeps it until it
+//     exits, so EOF tells waitGroup the guard is gone, whatever holds the
+//     command's output. The command never has it.
 //   - A wait interrupted by a trap is repeated; when the command had
-//     already been reported, the second wait answers 127 and the status of
-//     the first stands.
+//     already been reported, the second wait answers 127 (bash 5.2: -1, when
+//     the command ended as the signal came) and the status of the first
+//     stands.
 //   - A command killed by a signal that does not dump core (SIGKILL from
 //     the OOM killer, SIGTERM...) is reported as such: the guard, its traps
 //     reset, sends itself the same signal. Other statuses above 128 are
@@ -204,15 +215,15 @@ func execGuard(command string) string {
 		syscall.SIGUSR2, syscall.SIGPIPE, syscall.SIGALRM, syscall.SIGTERM} {
 		reraised = append(reraised, strconv.Itoa(128+int(sig)))
 	}
-	return `trap 'f=1; if read -r t </proc/$$/stat; then set -- ${t##*) }; else set -- x $(ps -o ppid= -p $$); fi; [ "$2" = "$PPID" ] || kill -KILL 0' ` + guardTraps + `; exec 3<&0; { ` + command + `
-} <&3 3<&- &
-exec 3<&- 0</dev/null >/dev/null 2>&1
+	return `trap 'f=1; if read -r t </proc/$$/stat; then set -- ${t##*) }; else set -- x $(ps -o ppid= -p $$); fi; [ "$2" = "$PPID" ] || kill -KILL 0' ` + guardTraps + `; exec 4<&0; { echo >&3; exec 3>&-; ` + command + `
+} <&4 4<&- &
+exec 4<&- 0</dev/null >/dev/null 2>&1
 p=$! s=
 while :; do
 	f=
 	wait "$p"
 	r=$?
-	if [ "$r" -eq 127 ] && [ -n "$s" ]; then r=$s; break; fi
+	case $r in 127|-*) if [ -n "$s" ]; then r=$s; break; fi;; esac
 	if [ -z "$f" ]; then break; fi
 	s=$r
 done
@@ -379,9 +390,40 @@ func (t *tailBuffer) lines(n int) []string {
 	return out
 }
 
-// waitGroup waits for cmd (started with Setpgid). When ctx ends first, the
-// whole process group gets SIGTERM, then SIGKILL after grace.
-func waitGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration) error {
+// startGuard starts cmd, the guard (see execGuard), with the write end of
+// a pipe as its fd 3, and returns the read end, for waitGroup: it reads a
+// line once the command has its own signal dispositions, and EOF once the
+// guard has exited.
+func startGuard(cmd *exec.Cmd) (ready *os.File, err error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.ExtraFiles = []*os.File{w}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// waitGroup waits for cmd, the guard started by startGuard with Setpgid.
+// When ctx ends first, the whole process group gets SIGTERM, then SIGKILL
+// once grace has passed since ctx ended. Once the guard has exited (its
+// command has ended), whatever is left in the group gets SIGKILL at once:
+// a process the command started just as the SIGTERM came missed it, and
+// would outlive the stopped job, and the job would wait for the grace
+// while that process held the command's stderr.
+//
+// The SIGTERM waits for the line on ready: a SIGTERM that came before the
+// guard had started the command would reach the guard alone, which catches
+// it, and one that came before the command's subshell had reset the
+// guard's traps would be caught there and lost; either way the command
+// would run until the SIGKILL. The wait is the rest of the guard's start,
+// a few milliseconds.
+func waitGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration, ready *os.File) error {
 	waitErr := make(chan error, 1)
 	go func() { waitErr <- cmd.Wait() }()
 	select {
@@ -389,15 +431,53 @@ func waitGroup(ctx context.Context, cmd *exec.Cmd, grace time.Duration) error {
 		return err
 	case <-ctx.Done():
 	}
+	kill := time.NewTimer(grace)
+	defer kill.Stop()
 	pgid := cmd.Process.Pid
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	armed, gone := make(chan struct{}), make(chan struct{})
+	go func() {
+		// the line, then EOF (or an error once the handler closes ready)
+		_, err := ready.Read(make([]byte, 1))
+		close(armed)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, ready)
+		}
+		close(gone)
+	}()
+	select {
+	case err := <-waitErr:
+		return killRest(pgid, err)
+	case <-armed:
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	case <-kill.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return killRest(pgid, <-waitErr)
+	}
+	select {
+	case err := <-waitErr:
+		return killRest(pgid, err)
+	case <-gone:
+		_ = killRest(pgid, nil)
+	case <-kill.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return killRest(pgid, <-waitErr)
+	}
 	select {
 	case err := <-waitErr:
 		return err
-	case <-time.After(grace):
+	case <-kill.C:
+		// a process that left the group holds the command's output
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		return <-waitErr
 	}
+}
+
+// killRest kills what is left in process group pgid once its leader, the
+// guard, has exited, and returns err. The group's id is not reused while a
+// member is left.
+func killRest(pgid int, err error) error {
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return err
 }
 
 // exitMessage describes how a process ended, Ruby's wording for signals.

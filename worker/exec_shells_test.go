@@ -33,6 +33,11 @@ func guardShells(t *testing.T) map[string][]string {
 func guardCmd(shell []string, command string) *exec.Cmd {
 	c := exec.Command(shell[0], append(shell[1:], "-c", execGuard(command))...)
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// the guard's fd 3, which startGuard makes a pipe (closed when c's
+	// last reference goes)
+	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
+		c.ExtraFiles = []*os.File{null}
+	}
 	return c
 }
 
