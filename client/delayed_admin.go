@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/resque-go/resque-go/delayed"
@@ -87,4 +88,54 @@ func (c *Client) RemoveDelayedItem(ctx context.Context, at time.Time, raw []byte
 func (c *Client) DelayedDueTimes(ctx context.Context) (int64, error) {
 	n, err := c.rdb.DelayedDueTimes(ctx)
 	return n, delayedErr("delayed due times", err)
+}
+
+// DelayedCursor is where a DelayedScanStep starts: the bucket due at At
+// (whole seconds), from its item Pos on.
+type DelayedCursor struct {
+	At  time.Time
+	Pos int
+}
+
+// DelayedStep is one bounded step through the delayed queue.
+type DelayedStep struct {
+	// Items are the items the filter selected among those read.
+	Items []delayed.Item
+	// DueTimes and Read are the due times and items the step read; First
+	// and Last the first and the last due time read (zero when none).
+	DueTimes, Read int
+	First, Last    time.Time
+	// Next is where the next step starts; nil when this one read to the
+	// end of the filter's time range.
+	Next *DelayedCursor
+}
+
+// DelayedScanStep reads the delayed queue from from on (the zero cursor:
+// from the oldest due time), at most maxDue due times and maxItems items,
+// and returns the items f selects among them, at most limit (0: no limit
+// but the others). Its work is bounded whatever the length of the delayed
+// queue; pass Next to go on. f.Args is compared item by item (as with
+// f.Scan), not looked up in the index.
+func (c *Client) DelayedScanStep(ctx context.Context, f delayed.Filter, from DelayedCursor, maxDue, maxItems, limit int) (DelayedStep, error) {
+	if maxDue < 1 || maxItems < 1 || limit < 0 || from.Pos < 0 {
+		return DelayedStep{}, invalidf("DelayedScanStep: maxDue %d and maxItems %d must be positive, limit %d and pos %d not negative", maxDue, maxItems, limit, from.Pos)
+	}
+	cur := delayedio.Cursor{Pos: from.Pos}
+	if !from.At.IsZero() {
+		cur.TS = from.At.Unix()
+	} else {
+		cur.TS = math.MinInt64
+	}
+	r, err := delayedio.Step(ctx, c.rdb, f, cur, maxDue, maxItems, limit)
+	if err != nil {
+		return DelayedStep{}, delayedErr("delayed scan", err)
+	}
+	out := DelayedStep{Items: r.Items, DueTimes: r.DueTimes, Read: r.Read}
+	if r.DueTimes > 0 {
+		out.First, out.Last = time.Unix(r.First, 0).UTC(), time.Unix(r.Last, 0).UTC()
+	}
+	if r.Next != nil {
+		out.Next = &DelayedCursor{At: time.Unix(r.Next.TS, 0).UTC(), Pos: r.Next.Pos}
+	}
+	return out, nil
 }

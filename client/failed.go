@@ -213,3 +213,35 @@ func payloadBytes(p json.RawMessage) []byte {
 	}
 	return p
 }
+
+// FailedScan is one bounded step through the failed list, for a page that
+// shows matches a step at a time instead of reading the whole list.
+type FailedScan struct {
+	// Entries are the entries the filter selected among those read.
+	Entries []FailedJob
+	// From is the first index read; Next the index the next step starts
+	// at (Total when this step read to the end of the list); Total the
+	// length of the list when the step began.
+	From, Next, Total int64
+}
+
+// FailedScanStep reads at most read entries of the failed list from index
+// from on (0 is the oldest) and returns those f selects, at most limit (0:
+// no limit but read). Its work is bounded by read whatever the length of
+// the list; pass Next as from to go on. Entries removed before from
+// between two steps shift the list, so a later step may skip or repeat a
+// few entries; within a step, the entries are one consistent reading.
+func (c *Client) FailedScanStep(ctx context.Context, f FailedFilter, from int64, read, limit int) (FailedScan, error) {
+	if from < 0 || read < 1 || limit < 0 {
+		return FailedScan{}, invalidf("FailedScanStep from %d, read %d, limit %d: from and limit must not be negative, read must be positive", from, read, limit)
+	}
+	r, err := c.failed.Scan(ctx, failure.Filter{Queue: f.Queue, Class: f.Class, Exception: f.Exception}, from, read, limit)
+	if err != nil {
+		return FailedScan{}, wrap("failed", err)
+	}
+	out := FailedScan{From: r.From, Next: r.Next, Total: r.Total, Entries: make([]FailedJob, len(r.Entries))}
+	for i, e := range r.Entries {
+		out.Entries[i] = failedJob(e)
+	}
+	return out, nil
+}

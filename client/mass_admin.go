@@ -146,3 +146,25 @@ func massErr(op string, err error) error {
 	}
 	return adminErr(op, err)
 }
+
+// MassPools are mass-queue pools by name.
+type MassPools struct {
+	Static, Batch []string
+}
+
+// MassPoolNames finds the pools MassStatus reads besides its config's: the
+// registered static pools and those with a ring or state key, and the
+// batch pools with units. Finding them takes SCANs of the keyspace, whose
+// cost grows with it: a caller that asks often (a dashboard) keeps them a
+// while and reads with MassStatusOf.
+func (c *Client) MassPoolNames(ctx context.Context) (MassPools, error) {
+	p, err := massio.FindPools(ctx, c.rdb)
+	return MassPools{Static: p.Static, Batch: p.Batch}, massErr("mass pools", err)
+}
+
+// MassStatusOf is MassStatus of pools and those of cfg, without looking
+// for others.
+func (c *Client) MassStatusOf(ctx context.Context, pools MassPools, cfg *massqueue.Config, deadAfter time.Duration) (massqueue.Status, error) {
+	st, err := massio.GetStatusOf(ctx, c.rdb, massio.Pools{Static: pools.Static, Batch: pools.Batch}, cfg, c.now(), deadAfter)
+	return st, massErr("mass status", err)
+}

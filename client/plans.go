@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"errors"
+	"math"
+	"strconv"
 
 	"github.com/resque-go/resque-go/internal/planio"
 	"github.com/resque-go/resque-go/plan"
@@ -85,4 +87,56 @@ func planErr(op string, err error) error {
 		return adminErr(op, err, ErrPlanExists)
 	}
 	return adminErr(op, err)
+}
+
+// PlanPage is a bounded part of the plans, for a page that goes on where
+// the last one stopped.
+type PlanPage struct {
+	Plans []plan.Plan
+	// Next is the cursor of the next page; "" when there is none.
+	Next string
+	// Paused is the number of paused plans (PlansScheduled's first page).
+	Paused int64
+}
+
+// PlansScheduled reads the plans filed in at most maxSlots slots of the
+// schedule from cursor on ("": the first page, which also holds up to
+// maxSlots paused plans), sorted by next run: a bounded read whatever the
+// number of keys. Every plan a scheduler fires is on the schedule or
+// paused; a plan key in neither (written by hand, or broken) is listed by
+// Plans and PlansScan.
+func (c *Client) PlansScheduled(ctx context.Context, cursor string, maxSlots int) (PlanPage, error) {
+	from := int64(math.MinInt64)
+	if cursor != "" {
+		n, err := strconv.ParseInt(cursor, 10, 64)
+		if err != nil {
+			return PlanPage{}, invalidf("PlansScheduled: cursor %q is not one this method returned", cursor)
+		}
+		from = n
+	}
+	pg, err := planio.Scheduled(ctx, c.rdb, from, maxSlots)
+	if err != nil {
+		return PlanPage{}, planErr("plans", err)
+	}
+	out := PlanPage{Plans: pg.Plans, Paused: pg.Paused}
+	if !pg.Done {
+		out.Next = strconv.FormatInt(pg.Next, 10)
+	}
+	return out, nil
+}
+
+// PlansScan reads the plans whose keys at most calls SCAN calls (COUNT
+// count) from cursor on find ("": the start), sorted by next run, and the
+// cursor of the next page: every plan key, a bounded part of the keyspace
+// at a time.
+func (c *Client) PlansScan(ctx context.Context, cursor string, calls, count int) (PlanPage, error) {
+	pg, err := planio.Scan(ctx, c.rdb, cursor, calls, count)
+	if err != nil {
+		return PlanPage{}, planErr("plans", err)
+	}
+	out := PlanPage{Plans: pg.Plans}
+	if !pg.Done {
+		out.Next = pg.Cur
+	}
+	return out, nil
 }

@@ -40,3 +40,20 @@ func (c *Client) ClearUnique(ctx context.Context, uid, by string) (unique.ClearR
 	res, err := uniqueio.Clear(ctx, c.rdb, uid, by, c.now())
 	return res, adminErr("clear unique "+uid, err)
 }
+
+// UniqueIDsScan is UniqueIDs a bounded part of the keyspace at a time: the
+// uids whose state keys at most calls SCAN calls (COUNT count) from
+// cursor on find ("": the start), sorted by uid, and the cursor of the
+// next part ("" when the keyspace was walked to its end). The state keys
+// have no index to page through (PHP's resque-v3 writes them with SETNX
+// alone), so a uid may show on any part, and twice.
+func (c *Client) UniqueIDsScan(ctx context.Context, cursor string, calls, count int) ([]unique.Info, string, error) {
+	infos, next, err := uniqueio.Step(ctx, c.rdb, cursor, calls, count)
+	if err != nil {
+		return nil, "", adminErr("unique ids", err)
+	}
+	if next == "0" {
+		next = ""
+	}
+	return infos, next, nil
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
 )
 
 // WorkerInfo is one registered worker: Ruby, PHP, Node or resque-go (each
@@ -44,6 +45,16 @@ func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	if err != nil {
 		return nil, wrap("workers", err)
 	}
+	out, err := c.workersOf(ctx, snap)
+	if err != nil {
+		return nil, wrap("workers", err)
+	}
+	return out, nil
+}
+
+// workersOf is Workers of the registry snap read: one pipeline of each
+// worker's record and start.
+func (c *Client) workersOf(ctx context.Context, snap rdb.WorkerSnapshot) ([]WorkerInfo, error) {
 	k := c.rdb.Keys()
 	out := make([]WorkerInfo, len(snap.IDs))
 	gets := make([]string, 0, 2*len(snap.IDs))
@@ -59,7 +70,7 @@ func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	}
 	_, vals, err := c.rdb.BatchRead(ctx, nil, gets)
 	if err != nil {
-		return nil, wrap("workers", err)
+		return nil, err
 	}
 	for i := range out {
 		rec, started := vals[2*i], vals[2*i+1]

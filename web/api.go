@@ -131,6 +131,10 @@ func (s *server) apiQueueClear(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) apiFailed(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Has("from") {
+		s.apiFailedScan(w, r)
+		return
+	}
 	off, limit, err := s.offsetLimit(r)
 	if err != nil {
 		s.failErr(w, r, err)
@@ -154,6 +158,33 @@ func (s *server) apiFailed(w http.ResponseWriter, r *http.Request) {
 	// total is the list's length: counting the matches of a filter
 	// means reading all of it (GET api/failed/count does).
 	writeJSON(w, http.StatusOK, map[string]any{"total": total, "filter": f, "offset": off, "limit": limit, "entries": out})
+}
+
+// apiFailedScan is GET api/failed?from=N: the entries a filter selects
+// among at most failedScanRead entries from index N on, and next, the
+// from of the next step (null at the end of the list).
+func (s *server) apiFailedScan(w http.ResponseWriter, r *http.Request) {
+	_, limit, err := s.offsetLimit(r)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	f := filterOf(r)
+	sc, err := s.c.FailedScanStep(r.Context(), f.filter(), fromOf(r), failedScanRead, limit)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	out := make([]failedView, len(sc.Entries))
+	for i, e := range sc.Entries {
+		out[i] = newFailedView(e)
+	}
+	var next *int64
+	if sc.Next < sc.Total {
+		next = &sc.Next
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"total": sc.Total, "filter": f, "from": sc.From, "read_to": sc.Next,
+		"read_max": failedScanRead, "next": next, "limit": limit, "entries": out})
 }
 
 func (s *server) apiFailedCount(w http.ResponseWriter, r *http.Request) {

@@ -201,22 +201,29 @@ func perCall(before, after map[string][2]int64) string {
 }
 
 // slow is the number of commands SLOWLOG holds (those over 5 ms), and
-// empties it; it logs them when what is not "".
+// empties it; it logs them by command (calls, the slowest) when what is
+// not "".
 func (e *benchEnv) slow(what ...string) int {
 	n, _ := e.do("SLOWLOG", "LEN").(int64)
 	if n > 0 && len(what) > 0 {
-		entries, _ := e.do("SLOWLOG", "GET", 10).([]any)
-		var cmds []string
+		entries, _ := e.do("SLOWLOG", "GET", n).([]any)
+		calls, worst := map[string]int{}, map[string]int64{}
 		for _, x := range entries {
 			if f, ok := x.([]any); ok && len(f) >= 4 {
 				args, _ := f[3].([]any)
 				us, _ := f[2].(int64)
 				if len(args) > 0 {
 					name, _ := args[0].([]byte)
-					cmds = append(cmds, fmt.Sprintf("%s %d µs", name, us))
+					calls[string(name)]++
+					worst[string(name)] = max(worst[string(name)], us)
 				}
 			}
 		}
+		var cmds []string
+		for name, c := range calls {
+			cmds = append(cmds, fmt.Sprintf("%s × %d (slowest %.1f ms)", name, c, float64(worst[name])/1000))
+		}
+		slices.Sort(cmds)
 		e.tb.Logf("%s: commands over 5 ms: %s", what[0], strings.Join(cmds, ", "))
 	}
 	e.do("SLOWLOG", "RESET")
@@ -301,6 +308,8 @@ func runDashboardBench(tb testing.TB, sz benchSizes) benchResult {
 
 	e.do("CONFIG", "SET", "slowlog-log-slower-than", "5000")
 	defer e.do("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+	e.do("CONFIG", "SET", "slowlog-max-len", "100000")
+	defer e.do("CONFIG", "SET", "slowlog-max-len", "128")
 	e.slow()
 
 	var res benchResult
@@ -312,14 +321,18 @@ func runDashboardBench(tb testing.TB, sz benchSizes) benchResult {
 		{name: "/failed", path: "failed"},
 		{name: "/failed, the last page", path: "failed?page=" + strconv.Itoa(lastPage)},
 		{name: "/failed?queue=q0001 (1 in 1,000)", path: "failed?queue=q0001"},
+		{name: "/failed?queue=q0001, its next page", path: "failed?queue=q0001&from=" + strconv.Itoa(min(10_000, sz.Failed/2))},
 		{name: "/failed?class=Job7 (1 in 100)", path: "failed?class=Job7"},
 		{name: "a failed entry", path: "failed/" + strconv.Itoa(sz.Failed/2)},
 		{name: "/delayed", path: "delayed"},
 		{name: "/delayed?queue=q0001", path: "delayed?queue=q0001"},
+		{name: "/delayed?queue=q0001, a later page", path: fmt.Sprintf("delayed?queue=q0001&from=%d", now+3600+int64(sz.Delayed/2))},
 		{name: "/workers", path: "workers"},
 		{name: "/plans", path: "plans"},
 		{name: "/schedules", path: "schedules"},
+		{name: "/plans?scan=0 (every plan key)", path: "plans?scan=0"},
 		{name: "/unique", path: "unique"},
+		{name: "/mass", path: "mass"},
 		{name: "/audit", path: "audit"},
 		{name: "/api/overview", path: "api/overview"},
 		{name: "/api/failed", path: "api/failed"},

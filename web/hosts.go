@@ -54,6 +54,32 @@ type schedulerCache struct {
 	err  error
 }
 
+// massPoolsReadEvery is how often the Mass queues page looks for pools:
+// finding them takes SCANs of the keyspace (client.MassPoolNames), so it
+// is not done with every request; the pools found are read afresh each
+// time.
+const massPoolsReadEvery = time.Minute
+
+// poolCache holds the pools last found.
+type poolCache struct {
+	mu   sync.Mutex
+	at   time.Time
+	last client.MassPools
+}
+
+func (p *poolCache) read(ctx context.Context, c *client.Client, now time.Time) (client.MassPools, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.at.IsZero() || now.Sub(p.at) >= massPoolsReadEvery || now.Before(p.at) {
+		found, err := c.MassPoolNames(ctx)
+		if err != nil {
+			return found, err
+		}
+		p.last, p.at = found, now
+	}
+	return p.last, nil
+}
+
 func (s *schedulerCache) read(ctx context.Context, c *client.Client, now time.Time) (client.Schedulers, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -475,6 +475,25 @@ func messagesDE() map[string]string {
 		"a stop is confirmed on its own page first":                                                                                     "ein Beenden wird zuerst auf einer eigenen Seite bestätigt",
 		"no process":          "kein Prozess",
 		"Back to the workers": "Zurück zu den Workern",
+		// the pages that read a bounded part of a long list a request
+		"Matches among entries %d–%d of %d, oldest first; a page reads at most %d entries.": "Treffer unter den Einträgen %d–%d von %d, älteste zuerst; eine Seite liest höchstens %d Einträge.",
+		"Go on from entry %d →": "Weiter ab Eintrag %d →",
+		"The end of the list.":  "Das Ende der Liste.",
+		"Back to the start":     "Zurück zum Anfang",
+		"Matches among %d items of %d due times; a page reads at most %d due times and %d items.": "Treffer unter %d Einträgen von %d Fälligkeitszeiten; eine Seite liest höchstens %d Fälligkeitszeiten und %d Einträge.",
+		"Read: due %s to %s.":           "Gelesen: fällig %s bis %s.",
+		"Go on from %s →":               "Weiter ab %s →",
+		"The end of the delayed queue.": "Das Ende der verzögerten Jobs.",
+		"Every plan key, a part of the keyspace a page: this page looked at about %d keys.": "Jeder Plan-Schlüssel, ein Teil des Schlüsselraums je Seite: diese Seite sah etwa %d Schlüssel an.",
+		"Go on →":                  "Weiter →",
+		"The end of the keyspace.": "Das Ende des Schlüsselraums.",
+		"The plans by next run":    "Die Pläne nach nächstem Lauf",
+		"Plans by next run, from the schedule: a page reads at most %d slots.": "Pläne nach nächstem Lauf, aus dem Zeitplan: eine Seite liest höchstens %d Termine.",
+		"The first page also shows the first %d of %d paused plans.":           "Die erste Seite zeigt auch die ersten %d von %d pausierten Plänen.",
+		"The first page also shows the %d paused plans.":                       "Die erste Seite zeigt auch die %d pausierten Pläne.",
+		"Later plans →": "Spätere Pläne →",
+		"Every plan key, also those on no schedule": "Jeder Plan-Schlüssel, auch ohne Termin",
+		"The uids have no index to page through (resque-v3's PHP writers keep none): this page looked at about %d keys of the keyspace.": "Die UIDs haben keinen Index zum Blättern (die PHP-Schreiber von resque-v3 führen keinen): diese Seite sah etwa %d Schlüssel des Schlüsselraums an.",
 	}
 }
 

@@ -26,6 +26,7 @@ type hub struct {
 	stop    context.CancelFunc
 	reading chan struct{} // closed when the reading under way ends; nil when none
 	sched   schedulerCache
+	pools   poolCache
 	hist    historyCache
 }
 
@@ -118,8 +119,9 @@ func (h *hub) poll(ctx context.Context) {
 	}
 }
 
-// readOverview reads what the overview shows: about ten Redis calls,
-// pipelined per kind, whatever the number of queues and workers.
+// readOverview reads what the overview shows in five round trips
+// (client.Overview, INFO, the process records), whatever the number of
+// queues and workers: two commands per queue and per worker.
 func (h *hub) readOverview(ctx context.Context) overviewView {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -132,18 +134,17 @@ func readOverview(ctx context.Context, c *client.Client, now func() time.Time) (
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	v := overviewView{Time: now().UTC()}
-	st, err := c.Stats(ctx)
-	if err != nil {
+	o, err := c.Overview(ctx)
+	if err != nil && len(o.Queues) == 0 && o.Stats.Time.IsZero() {
 		return overviewView{Time: v.Time, Error: clean(err.Error()), Queues: []queueView{}, Workers: []workerView{}}, nil
 	}
+	st, qs, ws := o.Stats, o.Queues, o.Workers
 	v.Stats = statsView{Processed: st.Processed, Failed: st.Failed, FailedEntries: st.FailedEntries, Pending: st.Pending,
 		Queues: st.Queues, Workers: st.Workers, Working: st.Working}
-	qs, err := c.QueuesDetail(ctx)
 	v.Queues = make([]queueView, len(qs))
 	for i, q := range qs {
 		v.Queues[i] = newQueueView(v.Time, q)
 	}
-	ws, werr := c.Workers(ctx)
 	v.Workers = make([]workerView, len(ws))
 	for i, w := range ws {
 		v.Workers[i] = newWorkerView(v.Time, w)
@@ -152,7 +153,7 @@ func readOverview(ctx context.Context, c *client.Client, now func() time.Time) (
 	v.Redis = redisView{Version: info.Version, Mode: info.Mode, Role: info.Role, UptimeSeconds: int64(info.Uptime / time.Second),
 		ConnectedClients: info.ConnectedClients, UsedMemory: info.UsedMemory, PeakMemory: info.PeakMemory,
 		MaxMemory: info.MaxMemory, MaxMemoryPolicy: info.MaxMemoryPolicy, OpsPerSec: info.OpsPerSec}
-	for _, e := range []error{err, werr, ierr} {
+	for _, e := range []error{err, ierr} {
 		if e != nil && v.Error == "" {
 			v.Error = clean(e.Error())
 		}

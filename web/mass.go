@@ -44,7 +44,11 @@ type massView struct {
 }
 
 func (s *server) mass(r *http.Request) (massView, error) {
-	st, err := s.c.MassStatus(r.Context(), nil, 0)
+	pools, err := s.live.pools.read(r.Context(), s.c, s.now())
+	if err != nil {
+		return massView{}, err
+	}
+	st, err := s.c.MassStatusOf(r.Context(), pools, nil, 0)
 	if err != nil {
 		return massView{}, err
 	}

@@ -171,6 +171,34 @@ type failedPageData struct {
 	Total   int64        // the failed list's length
 	Entries []failedView
 	Pager   pager
+	// Scan is set with a filter: the entries the page read.
+	Scan *scanView
+}
+
+// failedScanRead bounds the failed entries a filtered page reads: a page
+// shows the matches among them and goes on from there (?from=), so a
+// rare match costs several pages, not one request reading the whole list.
+const failedScanRead = 10_000
+
+// scanView says what a page that reads a bounded piece of a long list
+// read: From..To (From, To counted from 1 for the reader) of Total, and
+// where the next page starts (Next; 0 when it read to the end).
+type scanView struct {
+	From, To, Total int64
+	Read            int64 // the most one page reads
+	Next            int64
+	// Cursor is Next as the next page's ?from= (Next is 1-based for
+	// reading, Cursor is not).
+	Cursor string
+}
+
+// fromOf reads ?from= (an index, 0 at the start).
+func fromOf(r *http.Request) int64 {
+	n, err := strconv.ParseInt(r.URL.Query().Get("from"), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 func (s *server) failedPage(w http.ResponseWriter, r *http.Request) {
@@ -179,6 +207,10 @@ func (s *server) failedPage(w http.ResponseWriter, r *http.Request) {
 	total, err := s.c.FailedCount(r.Context())
 	if err != nil {
 		s.failErr(w, r, err)
+		return
+	}
+	if !f.empty() {
+		s.failedScanPage(w, r, f, total)
 		return
 	}
 	// one more than a page says whether there is a next page without
@@ -196,6 +228,30 @@ func (s *server) failedPage(w http.ResponseWriter, r *http.Request) {
 		d.Entries = append(d.Entries, newFailedView(e))
 	}
 	s.render(w, r, http.StatusOK, "failed", "Failed", "failed", d)
+}
+
+// failedScanPage is the failed page with a filter: the matches among at
+// most failedScanRead entries from ?from= on.
+func (s *server) failedScanPage(w http.ResponseWriter, r *http.Request, f filterParams, total int64) {
+	sc, err := s.c.FailedScanStep(r.Context(), f.filter(), fromOf(r), failedScanRead, s.opt.PageSize)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	d := failedPageData{Filter: f, Query: template.URL(f.query()), Total: sc.Total, Pager: pager{Page: 1, Size: s.opt.PageSize},
+		Scan: newScanView(sc.From, sc.Next, sc.Total, failedScanRead)}
+	for _, e := range sc.Entries {
+		d.Entries = append(d.Entries, newFailedView(e))
+	}
+	s.render(w, r, http.StatusOK, "failed", "Failed", "failed", d)
+}
+
+func newScanView(from, next, total, read int64) *scanView {
+	v := &scanView{From: min(from+1, max(next, 1)), To: next, Total: total, Read: read}
+	if next < total {
+		v.Next, v.Cursor = next+1, strconv.FormatInt(next, 10)
+	}
+	return v
 }
 
 type entryData struct {

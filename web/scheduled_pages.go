@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/resque-go/resque-go/client"
 	"github.com/resque-go/resque-go/delayed"
@@ -22,6 +23,54 @@ type delayedPageData struct {
 	DueTimes int64
 	Items    []delayedView
 	Pager    pager
+	// Scan is set with a filter: what the page read.
+	Scan *delayedScanView
+}
+
+// A filtered delayed page reads at most delayedScanDue due times and
+// delayedScanItems items from ?from= (a due time, Unix seconds) and
+// ?pos= (an item of its bucket) on, and shows the matches among them: a
+// rare match costs several pages, not one request reading every bucket.
+const (
+	delayedScanDue   = 1000
+	delayedScanItems = 10_000
+)
+
+// delayedScanView says what a filtered delayed page read, and where the
+// next one starts (NextFrom, NextPos; NextFrom "" at the end).
+type delayedScanView struct {
+	DueTimes, Read    int
+	First, Last       string
+	MaxDue, MaxItems  int
+	NextFrom, NextPos string
+	NextAt            string
+	Started           bool // the page did not start at the beginning
+}
+
+// delayedCursorOf reads ?from= and ?pos=.
+func delayedCursorOf(r *http.Request) client.DelayedCursor {
+	var c client.DelayedCursor
+	q := r.URL.Query()
+	if ts, err := strconv.ParseInt(q.Get("from"), 10, 64); err == nil && ts > 0 {
+		c.At = time.Unix(ts, 0).UTC()
+	}
+	if pos, err := strconv.Atoi(q.Get("pos")); err == nil && pos > 0 {
+		c.Pos = pos
+	}
+	return c
+}
+
+func newDelayedScanView(st client.DelayedStep, from client.DelayedCursor) *delayedScanView {
+	v := &delayedScanView{DueTimes: st.DueTimes, Read: st.Read, MaxDue: delayedScanDue, MaxItems: delayedScanItems,
+		Started: !from.At.IsZero() || from.Pos > 0}
+	if st.DueTimes > 0 {
+		v.First, v.Last = st.First.Format(time.DateTime+" UTC"), st.Last.Format(time.DateTime+" UTC")
+	}
+	if st.Next != nil {
+		v.NextFrom, v.NextPos = strconv.FormatInt(st.Next.At.Unix(), 10), strconv.Itoa(st.Next.Pos)
+		v.NextAt = st.Next.At.Format(time.DateTime + " UTC")
+	}
+	return v
 }
 
 // delayedCountMax is the most due times the delayed page reads the lengths
@@ -50,6 +99,20 @@ func (s *server) delayedPage(w http.ResponseWriter, r *http.Request) {
 			}
 			d.Counts = &n
 		}
+	}
+	if !f.Empty() {
+		from := delayedCursorOf(r)
+		st, err := s.c.DelayedScanStep(r.Context(), f.filter(), from, delayedScanDue, delayedScanItems, pg.Size)
+		if err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		d.Scan = newDelayedScanView(st, from)
+		for _, it := range st.Items {
+			d.Items = append(d.Items, newDelayedView(it))
+		}
+		s.render(w, r, http.StatusOK, "delayed", "Delayed", "delayed", d)
+		return
 	}
 	items, err := s.c.DelayedJobs(r.Context(), f.filter(), pg.offset(), pg.Size+1)
 	if err != nil {
@@ -128,17 +191,62 @@ func (s *server) delayedBulkForm(w http.ResponseWriter, r *http.Request) {
 		s.count(r, res.Removed, "1 delayed item", "%d delayed items"), filter, previewed))
 }
 
+// A page of plans reads at most planSlotsPage slots of the schedule (and
+// as many paused plans); ?scan= pages through every plan key instead,
+// keyScanCalls SCAN calls of COUNT keyScanCount a page, as the unique ids
+// page does: a bounded part of the keyspace per request.
+const (
+	planSlotsPage = 200
+	keyScanCalls  = 20
+	keyScanCount  = 500
+)
+
+type plansPageData struct {
+	Plans []planView
+	// Scan: the page walks the keyspace (?scan=); else the schedule
+	// (?from=). Next is the next page's cursor ("" at the end).
+	Scan     bool
+	Next     string
+	Started  bool
+	Paused   int64
+	MaxSlots int
+	// PausedCut: more plans are paused than a page shows.
+	PausedCut bool
+	Keys      int // the keys one page's SCAN calls look at, about
+}
+
+// readPlans reads the page of plans r asks for.
+func (s *server) readPlans(r *http.Request) (plansPageData, error) {
+	q := r.URL.Query()
+	d := plansPageData{MaxSlots: planSlotsPage, Keys: keyScanCalls * keyScanCount}
+	var pg client.PlanPage
+	var err error
+	if q.Has("scan") {
+		cur := q.Get("scan")
+		d.Scan, d.Started = true, cur != "" && cur != "0"
+		pg, err = s.c.PlansScan(r.Context(), cur, keyScanCalls, keyScanCount)
+	} else {
+		d.Started = q.Get("from") != ""
+		pg, err = s.c.PlansScheduled(r.Context(), q.Get("from"), planSlotsPage)
+	}
+	if err != nil {
+		return d, err
+	}
+	d.Next, d.Paused, d.PausedCut = pg.Next, pg.Paused, pg.Paused > planSlotsPage
+	d.Plans = make([]planView, len(pg.Plans))
+	for i, p := range pg.Plans {
+		d.Plans[i] = newPlanView(p)
+	}
+	return d, nil
+}
+
 func (s *server) plansPage(w http.ResponseWriter, r *http.Request) {
-	ps, err := s.c.Plans(r.Context())
+	d, err := s.readPlans(r)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	out := make([]planView, len(ps))
-	for i, p := range ps {
-		out[i] = newPlanView(p)
-	}
-	s.render(w, r, http.StatusOK, "plans", "Plans", "plans", out)
+	s.render(w, r, http.StatusOK, "plans", "Plans", "plans", d)
 }
 
 // plan reads plan id with its next slots; 404 when there is none.
@@ -209,17 +317,36 @@ func (s *server) schedulesPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "schedules", "Schedules", "schedules", newSchedulesView(o))
 }
 
+type uniquePageData struct {
+	IDs     []uniqueView
+	Next    string // the next page's cursor; "" at the end of the keyspace
+	Started bool
+	Keys    int // the keys one page's SCAN calls look at, about
+}
+
+// readUnique reads the uids that keyScanCalls SCAN calls from ?cursor= on
+// find: the state keys have no index (PHP's resque-v3 writes them with
+// SETNX alone), so the page walks a bounded part of the keyspace.
+func (s *server) readUnique(r *http.Request) (uniquePageData, error) {
+	cur := r.URL.Query().Get("cursor")
+	ins, next, err := s.c.UniqueIDsScan(r.Context(), cur, keyScanCalls, keyScanCount)
+	if err != nil {
+		return uniquePageData{}, err
+	}
+	d := uniquePageData{IDs: make([]uniqueView, len(ins)), Next: next, Started: cur != "" && cur != "0", Keys: keyScanCalls * keyScanCount}
+	for i, in := range ins {
+		d.IDs[i] = newUniqueView(in)
+	}
+	return d, nil
+}
+
 func (s *server) uniquePage(w http.ResponseWriter, r *http.Request) {
-	ins, err := s.c.UniqueIDs(r.Context())
+	d, err := s.readUnique(r)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	out := make([]uniqueView, len(ins))
-	for i, in := range ins {
-		out[i] = newUniqueView(in)
-	}
-	s.render(w, r, http.StatusOK, "unique", "Unique ids", "unique", out)
+	s.render(w, r, http.StatusOK, "unique", "Unique ids", "unique", d)
 }
 
 func (s *server) uniqueClearForm(w http.ResponseWriter, r *http.Request) {
@@ -255,6 +382,25 @@ func (s *server) apiDelayed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := delayedFilterOf(r)
+	if q := r.URL.Query(); q.Has("from") || q.Has("pos") {
+		// one bounded step, as the page reads it
+		st, err := s.c.DelayedScanStep(r.Context(), f.filter(), delayedCursorOf(r), delayedScanDue, delayedScanItems, limit)
+		if err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		out := make([]delayedView, len(st.Items))
+		for i, it := range st.Items {
+			out[i] = newDelayedView(it)
+		}
+		var next any
+		if st.Next != nil {
+			next = map[string]int64{"from": st.Next.At.Unix(), "pos": int64(st.Next.Pos)}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"filter": f, "limit": limit, "items": out, "due_times_read": st.DueTimes,
+			"items_read": st.Read, "next": next})
+		return
+	}
 	items, err := s.c.DelayedJobs(r.Context(), f.filter(), off, limit)
 	if err != nil {
 		s.failErr(w, r, err)
@@ -331,16 +477,16 @@ func (s *server) apiDelayedRemoveAll(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) apiPlans(w http.ResponseWriter, r *http.Request) {
-	ps, err := s.c.Plans(r.Context())
+	d, err := s.readPlans(r)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	out := make([]planView, len(ps))
-	for i, p := range ps {
-		out[i] = newPlanView(p)
+	var next any
+	if d.Next != "" {
+		next = d.Next
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"plans": out})
+	writeJSON(w, http.StatusOK, map[string]any{"plans": d.Plans, "next": next, "scan": d.Scan})
 }
 
 func (s *server) apiPlan(w http.ResponseWriter, r *http.Request) {
@@ -375,16 +521,16 @@ func (s *server) apiSchedules(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) apiUnique(w http.ResponseWriter, r *http.Request) {
-	ins, err := s.c.UniqueIDs(r.Context())
+	d, err := s.readUnique(r)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	out := make([]uniqueView, len(ins))
-	for i, in := range ins {
-		out[i] = newUniqueView(in)
+	var next any
+	if d.Next != "" {
+		next = d.Next
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"unique_ids": out})
+	writeJSON(w, http.StatusOK, map[string]any{"unique_ids": d.IDs, "next": next})
 }
 
 func (s *server) apiUniqueOne(w http.ResponseWriter, r *http.Request) {

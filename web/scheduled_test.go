@@ -127,11 +127,18 @@ func TestScheduledPagesAndReadRoutes(t *testing.T) {
 		}
 	}
 
-	// plans: next run, group, the broken one marked; a plan's upcoming slots
+	// plans: next run, group, the broken one marked (it is on no schedule:
+	// the pages that walk every plan key find it); a plan's upcoming slots
 	body = e.get("plans", viewerSecret).body
-	for _, want := range []string{"nightly", "cron 0 3 * * *", "g1", "broken", "badge bad", "&lt;i&gt;html&lt;/i&gt;"} {
+	for _, want := range []string{"nightly", "cron 0 3 * * *", "g1", "&lt;i&gt;html&lt;/i&gt;"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("plans page lacks %q", want)
+		}
+	}
+	body = e.allPages("plans?scan=0")
+	for _, want := range []string{"nightly", "cron 0 3 * * *", "g1", "broken", "badge bad", "&lt;i&gt;html&lt;/i&gt;"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("plans pages of every plan key lack %q", want)
 		}
 	}
 	var pv struct {
@@ -173,17 +180,27 @@ func TestScheduledPagesAndReadRoutes(t *testing.T) {
 	}
 
 	// unique ids: states, the parked job, the key of another type marked
-	var uv struct {
-		UniqueIDs []struct {
-			UID      string          `json:"uid"`
-			State    string          `json:"state"`
-			Deferred json.RawMessage `json:"deferred"`
-			Problem  string          `json:"problem"`
-		} `json:"unique_ids"`
+	type uniqueID struct {
+		UID      string          `json:"uid"`
+		State    string          `json:"state"`
+		Deferred json.RawMessage `json:"deferred"`
+		Problem  string          `json:"problem"`
 	}
-	e.get("api/unique", viewerSecret).decode(t, &uv)
+	var uids []uniqueID
+	for next := ""; ; {
+		var part struct {
+			UniqueIDs []uniqueID `json:"unique_ids"`
+			Next      *string    `json:"next"`
+		}
+		e.get("api/unique?cursor="+next, viewerSecret).decode(t, &part)
+		uids = append(uids, part.UniqueIDs...)
+		if part.Next == nil {
+			break
+		}
+		next = *part.Next
+	}
 	got := map[string]string{}
-	for _, u := range uv.UniqueIDs {
+	for _, u := range uids {
 		got[u.UID] = u.State
 		if u.Problem != "" {
 			got[u.UID] = "problem"
@@ -195,7 +212,7 @@ func TestScheduledPagesAndReadRoutes(t *testing.T) {
 	if got["u-running"] != "running" || got["u-queued"] != "queued" || got["u-hash"] != "problem" {
 		t.Errorf("unique ids: %v", got)
 	}
-	body = e.get("unique", viewerSecret).body
+	body = e.allPages("unique")
 	for _, want := range []string{"u-running", "u-queued", "unreadable", "Parked"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("unique page lacks %q", want)

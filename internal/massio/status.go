@@ -3,6 +3,7 @@ package massio
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -14,6 +15,37 @@ import (
 // pool Redis knows. A unit is alive when it beat within deadAfter of now
 // (default 30 s).
 func GetStatus(ctx context.Context, c *rdb.Client, cfg *massqueue.Config, now time.Time, deadAfter time.Duration) (massqueue.Status, error) {
+	pools, err := FindPools(ctx, c)
+	if err != nil {
+		return massqueue.Status{}, err
+	}
+	return GetStatusOf(ctx, c, pools, cfg, now, deadAfter)
+}
+
+// Pools are the pools a status reads, by name.
+type Pools struct {
+	Static, Batch []string
+}
+
+// FindPools finds the pools Redis knows: the registered static pools and
+// those with a ring or state key, and the batch pools with units (SCANs of
+// the keyspace, whose cost grows with it: a caller that asks often keeps
+// what it found for a while).
+func FindPools(ctx context.Context, c *rdb.Client) (Pools, error) {
+	static, err := c.StaticPoolNames(ctx)
+	if err != nil {
+		return Pools{}, fmt.Errorf("massqueue: %w", err)
+	}
+	batch, err := c.BatchPoolNames(ctx)
+	if err != nil {
+		return Pools{}, fmt.Errorf("massqueue: %w", err)
+	}
+	return Pools{Static: static, Batch: batch}, nil
+}
+
+// GetStatusOf is GetStatus of pools (and those of cfg) without looking for
+// others.
+func GetStatusOf(ctx context.Context, c *rdb.Client, pools Pools, cfg *massqueue.Config, now time.Time, deadAfter time.Duration) (massqueue.Status, error) {
 	if deadAfter <= 0 {
 		deadAfter = 30 * time.Second
 	}
@@ -36,14 +68,7 @@ func GetStatus(ctx context.Context, c *rdb.Client, cfg *massqueue.Config, now ti
 			st.Paused = append(st.Paused, s.Source)
 		}
 	}
-	staticPools, err := c.StaticPoolNames(ctx)
-	if err != nil {
-		return st, fmt.Errorf("massqueue: %w", err)
-	}
-	batchPools, err := c.BatchPoolNames(ctx)
-	if err != nil {
-		return st, fmt.Errorf("massqueue: %w", err)
-	}
+	staticPools, batchPools := slices.Clone(pools.Static), slices.Clone(pools.Batch)
 	if cfg != nil {
 		for _, p := range cfg.StaticPools {
 			staticPools = append(staticPools, p.Name)

@@ -119,6 +119,12 @@ func List(ctx context.Context, c *rdb.Client) ([]plan.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	return load(ctx, c, ids, paused)
+}
+
+// load reads the plans of ids (those gone meanwhile left out), marks the
+// paused ones, and sorts them by next run, then id.
+func load(ctx context.Context, c *rdb.Client, ids []string, paused map[string]int64) ([]plan.Plan, error) {
 	var out []plan.Plan
 	for len(ids) > 0 {
 		n := min(len(ids), 500)

@@ -416,3 +416,52 @@ func (c *Client) RemovePlanCalendar(ctx context.Context, name string) (bool, err
 	}
 	return n == 1, nil
 }
+
+// PlanIDsStep is PlanIDs a bounded part at a time (ScanKeysStep).
+func (c *Client) PlanIDsStep(ctx context.Context, cursor string, calls, count int) ([]string, string, error) {
+	keys, next, err := c.ScanKeysStep(ctx, c.keys.PlanPattern(), cursor, calls, count)
+	if err != nil {
+		return nil, "", fmt.Errorf("rdb: plan ids: %w", err)
+	}
+	ids := make([]string, 0, len(keys))
+	for _, key := range keys {
+		if id, ok := c.keys.ParsePlan(key); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids, next, nil
+}
+
+// PlanSlotLists reads the plan ids filed in each slot of tss, pipelined
+// (LRANGE 0 -1: a slot holds the plans due then). A slot key of another
+// type reads as empty: the planner sets it aside when it is due.
+func (c *Client) PlanSlotLists(ctx context.Context, tss []int64) ([][]string, error) {
+	out := make([][]string, len(tss))
+	steps := make([]pipeStep, len(tss))
+	for i, ts := range tss {
+		steps[i] = pipeStep{[]any{"LRANGE", c.keys.PlanSlot(ts), 0, -1}, func(v any) (err error) {
+			out[i], err = redis.Strings(v, nil)
+			return err
+		}}
+	}
+	if _, err := c.pipelineKeep(ctx, steps); err != nil {
+		return nil, fmt.Errorf("rdb: plan slots: %w", err)
+	}
+	return out, nil
+}
+
+// PausedPlansPage returns up to limit paused plans (id -> the slot it is
+// filed in again when resumed) in order of that slot, and their number.
+func (c *Client) PausedPlansPage(ctx context.Context, limit int) (map[string]int64, int64, error) {
+	var ids map[string]int64
+	var n int64
+	key := c.keys.PausedPlans()
+	steps := []pipeStep{
+		{[]any{"ZRANGE", key, 0, max(limit, 1) - 1, "WITHSCORES"}, func(v any) (err error) { ids, err = redis.Int64Map(v, nil); return }},
+		{[]any{"ZCARD", key}, intInto(&n)},
+	}
+	if err := c.pipeline(ctx, steps); err != nil {
+		return nil, 0, fmt.Errorf("rdb: paused plans: %w", err)
+	}
+	return ids, n, nil
+}

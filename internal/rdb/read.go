@@ -105,3 +105,28 @@ func (c *Client) ProcessRecords(ctx context.Context, host string, pids []int) ([
 	}
 	return v, nil
 }
+
+// ScanKeysStep is a bounded part of ScanKeys for a page that goes on
+// where the last one stopped: at most calls SCAN calls (COUNT count each)
+// from cursor on ("0" or "": the start), the keys matching pattern they
+// returned, and the cursor to go on from ("0": the keyspace was walked to
+// its end). SCAN may return a key twice, in two steps or one.
+func (c *Client) ScanKeysStep(ctx context.Context, pattern, cursor string, calls, count int) ([]string, string, error) {
+	if cursor == "" {
+		cursor = "0"
+	}
+	var out []string
+	for i := 0; i < max(calls, 1); i++ {
+		v, err := redis.Values(c.do(ctx, "SCAN", cursor, "MATCH", pattern, "COUNT", max(count, 1)))
+		if err != nil {
+			return nil, "", fmt.Errorf("rdb: scan %q: %w", pattern, err)
+		}
+		cursor, _ = redis.String(v[0], nil)
+		keys, _ := redis.Strings(v[1], nil)
+		out = append(out, keys...)
+		if cursor == "0" {
+			break
+		}
+	}
+	return out, cursor, nil
+}

@@ -250,3 +250,18 @@ func (c *Client) RunningRecords(ctx context.Context) ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// UniqueUIDsStep is UniqueUIDs a bounded part at a time (ScanKeysStep).
+func (c *Client) UniqueUIDsStep(ctx context.Context, cursor string, calls, count int) ([]string, string, error) {
+	keys, next, err := c.ScanKeysStep(ctx, c.keys.UniqueStatePattern(), cursor, calls, count)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]string, 0, len(keys))
+	for _, key := range keys {
+		if uid, ok := c.keys.ParseUniqueState(key); ok {
+			out = append(out, uid)
+		}
+	}
+	return out, next, nil
+}

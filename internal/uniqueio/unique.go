@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -68,7 +69,13 @@ func List(ctx context.Context, c *rdb.Client) ([]unique.Info, error) {
 	if err != nil {
 		return nil, err
 	}
+	return infosOf(ctx, c, uids)
+}
+
+// infosOf reads the states of uids, sorted by uid.
+func infosOf(ctx context.Context, c *rdb.Client, uids []string) ([]unique.Info, error) {
 	sort.Strings(uids)
+	uids = slices.Compact(uids)
 	infos, err := c.UniqueInfos(ctx, uids)
 	if err != nil {
 		return nil, err
@@ -82,6 +89,21 @@ func List(ctx context.Context, c *rdb.Client) ([]unique.Info, error) {
 		out[i] = unique.Info{UID: in.UID, State: in.State, Deferred: in.Deferred}
 	}
 	return out, nil
+}
+
+// Step is List a bounded part at a time, for a page that goes on where
+// the last one stopped: the uids whose state keys at most calls SCAN calls
+// (COUNT count) from cursor on find ("" or "0": the start), sorted by uid,
+// and the cursor to go on from ("0": the keyspace was walked to its end).
+// The state keys have no index to page through: PHP's resque-v3 writes
+// them with SETNX alone.
+func Step(ctx context.Context, c *rdb.Client, cursor string, calls, count int) ([]unique.Info, string, error) {
+	uids, next, err := c.UniqueUIDsStep(ctx, cursor, calls, count)
+	if err != nil {
+		return nil, "", err
+	}
+	out, err := infosOf(ctx, c, uids)
+	return out, next, err
 }
 
 // Get returns one uid's state (State "" and no Deferred when it is free).
