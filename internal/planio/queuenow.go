@@ -68,4 +68,3 @@ func QueueNow(ctx context.Context, c *rdb.Client, id string, now time.Time) (Que
 	}
 	return q, c.Enqueue(ctx, rec.Queue, payload)
 }
-
