@@ -29,3 +29,25 @@ func QueueNow(ctx context.Context, c *rdb.Client, ts int64, item []byte, now tim
 	}
 	return delayed.QueuedNow{Queue: p.Queue, Unassigned: p.Unassigned, Payload: p.Payload, Left: r.Left, Unscheduled: r.Unscheduled}, nil
 }
+
+// BucketMatching returns the items of the bucket due at t (its second)
+// that f selects, in promotion order; f's time range is not used, and
+// its Args are compared item by item (as with Scan).
+func BucketMatching(ctx context.Context, c *rdb.Client, t time.Time, f delayed.Filter) ([]delayed.Item, error) {
+	f.From, f.To, f.Scan = time.Time{}, time.Time{}, true
+	if err := checkFilter(f); err != nil {
+		return nil, err
+	}
+	m, err := newMatcher(f)
+	if err != nil {
+		return nil, err
+	}
+	var out []delayed.Item
+	err = bucketItems(ctx, c, t.Unix(), func(it delayed.Item) error {
+		if m.match(it) {
+			out = append(out, it)
+		}
+		return nil
+	})
+	return out, err
+}
