@@ -93,7 +93,7 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 		{path: "failed show", args: []string{"0", "1", "2"}, list: true},
 		{path: "delayed list", list: true},
 		{path: "delayed count"},
-		{path: "delayed show", list: true}, // TIME: the first due time, filled in below
+		{path: "delayed show", list: true},      // TIME: the first due time, filled in below
 		{path: "delayed queue-now", list: true}, // TIME: the first due time, filled in below
 		{path: "plan add", args: []string{"--queue", "q", "--class", "C", "--every", "5m", "--unique-id", "u", "--id", "p1"}},
 		{path: "plan list", list: true},
