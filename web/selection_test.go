@@ -276,12 +276,12 @@ func TestFailedSelectedUnusualPayloads(t *testing.T) {
 	if len(filtered) != odd || odd < len(oddPayloads)-1 {
 		t.Fatalf("%d boxes on the filtered page, want %d", len(filtered), odd)
 	}
-	if page := e.get("failed?queue=odd", operatorSecret); !strings.Contains(page.body, `<input type="hidden" name="queue" value="odd">`) {
+	if page := e.get("failed?queue=odd", operatorSecret); !strings.Contains(page.body, `action="/failed/selected?&amp;queue=odd"`) {
 		t.Error("the filtered page's selection form does not carry the filter back")
 	}
 	// every entry: the fixtures', the odd payloads, and three that are no
 	// JSON (the first odd payload, and the last two), which are skipped
-	r := e.postForm("failed/selected", operatorSecret, append(selectedForm("retry", boxes...), "queue", "odd")...)
+	r := e.postForm("failed/selected?&queue=odd", operatorSecret, selectedForm("retry", boxes...)...)
 	checkPage(t, "retry odd ones", r)
 	want := fmt.Sprintf("Retried %d entries of %d selected; 0 no longer there", len(boxes)-3, len(boxes))
 	if !strings.Contains(r.body, want) || !strings.Contains(r.body, "3 entries skipped: no queue or payload to retry.") {
