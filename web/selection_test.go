@@ -376,11 +376,11 @@ func TestFailedSelectedLongListMoved(t *testing.T) {
 func TestFailedSelectedPageCommands(t *testing.T) {
 	e := newEnv(t)
 	var all []any
-	for i := range 200 {
+	for i := range 1100 {
 		all = append(all, failedEntryJSON("page", i))
 	}
 	e.do("RPUSH", append([]any{e.key("failed")}, all...)...)
-	boxes := e.boxes("failed?page=3", operatorSecret)
+	boxes := e.boxes("failed?page=21", operatorSecret) // entries 1000..1049
 	if len(boxes) != 50 {
 		t.Fatalf("%d boxes", len(boxes))
 	}
@@ -390,5 +390,5 @@ func TestFailedSelectedPageCommands(t *testing.T) {
 	if !strings.Contains(r.body, "Retried 50 entries of 50 selected; 0 no longer there") {
 		t.Fatalf("retry a page: %.1000s", r.body)
 	}
-	t.Logf("retrying 50 selected entries: %d Redis commands", cmds)
+	t.Logf("retrying 50 selected entries (1000..1049 of 1100): %d Redis commands", cmds)
 }
