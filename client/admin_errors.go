@@ -15,6 +15,13 @@ var (
 	// ErrPlanExists: AddPlan was given the id of an existing plan (also
 	// plan.ErrExists); nothing was written.
 	ErrPlanExists = errors.New("client: a plan with this id exists")
+	// ErrNoSuchDelayedItem: QueueDelayedNow found the item no longer in
+	// its bucket (promoted or removed meanwhile; also delayed.ErrNotFound);
+	// nothing was enqueued.
+	ErrNoSuchDelayedItem = errors.New("client: no such delayed item")
+	// ErrNoSuchSchedule: no schedule in force has that name (also
+	// schedule.ErrNotFound).
+	ErrNoSuchSchedule = errors.New("client: no such schedule")
 )
 
 // adminError reads "client: <op>: <cause>", without the cause's own

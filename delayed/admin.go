@@ -9,6 +9,15 @@ import (
 // ErrBadFilter is wrapped by the errors about a Filter that cannot be used.
 var ErrBadFilter = errors.New("delayed: bad filter")
 
+// ErrNotFound is wrapped by the error of queueing an item now that is no
+// longer in its bucket (promoted or removed meanwhile): nothing was done.
+var ErrNotFound = errors.New("delayed: no such delayed item")
+
+// ErrNotJob is wrapped by the error of queueing an item now that is not a
+// job a mover can promote (not a JSON object with a class and a queue; a
+// mover records it in failed when it is due): nothing was done.
+var ErrNotJob = errors.New("delayed: the item is not a job")
+
 // Filter selects delayed items. The zero Filter selects every item.
 type Filter struct {
 	// From and To bound the due time, both included; zero means no bound.
@@ -80,4 +89,19 @@ type Progress struct {
 	// Done counts the buckets finished.
 	Done int64
 	Removal
+}
+
+// QueuedNow says what client.QueueDelayedNow did.
+type QueuedNow struct {
+	// Queue is the queue the job was pushed to; with Unassigned (a
+	// mass-queue job, which names none) it went to unassigned instead.
+	Queue      string `json:"queue"`
+	Unassigned bool   `json:"unassigned,omitempty"`
+	// Payload is the job as pushed: the bytes a mover pushes.
+	Payload []byte `json:"-"`
+	// Left counts the items left in the bucket.
+	Left int64 `json:"left"`
+	// Unscheduled is true when the bucket was left empty and was taken
+	// off delayed_queue_schedule.
+	Unscheduled bool `json:"unscheduled"`
 }

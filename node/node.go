@@ -177,6 +177,14 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 			interval = time.Second // mass sources are polled
 		}
 	}
+	// a pause or resume rewrites the runtime record at once (its paused)
+	refresh := make(chan struct{}, 1)
+	onPause := func(bool) {
+		select {
+		case refresh <- struct{}{}:
+		default:
+		}
+	}
 	var err error
 	n.w, err = runtime.New(runtime.Config{
 		Client: n.client, Registry: reg, Queues: queues, Sources: s.sources, Serial: cfg.Serial, Concurrency: cfg.Concurrency,
@@ -186,7 +194,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 		JobTimeout: s.durations.jobTimeout, TermTimeout: s.durations.termTimeout,
 		DirtyExitOnTerm: cfg.DirtyExitOnTerm, MaxRecoveries: cfg.MaxRecoveries, RubyPrune: cfg.RubyPrune,
 		Logger: log, Retry: s.retry.def, ClassRetry: s.retry.classes, Fork: o.fork,
-		OnFinish: onFinish, Title: o.title, MaxJobs: cfg.MaxJobs, Tracer: jobTracer(o.tracer),
+		OnFinish: onFinish, OnPause: onPause, Title: o.title, MaxJobs: cfg.MaxJobs, Tracer: jobTracer(o.tracer),
 		Limits: s.limits,
 	})
 	if err != nil {
@@ -194,7 +202,7 @@ func (n *Node) build(s settings, reg *worker.Registry, o options) error {
 	}
 	pub, err := statsio.NewPublisher(statsio.PublisherConfig{
 		Client: n.client, Hostname: cfg.Hostname, Interval: s.durations.heartbeat,
-		Slots: n.w.Slots, WorkerIDs: n.w.IDs(), WrongTypeQueues: n.w.WrongTypeQueues, Paused: n.w.Paused, Logger: log,
+		Slots: n.w.Slots, WorkerIDs: n.w.IDs(), WrongTypeQueues: n.w.WrongTypeQueues, Paused: n.w.Paused, Refresh: refresh, Logger: log,
 	})
 	if err != nil {
 		return err

@@ -1,8 +1,13 @@
 package schedule
 
 import (
+	"errors"
 	"time"
 )
+
+// ErrNotFound is wrapped by the error about a schedule name that no
+// schedule in force has (client.QueueScheduleNow).
+var ErrNotFound = errors.New("schedule: no such schedule")
 
 // PassResult is what one pass did.
 type PassResult struct {

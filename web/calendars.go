@@ -124,6 +124,81 @@ func (s *server) removeCalendar(r *http.Request, name string) error {
 	return s.audit(r, "calendar.remove", "calendar "+name, 1, "")
 }
 
+// calendarInput is a calendar to add, as the form and the API give it.
+type calendarInput struct {
+	Name     string   `json:"name"`
+	Dates    []string `json:"dates"`
+	Cron     []string `json:"cron"`
+	Timezone string   `json:"timezone"`
+	Replace  bool     `json:"replace"`
+}
+
+// addCalendar stores in (calendar add): 400 when it is not a valid
+// calendar, 409 when the name is taken and Replace is not set.
+func (s *server) addCalendar(r *http.Request, in calendarInput) error {
+	cal := plan.Calendar{Name: strings.TrimSpace(in.Name), Dates: in.Dates, Cron: in.Cron, Timezone: strings.TrimSpace(in.Timezone)}
+	err := s.c.AddCalendar(r.Context(), cal, in.Replace)
+	switch {
+	case errors.Is(err, client.ErrCalendarExists):
+		return statusErr(http.StatusConflict, "a calendar named %q exists: tick Replace to replace it", clip(cal.Name, 200))
+	case errors.Is(err, client.ErrInvalid):
+		return statusErr(http.StatusBadRequest, "%s", strings.TrimPrefix(err.Error(), "client: "))
+	case err != nil:
+		return err
+	}
+	what := "add"
+	if in.Replace {
+		what = "replace"
+	}
+	return s.audit(r, "calendar."+what, "calendar "+cal.Name, 1, "")
+}
+
+// formLines splits a form field into its non-empty lines; with commas,
+// also at commas (dates; a cron line keeps its commas).
+func formLines(v string, commas bool) []string {
+	var out []string
+	for _, l := range strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' || (commas && (r == ',' || r == ' ' || r == '\t')) }) {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (s *server) calendarAddForm(w http.ResponseWriter, r *http.Request) {
+	if !s.mayPost(w, r, RoleAdmin) {
+		return
+	}
+	in := calendarInput{Name: r.Form.Get("name"), Dates: formLines(r.Form.Get("dates"), true),
+		Cron: formLines(r.Form.Get("cron"), false), Timezone: r.Form.Get("timezone"), Replace: r.Form.Get("replace") != ""}
+	if err := s.addCalendar(r, in); err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	s.done(w, r, "calendars/"+pathEscape(strings.TrimSpace(in.Name)), s.tf(r, "Saved calendar %s.", strings.TrimSpace(in.Name)))
+}
+
+func (s *server) apiCalendarAdd(w http.ResponseWriter, r *http.Request) {
+	if !s.may(w, r, RoleAdmin) {
+		return
+	}
+	var in calendarInput
+	if err := jsonBody(w, r, &in); err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	if err := s.addCalendar(r, in); err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	v, err := s.calendar(r, strings.TrimSpace(in.Name))
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
 func (s *server) calendarsPage(w http.ResponseWriter, r *http.Request) {
 	d, err := s.calendars(r)
 	if err != nil {

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -35,7 +37,7 @@ func delayedCommand() *ucli.Command {
 	}
 	return &ucli.Command{
 		Name:  "delayed",
-		Usage: "inspect and remove delayed jobs (enqueued with --at/--in, resque-scheduler, node-resque)",
+		Usage: "inspect, remove and queue now delayed jobs (enqueued with --at/--in, resque-scheduler, node-resque)",
 		Description: "The delayed queue is resque-scheduler's: delayed_queue_schedule, one delayed:<ts> list per due\n" +
 			"second, and the timestamps:<item> index. Movers and producers can go on meanwhile: remove\n" +
 			"and clear delete one item (every copy of it in its bucket) with its index entry in one\n" +
@@ -58,6 +60,23 @@ func delayedCommand() *ucli.Command {
 			{
 				Name: "remove", Usage: "delete the delayed items that match (at least one filter)", ArgsUsage: " ",
 				Flags: filters(), Action: delayedRemove,
+			},
+			{
+				Name: "queue-now", Usage: "push the delayed item due at TIME that matches to its queue now, as a mover would (--all: every match)", ArgsUsage: "TIME",
+				Description: "Moves one item of the bucket due at TIME (RFC 3339 or Unix seconds, as show prints it) to its\n" +
+					"queue at once, as resque-web's \"Queue now\" does: the payload a mover pushes when the item is\n" +
+					"due, in one atomic step that takes it off the bucket (and the bucket off the schedule when it is\n" +
+					"left empty), so it is never both queued and left delayed, nor queued twice with movers running.\n" +
+					"The filters pick the item within the bucket; more than one distinct match is an error unless\n" +
+					"--all is given. An item no longer there (promoted or removed meanwhile) is an error (exit 1).",
+				Flags: withRedis(
+					&ucli.StringFlag{Name: "queue", Usage: "only the item for this queue"},
+					&ucli.StringFlag{Name: "class", Usage: "only the item of this class"},
+					&ucli.StringFlag{Name: "args", Usage: "only the item with exactly these args (JSON; needs --class)"},
+					&ucli.StringFlag{Name: "id", Usage: "only the item with this \"id\" (enqueue --with-id)"},
+					&ucli.BoolFlag{Name: "all", Usage: "queue every matching item (each copy of an item listed twice), not only one"},
+				),
+				Action: delayedQueueNow,
 			},
 			{
 				Name: "clear", Usage: "delete every delayed item, its index entries and the schedule", ArgsUsage: "--yes",
@@ -369,4 +388,97 @@ func delayedClear(c *ucli.Context) error {
 	r, err := delayedio.Clear(c.Context, client, progress)
 	done()
 	return printRemoval(c, r, err)
+}
+
+// delayedQueueNowJSON is one item queue-now pushed.
+type delayedQueueNowJSON struct {
+	DueAt       *string         `json:"due_at"`
+	DueAtUnix   int64           `json:"due_at_unix"`
+	Queue       string          `json:"queue"`
+	Unassigned  bool            `json:"unassigned,omitempty"`
+	Class       string          `json:"class"`
+	Left        int64           `json:"left"`
+	Unscheduled bool            `json:"unscheduled"`
+	Payload     json.RawMessage `json:"payload"`
+}
+
+func delayedQueueNow(c *ucli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("queue-now needs one TIME (RFC 3339 or Unix seconds, as delayed show prints it), got %d arguments", c.NArg())
+	}
+	t, err := parseDelayedTime("TIME", c.Args().First())
+	if err != nil {
+		return err
+	}
+	f := delayed.Filter{Queue: c.String("queue"), Class: c.String("class")}
+	if c.IsSet("args") {
+		a := bytes.TrimSpace([]byte(c.String("args")))
+		if !json.Valid(a) {
+			return usagef("--args %q: not valid JSON (want e.g. '[1,\"two\"]')", c.String("args"))
+		}
+		if f.Class == "" {
+			return usagef("--args needs --class")
+		}
+		f.Args = a
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	items, err := delayedio.BucketMatching(c.Context, client, t, f)
+	if err != nil {
+		return delayedErr(err)
+	}
+	if id := c.String("id"); c.IsSet("id") {
+		items = slices.DeleteFunc(items, func(it delayed.Item) bool {
+			var v struct {
+				ID json.RawMessage `json:"id"`
+			}
+			return it.Err != nil || json.Unmarshal(it.Raw, &v) != nil || strings.Trim(string(v.ID), `"`) != id
+		})
+	}
+	if len(items) == 0 {
+		return fmt.Errorf("no delayed item due at %s (%d) matches: promoted or removed meanwhile, or the filters differ (delayed show %d lists the bucket)",
+			humanTime(t), t.Unix(), t.Unix())
+	}
+	distinct := map[string]bool{}
+	for _, it := range items {
+		distinct[string(it.Raw)] = true
+	}
+	if len(distinct) > 1 && !c.Bool("all") {
+		return usagef("%d different delayed items due at %s match: narrow with --class, --args, --queue or --id, or add --all to queue them all", len(distinct), humanTime(t))
+	}
+	if !c.Bool("all") {
+		items = items[:1]
+	}
+	var done []delayedQueueNowJSON
+	for _, it := range items {
+		r, err := delayedio.QueueNow(c.Context, client, it.At.Unix(), it.Raw, time.Now())
+		if errors.Is(err, delayed.ErrNotFound) && len(done) > 0 {
+			continue // a copy queued meanwhile (or by a mover)
+		}
+		if errors.Is(err, delayed.ErrNotFound) {
+			return fmt.Errorf("the delayed %s item due at %s is no longer there (promoted or removed meanwhile); nothing was queued", it.Class, humanTime(t))
+		}
+		if errors.Is(err, delayed.ErrNotJob) {
+			return fmt.Errorf("the delayed item #%d due at %s is not a job a mover can promote (%v); delayed remove deletes it", it.Pos, humanTime(t), it.Err)
+		}
+		if err != nil {
+			return err
+		}
+		done = append(done, delayedQueueNowJSON{DueAt: jsonTime(it.At), DueAtUnix: it.At.Unix(), Queue: r.Queue, Unassigned: r.Unassigned,
+			Class: it.Class, Left: r.Left, Unscheduled: r.Unscheduled, Payload: protocol.EmbedPayload(r.Payload)})
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, listOf(done))
+	}
+	for _, d := range done {
+		dest := "queue " + d.Queue
+		if d.Unassigned {
+			dest = "unassigned (a mass-queue job)"
+		}
+		fmt.Fprintf(c.App.Writer, "queued %s to %s now (was due %s); %s left in the bucket\n", d.Class, dest, humanTime(t), plural(d.Left, "item", "items"))
+	}
+	return nil
 }

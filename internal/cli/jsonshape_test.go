@@ -93,12 +93,14 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 		{path: "failed show", args: []string{"0", "1", "2"}, list: true},
 		{path: "delayed list", list: true},
 		{path: "delayed count"},
-		{path: "delayed show", list: true}, // TIME: the first due time, filled in below
+		{path: "delayed show", list: true},      // TIME: the first due time, filled in below
+		{path: "delayed queue-now", list: true}, // TIME: the first due time, filled in below
 		{path: "plan add", args: []string{"--queue", "q", "--class", "C", "--every", "5m", "--unique-id", "u", "--id", "p1"}},
 		{path: "plan list", list: true},
 		{path: "plan show", args: []string{"p1"}},
 		{path: "plan pause", args: []string{"p1"}},
 		{path: "plan resume", args: []string{"p1"}},
+		{path: "plan queue-now", args: []string{"p1"}},
 		{path: "calendar add", args: []string{"--date", "2026-12-25", "--cron", "* * * * 0,6", "holidays"}},
 		{path: "calendar list", list: true},
 		{path: "calendar show", args: []string{"holidays"}},
@@ -113,6 +115,7 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 		{path: "unique clear", args: []string{"u9"}},
 		{path: "schedule list", args: []string{"--schedule", goodScheduleFile}, list: true},
 		{path: "schedule show", args: []string{"--schedule", goodScheduleFile, "every_thirty"}},
+		{path: "schedule queue-now", args: []string{"--schedule", goodScheduleFile, "every_thirty"}},
 		{path: "schedule validate", args: []string{goodScheduleFile}, list: true, noRedis: true},
 		{path: "stats"},
 		{path: "pool status", list: true},
@@ -144,7 +147,7 @@ func TestJSONOutputsFollowOneConvention(t *testing.T) {
 	for _, c := range cases {
 		covered[c.path] = true
 		switch c.path {
-		case "delayed show":
+		case "delayed show", "delayed queue-now":
 			c.args = []string{delayedAt}
 		case "mass batch push":
 			c.args = []string{"--class", "C", "--args", "[1]", batch}

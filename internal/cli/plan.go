@@ -13,6 +13,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/resque-go/resque-go/internal/planio"
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/plan"
 )
 
@@ -84,6 +85,14 @@ func planCommand() *ucli.Command {
 				Action: planShow,
 			},
 			{Name: "remove", Usage: "delete a plan and take it off the schedule", ArgsUsage: "ID", Flags: withRedis(), Action: planRemove},
+			{
+				Name: "queue-now", Usage: "enqueue a plan's job once now, leaving its schedule as it is", ArgsUsage: "ID",
+				Description: "Pushes the job the plan's next fire would push (a fresh job id and queue_time) to its queue\n" +
+					"now; the plan keeps its slot, so its next run is unchanged. A paused plan is queued too. A\n" +
+					"unique plan's job is refused while its unique id is taken (exit 3), or parked while its job\n" +
+					"runs, as a fire would. No plan with ID: exit 1.",
+				Flags: withRedis(), Action: planQueueNow,
+			},
 		},
 	}
 }
@@ -452,4 +461,32 @@ func planPause(pause bool) ucli.ActionFunc {
 		fmt.Fprintf(c.App.Writer, "%s %s\n", verb, id)
 		return nil
 	}
+}
+
+func planQueueNow(c *ucli.Context) error {
+	id, err := planArg(c)
+	if err != nil {
+		return err
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	q, err := planio.QueueNow(c.Context, client, id, time.Now())
+	if errors.Is(err, plan.ErrNotFound) {
+		return fmt.Errorf("no plan %q (plan list shows them); nothing was queued", id)
+	}
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]any{"id": id, "queue": q.Queue, "deferred": q.Deferred, "payload": protocol.EmbedPayload(q.Payload)})
+	}
+	if q.Deferred {
+		fmt.Fprintf(c.App.Writer, "parked the job of plan %s: its unique id's job is running (released when it ends); the plan's schedule is unchanged\n", id)
+		return nil
+	}
+	fmt.Fprintf(c.App.Writer, "queued the job of plan %s to queue %s now; the plan's schedule is unchanged\n", id, q.Queue)
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/scheduleio"
 	"github.com/resque-go/resque-go/schedule"
 )
@@ -31,11 +32,20 @@ func scheduleCommand() *ucli.Command {
 			"file entries of the same name. Only the scheduler holding resque-scheduler's master lock\n" +
 			"fires them, Ruby's resque-scheduler included. A resque-go master publishes the schedules it\n" +
 			"fires, so list and show show them (source \"master\") without --schedule, from any host.\n" +
-			"list and show read; they change nothing.",
+			"list and show read; they change nothing. queue-now enqueues a schedule's job once.",
 		Subcommands: []*ucli.Command{
 			{Name: "list", Usage: "the schedules in force, the master scheduler, and when each last ran and runs next", ArgsUsage: " ",
 				Flags: source(), Action: scheduleList},
 			{Name: "show", Usage: "one schedule in full", ArgsUsage: "NAME", Flags: source(), Action: scheduleShow},
+			{
+				Name: "queue-now", Usage: "enqueue a schedule's job once now, as resque-web's \"Queue now\" does", ArgsUsage: "NAME",
+				Description: "Pushes the schedule's class and args to its queue now, as resque-scheduler's\n" +
+					"enqueue_from_config does for resque-web: whatever its cron or every (a schedule with neither,\n" +
+					"which schedulers never fire, included). Its records (last_enqueued_at, the last slot) are\n" +
+					"left alone, so schedulers fire its next slot as they would have. A schedule from a file is\n" +
+					"found with the same --schedule as list. No schedule with NAME: exit 1.",
+				Flags: source(), Action: scheduleQueueNow,
+			},
 			{
 				Name: "validate", Usage: "check a resque-scheduler YAML schedule file (no Redis needed)", ArgsUsage: "FILE",
 				Description: "Prints each entry and its next run; a bad entry (a cron or every that cannot be read,\n" +
@@ -302,5 +312,39 @@ func scheduleValidate(c *ucli.Context) error {
 		where = "with no --environment (an entry with a rails_env needs one)"
 	}
 	fmt.Fprintf(c.App.Writer, "%s: %s, %d fired %s\n", path, plural(len(entries), "entry", "entries"), loaded, where)
+	return nil
+}
+
+func scheduleQueueNow(c *ucli.Context) error {
+	switch {
+	case c.NArg() == 0:
+		return usagef("queue-now needs a schedule NAME")
+	case c.NArg() > 1:
+		return usagef("queue-now takes one NAME, got %d arguments", c.NArg())
+	}
+	name := c.Args().First()
+	var static []schedule.Entry
+	if path := c.String("schedule"); path != "" {
+		var err error
+		if static, err = schedule.LoadFile(path, c.String("environment")); err != nil {
+			return usageError{err}
+		}
+	}
+	client, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	in, payload, err := scheduleio.QueueNow(c.Context, client, static, c.String("environment"), c.String("lock-prefix"), name, time.Now())
+	if errors.Is(err, schedule.ErrNotFound) {
+		return fmt.Errorf("no schedule named %q (schedule list shows them); nothing was queued", name)
+	}
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, map[string]any{"name": name, "queue": in.Queue, "class": in.Class, "payload": protocol.EmbedPayload(payload)})
+	}
+	fmt.Fprintf(c.App.Writer, "queued %s (schedule %s) to queue %s now; its schedule is unchanged\n", in.Class, name, in.Queue)
 	return nil
 }

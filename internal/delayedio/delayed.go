@@ -245,13 +245,12 @@ const promoteBatch = 100
 // would have been pushed as, so that `failed retry` pushes it to its queue
 // once the key is fixed.
 func (m *Mover) promotion(ts int64, item []byte, blocked map[string]*rdb.KeyTypeError) rdb.Promotion {
-	payload, queue, err := protocol.PromotedPayload(item, m.cfg.Now())
+	p, err := promotionOf(item, m.cfg.Now())
+	payload, queue := p.Payload, p.Queue
 	if err == nil {
 		kt := blocked[queue]
 		if kt == nil {
-			// no queue: a mass-queue job (resqu-client's enqueueDelayed), routed
-			// through unassigned as the v4 server routes it
-			return rdb.Promotion{Item: item, Payload: payload, Queue: queue, Unassigned: queue == ""}
+			return p
 		}
 		f := protocol.Failure{FailedAt: m.cfg.Now(), Payload: payload, Exception: protocol.ExcWrongType,
 			Error:     fmt.Sprintf("delayed item due at %d cannot be promoted: %s; retry it once the key is fixed", ts, kt),
@@ -263,4 +262,18 @@ func (m *Mover) promotion(ts int64, item []byte, blocked map[string]*rdb.KeyType
 		Worker: m.cfg.WorkerID, Queue: queue, ProcessedBy: m.cfg.Hostname}
 	m.log.Warn().Err(err).Int64("due_at", ts).Msg("delayed item recorded in failed")
 	return rdb.Promotion{Item: item, Queue: queue, Failure: f.Encode()}
+}
+
+// promotionOf is what item becomes when it is promoted at now, by a mover
+// or queued now: its payload and destination. An error says that it
+// cannot be promoted (the payload is nil; the queue, when it has one, is
+// set).
+func promotionOf(item []byte, now time.Time) (rdb.Promotion, error) {
+	payload, queue, err := protocol.PromotedPayload(item, now)
+	if err != nil {
+		return rdb.Promotion{Item: item, Queue: queue}, err
+	}
+	// no queue: a mass-queue job (resqu-client's enqueueDelayed), routed
+	// through unassigned as the v4 server routes it
+	return rdb.Promotion{Item: item, Payload: payload, Queue: queue, Unassigned: queue == ""}, nil
 }

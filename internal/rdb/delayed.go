@@ -76,7 +76,7 @@ func (c *Client) Lease(ctx context.Context, key, owner string, ttl time.Duration
 }
 
 // promoteBatchScript promotes several head items of a bucket in one step.
-var promoteBatchScript = loadScript("promote_batch.lua", -1)
+var promoteBatchScript = loadScriptWith("promote_batch.lua", -1, "delayed_push.lua")
 
 // Promotion is one item of PromoteBatch: the item read from the bucket,
 // and the payload it becomes (nil: Failure is recorded in failed instead).

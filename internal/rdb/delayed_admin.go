@@ -193,3 +193,69 @@ func (c *Client) TrimDelayed(ctx context.Context, ts int64, head [][]byte, later
 	}
 	return DelayedRemoval{Removed: v[0], Unindexed: v[1], Unscheduled: v[2] == 1}, true, nil
 }
+
+// delayedQueueNowScript moves one delayed item to its queue (see the script).
+var delayedQueueNowScript = loadScriptWith("delayed_queue_now.lua", -1, "delayed_push.lua")
+
+// DelayedQueuedNow says what QueueDelayedNow did.
+type DelayedQueuedNow struct {
+	// Found is false when the item was no longer in the bucket (promoted
+	// or removed meanwhile): nothing was done.
+	Found bool
+	// Left counts the items left in the bucket.
+	Left int64
+	// Unscheduled is true when the bucket was left empty and was taken
+	// off the schedule.
+	Unscheduled bool
+}
+
+// QueueDelayedNow moves one copy of p.Item from bucket delayed:<ts> to its
+// destination (queue:<p.Queue>, or unassigned with p.Unassigned) as
+// p.Payload, as PromoteBatch moves it when due, in one atomic step: its
+// index entry goes with the last copy, an emptied bucket leaves the
+// schedule. A *KeyTypeError says that the destination holds another type
+// (nothing was done). p.Payload must be set: an item that cannot be
+// promoted is not queued now.
+func (c *Client) QueueDelayedNow(ctx context.Context, ts int64, p Promotion) (DelayedQueuedNow, error) {
+	if p.Payload == nil {
+		return DelayedQueuedNow{}, fmt.Errorf("rdb: queue delayed item now: no payload")
+	}
+	k := c.keys
+	dest, queue, mode := k.Queue(p.Queue), p.Queue, "queue"
+	if p.Unassigned {
+		dest, queue, mode = k.Unassigned(), "", "unassigned"
+	}
+	nk := 5
+	if c.events != nil {
+		nk++
+	}
+	args := []any{nk, k.Delayed(ts), k.DelayedSchedule(), k.Queues(), dest, k.Timestamps(p.Item)}
+	if c.events != nil {
+		args = append(args, c.events.stream)
+	}
+	args = append(args, ts, protocol.DelayedMember(ts), p.Item, p.Payload, queue, mode)
+	if c.events != nil {
+		args = append(args, c.events.maxLen, c.events.maxAge)
+	}
+	v, err := redis.Values(c.eval(ctx, delayedQueueNowScript, args...))
+	if err == nil && len(v) == 0 {
+		err = fmt.Errorf("script reply is empty")
+	}
+	if err != nil {
+		return DelayedQueuedNow{}, fmt.Errorf("rdb: queue delayed item at %d now: %w", ts, c.keyTypeError(ctx, err, k.Delayed(ts), "list"))
+	}
+	state, _ := redis.String(v[0], nil)
+	switch {
+	case state == "absent":
+		return DelayedQueuedNow{}, nil
+	case state == "wrongtype" && len(v) == 3:
+		key, _ := redis.String(v[1], nil)
+		typ, _ := redis.String(v[2], nil)
+		return DelayedQueuedNow{}, fmt.Errorf("rdb: queue delayed item at %d now: %w", ts, &KeyTypeError{Key: key, Type: typ, Want: "list"})
+	case state == "queued" && len(v) == 3:
+		left, _ := redis.Int64(v[1], nil)
+		unscheduled, _ := redis.Int64(v[2], nil)
+		return DelayedQueuedNow{Found: true, Left: left, Unscheduled: unscheduled == 1}, nil
+	}
+	return DelayedQueuedNow{}, fmt.Errorf("rdb: queue delayed item at %d now: unexpected reply %q", ts, state)
+}

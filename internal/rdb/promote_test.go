@@ -151,3 +151,43 @@ func TestPromoteWritesEnqueuedEvents(t *testing.T) {
 		t.Errorf("event %v", f)
 	}
 }
+
+// Queue now leaves an item whose queue key has another type in its bucket
+// (nothing pushed, nothing removed) and names the key; once the key is
+// fixed it moves the item and, with events on, appends its enqueued
+// event in the same step, as a promotion does.
+func TestQueueDelayedNowWrongTypeAndEvents(t *testing.T) {
+	t.Parallel()
+	c, _, do := ringTestClient(t, false)
+	c.events = newEventsParts(c.keys, EventsConfig{On: true, MaxAge: time.Hour})
+	ctx := context.Background()
+	k := c.Keys()
+	item := []byte(`{"class":"C","args":[1],"queue":"q","id":"a"}`)
+	p := Promotion{Item: item, Payload: []byte(`{"class":"C","args":[1],"id":"a"}`), Queue: "q"}
+	do("RPUSH", k.Delayed(100), item)
+	do("SADD", k.Timestamps(item), protocol.DelayedMember(100))
+	do("ZADD", k.DelayedSchedule(), 100, 100)
+	do("SET", k.Queue("q"), "not a list")
+	var kt *KeyTypeError
+	if _, err := c.QueueDelayedNow(ctx, 100, p); !errors.As(err, &kt) || kt.Key != k.Queue("q") || kt.Type != "string" {
+		t.Fatalf("queue now: %v, want a *KeyTypeError naming %s", err, k.Queue("q"))
+	}
+	if got, err := c.BucketHeads(ctx, 100, 5); err != nil || len(got) != 1 {
+		t.Fatalf("bucket after the refusal: %q %v", got, err)
+	}
+	do("DEL", k.Queue("q"))
+	r, err := c.QueueDelayedNow(ctx, 100, p)
+	if err != nil || !r.Found || r.Left != 0 || !r.Unscheduled {
+		t.Fatalf("queue now: %+v %v", r, err)
+	}
+	if n, _ := redis.Int(c.do(ctx, "EXISTS", k.Timestamps(item))); n != 0 {
+		t.Error("index entry left")
+	}
+	evs, err := c.Events(ctx, "", 10)
+	if err != nil || len(evs) != 1 || evs[0].Fields["event"] != "enqueued" || evs[0].Fields["id"] != "a" || evs[0].Fields["queue"] != "q" {
+		t.Fatalf("events: %v %v", evs, err)
+	}
+	if r, err := c.QueueDelayedNow(ctx, 100, p); err != nil || r.Found {
+		t.Errorf("again: %+v %v, want not found", r, err)
+	}
+}

@@ -104,6 +104,9 @@ type Config struct {
 	MaxJobs int
 	// OnFinish, when set, is called after each job's end is recorded.
 	OnFinish func(Finished)
+	// OnPause, when set, is called when the worker is paused (USR2, a
+	// quiet request) or resumed, with the new state; it must not block.
+	OnPause func(paused bool)
 	// Tracer, when set, starts a span for each attempt (tracing); nil
 	// costs nothing.
 	Tracer Tracer
@@ -425,6 +428,9 @@ func (w *Worker) Pause() {
 func (w *Worker) setPaused() {
 	if w.paused.CompareAndSwap(false, true) {
 		w.log.Info().Msg("worker paused")
+		if w.cfg.OnPause != nil {
+			w.cfg.OnPause(true)
+		}
 	}
 }
 
@@ -436,6 +442,9 @@ func (w *Worker) Resume() {
 		w.resume = make(chan struct{})
 		w.resumeMu.Unlock()
 		w.log.Info().Msg("worker resumed")
+		if w.cfg.OnPause != nil {
+			w.cfg.OnPause(false)
+		}
 	}
 }
 

@@ -46,6 +46,10 @@ type PublisherConfig struct {
 	// Paused, when set, reports whether the process takes no new job
 	// (runtime.Worker.Paused): the record's paused.
 	Paused func() bool
+	// Refresh, when set, makes the publisher write the record at once
+	// whenever it receives (a pause or resume: lists show the new state
+	// without waiting for the next interval).
+	Refresh <-chan struct{}
 	// Logger defaults to a disabled logger.
 	Logger *zerolog.Logger
 	// Now is the clock for started_at and updated_at; default time.Now.
@@ -124,6 +128,7 @@ func (p *Publisher) loop(ctx context.Context) {
 			p.remove()
 			return
 		case <-t.C:
+		case <-p.cfg.Refresh:
 		}
 	}
 }

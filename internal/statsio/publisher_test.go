@@ -130,6 +130,29 @@ func TestPublisherRefreshes(t *testing.T) {
 	}
 }
 
+// A receive on Refresh writes the record at once, with the state as it is
+// then (a pause shows without waiting an interval of an hour).
+func TestPublisherRefreshesOnRequest(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	refresh := make(chan struct{}, 1)
+	var mu sync.Mutex
+	paused := false
+	p, pub := e.publisher(t, statsio.PublisherConfig{Hostname: "kicked", Interval: time.Hour, Refresh: refresh,
+		Paused: func() bool { mu.Lock(); defer mu.Unlock(); return paused }})
+	p.Start(context.Background())
+	redistest.Eventually(t, 0, func() bool { return pub.count() >= 1 }, "the first publish")
+	mu.Lock()
+	paused = true
+	mu.Unlock()
+	refresh <- struct{}{}
+	redistest.Eventually(t, 0, func() bool { return pub.count() >= 2 }, "the publish on request")
+	raw, _ := e.get(e.key("resque-go:process:kicked:" + strconv.Itoa(os.Getpid())))
+	if r, err := protocol.ParseProcessRecord([]byte(raw)); err != nil || !r.Paused {
+		t.Errorf("record after a pause: %s (%v)", raw, err)
+	}
+}
+
 // TestPublisherRecordExpiresWhenProcessDies kills a publishing process with
 // SIGKILL: nothing deletes its record, which must expire on its own after
 // three intervals.

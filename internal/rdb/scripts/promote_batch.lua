@@ -1,7 +1,8 @@
--- promote_batch.lua: move the first n items of a due delayed bucket to
--- their queues (or, those that cannot be promoted, to failed), one by one
--- in order, each only if it is still the bucket's head, keeping the
--- reverse index and the schedule consistent, n items in one round trip.
+-- promote_batch.lua (after the fragment delayed_push.lua): move the first
+-- n items of a due delayed bucket to their queues (or, those that cannot
+-- be promoted, to failed), one by one in order, each only if it is still
+-- the bucket's head, keeping the reverse index and the schedule
+-- consistent, n items in one round trip.
 --
 -- KEYS[1]          delayed:<ts>
 -- KEYS[2]          delayed_queue_schedule
@@ -51,22 +52,18 @@ for i = 1, n do
   end
   -- pushed before it leaves the bucket: a destination of another type (a
   -- key written by hand) stops the call with the item still at the head,
-  -- instead of losing it
-  local dest, pushed = KEYS[4 + i], nil
-  if ARGV[a + 1] ~= '' and ARGV[a + 4] == 'unassigned' then
-    pushed = redis.pcall('LPUSH', dest, ARGV[a + 1])
-  elseif ARGV[a + 1] ~= '' then
-    pushed = redis.pcall('RPUSH', dest, ARGV[a + 1])
+  -- instead of losing it (push_promoted, push_failed: delayed_push.lua)
+  local bad
+  if ARGV[a + 1] ~= '' then
+    bad = push_promoted(KEYS[4 + i], ARGV[a + 1], ARGV[a + 4])
   else
-    dest = KEYS[4]
-    pushed = redis.pcall('RPUSH', dest, ARGV[a + 3])
+    bad = push_failed(KEYS[4], ARGV[a + 3])
   end
-  if type(pushed) == 'table' then
-    local err = tostring(pushed.err)
-    if string.sub(err, 1, 9) == 'WRONGTYPE' then
-      return {moved, 'wrongtype', dest, redis.call('TYPE', dest)['ok']}
+  if bad then
+    if type(bad) == 'table' and bad[1] == 'wrongtype' then
+      return {moved, 'wrongtype', bad[2], bad[3]}
     end
-    return redis.error_reply('promote ' .. dest .. ': ' .. err)
+    return bad
   end
   redis.call('LPOP', KEYS[1])
   if ARGV[a + 1] ~= '' and ARGV[a + 2] ~= '' then
@@ -74,23 +71,8 @@ for i = 1, n do
   end
   redis.call('SREM', KEYS[4 + n + i], ARGV[2])
   if stream and ARGV[a + 1] ~= '' then
-    local ok, dec = pcall(cjson.decode, ARGV[a + 1])
-    local id, class = '', ''
-    if ok and type(dec) == 'table' then
-      if type(dec['id']) == 'string' or type(dec['id']) == 'number' then
-        id = tostring(dec['id'])
-      end
-      if type(dec['class']) == 'string' then
-        class = dec['class']
-      end
-    end
     local e = 3 + 5 * n
-    redis.call('XADD', stream, 'MAXLEN', '~', ARGV[e], '*', 'event', 'enqueued', 'id', id, 'class', class,
-      'queue', ARGV[a + 2], 'worker', '', 'attempt', '0', 'duration_ms', '0')
-    if ARGV[e + 1] ~= '0' then
-      local t = redis.call('TIME')
-      redis.call('XTRIM', stream, 'MINID', '~', tostring(tonumber(t[1]) * 1000 - tonumber(ARGV[e + 1])))
-    end
+    enqueued_event(stream, ARGV[a + 1], ARGV[a + 2], ARGV[e], ARGV[e + 1])
   end
   moved = moved + 1
 end
