@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -265,13 +267,18 @@ func (s *server) expected(w http.ResponseWriter, r *http.Request, expect *int64,
 	return n, true
 }
 
+// apiFailedBulk is POST api/failed/retry or remove: of every entry a
+// filter selects, or with "entries" of those entries alone.
 func (s *server) apiFailedBulk(w http.ResponseWriter, r *http.Request) {
 	op := r.PathValue("op")
 	if op != "retry" && op != "remove" {
 		s.fail(w, r, http.StatusNotFound, "no action "+strconv.Quote(op)+": want retry or remove")
 		return
 	}
-	if !s.may(w, r, bulkRole(op)) {
+	// a selection needs what one entry needs (operator); every entry a
+	// filter selects may need more (bulkRole), checked once the body says
+	// which it is
+	if !s.may(w, r, RoleOperator) {
 		return
 	}
 	var body struct {
@@ -279,9 +286,19 @@ func (s *server) apiFailedBulk(w http.ResponseWriter, r *http.Request) {
 		// Expect, when set, is the count a preview showed: the action is
 		// refused (409) when the filter now selects another number.
 		Expect *int64 `json:"expect"`
+		// Entries, when present, names the entries to act on (index and
+		// digest each, as GET api/failed gives them) instead of a filter.
+		Entries json.RawMessage `json:"entries"`
 	}
 	if err := jsonBody(w, r, &body); err != nil {
 		s.failErr(w, r, err)
+		return
+	}
+	if body.Entries != nil {
+		s.apiFailedSelected(w, r, op, body.filterParams, body.Expect, body.Entries)
+		return
+	}
+	if !s.may(w, r, bulkRole(op)) {
 		return
 	}
 	previewed, ok := s.expected(w, r, body.Expect, "entries", func() (int64, error) { return s.c.CountFailedWhere(r.Context(), body.filter()) })
@@ -289,6 +306,28 @@ func (s *server) apiFailedBulk(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.failedBulk(r, op, body.filterParams, previewed)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// apiFailedSelected acts on the entries a request names; a filter or an
+// expect beside them is refused rather than guessed at.
+func (s *server) apiFailedSelected(w http.ResponseWriter, r *http.Request, op string, f filterParams, expect *int64, entries json.RawMessage) {
+	if !f.empty() || expect != nil {
+		s.failErr(w, r, statusErr(http.StatusBadRequest, "entries: give either entries or a filter (queue, class, exception, expect), not both"))
+		return
+	}
+	var refs []entryRef
+	dec := json.NewDecoder(bytes.NewReader(entries))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&refs); err != nil || refs == nil {
+		s.failErr(w, r, statusErr(http.StatusBadRequest, "entries: want a list of {\"index\": N, \"digest\": \"...\"}"))
+		return
+	}
+	res, err := s.failedSelected(r, op, refs)
 	if err != nil {
 		s.failErr(w, r, err)
 		return

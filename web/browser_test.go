@@ -300,7 +300,7 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the oldest delayed item: %q", first)
 	}
 	screenshot(t, op, dir, "delayed")
-	run(t, op, "remove one delayed item", chromedp.Click(".job form button"), chromedp.WaitVisible("#done-message"))
+	run(t, op, "remove one delayed item", chromedp.Click(`.job form[action$="/delayed/remove"] button`), chromedp.WaitVisible("#done-message"))
 	if d := text(t, op, "#done-message"); !strings.HasPrefix(d, "Removed the delayed MailJob job of queue mail") {
 		t.Errorf("done: %q", d)
 	}

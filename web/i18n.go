@@ -509,6 +509,15 @@ func messagesDE() map[string]string {
 		"a stop is confirmed on its own page first":                                                                                     "ein Beenden wird zuerst auf einer eigenen Seite bestätigt",
 		"no process":          "kein Prozess",
 		"Back to the workers": "Zurück zu den Workern",
+		// the Failed page's selection (selection.go)
+		"Select every entry on this page": "Jeden Eintrag dieser Seite auswählen",
+		"Select entry %d":                 "Eintrag %d auswählen",
+		"Retry selected":                  "Ausgewählte wiederholen",
+		"Remove selected":                 "Ausgewählte entfernen",
+		"Each ticked entry is found by its content: one retried, removed or changed by someone else since this page was loaded is counted, never mistaken for another.": "Jeder angekreuzte Eintrag wird an seinem Inhalt erkannt: Einer, den seit dem Laden dieser Seite jemand anderes wiederholt, entfernt oder geändert hat, wird gezählt und nie mit einem anderen verwechselt.",
+		"No entry was selected: tick the entries to act on.":                                                     "Kein Eintrag ausgewählt: Kreuzen Sie die Einträge an, auf die die Aktion wirken soll.",
+		"Retried %s of %d selected; %d no longer there (retried, removed or changed by someone else meanwhile).": "%s von %d ausgewählten wiederholt; %d nicht mehr vorhanden (inzwischen von jemand anderem wiederholt, entfernt oder geändert).",
+		"Removed %s of %d selected; %d no longer there (retried, removed or changed by someone else meanwhile).": "%s von %d ausgewählten entfernt; %d nicht mehr vorhanden (inzwischen von jemand anderem wiederholt, entfernt oder geändert).",
 		// the pages that read a bounded part of a long list a request
 		"Matches among entries %d–%d of %d, oldest first; a page reads at most %d entries.": "Treffer unter den Einträgen %d–%d von %d, älteste zuerst; eine Seite liest höchstens %d Einträge.",
 		"Go on from entry %d →": "Weiter ab Eintrag %d →",

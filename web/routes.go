@@ -29,6 +29,7 @@ func (s *server) routes() http.Handler {
 	page("GET /failed", s.failedPage)
 	page("GET /failed/bulk", s.failedBulkPreview)
 	page("POST /failed/bulk", s.failedBulkForm)
+	page("POST /failed/selected", s.failedSelectedForm)
 	page("GET /failed/{index}", s.failedEntryPage)
 	page("POST /failed/{index}/{op}", s.failedOneForm)
 	page("GET /delayed", s.delayedPage)

@@ -1,6 +1,15 @@
 // resque-go dashboard: live overview by server-sent events. Everything
 // from Redis goes into the page as text (textContent), never as HTML.
 "use strict";
+// the Failed page: one box ticks every entry of the page (without script
+// the box stays hidden and each entry is ticked by hand)
+(function () {
+  var all = document.getElementById("select-page");
+  if (!all) return;
+  var boxes = document.querySelectorAll('#failed input[name="entry"]');
+  all.hidden = false;
+  all.addEventListener("change", function () { boxes.forEach(function (b) { b.checked = all.checked; }); });
+})();
 (function () {
   var base = document.body.dataset.base || "/";
   if (!document.getElementById("live-time")) return;
