@@ -50,16 +50,19 @@ const (
 	RoleNone Role = iota
 	// RoleViewer reads every page and API route and changes nothing.
 	RoleViewer
-	// RoleOperator also retries failed jobs (one, or all a filter
-	// selects), removes one failed job, removes jobs from a queue by
-	// class and args, pauses or resumes a queue, removes one delayed
-	// item, pauses, resumes or removes a plan, pauses or resumes a
-	// mass-queue source, sets its weight or limit, and reallocates mass
-	// allocation failures.
+	// RoleOperator also retries failed jobs (one, a selection, or all a
+	// filter selects), removes one failed job or a selection, enqueues a
+	// job, removes jobs from a queue by class and args, pauses or resumes
+	// a queue, removes one delayed item or queues it now, adds a plan,
+	// pauses, resumes, removes or queues now a plan, queues a schedule
+	// now, cancels a running job, quiets, resumes or stops a resque-go
+	// process, pauses or resumes a mass-queue source, sets its weight or
+	// limit, and reallocates mass allocation failures.
 	RoleOperator
 	// RoleAdmin also removes every failed job or delayed item a filter
 	// selects, clears queues (and the delayed queue), clears unique ids,
-	// releases a serial queue's lock and removes a calendar.
+	// releases a serial queue's lock, and adds, replaces or removes a
+	// calendar.
 	RoleAdmin
 )
 

@@ -28,11 +28,16 @@ func webCommand() *ucli.Command {
 			"everything. With --users-file, or the same lines in the environment variable " + webUsersEnv + "\n" +
 			"(separated by newlines or ';'; NAME ROLE SECRET, ROLE viewer, operator or admin, SECRET at least\n" +
 			"12 characters or sha256:HEX of it), a browser signs in with basic auth and a script sends\n" +
-			"Authorization: Bearer SECRET. See docs/dashboard.md.",
+			"Authorization: Bearer SECRET. Behind a proxy that signs users in, --proxy-user-header names\n" +
+			"the header it passes the user in, --trusted-proxy the addresses it connects from (a user\n" +
+			"named in the users has that role, others --proxy-role). See docs/dashboard.md.",
 		Flags: append(redisFlags(),
 			&ucli.StringFlag{Name: "addr", Usage: "address to listen on (a non-loopback one needs credentials)", Value: "127.0.0.1:5678", EnvVars: []string{"RESQUE_WEB_ADDR"}},
 			&ucli.StringFlag{Name: "base-path", Usage: "path the dashboard is served under (behind a proxy: the proxy's path)", Value: "/", EnvVars: []string{"RESQUE_WEB_BASE_PATH"}},
 			&ucli.StringFlag{Name: "users-file", Usage: "file of users, one per line: NAME ROLE SECRET (ROLE: viewer, operator, admin)", EnvVars: []string{"RESQUE_WEB_USERS_FILE"}},
+			&ucli.StringFlag{Name: "proxy-user-header", Usage: "header in which a trusted proxy in front of the dashboard names the signed-in user (X-Forwarded-User, X-Remote-User); needs --trusted-proxy", EnvVars: []string{"RESQUE_WEB_PROXY_USER_HEADER"}},
+			&ucli.StringSliceFlag{Name: "trusted-proxy", Usage: "address or CIDR prefix the proxy connects from (repeatable, or comma-separated): only their --proxy-user-header is believed", EnvVars: []string{"RESQUE_WEB_TRUSTED_PROXIES"}},
+			&ucli.StringFlag{Name: "proxy-role", Usage: "role of a proxy's user not named in the users (viewer, operator, admin, or none to refuse them); a named user has its role", Value: "viewer", EnvVars: []string{"RESQUE_WEB_PROXY_ROLE"}},
 			&ucli.StringFlag{Name: "poll-interval", Usage: "how often the live overview reads Redis (seconds or a Go duration), once for every open page together", Value: "2", EnvVars: []string{"RESQUE_WEB_POLL_INTERVAL"}},
 		),
 		Action: runWeb,
@@ -68,6 +73,35 @@ func webUsers(c *ucli.Context) ([]web.User, error) {
 	return users, nil
 }
 
+// webProxy is the trusted proxy --proxy-user-header, --trusted-proxy and
+// --proxy-role describe, with the roles of users by name; nil without a
+// header.
+func webProxy(c *ucli.Context, users []web.User) (*web.TrustedProxy, error) {
+	header := strings.TrimSpace(c.String("proxy-user-header"))
+	from, err := web.ParsePrefixes(c.StringSlice("trusted-proxy"))
+	if err != nil {
+		return nil, usagef("--trusted-proxy: %v", err)
+	}
+	switch {
+	case header == "" && len(from) > 0:
+		return nil, usagef("--trusted-proxy needs --proxy-user-header")
+	case header == "":
+		return nil, nil
+	case len(from) == 0:
+		return nil, usagef("--proxy-user-header %s needs --trusted-proxy (the addresses the proxy connects from): from anywhere else the header could be forged", header)
+	}
+	p := &web.TrustedProxy{Header: header, From: from, Roles: map[string]web.Role{}}
+	if r := c.String("proxy-role"); r != "none" {
+		if p.Default, err = web.ParseRole(r); err != nil {
+			return nil, usagef("--proxy-role %q: want viewer, operator, admin or none", r)
+		}
+	}
+	for _, u := range users {
+		p.Roles[u.Name] = u.Role
+	}
+	return p, nil
+}
+
 // isLoopback reports whether addr (host:port) listens only on loopback.
 func isLoopback(addr string) (bool, error) {
 	host, _, err := net.SplitHostPort(addr)
@@ -98,8 +132,12 @@ func runWeb(c *ucli.Context) error {
 	if err != nil {
 		return usagef("--addr %q: %v", addr, err)
 	}
-	if !loopback && len(users) == 0 {
-		return usagef("--addr %s is reachable from other machines: configure credentials (--users-file or %s) or listen on 127.0.0.1", addr, webUsersEnv)
+	proxy, err := webProxy(c, users)
+	if err != nil {
+		return err
+	}
+	if !loopback && len(users) == 0 && proxy == nil {
+		return usagef("--addr %s is reachable from other machines: configure credentials (--users-file, %s or --proxy-user-header) or listen on 127.0.0.1", addr, webUsersEnv)
 	}
 	poll, err := parseSeconds("--poll-interval", c.String("poll-interval"))
 	if err != nil {
@@ -117,7 +155,10 @@ func runWeb(c *ucli.Context) error {
 	}
 	defer cl.Close()
 	opt := web.Options{Client: cl, BasePath: c.String("base-path"), Users: users, PollInterval: poll}
-	if len(users) == 0 {
+	if proxy != nil {
+		opt.Authenticate = proxy.Authenticate
+	}
+	if len(users) == 0 && proxy == nil {
 		opt.Anonymous = web.RoleAdmin
 		log.Warn().Str("addr", addr).Msg("no credentials configured: every local user of this machine may change queues and failed jobs")
 	}
