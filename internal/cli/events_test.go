@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -75,3 +76,38 @@ func TestEnqueueHeldWithEvents(t *testing.T) {
 		t.Errorf("--tag with --after: exit %d %s", code, errOut)
 	}
 }
+
+// job show gives a job's state from its events and lists them: queued
+// once enqueued, succeeded after a worker ran it; none for an unknown id.
+func TestJobShowStateFromEvents(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t)
+	r := e.redisArgs()
+	code, out, errOut := e.run(append(append([]string{"enqueue"}, r...), "--queue", "shown", "--class", "Shown", "--events")...)
+	id := regexpID.FindStringSubmatch(out)
+	if code != ExitOK || id == nil {
+		t.Fatalf("enqueue: exit %d %s %s", code, out, errOut)
+	}
+	show := func() string {
+		code, out, errOut := e.run(append(append([]string{"job", "show"}, r...), id[1])...)
+		if code != ExitOK {
+			t.Fatalf("job show: exit %d %s", code, errOut)
+		}
+		return out
+	}
+	if out := show(); !strings.Contains(out, "state: queued") || !strings.Contains(out, "enqueued    Shown") {
+		t.Errorf("job show of a queued job:\n%s", out)
+	}
+	if code, _, errOut := e.run(append(append([]string{"work"}, r...), "-q", "shown", "--interval", "0", "--events", "--exec", "*=true", "--log-level", "error")...); code != ExitOK {
+		t.Fatalf("work --interval 0: exit %d %s", code, errOut)
+	}
+	out = show()
+	if !strings.Contains(out, "state: succeeded") || strings.Index(out, "enqueued") > strings.Index(out, "started") || strings.Index(out, "started") > strings.LastIndex(out, "succeeded") {
+		t.Errorf("job show of a job run:\n%s", out)
+	}
+	if code, out, _ := e.run(append(append([]string{"job", "show"}, r...), "f00d")...); code != ExitOK || !strings.Contains(out, "state: unknown") {
+		t.Errorf("job show of an unknown id: exit %d\n%s", code, out)
+	}
+}
+
+var regexpID = regexp.MustCompile(`"id":"([0-9a-f]{32})"`)

@@ -1,24 +1,31 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/resque-go/resque-go/internal/protocol"
+	"github.com/resque-go/resque-go/internal/rdb"
 )
 
 // jobShowCommand is `job show ID`: what a held job waits for
-// (docs/dependencies.md), and a job's recorded end.
+// (docs/dependencies.md), a job's recorded end, and its events
+// (docs/events.md).
 func jobShowCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "show",
-		Usage:     "a job's dependencies: its state (held, queued, failed, dropped, or its end), its parents and theirs",
+		Usage:     "a job's state, its dependencies (parents and theirs) and its events",
 		ArgsUsage: "ID",
 		Description: "A job enqueued with --after or --after-group is held until its parents end; its state\n" +
 			"and each parent's (succeeded, failed, discarded, dropped, pending) are shown. For any\n" +
-			"job with an id, its end is shown while dependencies are in use (kept a week).",
+			"job with an id, its end is shown while dependencies are in use (kept a week), and its\n" +
+			"events while the events stream keeps them (work --events): then the state is the last\n" +
+			"event's (queued, running, delayed, succeeded, failed, discarded, cancelled). The whole\n" +
+			"stream is read, a page at a time, as job events does.",
 		Flags:  append(redisFlags(), &ucli.BoolFlag{Name: "json", Usage: "print JSON"}),
 		Action: jobShow,
 	}
@@ -35,6 +42,20 @@ type jobShowJSON struct {
 	ParentFailed    string          `json:"parent_failed"`
 	Parents         []jobParentJSON `json:"parents"`
 	Payload         json.RawMessage `json:"payload"`
+	Events          []eventJSON     `json:"events"`
+}
+
+// eventState is the state a job's last event leaves it in.
+func eventState(event string) string {
+	switch event {
+	case "enqueued", "released", "requeued":
+		return "queued"
+	case "started":
+		return "running"
+	case "retried", "rescheduled":
+		return "delayed"
+	}
+	return event // succeeded, failed, discarded, cancelled
 }
 
 type jobParentJSON struct {
@@ -59,12 +80,22 @@ func jobShow(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	evs, err := client.JobEvents(c.Context, id)
+	if err != nil {
+		return err
+	}
 	state := s.State
+	if state == "" && len(evs) > 0 {
+		state = eventState(evs[len(evs)-1].Fields["event"])
+	}
 	if state == "" {
 		state = "unknown"
 	}
 	out := jobShowJSON{ID: id, State: state, Held: s.Held, Queue: s.Queue, OnParentFailure: s.Policy, Waiting: s.Waiting,
-		Group: s.Group, ParentFailed: s.ParentFailed, Parents: []jobParentJSON{}, Payload: json.RawMessage("null")}
+		Group: s.Group, ParentFailed: s.ParentFailed, Parents: []jobParentJSON{}, Payload: json.RawMessage("null"), Events: []eventJSON{}}
+	for _, e := range evs {
+		out.Events = append(out.Events, toEventJSON(e))
+	}
 	if json.Valid(s.Payload) {
 		out.Payload = s.Payload
 	}
@@ -77,10 +108,10 @@ func jobShow(c *ucli.Context) error {
 	w := c.App.Writer
 	fmt.Fprintf(w, "job %s\n  state: %s\n", id, state)
 	if !s.Held {
-		if s.State == "" {
-			fmt.Fprintln(w, "  no dependencies recorded (not held, and no end recorded)")
+		if s.State == "" && len(evs) == 0 {
+			fmt.Fprintln(w, "  no dependencies recorded (not held, and no end recorded), and no events (events off, or trimmed since)")
 		}
-		return nil
+		return writeShownEvents(w, evs)
 	}
 	fmt.Fprintf(w, "  queue: %s\n  on parent failure: %s\n", s.Queue, s.Policy)
 	if s.Group != "" {
@@ -94,6 +125,26 @@ func jobShow(c *ucli.Context) error {
 	}
 	for _, p := range s.Parents {
 		fmt.Fprintf(w, "  parent %s: %s\n", p.Name, p.State)
+	}
+	return writeShownEvents(w, evs)
+}
+
+// writeShownEvents prints a job's events under job show's heading, one
+// indented line each; nothing when there are none.
+func writeShownEvents(w io.Writer, evs []rdb.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "  events, oldest first:")
+	var b bytes.Buffer
+	for _, e := range evs {
+		b.Reset()
+		if err := printEvent(&b, e, false); err != nil {
+			return err
+		}
+		if _, err := fmt.Fprint(w, "    "+b.String()); err != nil {
+			return err
+		}
 	}
 	return nil
 }
