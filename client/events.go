@@ -112,6 +112,9 @@ const DefaultEventsWindow = 10000
 type RecentEventsResult struct {
 	// Events are the newest that pass the filter, oldest first.
 	Events []Event
+	// Newest is the id of the stream's newest entry ("" when it has
+	// none): where a reader of the events to come goes on from.
+	Newest string
 	// Key is the stream's key; Type its type: "stream", "none" when it
 	// does not exist (events are off, or none written yet), or another
 	// type, which no reader can read (Events is then empty).
@@ -120,7 +123,7 @@ type RecentEventsResult struct {
 
 // RecentEvents returns the newest n events that pass filter (its From is
 // ignored) among the stream's newest window entries (window <= 0:
-// DefaultEventsWindow): the stream has no index by class, queue or job, so
+// DefaultEventsWindow; n <= 0: none, only Newest): the stream has no index by class, queue or job, so
 // the filter is applied to a bounded read. Two round trips.
 func (c *Client) RecentEvents(ctx context.Context, filter EventFilter, n, window int) (RecentEventsResult, error) {
 	typ, key, err := c.rdb.EventsKeyType(ctx)
@@ -134,10 +137,11 @@ func (c *Client) RecentEvents(ctx context.Context, filter EventFilter, n, window
 	if window <= 0 {
 		window = DefaultEventsWindow
 	}
-	evs, err := c.rdb.NewestEvents(ctx, func(e rdb.Event) bool { return filter.keep(toEvent(e)) }, n, window)
+	evs, newest, err := c.rdb.NewestEvents(ctx, func(e rdb.Event) bool { return filter.keep(toEvent(e)) }, n, window)
 	if err != nil {
 		return res, wrap("recent events", err)
 	}
+	res.Newest = newest
 	for _, e := range evs {
 		res.Events = append(res.Events, toEvent(e))
 	}

@@ -75,8 +75,8 @@ type jobEventsData struct {
 	State string `json:"state,omitempty"`
 	// Events are newest first.
 	Events []jobEventView `json:"events"`
-	// Last is the newest event's stream id: where the live stream goes
-	// on from.
+	// Last is the id of the stream's newest entry when the page was
+	// read: where the live stream goes on from.
 	Last string `json:"last"`
 	// Window is how many of the newest entries the filter looked at (0 for
 	// a job's view, which reads the whole stream).
@@ -159,9 +159,7 @@ func (s *server) jobEventsOf(r *http.Request) (jobEventsData, error) {
 	for i := len(evs) - 1; i >= 0; i-- {
 		d.Events = append(d.Events, newJobEventView(evs[i]))
 	}
-	if len(evs) > 0 {
-		d.Last = evs[len(evs)-1].StreamID
-	}
+	d.Last = res.Newest
 	return d, nil
 }
 

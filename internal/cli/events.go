@@ -76,7 +76,7 @@ func tailEvents(c *ucli.Context, client *rdb.Client, f eventFilter, n int) error
 	var shown []rdb.Event
 	if n > 0 {
 		// the newest n that pass the filter among the newest 10,000
-		if shown, err = client.NewestEvents(ctx, f.keep, n, 10000); err != nil {
+		if shown, _, err = client.NewestEvents(ctx, f.keep, n, 10000); err != nil {
 			return err
 		}
 	}

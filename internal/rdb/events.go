@@ -100,23 +100,22 @@ func (c *Client) LatestEvents(ctx context.Context, count int) ([]Event, error) {
 // NewestEvents reads the newest window entries of the events stream and
 // returns the newest n of them that keep accepts (nil keep: all), oldest
 // first: a reader's filter over a bounded read, as `events tail` and the
-// dashboard do (the stream has no index by class, queue or job).
-func (c *Client) NewestEvents(ctx context.Context, keep func(Event) bool, n, window int) ([]Event, error) {
-	if n <= 0 {
-		return nil, nil
+// dashboard do (the stream has no index by class, queue or job). newest is
+// the id of the stream's newest entry ("" when it has none), where a
+// reader of what comes next starts.
+func (c *Client) NewestEvents(ctx context.Context, keep func(Event) bool, n, window int) (evs []Event, newest string, err error) {
+	all, err := c.LatestEvents(ctx, max(window, n, 1))
+	if err != nil || len(all) == 0 {
+		return nil, "", err
 	}
-	evs, err := c.LatestEvents(ctx, max(window, n))
-	if err != nil {
-		return nil, err
-	}
-	var out []Event
-	for i := len(evs) - 1; i >= 0 && len(out) < n; i-- {
-		if keep == nil || keep(evs[i]) {
-			out = append(out, evs[i])
+	newest = all[len(all)-1].StreamID
+	for i := len(all) - 1; i >= 0 && len(evs) < n; i-- {
+		if keep == nil || keep(all[i]) {
+			evs = append(evs, all[i])
 		}
 	}
-	slices.Reverse(out)
-	return out, nil
+	slices.Reverse(evs)
+	return evs, newest, nil
 }
 
 // EventsKeyType is the type of the events stream's key ("none" when it

@@ -125,6 +125,7 @@
     tr.appendChild(td);
   }
   function add(v) {
+    if (body.querySelector('tr[data-id="' + v.stream_id + '"]')) return; // shown already
     var tr = document.createElement("tr");
     tr.dataset.id = v.stream_id;
     var td = document.createElement("td"), t = document.createElement("time");
