@@ -123,8 +123,9 @@ type RecentEventsResult struct {
 
 // RecentEvents returns the newest n events that pass filter (its From is
 // ignored) among the stream's newest window entries (window <= 0:
-// DefaultEventsWindow; at least n; n <= 0: none, only Newest): the stream has no index by class, queue or job, so
-// the filter is applied to a bounded read. Two round trips.
+// DefaultEventsWindow; at least n; n <= 0: none, only Newest): the stream
+// has no index by class, queue or job, so the filter is applied to a
+// bounded read. Two round trips.
 func (c *Client) RecentEvents(ctx context.Context, filter EventFilter, n, window int) (RecentEventsResult, error) {
 	typ, key, err := c.rdb.EventsKeyType(ctx)
 	if err != nil {

@@ -138,7 +138,8 @@
     cell(tr, v.id, "mono", v.id ? base + "job-events?id=" + encodeURIComponent(v.id) : null);
     cell(tr, v.worker, "mono");
     cell(tr, v.attempt ? v.attempt : "", "num");
-    cell(tr, v.duration_ms ? (v.duration_ms / 1000) + "s" : "", "num");
+    // as Go writes a duration: 840ms, 2.3s
+    cell(tr, v.duration_ms ? (v.duration_ms < 1000 ? v.duration_ms + "ms" : (v.duration_ms / 1000) + "s") : "", "num");
     var empty = body.querySelector("tr.empty");
     if (empty) empty.remove();
     body.insertBefore(tr, body.firstChild);
