@@ -83,7 +83,11 @@ func TestJobEventsPageAndFilters(t *testing.T) {
 		t.Error("Events is not the current page in the navigation")
 	}
 
+	before := e.commands()
 	all := e.jobEvents("")
+	if used := e.commands() - before - 1; used != 2 {
+		t.Errorf("GET /api/job-events: %d Redis commands, want 2 (TYPE, XREVRANGE)", used)
+	}
 	if !all.Exists || len(all.Events) != 7 || all.Events[0].Event != "succeeded" || all.Events[6].Class != "Mailer" {
 		t.Fatalf("all events (newest first) = %+v", all)
 	}
