@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resque-go/resque-go/internal/protocol"
 	"github.com/resque-go/resque-go/internal/rdb"
 )
 
@@ -96,6 +97,75 @@ func (c *Client) Events(ctx context.Context, filter EventFilter) (<-chan Event, 
 	}()
 	return ch, nil
 }
+
+// State is the state e leaves its job in, as `resque-go job show` says
+// it: queued (enqueued, released, requeued), running (started), delayed
+// (retried, rescheduled), or the end e names (succeeded, failed,
+// discarded, cancelled).
+func (e Event) State() string { return protocol.EventState(e.Event) }
+
+// DefaultEventsWindow is how many of the stream's newest entries
+// RecentEvents reads to filter: `events tail` reads as many.
+const DefaultEventsWindow = 10000
+
+// RecentEventsResult is what RecentEvents read.
+type RecentEventsResult struct {
+	// Events are the newest that pass the filter, oldest first.
+	Events []Event
+	// Newest is the id of the stream's newest entry ("" when it has
+	// none): where a reader of the events to come goes on from.
+	Newest string
+	// Key is the stream's key; Type its type: "stream", "none" when it
+	// does not exist (events are off, or none written yet), or another
+	// type, which no reader can read (Events is then empty).
+	Key, Type string
+}
+
+// RecentEvents returns the newest n events that pass filter (its From is
+// ignored) among the stream's newest window entries (window <= 0:
+// DefaultEventsWindow; at least n; n <= 0: none, only Newest): the stream
+// has no index by class, queue or job, so the filter is applied to a
+// bounded read. Two round trips.
+func (c *Client) RecentEvents(ctx context.Context, filter EventFilter, n, window int) (RecentEventsResult, error) {
+	typ, key, err := c.rdb.EventsKeyType(ctx)
+	if err != nil {
+		return RecentEventsResult{}, wrap("recent events", err)
+	}
+	res := RecentEventsResult{Key: key, Type: typ, Events: []Event{}}
+	if typ != "stream" {
+		return res, nil
+	}
+	if window <= 0 {
+		window = DefaultEventsWindow
+	}
+	evs, newest, err := c.rdb.NewestEvents(ctx, func(e rdb.Event) bool { return filter.keep(toEvent(e)) }, n, window)
+	if err != nil {
+		return res, wrap("recent events", err)
+	}
+	res.Newest = newest
+	for _, e := range evs {
+		res.Events = append(res.Events, toEvent(e))
+	}
+	return res, nil
+}
+
+// AfterEvents returns up to count events after the stream id after ("":
+// from the oldest), oldest first: a reader that lost its place (a page
+// reconnecting) reads what it missed.
+func (c *Client) AfterEvents(ctx context.Context, after string, count int) ([]Event, error) {
+	evs, err := c.rdb.Events(ctx, after, count)
+	if err != nil {
+		return nil, wrap("events", err)
+	}
+	out := make([]Event, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, toEvent(e))
+	}
+	return out, nil
+}
+
+// Keep reports whether e passes f (its From aside).
+func (f EventFilter) Keep(e Event) bool { return f.keep(e) }
 
 // JobEvents returns the events of the job with id id that the stream still
 // keeps, oldest first. It reads the whole stream, a page at a time.

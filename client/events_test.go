@@ -125,3 +125,47 @@ func TestClientHeldJobEvent(t *testing.T) {
 		t.Errorf("Tags with After: %v, want ErrInvalid", err)
 	}
 }
+
+// RecentEvents: the newest that pass a filter, oldest first, and what the
+// stream's key is when there is none or it holds another type; Event.State
+// as job show says it; AfterEvents goes on from a stream id.
+func TestClientRecentEvents(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, client.Options{})
+	c := e.c
+	res, err := c.RecentEvents(ctx(), client.EventFilter{}, 10, 0)
+	if err != nil || res.Type != "none" || res.Key != e.key("resque-go:events") || len(res.Events) != 0 || res.Newest != "" {
+		t.Fatalf("no stream: %+v %v", res, err)
+	}
+	for i, ev := range []string{"enqueued", "started", "retried", "started", "succeeded"} {
+		q := "a"
+		if i%2 == 1 {
+			q = "b"
+		}
+		e.do("XADD", res.Key, "*", "event", ev, "id", "j1", "class", "C", "queue", q, "worker", "", "attempt", "1", "duration_ms", "0")
+	}
+	res, err = c.RecentEvents(ctx(), client.EventFilter{Queue: "a"}, 2, 0)
+	if err != nil || res.Type != "stream" || len(res.Events) != 2 || res.Events[0].Event != "retried" || res.Events[1].Event != "succeeded" {
+		t.Fatalf("queue a, newest 2: %+v %v", res, err)
+	}
+	if res.Events[0].State() != "delayed" || res.Events[1].State() != "succeeded" {
+		t.Errorf("states: %s %s", res.Events[0].State(), res.Events[1].State())
+	}
+	if res.Newest != res.Events[1].StreamID {
+		t.Errorf("newest %s, want %s", res.Newest, res.Events[1].StreamID)
+	}
+	// a window of the newest 2 entries: one of them is of queue a
+	if w, err := c.RecentEvents(ctx(), client.EventFilter{Queue: "a"}, 2, 2); err != nil || len(w.Events) != 1 {
+		t.Errorf("window 2: %+v %v", w, err)
+	}
+	all, _ := c.RecentEvents(ctx(), client.EventFilter{}, 10, 0)
+	after, err := c.AfterEvents(ctx(), all.Events[2].StreamID, 10)
+	if err != nil || len(after) != 2 || after[0].StreamID != all.Events[3].StreamID {
+		t.Errorf("AfterEvents: %+v %v", after, err)
+	}
+	e.do("DEL", res.Key)
+	e.do("HSET", res.Key, "a", "b")
+	if res, err = c.RecentEvents(ctx(), client.EventFilter{}, 10, 0); err != nil || res.Type != "hash" || len(res.Events) != 0 {
+		t.Errorf("a hash at the key: %+v %v", res, err)
+	}
+}

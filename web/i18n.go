@@ -78,7 +78,8 @@ func (c catalogue) scriptMessages(lang string) string {
 // scriptWords are the words app.js writes.
 func scriptWords() []string {
 	return []string{"no workers", "no queues", "no resque-go processes", "no schedulers", "on", "idle",
-		"master", "standby", "live, updated", "reconnecting; last update", "peak", "limit"}
+		"master", "standby", "live, updated", "reconnecting; last update", "peak", "limit",
+		"live", "reconnecting", "no events", "queued", "running", "delayed", "succeeded", "failed", "discarded", "cancelled"}
 }
 
 // messagesDE is the German catalogue.
@@ -105,6 +106,28 @@ func messagesDE() map[string]string {
 		"viewer":              "Betrachter",
 		"operator":            "Operator",
 		"admin":               "Administrator",
+		// job events (job_events.go)
+		"Events":                    "Ereignisse",
+		"Events of job %s":          "Ereignisse des Jobs %s",
+		"State from the last event": "Zustand laut letztem Ereignis",
+		"unknown":                   "unbekannt",
+		"cancelled":                 "abgebrochen",
+		"find the job":              "Job suchen",
+		"All events":                "Alle Ereignisse",
+		"Every state change of every job (enqueued, started, succeeded, failed, retried, rescheduled, discarded, cancelled), newest first, as workers run with --events write them.": "Jede Zustandsänderung jedes Jobs (eingereiht, gestartet, erfolgreich, fehlgeschlagen, wiederholt, verschoben, verworfen, abgebrochen), neueste zuerst, wie Worker mit --events sie schreiben.",
+		"Job id":                           "Job-ID",
+		"How many":                         "Wie viele",
+		"The events stream cannot be read": "Der Ereignis-Stream kann nicht gelesen werden",
+		"There is no events stream (%s): events are off, or none was written yet. Run workers with resque-go work --events (or events: true in the pool's config) to write them.": "Es gibt keinen Ereignis-Stream (%s): Ereignisse sind aus, oder es wurde noch keines geschrieben. Starten Sie Worker mit resque-go work --events (oder events: true in der Pool-Konfiguration), um sie zu schreiben.",
+		"The newest %d events that pass the filter among the stream's newest %d entries.":                                                                                         "Die neuesten %d Ereignisse, die den Filter passieren, unter den neuesten %d Einträgen des Streams.",
+		"The job's events the stream still keeps.": "Die Ereignisse des Jobs, die der Stream noch hält.",
+		"live":         "live",
+		"reconnecting": "verbinde neu",
+		"Time":         "Zeit",
+		"Event":        "Ereignis",
+		"Attempt":      "Versuch",
+		"Duration":     "Dauer",
+		"no events":    "keine Ereignisse",
 		// overview
 		"updated":                   "aktualisiert",
 		"live, updated":             "live, aktualisiert",

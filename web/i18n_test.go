@@ -72,7 +72,7 @@ func TestI18nEveryPageInGerman(t *testing.T) {
 	pages := []string{"", "queues", "queues/odd", "queues/odd/clear", "failed", "failed/bulk?action=retry",
 		"failed/bulk?action=remove&queue=odd", fmt.Sprintf("failed/%d?digest=%s", fl.Entries[0].Index, fl.Entries[0].Digest),
 		"workers", "audit", "delayed", "delayed?queue=later", "delayed/bulk", "plans", "schedules", "unique", "serial", "mass",
-		"calendars", "search", "search?q=GoJob", "tags", "no-such-page"}
+		"calendars", "search", "search?q=GoJob", "tags", "job-events", "job-events?id=x", "no-such-page"}
 	for _, p := range pages {
 		for _, who := range []string{viewerSecret, adminSecret} {
 			r := e.request("GET", p, who, "", "", "Accept-Language", "de")

@@ -70,7 +70,7 @@ func (p pageData) CanOperate() bool { return p.User.Role >= RoleOperator }
 func (p pageData) CanAdmin() bool   { return p.User.Role >= RoleAdmin }
 
 var pages = []string{"overview", "queues", "queue", "clear", "failed", "entry", "bulk", "done", "workers", "audit", "error",
-	"delayed", "delayedbulk", "plans", "plan", "schedules", "unique", "serial", "mass", "calendars", "calendar", "search", "tags", "tag", "processstop"}
+	"delayed", "delayedbulk", "plans", "plan", "schedules", "unique", "serial", "mass", "calendars", "calendar", "search", "tags", "tag", "processstop", "jobevents"}
 
 // templateFuncs are the templates' functions; base is the dashboard's path.
 func templateFuncs(base string) template.FuncMap {

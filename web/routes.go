@@ -65,6 +65,7 @@ func (s *server) routes() http.Handler {
 	page("GET /tags", s.tagsPage)
 	page("GET /tags/{tag}", s.tagPage)
 	page("GET /events", s.events)
+	page("GET /job-events", s.jobEventsPage)
 
 	page("GET /api/whoami", s.apiWhoami)
 	page("GET /api/overview", s.apiOverview)
@@ -111,6 +112,7 @@ func (s *server) routes() http.Handler {
 	page("GET /api/tags", s.apiTags)
 	page("GET /api/tags/{tag}", s.apiTag)
 	page("GET /api/events", s.events)
+	page("GET /api/job-events", s.apiJobEvents)
 	page("/", func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, http.StatusNotFound, "no such page") })
 
 	root := http.NewServeMux()

@@ -167,6 +167,7 @@ func Handler(opt Options) (http.Handler, error) {
 	}
 	s := &server{opt: opt, c: opt.Client, base: base, users: users, now: opt.Now, cat: newCatalogue()}
 	s.live = newHub(opt.Client, opt.PollInterval, opt.Now)
+	s.evLive = newEvHub(opt.Client)
 	s.tmpl, err = parseTemplates(base)
 	if err != nil {
 		return nil, err
@@ -181,7 +182,10 @@ type server struct {
 	base  string
 	users *userSet
 	live  *hub
-	tmpl  map[string]*pageTemplate
-	now   func() time.Time
-	cat   catalogue
+	// evLive is the one reader of the events stream for the job events
+	// pages.
+	evLive *evHub
+	tmpl   map[string]*pageTemplate
+	now    func() time.Time
+	cat    catalogue
 }

@@ -75,18 +75,9 @@ func tailEvents(c *ucli.Context, client *rdb.Client, f eventFilter, n int) error
 	}
 	var shown []rdb.Event
 	if n > 0 {
-		// the newest n that pass the filter: read back a page at a time
-		evs, err := client.LatestEvents(ctx, 10000)
-		if err != nil {
+		// the newest n that pass the filter among the newest 10,000
+		if shown, _, err = client.NewestEvents(ctx, f.keep, n, 10000); err != nil {
 			return err
-		}
-		for i := len(evs) - 1; i >= 0 && len(shown) < n; i-- {
-			if f.keep(evs[i]) {
-				shown = append(shown, evs[i])
-			}
-		}
-		for i, j := 0, len(shown)-1; i < j; i, j = i+1, j-1 {
-			shown[i], shown[j] = shown[j], shown[i]
 		}
 	}
 	w := c.App.Writer

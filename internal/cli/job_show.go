@@ -45,19 +45,6 @@ type jobShowJSON struct {
 	Events          []eventJSON     `json:"events"`
 }
 
-// eventState is the state a job's last event leaves it in.
-func eventState(event string) string {
-	switch event {
-	case "enqueued", "released", "requeued":
-		return "queued"
-	case "started":
-		return "running"
-	case "retried", "rescheduled":
-		return "delayed"
-	}
-	return event // succeeded, failed, discarded, cancelled
-}
-
 type jobParentJSON struct {
 	Name  string `json:"name"`
 	State string `json:"state"`
@@ -86,7 +73,7 @@ func jobShow(c *ucli.Context) error {
 	}
 	state := s.State
 	if state == "" && len(evs) > 0 {
-		state = eventState(evs[len(evs)-1].Fields["event"])
+		state = protocol.EventState(evs[len(evs)-1].Fields["event"])
 	}
 	if state == "" {
 		state = "unknown"

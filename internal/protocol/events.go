@@ -102,3 +102,18 @@ func checkTags(tags []string, plain bool) error {
 	}
 	return nil
 }
+
+// EventState is the state a job's last event leaves it in: queued,
+// running, delayed, or the end it names (succeeded, failed, discarded,
+// cancelled). `resque-go job show` and the dashboard's job view say it.
+func EventState(event string) string {
+	switch event {
+	case EventEnqueued, EventReleased, EventRequeued:
+		return "queued"
+	case EventStarted:
+		return "running"
+	case EventRetried, EventRescheduled:
+		return "delayed"
+	}
+	return event // succeeded, failed, discarded, cancelled
+}

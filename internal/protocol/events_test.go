@@ -80,3 +80,15 @@ func TestTagKeys(t *testing.T) {
 		t.Errorf("%q does not match %q", k.TagPattern(), k.Tag("x"))
 	}
 }
+
+func TestEventState(t *testing.T) {
+	for event, want := range map[string]string{
+		EventEnqueued: "queued", EventReleased: "queued", EventRequeued: "queued", EventStarted: "running",
+		EventRetried: "delayed", EventRescheduled: "delayed", EventSucceeded: "succeeded", EventFailed: "failed",
+		EventDiscarded: "discarded", EventCancelled: "cancelled",
+	} {
+		if got := EventState(event); got != want {
+			t.Errorf("EventState(%q) = %q, want %q", event, got, want)
+		}
+	}
+}

@@ -97,6 +97,39 @@ func (c *Client) LatestEvents(ctx context.Context, count int) ([]Event, error) {
 	return evs, err
 }
 
+// NewestEvents reads the newest window entries of the events stream and
+// returns the newest n of them that keep accepts (nil keep: all), oldest
+// first: a reader's filter over a bounded read, as `events tail` and the
+// dashboard do (the stream has no index by class, queue or job). newest is
+// the id of the stream's newest entry ("" when it has none), where a
+// reader of what comes next starts.
+func (c *Client) NewestEvents(ctx context.Context, keep func(Event) bool, n, window int) (evs []Event, newest string, err error) {
+	all, err := c.LatestEvents(ctx, max(window, n, 1))
+	if err != nil || len(all) == 0 {
+		return nil, "", err
+	}
+	newest = all[len(all)-1].StreamID
+	for i := len(all) - 1; i >= 0 && len(evs) < n; i-- {
+		if keep == nil || keep(all[i]) {
+			evs = append(evs, all[i])
+		}
+	}
+	slices.Reverse(evs)
+	return evs, newest, nil
+}
+
+// EventsKeyType is the type of the events stream's key ("none" when it
+// does not exist, "stream", or another type a reader cannot read), and the
+// key.
+func (c *Client) EventsKeyType(ctx context.Context) (typ, key string, err error) {
+	key = c.keys.Events()
+	typ, err = redis.String(c.do(ctx, "TYPE", key))
+	if err != nil {
+		return "", key, fmt.Errorf("rdb: events: %w", err)
+	}
+	return typ, key, nil
+}
+
 // WaitEvents blocks for up to wait for entries after the id after ("$":
 // only entries appended from now on) and returns them (none when the wait
 // ended first).

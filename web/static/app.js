@@ -98,3 +98,60 @@
   });
   es.onerror = function () { state.textContent = msg("reconnecting; last update"); state.parentNode.classList.add("stale"); };
 })();
+// the Events page: new events of the stream come by server-sent events
+// (one shared reader per dashboard) and go on top of the table; without
+// script the page shows the newest events as of its load.
+(function () {
+  var table = document.getElementById("job-events");
+  if (!table || !table.dataset.follow || !window.EventSource) return;
+  var base = document.body.dataset.base || "/";
+  var messages = {};
+  try { messages = JSON.parse(document.body.dataset.messages || "{}"); } catch (e) { messages = {}; }
+  function msg(s) { return messages[s] || s; }
+  var body = table.querySelector("tbody");
+  var max = parseInt(table.dataset.count, 10) || 100;
+  var live = document.getElementById("job-events-live");
+  var state = document.getElementById("job-events-state");
+  var jobState = document.getElementById("job-state");
+  function cell(tr, text, cls, href) {
+    var td = document.createElement("td");
+    if (cls) td.className = cls;
+    if (text !== "" && text !== null && text !== undefined) {
+      var n = document.createElement(href ? "a" : "span");
+      if (href) n.href = href;
+      n.textContent = String(text);
+      td.appendChild(n);
+    }
+    tr.appendChild(td);
+  }
+  function add(v) {
+    if (body.querySelector('tr[data-id="' + v.stream_id + '"]')) return; // shown already
+    var tr = document.createElement("tr");
+    tr.dataset.id = v.stream_id;
+    var td = document.createElement("td"), t = document.createElement("time");
+    t.setAttribute("datetime", v.time);
+    t.textContent = v.time ? v.time.slice(0, 19).replace("T", " ") + " UTC" : "\u2014";
+    td.appendChild(t); tr.appendChild(td);
+    cell(tr, v.event, "mono");
+    cell(tr, v.class, "mono");
+    cell(tr, v.queue, "", v.queue ? base + "queues/" + encodeURIComponent(v.queue) : null);
+    cell(tr, v.id, "mono", v.id ? base + "job-events?id=" + encodeURIComponent(v.id) : null);
+    cell(tr, v.worker, "mono");
+    cell(tr, v.attempt ? v.attempt : "", "num");
+    // as Go writes a duration: 840ms, 2.3s
+    cell(tr, v.duration_ms ? (v.duration_ms < 1000 ? v.duration_ms + "ms" : (v.duration_ms / 1000) + "s") : "", "num");
+    var empty = body.querySelector("tr.empty");
+    if (empty) empty.remove();
+    body.insertBefore(tr, body.firstChild);
+    while (body.rows.length > max) body.deleteRow(body.rows.length - 1);
+    if (jobState && v.state) { jobState.textContent = msg(v.state); jobState.dataset.state = v.state; }
+  }
+  var q = table.dataset.query ? "&" + table.dataset.query : "";
+  var after = table.dataset.last ? "&after=" + encodeURIComponent(table.dataset.last) : "";
+  var es = new EventSource(base + "api/job-events?follow=1" + q + after);
+  es.onopen = function () { live.hidden = false; state.textContent = msg("live"); live.classList.remove("stale"); };
+  es.addEventListener("job-event", function (ev) {
+    try { add(JSON.parse(ev.data)); } catch (e) { /* a bad event: keep the rest */ }
+  });
+  es.onerror = function () { live.hidden = false; state.textContent = msg("reconnecting"); live.classList.add("stale"); };
+})();
