@@ -152,19 +152,11 @@ func (s *server) apiDelayedQueueNow(w http.ResponseWriter, r *http.Request) {
 	if !s.may(w, r, RoleOperator) {
 		return
 	}
-	var body struct {
-		At     *int64 `json:"at_unix"`
-		Digest string `json:"digest"`
-	}
-	if err := jsonBody(w, r, &body); err != nil {
-		s.failErr(w, r, err)
+	at, digest, ok := s.delayedItemBody(w, r)
+	if !ok {
 		return
 	}
-	if body.At == nil {
-		s.fail(w, r, http.StatusBadRequest, "at_unix is required")
-		return
-	}
-	v, res, err := s.queueDelayedNow(r, *body.At, body.Digest)
+	v, res, err := s.queueDelayedNow(r, at, digest)
 	if err != nil {
 		s.failErr(w, r, err)
 		return

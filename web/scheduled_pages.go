@@ -423,23 +423,33 @@ func (s *server) apiDelayedCount(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"filter": f, "count": n.Items, "buckets": n.Buckets})
 }
 
-func (s *server) apiDelayedRemoveOne(w http.ResponseWriter, r *http.Request) {
-	if !s.may(w, r, RoleOperator) {
-		return
-	}
+// delayedItemBody reads the body naming one delayed item, {"at_unix",
+// "digest"}; it answers the request itself when the body is bad.
+func (s *server) delayedItemBody(w http.ResponseWriter, r *http.Request) (at int64, digest string, ok bool) {
 	var body struct {
 		At     *int64 `json:"at_unix"`
 		Digest string `json:"digest"`
 	}
 	if err := jsonBody(w, r, &body); err != nil {
 		s.failErr(w, r, err)
-		return
+		return 0, "", false
 	}
 	if body.At == nil {
 		s.fail(w, r, http.StatusBadRequest, "at_unix is required")
+		return 0, "", false
+	}
+	return *body.At, body.Digest, true
+}
+
+func (s *server) apiDelayedRemoveOne(w http.ResponseWriter, r *http.Request) {
+	if !s.may(w, r, RoleOperator) {
 		return
 	}
-	v, res, err := s.removeDelayedOne(r, *body.At, body.Digest)
+	at, digest, ok := s.delayedItemBody(w, r)
+	if !ok {
+		return
+	}
+	v, res, err := s.removeDelayedOne(r, at, digest)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
