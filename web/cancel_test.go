@@ -16,8 +16,17 @@ func TestWorkerCancelForm(t *testing.T) {
 	e.do("SADD", e.key("workers"), wid)
 	e.do("SET", e.key("worker:"+wid), `{"queue":"mail","run_at":"2026-01-01T00:00:00Z","payload":{"class":"Report","args":[]}}`)
 	e.do("HSET", e.key("resque-go:claim_seq"), wid, "5")
-	if body := e.get("workers", operatorSecret).body; !strings.Contains(body, `action="/workers/cancel"`) {
-		t.Errorf("an operator's Workers page has no Cancel form:\n%.2000s", body)
+	// a Ruby worker's job cannot be cancelled: no button for it
+	ruby := "rubyhost:7:mail"
+	e.do("SADD", e.key("workers"), ruby)
+	e.do("SET", e.key("worker:"+ruby), `{"queue":"mail","run_at":"2026-01-01 00:00:00 +0000","payload":{"class":"Report","args":[]}}`)
+	e.do("SET", e.key("worker:"+ruby+":started"), "2026-01-01 00:00:00 +0000")
+	if body := e.get("workers", operatorSecret).body; strings.Count(body, `action="/workers/cancel"`) != 0 {
+		t.Errorf("Cancel offered before the worker is known as resque-go's:\n%.2000s", body)
+	}
+	e.do("HSET", e.key("resque-go:heartbeat_interval"), wid, "5") // as a resque-go worker registers
+	if body := e.get("workers", operatorSecret).body; strings.Count(body, `action="/workers/cancel"`) != 1 || !strings.Contains(body, `value="`+wid+`"`) {
+		t.Errorf("an operator's Workers page has not one Cancel form, for %s:\n%.2000s", wid, body)
 	}
 	if body := e.get("workers", viewerSecret).body; strings.Contains(body, `workers/cancel`) {
 		t.Error("a viewer's Workers page offers Cancel")

@@ -217,12 +217,23 @@ func (e *env) unassignRoundRobin(jobs, sources int) {
 }
 
 // zeroCallgrind zeroes the counters of a Redis run under callgrind
-// (COST_REDIS, with COST_CALLGRIND=1), so they count what follows alone.
+// (COST_REDIS, with COST_CALLGRIND=1), so they count what follows alone:
+// that server's only, found by its process id.
 func (e *env) zeroCallgrind() {
 	if os.Getenv("COST_CALLGRIND") == "" {
 		return
 	}
-	if out, err := exec.Command("callgrind_control", "-z").CombinedOutput(); err != nil {
+	info, _ := e.do("INFO", "server").([]byte)
+	pid := ""
+	for _, l := range strings.Split(string(info), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "process_id:"); ok {
+			pid = v
+		}
+	}
+	if pid == "" {
+		e.t.Fatal("no process_id in INFO server")
+	}
+	if out, err := exec.Command("callgrind_control", "-z", pid).CombinedOutput(); err != nil {
 		e.t.Fatalf("callgrind_control: %v %s", err, out)
 	}
 }

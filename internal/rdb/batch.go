@@ -197,6 +197,19 @@ func sameClaim(a, b *batchCall) bool {
 	return true
 }
 
+// coreOutcome reports whether the finish of o sends no optional module's
+// section (limits, dependencies, groups, tags, events): hot.go's core
+// library can run it.
+func (c *Client) coreOutcome(o Outcome) bool {
+	return c.events == nil && len(o.Limits) == 0 && o.DepsID == "" && o.Group == "" && len(o.Tags) == 0
+}
+
+// coreClaim reports whether the claim arguments ca describe no limits:
+// hot.go's core library can run the claim.
+func coreClaim(ca []any) bool {
+	return limitsNowIndex(ca, claimSources(ca)) < 0
+}
+
 // limitsNowIndex is the index in a claim's arguments ca (n sources) of
 // the limits' time (source_limits.lua's now-ms), or -1 without limits.
 func limitsNowIndex(ca []any, n int) int {
@@ -271,7 +284,17 @@ func (b *finishBatcher) send(batch []*batchCall) {
 		args = append(args, fas[i]...)
 	}
 	args = append(args, string(kinds), len(first.ck), len(first.ca), len(batch))
-	replies, err := redis.Values(c.evalHot(ctx, c.finishClaimBatch, args...))
+	// no limits, no events, no finish with an optional module's section:
+	// the core library runs the call (hot.go)
+	core := !limited && c.events == nil
+	for i, call := range batch {
+		core = core && (kinds[i] == 's' || c.coreOutcome(call.o))
+	}
+	run := c.evalHot
+	if core {
+		run = c.evalHotCore
+	}
+	replies, err := redis.Values(run(ctx, c.finishClaimBatch, args...))
 	var wrongType any // the sources skipped for a key of another type, rarely
 	if err == nil && len(replies) == batchStride*len(batch)+1 {
 		replies, wrongType = replies[:len(replies)-1], replies[len(replies)-1]
@@ -348,7 +371,11 @@ func (c *Client) finishClaimOne(ctx context.Context, workerID, host string, src 
 			}
 			args = finishClaimArgs(fk, fa, ck, ca)
 		}
-		v, err := redis.Values(c.evalHot(ctx, c.finishClaim, args...))
+		run := c.evalHot
+		if c.coreOutcome(o) && coreClaim(ca) {
+			run = c.evalHotCore
+		}
+		v, err := redis.Values(run(ctx, c.finishClaim, args...))
 		if err != nil {
 			return nil, err
 		}

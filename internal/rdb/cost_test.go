@@ -124,12 +124,26 @@ func (e *costEnv) fillIDs(b *testing.B, n int) {
 }
 
 // zeroCallgrind zeroes the counters of a Redis run under callgrind
-// (COST_CALLGRIND=1), so they count the drain alone.
-func zeroCallgrind(b *testing.B) {
+// (COST_CALLGRIND=1), so they count the drain alone: that server's only,
+// found by its process id, not every callgrind run on the machine.
+func (e *costEnv) zeroCallgrind(b *testing.B) {
 	if os.Getenv("COST_CALLGRIND") == "" {
 		return
 	}
-	if out, err := exec.Command("callgrind_control", "-z").CombinedOutput(); err != nil {
+	info, err := redis.String(e.conn.Do("INFO", "server"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	pid := ""
+	for _, l := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "process_id:"); ok {
+			pid = v
+		}
+	}
+	if pid == "" {
+		b.Fatal("no process_id in INFO server")
+	}
+	if out, err := exec.Command("callgrind_control", "-z", pid).CombinedOutput(); err != nil {
 		b.Fatalf("callgrind_control: %v %s", err, out)
 	}
 }
@@ -199,7 +213,7 @@ func costPipeline(b *testing.B, m int) {
 	e := newCostEnv(b)
 	e.fill(b, b.N)
 	u0, c0, x0 := e.cost(b)
-	zeroCallgrind(b)
+	e.zeroCallgrind(b)
 	b.ResetTimer()
 	// as the minimal loop: a job's writes (SET worker, the counters, DEL
 	// worker) go with the next pop
@@ -260,7 +274,7 @@ func costLua(b *testing.B, m int) {
 	e := newCostEnv(b)
 	e.fill(b, b.N)
 	u0, c0, x0 := e.cost(b)
-	zeroCallgrind(b)
+	e.zeroCallgrind(b)
 	b.ResetTimer()
 	held := make([]bool, m)
 	for done := 0; done < b.N; {
@@ -378,7 +392,7 @@ func costBatch(b *testing.B, m, sources int) {
 		}
 	}
 	u0, c0, x0 := e.cost(b)
-	zeroCallgrind(b)
+	e.zeroCallgrind(b)
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		for _, call := range calls {

@@ -57,6 +57,11 @@ type hotScript struct {
 	src   string // s's source
 	fn    string
 	lib   *hotLib
+	// coreFn of coreLib runs the same body in the core library: the job's
+	// path without its optional modules (jobpathOptional), for the calls
+	// that cannot reach them (runCore)
+	coreFn  string
+	coreLib *hotLib
 }
 
 // script is h's EVALSHA form, built on first use.
@@ -109,8 +114,7 @@ func newHotScripts(functions bool, edit func(name, src string) string) hotScript
 		{"finish_claim", "hot_globals()\n" + own("finish_claim.lua")},
 		{"finish_claim_batch", "hot_globals()\n" + own("finish_claim_batch.lua")},
 	}
-	var lib *hotLib
-	if functions {
+	newLib := func(shared string) *hotLib {
 		var code strings.Builder
 		code.WriteString(shared)
 		for _, b := range bodies {
@@ -118,12 +122,25 @@ func newHotScripts(functions bool, edit func(name, src string) string) hotScript
 		}
 		sum := sha1.Sum([]byte(code.String()))
 		name := "resque_go_" + hex.EncodeToString(sum[:6])
-		lib = &hotLib{name: name, code: "#!lua name=" + name + "\n" + strings.ReplaceAll(code.String(), "@FN@", name+"_")}
+		return &hotLib{name: name, code: "#!lua name=" + name + "\n" + strings.ReplaceAll(code.String(), "@FN@", name+"_")}
+	}
+	var lib, coreLib *hotLib
+	if functions {
+		lib = newLib(shared)
+		// the core library: the same bodies without the optional modules,
+		// whose functions the calls runCore sends never reach (an unknown
+		// name in Lua is a global read only when run)
+		core := prologue + fragments + jobpathSource(jobpathCore())
+		if edit != nil {
+			core = edit("shared", core)
+		}
+		coreLib = newLib(core)
 	}
 	script := func(i int, build func() string) *hotScript {
-		h := &hotScript{build: build, lib: lib}
+		h := &hotScript{build: build, lib: lib, coreLib: coreLib}
 		if lib != nil {
 			h.fn = lib.name + "_" + bodies[i].name
+			h.coreFn = coreLib.name + "_" + bodies[i].name
 		}
 		return h
 	}
@@ -140,12 +157,24 @@ func newHotScripts(functions bool, edit func(name, src string) string) hotScript
 // (EVAL when the script is not cached). keysAndArgs starts with the key
 // count, as for EVALSHA.
 func (h *hotScript) run(c *Client, conn redis.Conn, keysAndArgs []any) (any, error) {
-	lib := h.lib
+	return h.runLib(c, conn, h.lib, h.fn, keysAndArgs)
+}
+
+// runCore is run in the core library: for a call that carries no optional
+// module's section (no limits' description, no events, only short-form
+// finishes), whose Lua never reaches those modules. Redis's Lua runs the
+// smaller library's calls for fewer instructions (its garbage collector
+// walks less code): 290 a job at 8 slots a call (docs/performance.md).
+func (h *hotScript) runCore(c *Client, conn redis.Conn, keysAndArgs []any) (any, error) {
+	return h.runLib(c, conn, h.coreLib, h.coreFn, keysAndArgs)
+}
+
+func (h *hotScript) runLib(c *Client, conn redis.Conn, lib *hotLib, fn string, keysAndArgs []any) (any, error) {
 	if lib == nil || lib.eval.Load() {
 		return h.script().Do(conn, keysAndArgs...)
 	}
 	args := make([]any, 0, 1+len(keysAndArgs))
-	args = append(append(args, h.fn), keysAndArgs...)
+	args = append(append(args, fn), keysAndArgs...)
 	v, err := conn.Do("FCALL", args...)
 	if err == nil || !isNoFunction(err) {
 		return v, err
@@ -251,8 +280,25 @@ var (
 		"effect_limits", "effect_tags", "effect_events", "effect_deps", "effect_group",
 		"source_limits", "source_limits_admit", "source_ring", "source_static_batch", "source_static_ring", "source_unit_ring",
 		"finish_record", "finish_delayed", "finish_push", "finish",
-		"claim", "claim_plain", "claim_static"}
+		"claim", "claim_plain", "claim_plain_limits", "claim_static"}
 )
+
+// jobpathOptional are the modules of features that are off unless
+// configured (limits, tags, events, dependencies, groups): the core
+// library leaves them out.
+var jobpathOptional = map[string]bool{"effect_limits": true, "effect_tags": true, "effect_events": true,
+	"effect_deps": true, "effect_group": true, "source_limits": true, "source_limits_admit": true, "claim_plain_limits": true}
+
+// jobpathCore is jobpathShared without the optional modules.
+func jobpathCore() []string {
+	var core []string
+	for _, m := range jobpathShared {
+		if !jobpathOptional[m] {
+			core = append(core, m)
+		}
+	}
+	return core
+}
 
 // jobpathSource is the named modules' code, one after the other.
 func jobpathSource(modules []string) string {

@@ -116,9 +116,16 @@ func TestHotScriptsRunAsFunctions(t *testing.T) {
 	if n := e.calls(t, "fcall"); n != 7 {
 		t.Errorf("fcall calls = %d, want 7 (a claim missing the library, again, and 5 finish-and-claims)", n)
 	}
-	lib := e.c.claim.lib.name
+	// nothing configured: the core library runs every call, the full one
+	// (with the optional modules) is never loaded
+	lib := e.c.claim.coreLib.name
 	if libs, _ := redis.Values(e.admin(t, "FUNCTION", "LIST", "LIBRARYNAME", lib), nil); len(libs) != 1 {
 		t.Fatalf("FUNCTION LIST %s: %d libraries", lib, len(libs))
+	}
+	if full := e.c.claim.lib.name; full == lib {
+		t.Fatalf("the core library has the full one's name %s", full)
+	} else if libs, _ := redis.Values(e.admin(t, "FUNCTION", "LIST", "LIBRARYNAME", full), nil); len(libs) != 0 {
+		t.Errorf("the full library %s was loaded with nothing configured", full)
 	}
 	evals := e.calls(t, "evalsha") + e.calls(t, "eval")
 	e.admin(t, "FUNCTION", "FLUSH")
@@ -132,7 +139,7 @@ func TestHotScriptsRunAsFunctions(t *testing.T) {
 	if n := e.calls(t, "evalsha") + e.calls(t, "eval") - evals; n != 1 {
 		t.Errorf("EVAL/EVALSHA calls during the second drain = %d, want 1 (the registration)", n)
 	}
-	if e.c.claim.lib.eval.Load() {
+	if e.c.claim.coreLib.eval.Load() {
 		t.Error("the client gave functions up")
 	}
 }
@@ -155,7 +162,7 @@ func TestHotScriptsWithoutFunctions(t *testing.T) {
 	if got := e.drain(t, 4); got != 4 {
 		t.Fatalf("ran %d jobs, want 4", got)
 	}
-	if !e.c.claim.lib.eval.Load() {
+	if !e.c.claim.coreLib.eval.Load() {
 		t.Error("the client did not fall back to EVALSHA")
 	}
 	if n := e.calls(t, "fcall"); n != 0 {
@@ -197,13 +204,13 @@ func TestHotScriptsDeleteOldLibraries(t *testing.T) {
 		return false
 	}
 	for name, want := range map[string]bool{
-		"resque_go_000000000000": false, "resque_go_111111111111": true, "someone_else": true, e.c.claim.lib.name: true,
+		"resque_go_000000000000": false, "resque_go_111111111111": true, "someone_else": true, e.c.claim.coreLib.name: true,
 	} {
 		if got := has(name); got != want {
 			t.Errorf("library %s there: %v, want %v", name, got, want)
 		}
 	}
-	if at, _ := redis.Int64(e.admin(t, "HGET", key, e.c.claim.lib.name), nil); now.Unix()-at > 60 {
+	if at, _ := redis.Int64(e.admin(t, "HGET", key, e.c.claim.coreLib.name), nil); now.Unix()-at > 60 {
 		t.Errorf("own load recorded at %d", at)
 	}
 }

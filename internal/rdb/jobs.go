@@ -141,7 +141,11 @@ const DefaultLockTTL = 30 * time.Second
 // in one step. The caller counts the dequeue (queuestat:*) itself.
 func (c *Client) Claim(ctx context.Context, a ClaimArgs) (ClaimResult, error) {
 	keys, args := c.claimKeysArgs(a)
-	reply, err := c.evalHot(ctx, c.claim, append(append([]any{len(keys)}, keys...), args...)...)
+	run := c.evalHot
+	if c.events == nil && a.Limits == nil {
+		run = c.evalHotCore
+	}
+	reply, err := run(ctx, c.claim, append(append([]any{len(keys)}, keys...), args...)...)
 	if err != nil {
 		return ClaimResult{}, fmt.Errorf("rdb: claim for %q: %w", a.WorkerID, err)
 	}
@@ -338,7 +342,11 @@ var (
 // was recorded although another runtime had unregistered the worker.
 func (c *Client) Finish(ctx context.Context, workerID, host string, src protocol.Source, o Outcome) error {
 	keys, args := c.finishKeysArgs(workerID, host, src, o)
-	n, err := redis.Int(c.evalHot(ctx, c.finish, append(append([]any{len(keys)}, keys...), args...)...))
+	run := c.evalHot
+	if c.coreOutcome(o) {
+		run = c.evalHotCore
+	}
+	n, err := redis.Int(run(ctx, c.finish, append(append([]any{len(keys)}, keys...), args...)...))
 	return c.nameBlocked(ctx, host, src, o, finishResult(workerID, n, err))
 }
 

@@ -580,6 +580,17 @@ func (c *Client) evalHot(ctx context.Context, s *hotScript, keysAndArgs ...any) 
 	return s.run(c, conn, keysAndArgs)
 }
 
+// evalHotCore is evalHot in the core library (hotScript.runCore): only for
+// a call that reaches no optional module.
+func (c *Client) evalHotCore(ctx context.Context, s *hotScript, keysAndArgs ...any) (any, error) {
+	conn, err := c.pool.GetContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	return s.runCore(c, conn, keysAndArgs)
+}
+
 // Ping checks the server answers.
 func (c *Client) Ping(ctx context.Context) error {
 	_, err := c.do(ctx, "PING")

@@ -36,13 +36,26 @@ func BenchmarkNoopJobs(b *testing.B) {
 	for _, form := range []string{"ruby", "resquego"} {
 		for _, slots := range []int{1, 16} {
 			b.Run(fmt.Sprintf("payload=%s/slots=%d", form, slots), func(b *testing.B) {
-				benchNoop(b, slots, []byte(payloads[form]))
+				benchNoop(b, slots, []byte(payloads[form]), nil)
 			})
 		}
 	}
+	// one cap and one rate on the jobs' class, neither ever full
+	// (docs/limits.md): what limits cost the worker
+	capRule, err := protocol.ParseLimit("Noop=1000")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rate, err := protocol.ParseRate("Noop=1000000/1s")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("payload=ruby/slots=16/limits", func(b *testing.B) {
+		benchNoop(b, 16, []byte(payloads["ruby"]), []protocol.Limit{capRule, rate})
+	})
 }
 
-func benchNoop(b *testing.B, slots int, payload []byte) {
+func benchNoop(b *testing.B, slots int, payload []byte, limits []protocol.Limit) {
 	{
 		{
 			e := newEnv(b)
@@ -61,7 +74,7 @@ func benchNoop(b *testing.B, slots int, payload []byte) {
 					b.Fatal(err)
 				}
 			}
-			w, err := runtime.New(runtime.Config{Client: e.client, Registry: e.reg, Queues: "bench", Concurrency: slots, Hostname: "bench"})
+			w, err := runtime.New(runtime.Config{Client: e.client, Registry: e.reg, Queues: "bench", Concurrency: slots, Hostname: "bench", Limits: limits})
 			if err != nil {
 				b.Fatal(err)
 			}

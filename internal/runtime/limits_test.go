@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -91,4 +92,55 @@ func llen(e *env, key string) int64 {
 		e.t.Fatal(err)
 	}
 	return v.(int64)
+}
+
+// A job parked behind a holder killed without its finish goes back to its
+// queue when the holder's lease ends, moved by the limits' sweep: the push
+// wakes an idle slot of the worker (its wakers block on the queue), which
+// runs the job without waiting for the safety claim.
+func TestLimitsSweepWakesIdleSlot(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ran := make(chan struct{})
+	e.reg.Register("Capped", func(ctx context.Context, j *worker.Job) error {
+		close(ran)
+		return nil
+	})
+	l, err := protocol.ParseLimit("Capped=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.start(runtime.Config{Queues: "q", Concurrency: 4, Limits: []protocol.Limit{l}})
+	// idle: the worker's waker blocks on the empty queue
+	redistest.Eventually(t, 0, func() bool {
+		v, err := e.client.Do(e.ctx(), "CLIENT", "LIST")
+		return err == nil && strings.Contains(string(v.([]byte)), "cmd=blmove")
+	}, "the worker idle, blocked on its queue")
+	k := e.client.Keys()
+	base := k.LimitBase(l.Name())
+	// the cap's one slot held by a killed holder whose lease has ended, and
+	// a job parked behind it
+	past := time.Now().Add(-time.Second).UnixMilli()
+	for _, cmd := range [][]any{
+		{"ZADD", base + protocol.LimitHoldersSuffix, past, "dead-host:1:q:1"},
+		{"RPUSH", base + protocol.LimitParkedSuffix, `{"queue":"q","payload":"{\"class\":\"Capped\",\"args\":[1]}"}`},
+		{"SADD", k.LimitsIndex(), l.Name()},
+	} {
+		if _, err := e.client.Do(e.ctx(), cmd[0].(string), cmd[1:]...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	redistest.Eventually(t, 0, func() bool {
+		select {
+		case <-ran:
+			return true
+		default:
+			return false
+		}
+	}, "the parked job ran")
+	t.Logf("ran %v after it was parked", time.Since(start))
+	if n := llen(e, base+protocol.LimitParkedSuffix); n != 0 {
+		t.Errorf("parked left: %d", n)
+	}
 }

@@ -131,7 +131,6 @@ for j = 1, m do
         processed = processed + 1
       end
     end
-    local seq = ARGV[ao + 2]
     if serial then
       tokens[j] = ARGV[ao + 3]
       ao = ao + 3
@@ -139,9 +138,14 @@ for j = 1, m do
       ao = ao + 2
     end
     if kind == 99 then -- "c": the caps' slots the job held
-      local k = tonum(ARGV[ao + 1])
+      -- how many: one digit read as a byte (tonumber is a strtod, 900
+      -- instructions a job)
+      local ks = ARGV[ao + 1]
+      local k = #ks == 1 and sbyte(ks) - 48 or tonum(ks)
       if done[j] == 1 then
-        local member = wid .. ':' .. seq
+        -- the claim sequence: the form's second argument (a serial
+        -- source's token after it)
+        local member = wid .. ':' .. ARGV[serial and ao - 1 or ao]
         for h = ao + 2, ao + 2 * k, 2 do
           local r = rel[ARGV[h]]
           if not r then
@@ -223,7 +227,11 @@ for j = 1, m do
       seq = seqs[j] or tonum(ARGV[aos[j] + 2]) + 1
     end
     if plain and seq then
-      c = claim_plain(KEYS, ARGV, 0, 0, n, wkeys[j], seq, counters, out, o, nil, kept, lim, wids[j])
+      if lim then
+        c = claim_plain_limited(KEYS, ARGV, 0, 0, n, wkeys[j], seq, counters, out, o, nil, kept, lim, wids[j])
+      else
+        c = claim_plain(KEYS, ARGV, 0, 0, n, wkeys[j], seq, counters, out, o, nil, kept)
+      end
     elseif static_d and seq then
       c = claim_static(KEYS, ARGV, static_d, wkeys[j], wids[j], seq, counters, memo, out, o, kept)
     else

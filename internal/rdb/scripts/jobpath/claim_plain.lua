@@ -15,24 +15,9 @@
 -- its queue, nothing is written and the answer is 'gone'. It writes the
 -- claim's result into out at o (flat: source index, payload, sequence,
 -- attempts, false) and returns true, or false when no queue had a job.
--- lim, when given, says that some sources are plain queues under limits
--- (flag "L<d>": source_limits.lua): their jobs are taken by limits_pop,
--- and a job's caps joined as the slot wid's hold; lim is the state the
--- batch's claims share (limits_batch: the batch writes it at its end).
-local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, ui, keep, lim, wid)
+local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, ui, keep)
   for i = 1, n do
-    local payload, caps, ld
-    local f = lim and ARGV[ao + 5 + 2 * n + i]
-    if f and f ~= '' then
-      ld = lim[f]
-      if not ld then
-        ld = ao + tonum(ssub(f, 2))
-        lim[f] = ld
-      end
-      payload, caps = limits_pop(KEYS[ko + 4 + i], ARGV, ld, lim)
-    else
-      payload = rpcall('LPOP', KEYS[ko + 4 + i])
-    end
+    local payload = rpcall('LPOP', KEYS[ko + 4 + i])
     if payload and payload.err then
       -- its key holds another type: skipped (wrong_type)
       payload = wrong_type(i)
@@ -52,9 +37,6 @@ local function claim_plain(KEYS, ARGV, ko, ao, n, wkey, seq, counters, out, o, u
         end
       else
         rcall('SET', wkey, record)
-      end
-      if caps then
-        limits_hold(caps, wid .. ':' .. seq, ARGV, ld, lim)
       end
       if object then
         local u, d = sfind(payload, '"unique"', 1, true), sfind(payload, '"id"', 1, true)

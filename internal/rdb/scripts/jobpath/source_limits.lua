@@ -88,10 +88,10 @@ end
 -- index of its arguments), built once; expiry, the holds' lease end, as
 -- whole milliseconds (a score a zset keeps as an integer); num, the
 -- description's numbers (limits_num); plan, each queue's and class's
--- rules (limits_plan). Each job's
--- decision is the one it would get alone.
+-- rules (limits_plan); fmt, string.format (a global read a job is two
+-- hash lookups). Each job's decision is the one it would get alone.
 local function limits_batch()
-  return {due = {}, held = {}, adds = {}, hk = {}, tat = {}, rk = {}, keys = {}, num = {}, plan = {}}
+  return {due = {}, held = {}, adds = {}, hk = {}, tat = {}, rk = {}, keys = {}, num = {}, plan = {}, fmt = string.format}
 end
 
 -- limits_num is the number ARGV[i] of the limits' description, read once
@@ -128,7 +128,7 @@ end
 -- next.
 local function limits_flush(lim, ARGV, d)
   limits_flush_holds(lim, nil)
-  local now = tonum(ARGV[d])
+  local now = limits_num(ARGV, d, lim)
   for _, tk in ipairs(lim.rk) do
     local tat = lim.tat[tk]
     rcall('SET', tk, string.format('%.3f', tat), 'PX', math.floor(tat - now) + 1000)
