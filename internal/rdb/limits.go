@@ -27,8 +27,15 @@ type HeldSlot struct {
 func (c *Client) SweepLimits(ctx context.Context, l *ClaimLimits, held []HeldSlot, now time.Time) (int, error) {
 	k := c.keys
 	names, err := redis.Strings(c.do(ctx, "SMEMBERS", k.LimitsIndex()))
+	// an index of another type (written by hand) hides the per-key caps
+	// it would name: the configured limits are swept all the same, and
+	// the error that names the key comes after
+	var indexErr error
 	if err != nil {
-		return 0, fmt.Errorf("rdb: limits index: %w", err)
+		if indexErr = c.keyTypeError(ctx, err, k.LimitsIndex(), "set"); !errors.As(indexErr, new(*KeyTypeError)) {
+			return 0, fmt.Errorf("rdb: limits index: %w", err)
+		}
+		names = nil
 	}
 	type lim struct {
 		name string
@@ -71,6 +78,9 @@ func (c *Client) SweepLimits(ctx context.Context, l *ClaimLimits, held []HeldSlo
 	if err != nil {
 		return 0, fmt.Errorf("rdb: sweep limits: %w", err)
 	}
+	if indexErr != nil {
+		return n, fmt.Errorf("rdb: limits index: %w", indexErr)
+	}
 	return n, nil
 }
 
@@ -91,7 +101,7 @@ func (c *Client) Limits(ctx context.Context, now time.Time) ([]LimitState, error
 	k := c.keys
 	names, err := redis.Strings(c.do(ctx, "SMEMBERS", k.LimitsIndex()))
 	if err != nil {
-		return nil, fmt.Errorf("rdb: limits index: %w", err)
+		return nil, fmt.Errorf("rdb: limits index: %w", c.keyTypeError(ctx, err, k.LimitsIndex(), "set"))
 	}
 	slices.Sort(names)
 	conn, err := c.pool.GetContext(ctx)
