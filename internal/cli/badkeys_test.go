@@ -122,3 +122,32 @@ func TestFeatureReadsNameBadKeys(t *testing.T) {
 		}
 	}
 }
+
+// queue limits shows every limit around one whose key holds another type
+// and names that key (text and --json); an index of another type is named
+// in the one-line error. Before, the bad key read as none, unnamed, and
+// the index failed with Redis's bare WRONGTYPE.
+func TestQueueLimitsNamesBadKeys(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t)
+	ns := e.ns
+	e.do("SADD", ns+":resque-go:limits", "class:A", "class:B")
+	e.do("SET", ns+":resque-go:limit:class:A:holders", "x")
+	e.do("RPUSH", ns+":resque-go:limit:class:B:parked", `{"queue":"q","payload":"{}"}`)
+	bad := ns + ":resque-go:limit:class:A:holders holds a string, not a zset"
+	code, out, errOut := e.queue("limits")
+	if code != ExitOK || !strings.Contains(out, "class:A: 0 running, 0 parked, 0 waiting  ("+bad+")\n") ||
+		!strings.Contains(out, "class:B: 0 running, 1 parked, 0 waiting\n") {
+		t.Errorf("limits: exit %d %s\n%s", code, errOut, out)
+	}
+	code, out, _ = e.queue("limits", "--json")
+	if code != ExitOK || !strings.Contains(out, `"problem": "`+bad+`"`) || strings.Count(out, `"problem"`) != 1 {
+		t.Errorf("limits --json: exit %d\n%s", code, out)
+	}
+	e.do("DEL", ns+":resque-go:limits")
+	e.do("SET", ns+":resque-go:limits", "x")
+	code, _, errOut = e.queue("limits")
+	if code != ExitFailure || !strings.Contains(errOut, ns+":resque-go:limits holds a string, not a set") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("limits with a bad index: exit %d %q", code, errOut)
+	}
+}

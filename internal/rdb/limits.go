@@ -94,6 +94,9 @@ type LimitState struct {
 	Waiting int
 	// NextStart is a rate's theoretical arrival time (zero for none).
 	NextStart time.Time
+	// Problem names the limit's keys that hold another type (written by
+	// hand; each read as none), "" when none does.
+	Problem string
 }
 
 // Limits reads the state of every limit in the index, by name.
@@ -132,13 +135,25 @@ func (c *Client) Limits(ctx context.Context, now time.Time) ([]LimitState, error
 		} else if terr != redis.ErrNil {
 			errs[3] = terr
 		}
-		for _, e := range errs {
+		for i, e := range errs {
 			if e != nil {
-				// a key of another type (written by hand) reads as none
+				// a key of another type (written by hand) reads as none,
+				// named in Problem (the other limits are shown all the same)
 				var re redis.Error
 				if !errors.As(e, &re) {
 					return nil, fmt.Errorf("rdb: limit %q: %w", n, e)
 				}
+				suffix := [4]string{protocol.LimitHoldersSuffix, protocol.LimitParkedSuffix, protocol.LimitWaitingSuffix, protocol.LimitTATSuffix}[i]
+				want := [4]string{"zset", "list", "list", "string"}[i]
+				var kt *KeyTypeError
+				msg := k.LimitBase(n) + suffix + ": " + e.Error()
+				if errors.As(c.keyTypeError(ctx, e, k.LimitBase(n)+suffix, want), &kt) {
+					msg = kt.Error()
+				}
+				if s.Problem != "" {
+					s.Problem += "; "
+				}
+				s.Problem += msg
 			}
 		}
 		out = append(out, s)
