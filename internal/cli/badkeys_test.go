@@ -87,3 +87,67 @@ func TestQueueListShowsTheRestAroundBadKeys(t *testing.T) {
 		t.Fatalf("list --json: %d %v %s\n%s", code, err, errOut, out)
 	}
 }
+
+// The reads of the newer features name a key written by hand with another
+// type (job show, group show, events tail, job list --tag), and job show
+// shows a held job's other parents around one whose key is bad. Before,
+// each failed with Redis's bare WRONGTYPE, naming no key.
+func TestFeatureReadsNameBadKeys(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t)
+	ns := e.ns
+	e.do("SET", ns+":resque-go:events", "x")
+	e.do("SET", ns+":resque-go:group:g", "x")
+	e.do("SET", ns+":resque-go:deps:held:h1", "x")
+	e.do("SET", ns+":resque-go:tag:t", "x")
+	e.do("HSET", ns+":resque-go:deps:held:h2", "state", "held", "waiting", "2", "queue", "q", "policy", "fail",
+		"payload", `{"class":"C","args":[]}`, "parents", `["p1","group:g"]`)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"job", "show", "h1"}, ExitFailure, ns + ":resque-go:deps:held:h1 holds a string, not a hash"},
+		{[]string{"group", "show", "g"}, ExitFailure, ns + ":resque-go:group:g holds a string, not a hash"},
+		{[]string{"events", "tail"}, ExitFailure, ns + ":resque-go:events holds a string, not a stream"},
+		{[]string{"job", "list", "--tag", "t"}, ExitFailure, ns + ":resque-go:tag:t holds a string, not a zset"},
+		{[]string{"job", "show", "h2"}, ExitOK, ns + ":resque-go:group:g holds a string, not a hash"},
+	} {
+		code, out, errOut := e.run(append(append(tc.args[:2:2], e.redisArgs()...), tc.args[2:]...)...)
+		if code != tc.code || !strings.Contains(out+errOut, tc.want) || strings.Count(errOut, "\n") > 1 {
+			t.Errorf("%v: exit %d, want %d naming %q:\n%s%s", tc.args, code, tc.code, tc.want, out, errOut)
+		}
+		if tc.code == ExitOK && !strings.Contains(out, "p1") {
+			t.Errorf("%v: the other parent is not shown:\n%s", tc.args, out)
+		}
+	}
+}
+
+// queue limits shows every limit around one whose key holds another type
+// and names that key (text and --json); an index of another type is named
+// in the one-line error. Before, the bad key read as none, unnamed, and
+// the index failed with Redis's bare WRONGTYPE.
+func TestQueueLimitsNamesBadKeys(t *testing.T) {
+	t.Parallel()
+	e := newCLIEnv(t)
+	ns := e.ns
+	e.do("SADD", ns+":resque-go:limits", "class:A", "class:B")
+	e.do("SET", ns+":resque-go:limit:class:A:holders", "x")
+	e.do("RPUSH", ns+":resque-go:limit:class:B:parked", `{"queue":"q","payload":"{}"}`)
+	bad := ns + ":resque-go:limit:class:A:holders holds a string, not a zset"
+	code, out, errOut := e.queue("limits")
+	if code != ExitOK || !strings.Contains(out, "class:A: 0 running, 0 parked, 0 waiting  ("+bad+")\n") ||
+		!strings.Contains(out, "class:B: 0 running, 1 parked, 0 waiting\n") {
+		t.Errorf("limits: exit %d %s\n%s", code, errOut, out)
+	}
+	code, out, _ = e.queue("limits", "--json")
+	if code != ExitOK || !strings.Contains(out, `"problem": "`+bad+`"`) || strings.Count(out, `"problem"`) != 1 {
+		t.Errorf("limits --json: exit %d\n%s", code, out)
+	}
+	e.do("DEL", ns+":resque-go:limits")
+	e.do("SET", ns+":resque-go:limits", "x")
+	code, _, errOut = e.queue("limits")
+	if code != ExitFailure || !strings.Contains(errOut, ns+":resque-go:limits holds a string, not a set") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("limits with a bad index: exit %d %q", code, errOut)
+	}
+}

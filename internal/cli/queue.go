@@ -427,10 +427,11 @@ func queueLimits(c *ucli.Context) error {
 			Parked    int       `json:"parked"`
 			Waiting   int       `json:"waiting"`
 			NextStart time.Time `json:"next_start,omitzero"`
+			Problem   string    `json:"problem,omitempty"`
 		}
 		items := make([]item, 0, len(limits))
 		for _, l := range limits {
-			it := item{Name: l.Name, Running: l.Holders, Parked: l.Parked, Waiting: l.Waiting}
+			it := item{Name: l.Name, Running: l.Holders, Parked: l.Parked, Waiting: l.Waiting, Problem: l.Problem}
 			if l.NextStart.After(now) {
 				it.NextStart = l.NextStart
 			}
@@ -443,7 +444,11 @@ func queueLimits(c *ucli.Context) error {
 		return nil
 	}
 	for _, l := range limits {
-		fmt.Fprintf(c.App.Writer, "%s: %d running, %d parked, %d waiting\n", l.Name, l.Holders, l.Parked, l.Waiting)
+		fmt.Fprintf(c.App.Writer, "%s: %d running, %d parked, %d waiting", l.Name, l.Holders, l.Parked, l.Waiting)
+		if l.Problem != "" {
+			fmt.Fprintf(c.App.Writer, "  (%s)", l.Problem)
+		}
+		fmt.Fprintln(c.App.Writer)
 	}
 	return nil
 }

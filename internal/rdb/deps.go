@@ -160,7 +160,7 @@ type GroupState struct {
 func (c *Client) Group(ctx context.Context, g string) (GroupState, error) {
 	m, err := redis.StringMap(c.do(ctx, "HGETALL", c.keys.Group(g)))
 	if err != nil {
-		return GroupState{}, fmt.Errorf("rdb: group %q: %w", g, err)
+		return GroupState{}, fmt.Errorf("rdb: group %q: %w", g, c.keyTypeError(ctx, err, c.keys.Group(g), "hash"))
 	}
 	num := func(f string) int64 { n, _ := strconv.ParseInt(m[f], 10, 64); return n }
 	s := GroupState{Name: g, Exists: len(m) > 0, Total: num("total"), Pending: num("pending"),
@@ -220,11 +220,11 @@ func (c *Client) DepJob(ctx context.Context, id string) (DepJobState, error) {
 	defer conn.Close()
 	m, err := redis.StringMap(redis.DoContext(conn, ctx, "HGETALL", k.DepHeld(id)))
 	if err != nil {
-		return DepJobState{}, fmt.Errorf("rdb: job %q: %w", id, err)
+		return DepJobState{}, fmt.Errorf("rdb: job %q: %w", id, c.keyTypeError(ctx, err, k.DepHeld(id), "hash"))
 	}
 	out, err := redis.String(redis.DoContext(conn, ctx, "GET", k.DepOutcome(id)))
 	if err != nil && !errors.Is(err, redis.ErrNil) {
-		return DepJobState{}, fmt.Errorf("rdb: job %q: %w", id, err)
+		return DepJobState{}, fmt.Errorf("rdb: job %q: %w", id, c.keyTypeError(ctx, err, k.DepOutcome(id), "string"))
 	}
 	s := DepJobState{ID: id, Held: len(m) > 0, State: m["state"], Queue: m["queue"], Policy: m["policy"],
 		Group: m["group"], ParentFailed: m["parent_failed"], Outcome: out}
@@ -239,13 +239,21 @@ func (c *Client) DepJob(ctx context.Context, id string) (DepJobState, error) {
 	_ = json.Unmarshal([]byte(m["parents"]), &names)
 	for _, n := range names {
 		var st string
+		key, want := k.DepOutcome(n), "string"
 		if g, ok := strings.CutPrefix(n, "group:"); ok {
-			st, err = redis.String(redis.DoContext(conn, ctx, "HGET", k.Group(g), "outcome"))
+			key, want = k.Group(g), "hash"
+			st, err = redis.String(redis.DoContext(conn, ctx, "HGET", key, "outcome"))
 		} else {
-			st, err = redis.String(redis.DoContext(conn, ctx, "GET", k.DepOutcome(n)))
+			st, err = redis.String(redis.DoContext(conn, ctx, "GET", key))
 		}
 		if errors.Is(err, redis.ErrNil) {
 			st, err = "pending", nil
+		}
+		if err != nil {
+			// one parent's key written by hand: named, the others shown
+			if kt := (*KeyTypeError)(nil); errors.As(c.keyTypeError(ctx, err, key, want), &kt) {
+				st, err = "unknown ("+kt.Error()+")", nil
+			}
 		}
 		if err != nil {
 			return DepJobState{}, fmt.Errorf("rdb: job %q: %w", id, err)

@@ -78,7 +78,7 @@ func (c *Client) Events(ctx context.Context, after string, count int) ([]Event, 
 	}
 	v, err := c.do(ctx, "XRANGE", c.keys.Events(), start, "+", "COUNT", count)
 	if err != nil {
-		return nil, fmt.Errorf("rdb: events: %w", err)
+		return nil, fmt.Errorf("rdb: events: %w", c.keyTypeError(ctx, err, c.keys.Events(), "stream"))
 	}
 	return parseEntries(v)
 }
@@ -88,7 +88,7 @@ func (c *Client) Events(ctx context.Context, after string, count int) ([]Event, 
 func (c *Client) LatestEvents(ctx context.Context, count int) ([]Event, error) {
 	v, err := c.do(ctx, "XREVRANGE", c.keys.Events(), "+", "-", "COUNT", count)
 	if err != nil {
-		return nil, fmt.Errorf("rdb: events: %w", err)
+		return nil, fmt.Errorf("rdb: events: %w", c.keyTypeError(ctx, err, c.keys.Events(), "stream"))
 	}
 	evs, err := parseEntries(v)
 	for i, j := 0, len(evs)-1; i < j; i, j = i+1, j-1 {
@@ -148,7 +148,7 @@ func (c *Client) WaitEvents(ctx context.Context, after string, count int, wait t
 	v, err := redis.DoContext(conn, ctx, "XREAD", "COUNT", count, "BLOCK", max(wait.Milliseconds(), 1),
 		"STREAMS", c.keys.Events(), after)
 	if err != nil {
-		return nil, fmt.Errorf("rdb: events: %w", err)
+		return nil, fmt.Errorf("rdb: events: %w", c.keyTypeError(ctx, err, c.keys.Events(), "stream"))
 	}
 	if v == nil {
 		return nil, nil
@@ -212,7 +212,7 @@ func (c *Client) TagJobs(ctx context.Context, t string, offset, count int) ([]Ta
 	}
 	v, err := redis.Values(c.do(ctx, "ZREVRANGE", key, offset, stop, "WITHSCORES"))
 	if err != nil {
-		return nil, 0, fmt.Errorf("rdb: tag %q: %w", t, err)
+		return nil, 0, fmt.Errorf("rdb: tag %q: %w", t, c.keyTypeError(ctx, err, key, "zset"))
 	}
 	total, err := redis.Int(c.do(ctx, "ZCARD", key))
 	if err != nil {

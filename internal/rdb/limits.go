@@ -27,8 +27,15 @@ type HeldSlot struct {
 func (c *Client) SweepLimits(ctx context.Context, l *ClaimLimits, held []HeldSlot, now time.Time) (int, error) {
 	k := c.keys
 	names, err := redis.Strings(c.do(ctx, "SMEMBERS", k.LimitsIndex()))
+	// an index of another type (written by hand) hides the per-key caps
+	// it would name: the configured limits are swept all the same, and
+	// the error that names the key comes after
+	var indexErr error
 	if err != nil {
-		return 0, fmt.Errorf("rdb: limits index: %w", err)
+		if indexErr = c.keyTypeError(ctx, err, k.LimitsIndex(), "set"); !errors.As(indexErr, new(*KeyTypeError)) {
+			return 0, fmt.Errorf("rdb: limits index: %w", err)
+		}
+		names = nil
 	}
 	type lim struct {
 		name string
@@ -71,6 +78,9 @@ func (c *Client) SweepLimits(ctx context.Context, l *ClaimLimits, held []HeldSlo
 	if err != nil {
 		return 0, fmt.Errorf("rdb: sweep limits: %w", err)
 	}
+	if indexErr != nil {
+		return n, fmt.Errorf("rdb: limits index: %w", indexErr)
+	}
 	return n, nil
 }
 
@@ -84,6 +94,9 @@ type LimitState struct {
 	Waiting int
 	// NextStart is a rate's theoretical arrival time (zero for none).
 	NextStart time.Time
+	// Problem names the limit's keys that hold another type (written by
+	// hand; each read as none), "" when none does.
+	Problem string
 }
 
 // Limits reads the state of every limit in the index, by name.
@@ -91,7 +104,7 @@ func (c *Client) Limits(ctx context.Context, now time.Time) ([]LimitState, error
 	k := c.keys
 	names, err := redis.Strings(c.do(ctx, "SMEMBERS", k.LimitsIndex()))
 	if err != nil {
-		return nil, fmt.Errorf("rdb: limits index: %w", err)
+		return nil, fmt.Errorf("rdb: limits index: %w", c.keyTypeError(ctx, err, k.LimitsIndex(), "set"))
 	}
 	slices.Sort(names)
 	conn, err := c.pool.GetContext(ctx)
@@ -122,13 +135,25 @@ func (c *Client) Limits(ctx context.Context, now time.Time) ([]LimitState, error
 		} else if terr != redis.ErrNil {
 			errs[3] = terr
 		}
-		for _, e := range errs {
+		for i, e := range errs {
 			if e != nil {
-				// a key of another type (written by hand) reads as none
+				// a key of another type (written by hand) reads as none,
+				// named in Problem (the other limits are shown all the same)
 				var re redis.Error
 				if !errors.As(e, &re) {
 					return nil, fmt.Errorf("rdb: limit %q: %w", n, e)
 				}
+				suffix := [4]string{protocol.LimitHoldersSuffix, protocol.LimitParkedSuffix, protocol.LimitWaitingSuffix, protocol.LimitTATSuffix}[i]
+				want := [4]string{"zset", "list", "list", "string"}[i]
+				var kt *KeyTypeError
+				msg := k.LimitBase(n) + suffix + ": " + e.Error()
+				if errors.As(c.keyTypeError(ctx, e, k.LimitBase(n)+suffix, want), &kt) {
+					msg = kt.Error()
+				}
+				if s.Problem != "" {
+					s.Problem += "; "
+				}
+				s.Problem += msg
 			}
 		}
 		out = append(out, s)

@@ -16,22 +16,46 @@
 -- ARGV[6..5+h]         the holds' members (worker id:claim sequence)
 -- ARGV[6+h..5+h+2n]    each limit's cap (0: none, a rate) and name
 -- Returns the number of jobs moved back to their queues.
+--
+-- A key written by hand with another type (or a tat that is no number)
+-- stops only what needs it: the other holds are renewed and the other
+-- limits swept (redis.pcall, and a Lua pcall a limit), and the Redis log
+-- names the key; a sweep would otherwise fail whole at each tick, and no
+-- parked job of any limit would move back.
+local function sweep_log(key, err)
+  if type(err) == 'table' then
+    err = err.err
+  end
+  redis.log(redis.LOG_WARNING, 'resque-go: limits sweep: ' .. key .. ' set aside (fix or delete the key): ' .. tostring(err))
+end
 local now, expiry, qprefix = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local h, n = tonumber(ARGV[4]), tonumber(ARGV[5])
 for i = 1, h do
-  redis.call('ZADD', KEYS[1 + i], 'XX', expiry, ARGV[5 + i])
+  local r = redis.pcall('ZADD', KEYS[1 + i], 'XX', expiry, ARGV[5 + i])
+  if type(r) == 'table' and r.err then
+    sweep_log(KEYS[1 + i], r)
+  end
 end
 local moved = 0
 for i = 1, n do
   local k, a = 1 + h + 4 * (i - 1), 5 + h + 2 * (i - 1)
   local cap = tonumber(ARGV[a + 1])
+  local ok, m
   if cap > 0 then
-    moved = moved + limits_refill(KEYS[k + 1], KEYS[k + 2], cap, now, qprefix, 1000)
+    ok, m = pcall(limits_refill, KEYS[k + 1], KEYS[k + 2], cap, now, qprefix, 1000)
   else
-    moved = moved + limits_due(KEYS[k + 3], now, qprefix, 1000)
+    ok, m = pcall(limits_due, KEYS[k + 3], now, qprefix, 1000)
+  end
+  if ok then
+    moved = moved + m
+  else
+    sweep_log(ARGV[a + 2], m)
   end
   if redis.call('EXISTS', KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]) == 0 then
-    redis.call('SREM', KEYS[1], ARGV[a + 2])
+    local r = redis.pcall('SREM', KEYS[1], ARGV[a + 2])
+    if type(r) == 'table' and r.err then
+      sweep_log(KEYS[1], r)
+    end
   end
 end
 return moved

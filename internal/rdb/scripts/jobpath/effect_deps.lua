@@ -23,6 +23,16 @@
 -- applied once (its claim sequence). Plain redis.call: deps_enqueue.lua
 -- and group_seal.lua run without hot_globals.lua.
 
+-- deps_log names in the Redis log a key written by hand that a step set
+-- aside (what it did not do) with err, the error redis.call raised (a
+-- table with an err field, or a string).
+local function deps_log(key, what, err)
+  if type(err) == 'table' then
+    err = err.err
+  end
+  redis.log(redis.LOG_WARNING, 'resque-go: ' .. key .. ': ' .. what .. ' (fix or delete the key): ' .. tostring(err))
+end
+
 -- deps_outcome_word names a finish's outcome as dependants read it.
 local deps_outcome_words = {ok = 'succeeded', fail = 'failed', discard = 'discarded'}
 
@@ -119,22 +129,49 @@ local function deps_end(hk, cid, h, parent, ctx, work)
   local state = 'failed'
   if h[2] == 'drop' then
     state = 'dropped'
-    redis.call('INCR', ctx.prefix .. KEY_DEP_DROPPED)
     deps_held_event(cid, h, ctx, 'discarded')
   else
     deps_held_event(cid, h, ctx, 'failed')
+    -- a payload that is not JSON (written by hand) goes in as a string,
+    -- as a bad payload's failed entry has it: the entry stays valid JSON
+    local payload = h[3]
+    if not payload or not pcall(cjson.decode, payload) then
+      payload = cjson.encode(payload or '')
+    end
     redis.call('RPUSH', ctx.prefix .. KEY_FAILED, '{"failed_at":' .. cjson.encode(ctx.failed_at) ..
-      ',"payload":' .. h[3] .. ',"exception":"ResqueGo::ParentFailed","error":' ..
+      ',"payload":' .. payload .. ',"exception":"ResqueGo::ParentFailed","error":' ..
       cjson.encode('parent ' .. parent .. ' did not succeed') .. ',"backtrace":[],"worker":' ..
       cjson.encode(ctx.worker) .. ',"queue":' .. cjson.encode(h[4]) .. '}')
   end
   redis.call('HSET', hk, 'state', state, 'parent_failed', parent)
   redis.call('EXPIRE', hk, ctx.ttl)
   redis.call('SET', ctx.prefix .. KEY_DEP_OUTCOME_PREFIX .. cid, state, 'EX', ctx.ttl)
+  if state == 'dropped' then
+    -- the count last: a counter that is no integer loses the count only
+    local r = redis.pcall('INCR', ctx.prefix .. KEY_DEP_DROPPED)
+    if type(r) == 'table' and r.err then
+      deps_log(ctx.prefix .. KEY_DEP_DROPPED, 'dropped job not counted', r)
+    end
+  end
   work[#work + 1] = {ctx.prefix .. KEY_DEP_CHILDREN_PREFIX .. cid, false, cid}
   if h[5] then
     local gk, gck = deps_group_keys(ctx.prefix, h[5])
     deps_group_count(gk, gck, h[5], false, ctx, work)
+  end
+end
+
+-- deps_settle_one applies work entry w (as deps_settle's) to held job
+-- cid (hash hk).
+local function deps_settle_one(hk, cid, w, ctx, work)
+  local h = redis.call('HMGET', hk, 'state', 'policy', 'payload', 'queue', 'group')
+  if h[1] == 'held' then
+    if w[2] or h[2] == 'run' then
+      if redis.call('HINCRBY', hk, 'waiting', '-1') <= 0 then
+        deps_release(hk, cid, h, ctx)
+      end
+    else
+      deps_end(hk, cid, h, w[3], ctx, work)
+    end
   end
 end
 
@@ -147,21 +184,22 @@ local function deps_settle(work, ctx)
   while i <= #work do
     local w = work[i]
     i = i + 1
-    local ids = redis.call('SMEMBERS', w[1])
-    if #ids > 0 then
+    -- keys written by hand (another type, a counter that is no integer)
+    -- are set aside one by one, named in the Redis log: a set of held
+    -- jobs that is no set settles nothing, a held job that cannot be
+    -- read or moved on stays as it is, and the others are settled (the
+    -- pcalls cost no command)
+    local ids = redis.pcall('SMEMBERS', w[1])
+    if ids.err then
+      deps_log(w[1], 'held jobs not settled', ids)
+      ids = {}
+    elseif #ids > 0 then
       redis.call('DEL', w[1])
     end
     for _, cid in ipairs(ids) do
-      local hk = ctx.prefix .. KEY_DEP_HELD_PREFIX .. cid
-      local h = redis.call('HMGET', hk, 'state', 'policy', 'payload', 'queue', 'group')
-      if h[1] == 'held' then
-        if w[2] or h[2] == 'run' then
-          if redis.call('HINCRBY', hk, 'waiting', '-1') <= 0 then
-            deps_release(hk, cid, h, ctx)
-          end
-        else
-          deps_end(hk, cid, h, w[3], ctx, work)
-        end
+      local ok, err = pcall(deps_settle_one, ctx.prefix .. KEY_DEP_HELD_PREFIX .. cid, cid, w, ctx, work)
+      if not ok then
+        deps_log(ctx.prefix .. KEY_DEP_HELD_PREFIX .. cid, 'held job not settled', err)
       end
     end
   end

@@ -21,8 +21,17 @@
 -- about maxlen entries and, when maxage is not "0", to those younger than
 -- maxage milliseconds (now: Unix seconds). Trimming with "~" removes whole
 -- nodes only: usually nothing, cheaply.
+-- A stream key of another type (written by hand) loses the event, not
+-- the step: the XADD is a redis.pcall (which costs what redis.call does),
+-- and the Redis log names the key; the job is claimed or finished as if
+-- events were off. (A redis.call would fail the whole claim or finish, so
+-- no job would run while the key stays.)
 local function events_add(stream, maxlen, maxage, now, ...)
-  rcall('XADD', stream, 'MAXLEN', '~', maxlen, '*', ...)
+  local r = rpcall('XADD', stream, 'MAXLEN', '~', maxlen, '*', ...)
+  if type(r) == 'table' and r.err then
+    redis.log(redis.LOG_WARNING, 'resque-go: events stream ' .. stream .. ' not written (fix or delete the key): ' .. r.err)
+    return
+  end
   if maxage ~= '0' then
     rcall('XTRIM', stream, 'MINID', '~', tostring(tonum(now) * 1000 - tonum(maxage)))
   end

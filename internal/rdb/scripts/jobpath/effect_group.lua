@@ -18,6 +18,12 @@ local function finish_group(gk, gck, g, outcome, ctx)
     return
   end
   local work = {}
-  deps_group_count(gk, gck, g, outcome == 'ok', ctx, work)
+  -- a group hash of another type or whose counters are no integers
+  -- (written by hand) is not counted, named in the Redis log: the job
+  -- stays recorded and the finish goes on (a Lua pcall costs no command)
+  local ok, err = pcall(deps_group_count, gk, gck, g, outcome == 'ok', ctx, work)
+  if not ok then
+    deps_log(gk, 'group not counted', err)
+  end
   deps_settle(work, ctx)
 end

@@ -21,6 +21,16 @@
 -- its bytes come back as they were popped.
 
 -- limits_entry is a parked (due nil) or waiting job's entry.
+-- limits_log names in the Redis log a limit's key written by hand (of
+-- another type) that a step set aside, with err (redis.call's error: a
+-- table with an err field, or a string).
+local function limits_log(key, err)
+  if type(err) == 'table' then
+    err = err.err
+  end
+  redis.log(redis.LOG_WARNING, 'resque-go: limit key ' .. key .. ' set aside (fix or delete the key): ' .. tostring(err))
+end
+
 local function limits_entry(queue, payload, due)
   local e = '{"queue":' .. cjson.encode(queue) .. ',"payload":' .. cjson.encode(payload) .. '}'
   if due then
@@ -71,7 +81,13 @@ end
 local function limits_due(waiting, now, qprefix, most)
   local moved = 0
   for _ = 1, most do
-    local e = redis.call('LINDEX', waiting, '0')
+    -- a list of another type (written by hand) moves nothing, named in
+    -- the Redis log: the claims that call this go on
+    local e = redis.pcall('LINDEX', waiting, '0')
+    if type(e) == 'table' and e.err then
+      limits_log(waiting, e)
+      break
+    end
     if not e then
       break
     end
@@ -92,9 +108,21 @@ end
 
 -- limits_release frees a finished job's hold on a cap and moves one
 -- parked job back when that leaves room.
+-- A holders or parked key of another type (written by hand) frees
+-- nothing more, named in the Redis log: the finish that calls it has
+-- already removed the job's record, and a failure here would lose the
+-- finish's other effects and the claim after it (the redis.pcall costs
+-- what redis.call does; the Lua pcall only when some job is parked).
 local function limits_release(holders, parked, member, cap, now, qprefix)
-  redis.call('ZREM', holders, member)
+  local r = redis.pcall('ZREM', holders, member)
+  if type(r) == 'table' and r.err then
+    limits_log(holders, r)
+    return
+  end
   if redis.call('EXISTS', parked) == 1 then
-    limits_refill(holders, parked, cap, now, qprefix, 1)
+    local ok, err = pcall(limits_refill, holders, parked, cap, now, qprefix, 1)
+    if not ok then
+      limits_log(parked, err)
+    end
   end
 end

@@ -139,9 +139,16 @@ end
 -- limits_wait puts payload p, from queue q, in a rate's waiting list w,
 -- due at the later of the tat and the last waiting job's due time plus an
 -- interval.
+-- It returns false, putting nothing, when w is a key of another type
+-- (written by hand; named in the Redis log): the caller admits the job
+-- now rather than fail the claim of every job of the queue.
 local function limits_wait(w, q, p, tat, interval, index, name)
   local due = tat
-  local last = rcall('LINDEX', w, '-1')
+  local last = rpcall('LINDEX', w, '-1')
+  if type(last) == 'table' and last.err then
+    redis.log(redis.LOG_WARNING, 'resque-go: rate waiting list ' .. w .. ' unusable, its jobs start at once (fix or delete the key): ' .. last.err)
+    return false
+  end
   if last then
     local ok, e = pcall(cjson.decode, last)
     local ld = ok and type(e) == 'table' and tonum(e['due'])
@@ -150,7 +157,8 @@ local function limits_wait(w, q, p, tat, interval, index, name)
     end
   end
   rcall('RPUSH', w, limits_entry(q, p, due))
-  rcall('SADD', index, name)
+  rpcall('SADD', index, name) -- the index lists; one of another type (written by hand) stops nothing
+  return true
 end
 
 -- limits_plan is, in a batch whose rules have no path, the rules a job

@@ -4,6 +4,36 @@
 -- admitted, and the holds joined once the claim's sequence is known.
 -- Loaded after source_limits.lua (its helpers and a batch's state).
 
+-- limits_held is how many holds cap holders key h counts (ZCARD, a
+-- redis.pcall: it costs what redis.call does). A key of another type
+-- (written by hand) counts as full: the job is parked, set aside where
+-- queue limits shows it, the Redis log names the key, and the sweep moves
+-- it back once the key is fixed. (A redis.call failed every claim of the
+-- queue, so no job of it ran.)
+local function limits_held(h)
+  local n = rpcall('ZCARD', h)
+  if type(n) == 'table' then
+    redis.log(redis.LOG_WARNING, 'resque-go: cap holders ' .. h .. ' unreadable, its jobs are parked (fix or delete the key): ' .. tostring(n.err))
+    return math.huge
+  end
+  return n
+end
+
+-- limits_tat is rate key tk's theoretical arrival time (Unix ms), 0 for
+-- none. A key of another type or a value that is no number reads as 0, as
+-- one absurdly far ahead (more than a day past now-ms and interval ms: a
+-- tat moves an interval a start) does, named in the Redis log: the next
+-- start's SET writes a good one. Else a hand-written 1e300 held every job
+-- of the rate back for good.
+local function limits_tat(tk, now, interval)
+  local t = tonum(rpcall('GET', tk))
+  if t and t > now + interval + 86400000 then
+    redis.log(redis.LOG_WARNING, 'resque-go: rate ' .. tk .. ' holds ' .. tostring(t) .. ', read as none')
+    return 0
+  end
+  return t or 0
+end
+
 -- limits_admit_plan is limits_admit in a batch whose rules have no path
 -- (lim.plain): the same decisions, from the job's plan.
 local function limits_admit_plan(p, q, ARGV, d, lim, now)
@@ -39,9 +69,9 @@ local function limits_admit_plan(p, q, ARGV, d, lim, now)
     if e.cap then
       local n = held[k]
       if not n then
-        n = rcall('ZCARD', k)
+        n = limits_held(k)
       end
-      if n >= e.val then
+      if n >= e.val and n ~= math.huge then
         -- full, unless some holds ran out (a holder killed)
         limits_flush_holds(lim, k)
         rcall('ZREMRANGEBYSCORE', k, '-inf', '(' .. ARGV[d])
@@ -50,17 +80,16 @@ local function limits_admit_plan(p, q, ARGV, d, lim, now)
       held[k] = n
       if n >= e.val then
         rcall('RPUSH', ARGV[d + 2] .. e.name .. KEY_LIMIT_PARKED_SUFFIX, limits_entry(q, p))
-        rcall('SADD', ARGV[d + 3], e.name)
+        rpcall('SADD', ARGV[d + 3], e.name) -- as limits_wait's
         return nil
       end
     else
       local t = tat[k]
       if not t then
-        t = tonum(rcall('GET', k)) or 0
+        t = limits_tat(k, now, e.val)
         tat[k] = t
       end
-      if t > now + e.burst then
-        limits_wait(ARGV[d + 2] .. e.name .. KEY_LIMIT_WAITING_SUFFIX, q, p, t, e.val, ARGV[d + 3], e.name)
+      if t > now + e.burst and limits_wait(ARGV[d + 2] .. e.name .. KEY_LIMIT_WAITING_SUFFIX, q, p, t, e.val, ARGV[d + 3], e.name) then
         return nil
       end
     end
@@ -132,9 +161,9 @@ local function limits_admit(p, q, ARGV, d, lim)
         local h = key
         local held = lim and lim.held[h]
         if not held then
-          held = rcall('ZCARD', h)
+          held = limits_held(h)
         end
-        if held >= val then
+        if held >= val and held ~= math.huge then
           -- full, unless some holds ran out (a holder killed)
           if lim then
             limits_flush_holds(lim, h)
@@ -147,7 +176,7 @@ local function limits_admit(p, q, ARGV, d, lim)
         end
         if held >= val then
           rcall('RPUSH', (base or prefix .. name) .. KEY_LIMIT_PARKED_SUFFIX, limits_entry(q, p))
-          rcall('SADD', index, name)
+          rpcall('SADD', index, name) -- the index lists; one of another type (written by hand) stops nothing
           return nil
         end
         -- the index names a cap while it has holders: joined by the first
@@ -156,13 +185,13 @@ local function limits_admit(p, q, ARGV, d, lim)
         local tk = key
         local tat = lim and lim.tat[tk]
         if not tat then
-          tat = tonum(rcall('GET', tk)) or 0
+          tat = limits_tat(tk, now, val)
           if lim then
             lim.tat[tk] = tat
           end
         end
-        if tat > now + limits_num(ARGV, b + 6, lim) then
-          limits_wait((base or prefix .. name) .. KEY_LIMIT_WAITING_SUFFIX, q, p, tat, val, index, name)
+        if tat > now + limits_num(ARGV, b + 6, lim) and
+          limits_wait((base or prefix .. name) .. KEY_LIMIT_WAITING_SUFFIX, q, p, tat, val, index, name) then
           return nil
         end
         rates[#rates + 1], rates[#rates + 2], rates[#rates + 3] = tk, val, tat
@@ -279,12 +308,12 @@ local function limits_hold(caps, member, ARGV, d, lim)
       local n = lim.held[h]
       lim.held[h] = n + 1
       if n == 0 and caps[i + 1] then
-        rcall('SADD', ARGV[d + 3], caps[i + 1])
+        rpcall('SADD', ARGV[d + 3], caps[i + 1]) -- as limits_wait's
       end
     else
       rcall('ZADD', caps[i], expiry, member)
       if caps[i + 1] then
-        rcall('SADD', ARGV[d + 3], caps[i + 1])
+        rpcall('SADD', ARGV[d + 3], caps[i + 1]) -- as limits_wait's
       end
     end
   end
