@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -43,6 +44,7 @@ type jobShowJSON struct {
 	Parents         []jobParentJSON `json:"parents"`
 	Payload         json.RawMessage `json:"payload"`
 	Events          []eventJSON     `json:"events"`
+	EventsProblem   string          `json:"events_problem,omitempty"`
 }
 
 type jobParentJSON struct {
@@ -67,7 +69,12 @@ func jobShow(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	// a stream key of another type is named, the rest shown
 	evs, err := client.JobEvents(c.Context, id)
+	eventsProblem := ""
+	if kt := new(rdb.KeyTypeError); errors.As(err, &kt) {
+		eventsProblem, err = kt.Error(), nil
+	}
 	if err != nil {
 		return err
 	}
@@ -79,7 +86,8 @@ func jobShow(c *ucli.Context) error {
 		state = "unknown"
 	}
 	out := jobShowJSON{ID: id, State: state, Held: s.Held, Queue: s.Queue, OnParentFailure: s.Policy, Waiting: s.Waiting,
-		Group: s.Group, ParentFailed: s.ParentFailed, Parents: []jobParentJSON{}, Payload: json.RawMessage("null"), Events: []eventJSON{}}
+		Group: s.Group, ParentFailed: s.ParentFailed, Parents: []jobParentJSON{}, Payload: json.RawMessage("null"), Events: []eventJSON{},
+		EventsProblem: eventsProblem}
 	for _, e := range evs {
 		out.Events = append(out.Events, toEventJSON(e))
 	}
@@ -94,8 +102,11 @@ func jobShow(c *ucli.Context) error {
 	}
 	w := c.App.Writer
 	fmt.Fprintf(w, "job %s\n  state: %s\n", id, state)
+	if eventsProblem != "" {
+		fmt.Fprintf(w, "  events cannot be read: %s\n", eventsProblem)
+	}
 	if !s.Held {
-		if s.State == "" && len(evs) == 0 {
+		if s.State == "" && len(evs) == 0 && eventsProblem == "" {
 			fmt.Fprintln(w, "  no dependencies recorded (not held, and no end recorded), and no events (events off, or trimmed since)")
 		}
 		return writeShownEvents(w, evs)
