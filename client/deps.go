@@ -89,7 +89,7 @@ func checkDeps(o enqueueOptions) error {
 func (c *Client) enqueueDeps(ctx context.Context, info JobInfo, o enqueueOptions) (JobInfo, error) {
 	policy, _ := protocol.ParseOnParentFailure(o.deps.OnParentFailure)
 	job := rdb.DepJob{ID: info.ID, Queue: info.Queue, Payload: info.Payload, Policy: policy, Group: o.deps.Group,
-		Event: o.events, Class: info.Class}
+		Event: o.events, Class: info.Class, Tags: o.tags}
 	for _, id := range o.deps.After {
 		job.Parents = append(job.Parents, rdb.DepParent{Name: id})
 	}

@@ -298,9 +298,6 @@ func checkJob(queue, class string, args []byte, o enqueueOptions) error {
 	if len(o.tags) > protocol.MaxTags {
 		return invalidf("%d tags: at most %d", len(o.tags), protocol.MaxTags)
 	}
-	if len(o.tags) > 0 && o.hasDeps() {
-		return invalidf("Tags do not go with After, AfterGroup or Group")
-	}
 	if err := checkDeps(o); err != nil {
 		return err
 	}

@@ -105,7 +105,7 @@ func TestClientTagsPage(t *testing.T) {
 }
 
 // WithEvent goes with After: a held job's enqueued event is written with
-// it (its released event comes with its parent's end); Tags do not.
+// it (its released event comes with its parent's end); so do Tags.
 func TestClientHeldJobEvent(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, client.Options{})
@@ -121,8 +121,12 @@ func TestClientHeldJobEvent(t *testing.T) {
 	if err != nil || len(evs) != 1 || evs[0].Event != "enqueued" || evs[0].Queue != "mail" || evs[0].Class != "Mail" {
 		t.Fatalf("JobEvents: %+v %v", evs, err)
 	}
-	if _, err := c.EnqueueRaw(ctx(), "mail", "Mail", nil, client.After("parent-1"), client.Tags("a")); !errors.Is(err, client.ErrInvalid) {
-		t.Errorf("Tags with After: %v, want ErrInvalid", err)
+	held, err := c.EnqueueRaw(ctx(), "mail", "Mail", nil, client.After("parent-1"), client.Tags("a"))
+	if err != nil || held.DepState != "held" {
+		t.Fatalf("Tags with After: %+v %v", held, err)
+	}
+	if jobs, n, err := c.JobsByTag(ctx(), "a", 0, 0); err != nil || n != 1 || jobs[0].ID != held.ID {
+		t.Errorf("JobsByTag(a): %+v %d %v, want the held job", jobs, n, err)
 	}
 }
 

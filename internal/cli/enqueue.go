@@ -89,9 +89,6 @@ func enqueueCommand() *ucli.Command {
 			if tracked && (u.UID != "" || !due.IsZero() || c.Bool("plain")) {
 				return usagef("--tag and --events go with an immediate enqueue: not with --at, --in, --unique-id or --plain")
 			}
-			if len(eo.Tags) > 0 && held {
-				return usagef("--tag does not go with --after, --after-group or --group")
-			}
 			if tracked {
 				eo.ID = protocol.NewJobID() // the indexes' member
 			}
@@ -114,7 +111,7 @@ func enqueueCommand() *ucli.Command {
 			written := payload
 			switch {
 			case held:
-				if err := enqueueHeld(c, client, queue, payload, deps, parents, c.Bool("events")); err != nil {
+				if err := enqueueHeld(c, client, queue, payload, deps, parents, c.Bool("events"), eo.Tags); err != nil {
 					return err
 				}
 			case u.UID != "":

@@ -73,8 +73,9 @@ func enqueueDeps(c *ucli.Context) (protocol.DepFields, []rdb.DepParent, error) {
 
 // enqueueHeld writes a job with parents or a group (rdb.EnqueueDeps) and
 // says on stderr when it is not queued; with events, the step writes its
-// enqueued event (and its released one when it is pushed at once).
-func enqueueHeld(c *ucli.Context, client *rdb.Client, queue string, payload []byte, d protocol.DepFields, parents []rdb.DepParent, events bool) error {
+// enqueued event (and its released one when it is pushed at once); with
+// tags, its id joins their indexes while it is queued or held.
+func enqueueHeld(c *ucli.Context, client *rdb.Client, queue string, payload []byte, d protocol.DepFields, parents []rdb.DepParent, events bool, tags []string) error {
 	p, err := protocol.DecodePayload(payload)
 	if err != nil {
 		return usageError{err}
@@ -85,7 +86,7 @@ func enqueueHeld(c *ucli.Context, client *rdb.Client, queue string, payload []by
 		}
 	}
 	state, waiting, err := client.EnqueueDeps(c.Context, rdb.DepJob{ID: p.ID, Queue: queue, Payload: payload,
-		Policy: d.OnParentFailure, Parents: parents, Group: d.Group, Event: events, Class: p.Class}, time.Now())
+		Policy: d.OnParentFailure, Parents: parents, Group: d.Group, Event: events, Class: p.Class, Tags: tags}, time.Now())
 	if errors.Is(err, rdb.ErrGroupFired) {
 		return usagef("group %q has completed: it takes no more jobs", d.Group)
 	}

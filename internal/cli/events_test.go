@@ -58,8 +58,8 @@ func TestEnqueueTagsAndEvents(t *testing.T) {
 	}
 }
 
-// enqueue --after --events writes the held job's enqueued event; --tag
-// does not go with --after.
+// enqueue --after --events writes the held job's enqueued event; with
+// --tag the held job is in the tag's index.
 func TestEnqueueHeldWithEvents(t *testing.T) {
 	t.Parallel()
 	e := newCLIEnv(t)
@@ -72,8 +72,13 @@ func TestEnqueueHeldWithEvents(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "enqueued") || !strings.Contains(out, "Mail") {
 		t.Errorf("events tail: exit %d %q", code, out)
 	}
-	if code, _, errOut := e.run(append(append([]string{"enqueue"}, r...), "--queue", "later", "--class", "Mail", "--after", "parent-1", "--tag", "a")...); code != ExitUsage {
-		t.Errorf("--tag with --after: exit %d %s", code, errOut)
+	code, out, errOut = e.run(append(append([]string{"enqueue"}, r...), "--queue", "later", "--class", "Mail", "--after", "parent-1", "--tag", "a")...)
+	id := regexpID.FindStringSubmatch(out)
+	if code != ExitOK || id == nil || !strings.Contains(errOut, "held") {
+		t.Fatalf("--tag with --after: exit %d %s %s", code, out, errOut)
+	}
+	if code, out, _ := e.run(append(append([]string{"job", "list"}, r...), "--tag", "a")...); code != ExitOK || !strings.Contains(out, id[1]) {
+		t.Errorf("job list --tag a: exit %d %q, want the held job", code, out)
 	}
 }
 

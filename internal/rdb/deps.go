@@ -59,6 +59,10 @@ type DepJob struct {
 	Event  bool
 	Events EventsConfig
 	Class  string
+	// Tags put the job's id in each tag's index while it is queued or
+	// held, TagMaxLen ids an index (0: protocol.DefaultTagMaxLen).
+	Tags      []string
+	TagMaxLen int
 }
 
 // EnqueueDeps writes job in one step (deps_enqueue.lua): pushed to its
@@ -88,6 +92,17 @@ func (c *Client) EnqueueDeps(ctx context.Context, job DepJob, now time.Time) (st
 			keys = append(keys, k.DepOutcome(p.Name), k.DepChildren(p.Name))
 			args = append(args, "j", p.Name)
 		}
+	}
+	args = append(args, len(job.Tags))
+	if len(job.Tags) > 0 {
+		tagMax := job.TagMaxLen
+		if tagMax <= 0 {
+			tagMax = protocol.DefaultTagMaxLen
+		}
+		for _, t := range job.Tags {
+			keys = append(keys, k.Tag(t))
+		}
+		args = append(args, tagMax, now.UnixMilli())
 	}
 	if job.Event {
 		ev := job.Events

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -327,5 +328,83 @@ func TestDepsEnqueueEvents(t *testing.T) {
 		"enqueued orphan J q  0", "failed orphan J q  0", "enqueued dropped J q  0", "discarded dropped J q  0"}
 	if !slices.Equal(got, want) {
 		t.Errorf("events %q, want %q", got, want)
+	}
+}
+
+// Tags go with dependencies and groups: a held or queued job is in its
+// tags' indexes from its enqueue; a parent's failure that ends it (policy
+// fail or drop) takes it out in the same step; one released and run
+// leaves them at its finish; one failed at its enqueue never joins.
+func TestDepsTags(t *testing.T) {
+	t.Parallel()
+	c, _, _ := ringTestClient(t, false)
+	ctx := context.Background()
+	now := time.Unix(1_800_000_000, 0)
+	enqueue := func(id, policy string, parents []DepParent, group string, tags ...string) string {
+		t.Helper()
+		d := protocol.DepFields{OnParentFailure: policy, Group: group}
+		for _, p := range parents {
+			d.After = append(d.After, p.Name)
+		}
+		payload, err := protocol.NewPayload("J", []byte(`[1]`), protocol.EnqueueOptions{ID: id, Now: now, Deps: d, Tags: tags})
+		if err != nil {
+			t.Fatal(err)
+		}
+		state, _, err := c.EnqueueDeps(ctx, DepJob{ID: id, Queue: "q", Payload: payload, Policy: policy, Parents: parents, Group: group, Tags: tags}, now)
+		if err != nil {
+			t.Fatalf("enqueue %s: %v", id, err)
+		}
+		return state
+	}
+	tagged := func(tag string) string {
+		t.Helper()
+		ids, err := redis.Strings(c.do(ctx, "ZRANGE", c.Keys().Tag(tag), 0, -1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Strings(ids)
+		return strings.Join(ids, ",")
+	}
+	depsEnqueue(t, c, "p", "a", "", nil, "")
+	for _, j := range []struct{ id, policy string }{{"c1", protocol.OnParentFailureFail}, {"c2", protocol.OnParentFailureDrop}, {"c3", protocol.OnParentFailureRun}} {
+		if s := enqueue(j.id, j.policy, []DepParent{{Name: "a"}}, "", "t", "u<b>"); s != "held" {
+			t.Fatalf("%s: %s", j.id, s)
+		}
+	}
+	if s := enqueue("g1", "", nil, "G", "t"); s != "queued" {
+		t.Fatalf("g1: %s", s)
+	}
+	if got := tagged("t"); got != "c1,c2,c3,g1" {
+		t.Fatalf("tag t holds %q after the enqueues", got)
+	}
+	depsRun(t, c, "p", "h:1:p", OutcomeFail)
+	if got, got2 := tagged("t"), tagged("u<b>"); got != "c3,g1" || got2 != "c3" {
+		t.Errorf("after the parent failed: t %q, u<b> %q; want the ended jobs out", got, got2)
+	}
+	// the released c3 (after g1 in the queue) runs, and leaves at its finish
+	for range 2 {
+		res, err := c.Claim(ctx, ClaimArgs{WorkerID: "h:2:q", Host: "h", Queues: []string{"q"}, Now: now})
+		if err != nil || res.Payload == nil {
+			t.Fatalf("claim: %+v %v", res, err)
+		}
+		p, err := protocol.DecodePayload(res.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := Outcome{Seq: res.Seq, Kind: OutcomeOK, Class: p.Class, Now: now, DepsID: p.ID, JobID: p.ID, Group: protocol.PayloadGroup(p), Tags: p.Tags()}
+		if err := c.Finish(ctx, "h:2:q", "h", res.Source, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, got2 := tagged("t"), tagged("u<b>"); got != "" || got2 != "" {
+		t.Errorf("after the runs: t %q, u<b> %q; want empty", got, got2)
+	}
+	// a child of a parent that has already failed is failed at its enqueue
+	// and never joins
+	if s := enqueue("late", protocol.OnParentFailureFail, []DepParent{{Name: "a"}}, "", "t"); s != "failed" {
+		t.Fatalf("late: %s", s)
+	}
+	if got := tagged("t"); got != "" {
+		t.Errorf("a job failed at its enqueue is in tag t: %q", got)
 	}
 }

@@ -53,6 +53,8 @@ var keyGrammarLua = sync.OnceValue(func() string {
 		{"KEY_DEP_DROPPED", bare(k.DepDropped())},
 		{"KEY_GROUP_PREFIX", before(bare(k.Group(id)))},
 		{"KEY_GROUP_CHILDREN_SUFFIX", after(k.GroupChildren(id))},
+		// a tag's index, from the tag a held job's payload names
+		{"KEY_TAG_PREFIX", before(bare(k.Tag(id)))},
 	}
 	return luaLocals("key names' parts", parts)
 })

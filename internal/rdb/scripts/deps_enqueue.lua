@@ -28,13 +28,20 @@
 -- ARGV[11] now           Unix seconds (deps:on's value)
 -- ARGV[12] n             how many parents
 -- ARGV[12+2i-1], ARGV[12+2i]  parent i's kind ("j" a job, "g" a group) and name
+-- ARGV[13+2n]    t, how many tags the job has (Tags, enqueue --tag)
+-- then, when t > 0: the tags' indexes, which get the job's id while it is
+-- queued or held (a parent's failure that ends it takes it out again,
+-- effect_deps.lua; a finish does, effect_tags.lua):
+-- KEYS[6+2n..5+2n+t]  <ns>:resque-go:tag:<t_i>
+-- ARGV[14+2n]    how many ids one tag's index keeps
+-- ARGV[15+2n]    now, Unix milliseconds (the indexes' score)
 -- Then, only when the producer asks for the job's events (WithEvent,
--- enqueue --events; docs/events.md):
--- KEYS[6+2n]     <ns>:resque-go:events
--- ARGV[13+2n]    the stream's maxlen
--- ARGV[14+2n]    its max age, milliseconds ("0": none)
--- ARGV[15+2n]    the job's class
--- ARGV[16+2n]    now, Unix milliseconds
+-- enqueue --events; docs/events.md), with e = 13+2n, or 15+2n with tags:
+-- KEYS[6+2n+t]   <ns>:resque-go:events
+-- ARGV[e+1]      the stream's maxlen
+-- ARGV[e+2]      its max age, milliseconds ("0": none)
+-- ARGV[e+3]      the job's class
+-- ARGV[e+4]      now, Unix milliseconds
 -- The job's enqueued event is written, then an event for each held job
 -- the step settles: released for the job itself when its parents have all
 -- succeeded, failed or discarded when one had failed (by its policy), and
@@ -45,11 +52,26 @@
 -- group has fired: no job joins it), "exists" (a held job with this id).
 local id, payload, queue, policy, group = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[6]
 local n = tonumber(ARGV[12])
-local ev = 12 + 2 * n -- the events' arguments follow, when sent
+local t = tonumber(ARGV[13 + 2 * n])
+local ev = 13 + 2 * n -- the events' arguments follow, when sent
+if t > 0 then
+  ev = ev + 2
+end
+
+-- tagged puts the job's id in its tags' indexes (the oldest ids go once
+-- an index is full, as enqueue_tracked.lua does), and returns r.
+local function tagged(r)
+  for i = 1, t do
+    local key = KEYS[5 + 2 * n + i]
+    redis.call('ZADD', key, ARGV[15 + 2 * n], id)
+    redis.call('ZREMRANGEBYRANK', key, 0, -tonumber(ARGV[14 + 2 * n]) - 1)
+  end
+  return r
+end
 
 -- event appends an entry to the stream (sent only with the events section).
 local function event(name, eid, class, q)
-  local stream, maxage = KEYS[6 + 2 * n], ARGV[ev + 2]
+  local stream, maxage = KEYS[6 + 2 * n + t], ARGV[ev + 2]
   redis.call('XADD', stream, 'MAXLEN', '~', ARGV[ev + 1], '*', 'event', name, 'id', eid, 'class', class,
     'queue', q, 'worker', '', 'attempt', '0', 'duration_ms', '0')
   if maxage ~= '0' then
@@ -91,7 +113,7 @@ end
 if n == 0 then
   redis.call('RPUSH', KEYS[4], payload)
   redis.call('SADD', KEYS[5], queue)
-  return {'queued', 0}
+  return tagged({'queued', 0})
 end
 redis.call('SET', KEYS[2], ARGV[11], 'NX')
 local waiting, failed = 0, nil
@@ -132,6 +154,6 @@ if failed and policy ~= 'run' then
 end
 if waiting == 0 then
   deps_release(KEYS[1], id, h, ctx)
-  return settled(rel, {'queued', 0})
+  return tagged(settled(rel, {'queued', 0}))
 end
-return {'held', waiting}
+return tagged({'held', waiting})

@@ -125,7 +125,30 @@ end
 -- deps_end ends held job cid (hk, h as deps_release's) because parent
 -- failed: to failed (policy fail) or dropped. Its own outcome is recorded
 -- so that its held jobs and its group learn it (they join work).
+-- deps_untag takes held job cid, which will not run, out of the indexes
+-- of the tags its payload carries (a finish does it for a job that ran:
+-- effect_tags.lua). Only a payload that names "tags" is decoded.
+local function deps_untag(cid, payload, ctx)
+  if not payload or not string.find(payload, '"tags"', 1, true) then
+    return
+  end
+  local ok, dec = pcall(cjson.decode, payload)
+  if not ok or type(dec) ~= 'table' or type(dec['tags']) ~= 'table' then
+    return
+  end
+  for _, tag in ipairs(dec['tags']) do
+    if type(tag) == 'string' then
+      local key = ctx.prefix .. KEY_TAG_PREFIX .. tag
+      local r = redis.pcall('ZREM', key, cid)
+      if type(r) == 'table' and r.err then
+        deps_log(key, 'tag index not cleared', r)
+      end
+    end
+  end
+end
+
 local function deps_end(hk, cid, h, parent, ctx, work)
+  deps_untag(cid, h[3], ctx)
   local state = 'failed'
   if h[2] == 'drop' then
     state = 'dropped'
