@@ -272,13 +272,13 @@ func (lib *hotLib) load(c *Client, conn redis.Conn) error {
 // and the combined scripts carry them all.
 var (
 	jobpathClaim = []string{"effect_marks", "effect_attempts", "effect_events", "effect_limits", "source_limits", "source_limits_admit",
-		"source_ring", "source_static_batch", "source_static_ring", "source_unit_ring",
+		"source_limits_pop", "source_ring", "source_static_batch", "source_static_ring", "source_unit_ring",
 		"claim", "claim_plain"}
 	jobpathFinish = []string{"effect_attempts", "effect_status", "effect_waiting", "effect_release", "effect_unique", "effect_wake",
 		"effect_limits", "effect_tags", "effect_events", "effect_deps", "effect_group", "finish_record", "finish_delayed", "finish_push", "finish"}
 	jobpathShared = []string{"effect_marks", "effect_attempts", "effect_status", "effect_waiting", "effect_release", "effect_unique", "effect_wake",
 		"effect_limits", "effect_tags", "effect_events", "effect_deps", "effect_group",
-		"source_limits", "source_limits_admit", "source_ring", "source_static_batch", "source_static_ring", "source_unit_ring",
+		"source_limits", "source_limits_admit", "source_limits_pop", "source_ring", "source_static_batch", "source_static_ring", "source_unit_ring",
 		"finish_record", "finish_delayed", "finish_push", "finish",
 		"claim", "claim_plain", "claim_plain_limits", "claim_static"}
 )
@@ -287,7 +287,8 @@ var (
 // configured (limits, tags, events, dependencies, groups): the core
 // library leaves them out.
 var jobpathOptional = map[string]bool{"effect_limits": true, "effect_tags": true, "effect_events": true,
-	"effect_deps": true, "effect_group": true, "source_limits": true, "source_limits_admit": true, "claim_plain_limits": true}
+	"effect_deps": true, "effect_group": true, "source_limits": true, "source_limits_admit": true,
+	"source_limits_pop": true, "claim_plain_limits": true}
 
 // jobpathCore is jobpathShared without the optional modules.
 func jobpathCore() []string {
