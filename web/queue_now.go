@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/resque-go/resque-go/client"
@@ -98,15 +97,11 @@ func (s *server) queueScheduleNow(r *http.Request, name string) (queuedNow, erro
 }
 
 func (s *server) delayedQueueNowForm(w http.ResponseWriter, r *http.Request) {
-	if !s.mayPost(w, r, RoleOperator) {
+	at, digest, ok := s.delayedItemForm(w, r)
+	if !ok {
 		return
 	}
-	at, err := strconv.ParseInt(r.Form.Get("at"), 10, 64)
-	if err != nil {
-		s.fail(w, r, http.StatusBadRequest, "at: want the bucket's Unix time")
-		return
-	}
-	v, res, err := s.queueDelayedNow(r, at, r.Form.Get("digest"))
+	v, res, err := s.queueDelayedNow(r, at, digest)
 	if err != nil {
 		s.failErr(w, r, err)
 		return

@@ -128,16 +128,27 @@ func (s *server) delayedPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "delayed", "Delayed", "delayed", d)
 }
 
-func (s *server) delayedRemoveOneForm(w http.ResponseWriter, r *http.Request) {
+// delayedItemForm checks the operator's form naming one delayed item (at,
+// the bucket's Unix time; digest) and reads it; it answers the request
+// itself when not.
+func (s *server) delayedItemForm(w http.ResponseWriter, r *http.Request) (at int64, digest string, ok bool) {
 	if !s.mayPost(w, r, RoleOperator) {
-		return
+		return 0, "", false
 	}
 	at, err := strconv.ParseInt(r.Form.Get("at"), 10, 64)
 	if err != nil {
 		s.fail(w, r, http.StatusBadRequest, "at: want the bucket's Unix time")
+		return 0, "", false
+	}
+	return at, r.Form.Get("digest"), true
+}
+
+func (s *server) delayedRemoveOneForm(w http.ResponseWriter, r *http.Request) {
+	at, digest, ok := s.delayedItemForm(w, r)
+	if !ok {
 		return
 	}
-	v, _, err := s.removeDelayedOne(r, at, r.Form.Get("digest"))
+	v, _, err := s.removeDelayedOne(r, at, digest)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
