@@ -10,8 +10,14 @@ import (
 type LimitInfo struct {
 	// Name is class:CLASS, queue:QUEUE or class:CLASS[PATH]=VALUE.
 	Name string `json:"name"`
-	// Running are the jobs holding a slot of the cap (leases not ended).
+	// Running are the jobs holding a slot of the cap of their own (leases
+	// not ended).
 	Running int `json:"running"`
+	// Leased are the cap's slots worker processes hold as leases, one for
+	// each of their slots: the jobs they run under them (how many is the
+	// process's to know) hold no slot of their own. A process holds a
+	// lease while the cap has room for all of it and no job is parked.
+	Leased int `json:"leased"`
 	// Parked are jobs waiting for a slot of the cap; Waiting jobs waiting
 	// for their moment under the rate.
 	Parked  int `json:"parked"`
@@ -31,7 +37,7 @@ func (c *Client) Limits(ctx context.Context) ([]LimitInfo, error) {
 	}
 	out := make([]LimitInfo, 0, len(states))
 	for _, s := range states {
-		li := LimitInfo{Name: s.Name, Running: s.Holders, Parked: s.Parked, Waiting: s.Waiting}
+		li := LimitInfo{Name: s.Name, Running: s.Holders - s.Leased, Leased: s.Leased, Parked: s.Parked, Waiting: s.Waiting}
 		if s.NextStart.After(now) {
 			li.NextStart = s.NextStart
 		}

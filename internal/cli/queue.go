@@ -424,6 +424,7 @@ func queueLimits(c *ucli.Context) error {
 		type item struct {
 			Name      string    `json:"name"`
 			Running   int       `json:"running"`
+			Leased    int       `json:"leased"`
 			Parked    int       `json:"parked"`
 			Waiting   int       `json:"waiting"`
 			NextStart time.Time `json:"next_start,omitzero"`
@@ -431,7 +432,7 @@ func queueLimits(c *ucli.Context) error {
 		}
 		items := make([]item, 0, len(limits))
 		for _, l := range limits {
-			it := item{Name: l.Name, Running: l.Holders, Parked: l.Parked, Waiting: l.Waiting, Problem: l.Problem}
+			it := item{Name: l.Name, Running: l.Holders - l.Leased, Leased: l.Leased, Parked: l.Parked, Waiting: l.Waiting, Problem: l.Problem}
 			if l.NextStart.After(now) {
 				it.NextStart = l.NextStart
 			}
@@ -444,7 +445,10 @@ func queueLimits(c *ucli.Context) error {
 		return nil
 	}
 	for _, l := range limits {
-		fmt.Fprintf(c.App.Writer, "%s: %d running, %d parked, %d waiting", l.Name, l.Holders, l.Parked, l.Waiting)
+		fmt.Fprintf(c.App.Writer, "%s: %d running, %d parked, %d waiting", l.Name, l.Holders-l.Leased, l.Parked, l.Waiting)
+		if l.Leased > 0 {
+			fmt.Fprintf(c.App.Writer, ", %d slots leased", l.Leased)
+		}
 		if l.Problem != "" {
 			fmt.Fprintf(c.App.Writer, "  (%s)", l.Problem)
 		}

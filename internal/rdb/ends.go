@@ -18,6 +18,10 @@ type JobEnd struct {
 	// that names the holds (Prune reads it when empty).
 	Limits []LimitHold
 	Seq    string
+	// Lease frees, with Limits, the worker's part of its process's lease
+	// on those caps (LeaseMember): a dead worker's job may have been
+	// claimed under it.
+	Lease bool
 	// DepsID (set only while dependencies are in use) and Group are as
 	// Outcome's: a job recorded as failed (a recovery past its maximum)
 	// settles the jobs waiting for it and is counted in its group. A job
@@ -40,6 +44,9 @@ func (c *Client) appendEnds(keys, args []any, wid string, e JobEnd) ([]any, []an
 	k := c.keys
 	if len(e.Limits) > 0 && e.Seq != "" {
 		keys, args = appendEffectLimits(k, keys, args, LimitMember(wid, e.Seq), e.Now.UnixMilli(), e.Limits)
+	}
+	if len(e.Limits) > 0 && e.Lease {
+		keys, args = appendEffectLimits(k, keys, args, LeaseMember(wid), e.Now.UnixMilli(), e.Limits)
 	}
 	if e.DepsID != "" {
 		keys, args = appendEffectDeps(k, keys, args, e.DepsID, e.Now)

@@ -48,6 +48,7 @@ type ClaimCache struct {
 	queueSrcs             []protocol.Source // queues as sources
 	sources               []protocol.Source
 	unix                  int64
+	limits                *ClaimLimits // the limits the claim sends (a gated claim's change)
 	keys, args            []any
 	call                  batchCall // FinishAndClaim's, reused
 }
@@ -55,7 +56,7 @@ type ClaimCache struct {
 // get returns the cached keys and arguments when they are a's.
 func (cc *ClaimCache) get(a ClaimArgs) (keys, args []any, ok bool) {
 	if cc.keys == nil || cc.workerID != a.WorkerID || cc.host != a.Host || cc.token != a.Token ||
-		cc.ttl != a.LockTTL || cc.unix != a.Now.Unix() || (a.Sources == nil) != (cc.sources == nil) {
+		cc.ttl != a.LockTTL || cc.unix != a.Now.Unix() || cc.limits != a.Limits || (a.Sources == nil) != (cc.sources == nil) {
 		return nil, nil, false
 	}
 	if a.Sources != nil {
@@ -72,7 +73,7 @@ func (cc *ClaimCache) get(a ClaimArgs) (keys, args []any, ok bool) {
 // may reuse them).
 func (cc *ClaimCache) put(a ClaimArgs, keys, args []any) {
 	*cc = ClaimCache{workerID: a.WorkerID, host: a.Host, token: a.Token, ttl: a.LockTTL, unix: a.Now.Unix(),
-		keys: keys, args: args}
+		limits: a.Limits, keys: keys, args: args}
 	if a.Sources != nil {
 		cc.sources = slices.Clone(a.Sources)
 	} else {

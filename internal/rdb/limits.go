@@ -88,8 +88,12 @@ func (c *Client) SweepLimits(ctx context.Context, l *ClaimLimits, held []HeldSlo
 // whose lease has not ended), its parked jobs (a cap's) and waiting jobs
 // (a rate's), and when the rate's next start may be.
 type LimitState struct {
-	Name    string
+	Name string
+	// Holders are the cap's slots held (their lease not ended): Leased of
+	// them by processes' leases (LeaseMember: the jobs run under a lease
+	// hold no slot of their own), the others by a running job each.
 	Holders int
+	Leased  int
 	Parked  int
 	Waiting int
 	// NextStart is a rate's theoretical arrival time (zero for none).
@@ -114,7 +118,7 @@ func (c *Client) Limits(ctx context.Context, now time.Time) ([]LimitState, error
 	defer conn.Close()
 	for _, n := range names {
 		b := k.LimitBase(n)
-		_ = conn.Send("ZCOUNT", b+protocol.LimitHoldersSuffix, now.UnixMilli(), "+inf")
+		_ = conn.Send("ZRANGEBYSCORE", b+protocol.LimitHoldersSuffix, now.UnixMilli(), "+inf")
 		_ = conn.Send("LLEN", b+protocol.LimitParkedSuffix)
 		_ = conn.Send("LLEN", b+protocol.LimitWaitingSuffix)
 		_ = conn.Send("GET", b+protocol.LimitTATSuffix)
@@ -126,7 +130,14 @@ func (c *Client) Limits(ctx context.Context, now time.Time) ([]LimitState, error
 	for _, n := range names {
 		s := LimitState{Name: n}
 		var errs [4]error
-		s.Holders, errs[0] = redis.Int(conn.Receive())
+		var held []string
+		held, errs[0] = redis.Strings(conn.Receive())
+		s.Holders = len(held)
+		for _, m := range held {
+			if strings.HasSuffix(m, LeaseSuffix) {
+				s.Leased++
+			}
+		}
 		s.Parked, errs[1] = redis.Int(conn.Receive())
 		s.Waiting, errs[2] = redis.Int(conn.Receive())
 		tat, terr := redis.Float64(conn.Receive())

@@ -139,7 +139,7 @@ type Client struct {
 
 	hotScripts                                                   // claim, finish, finishClaim, finishClaimBatch: hot.go
 	requeue, register, unregister, prune, heartbeat, refreshLock *script
-	limitsSweep                                                  *script
+	limitsSweep, limitsLease, limitsTake                         *script
 	delayed                                                      delayedScripts
 	failed                                                       failedScripts
 	schedules                                                    scheduleScripts
@@ -518,6 +518,8 @@ func New(opt Options) (*Client, error) {
 		unregister:  loadScript("unregister.lua", 8),
 		prune:       loadScriptWith("prune.lua", -1, endsFragments...),
 		limitsSweep: loadScriptWith("limits_sweep.lua", -1, "jobpath/effect_limits.lua"),
+		limitsLease: loadScript("limits_lease.lua", -1),
+		limitsTake:  loadScript("limits_take.lua", 2),
 	}
 	c.claimK = newClaimKeys(c.keys)
 	c.events = newEventsParts(c.keys, opt.Events)

@@ -236,6 +236,7 @@ func (s *Service) jobEnd(ctx context.Context, r protocol.WorkerRecord, p *protoc
 	}
 	e.JobID, e.Class, e.Attempt = p.ID, p.Class, p.FailCount+1
 	e.Limits = rdb.LimitHoldsOf(s.cfg.Limits, r.SourceOf(), r.Queue, p.Class, r.Payload)
+	e.Lease = true
 	e.Group = protocol.PayloadGroup(p)
 	if p.ID != "" {
 		on, err := s.client.DepsInUse(ctx)

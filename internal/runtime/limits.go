@@ -58,7 +58,11 @@ func (s *slot) hold(res rdb.ClaimResult, class string) {
 	if w.limits == nil {
 		return
 	}
-	s.holds = limitHoldsOf(w.limits, res, class)
+	if w.gate != nil {
+		s.holds = w.gate.claimed(s, res, class)
+	} else {
+		s.holds = limitHoldsOf(w.limits, res, class)
+	}
 	var slots []rdb.HeldSlot
 	for _, h := range s.holds {
 		slots = append(slots, rdb.HeldSlot{Name: h.Name, Member: rdb.LimitMember(s.id, res.Seq)})
@@ -73,14 +77,23 @@ func (s *slot) unhold() {
 	}
 	s.holds = nil
 	s.w.held.set(s.id, nil)
+	if s.w.gate != nil {
+		s.w.gate.ended(s)
+	}
 }
 
-// limitLoop renews the holds and sweeps the limits every limitSweepEvery.
+// limitLoop renews the holds and the caps' leases and sweeps the limits
+// every limitSweepEvery.
 func (w *Worker) limitLoop(ctx context.Context) {
 	t := time.NewTicker(limitSweepEvery)
 	defer t.Stop()
 	for {
 		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if w.gate != nil {
+			if err := w.gate.step(callCtx, w, false); err != nil && ctx.Err() == nil {
+				w.log.Warn().Err(err).Msg("cannot take or renew the caps' leases; trying again")
+			}
+		}
 		n, err := w.client.SweepLimits(callCtx, w.limits, w.held.all(), w.cfg.Now())
 		cancel()
 		if err != nil && ctx.Err() == nil {

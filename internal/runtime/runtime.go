@@ -233,6 +233,9 @@ type Worker struct {
 	limits  *rdb.ClaimLimits
 	held    limitHolds
 	limiter service.Runner
+	// gate: the caps' leases and rates' blocks that spare most claims a
+	// decision in Redis (limitgate.go; nil: every claim sends its limits)
+	gate *limitGate
 	// pausedAll: the last claim found <ns>:pause-all-workers set
 	pausedAll atomic.Bool
 	// jobsTaken counts the claims of MaxJobs: reserved before a claim,
@@ -296,6 +299,7 @@ func New(cfg Config) (*Worker, error) {
 		}
 		w.slots = append(w.slots, &slot{w: w, id: id.String(), token: protocol.NewJobID()})
 	}
+	w.gate = newLimitGate(w.limits, len(w.slots), cfg)
 	w.recovery, err = recovery.New(recovery.Config{Client: cfg.Client, IDs: w.IDs(), Hostname: cfg.Hostname, PID: cfg.PID,
 		HeartbeatInterval: cfg.HeartbeatInterval, PruneInterval: cfg.PruneInterval,
 		MaxRecoveries: cfg.MaxRecoveries, RubyPrune: cfg.RubyPrune, Logger: &w.log, Now: cfg.Now, Limits: cfg.Limits})
@@ -468,6 +472,14 @@ func (w *Worker) cleanup() {
 		w.pauser.Stop()
 		w.canceller.Stop()
 		w.limiter.Stop()
+		if w.gate != nil && w.started.Load() {
+			// the jobs are done (or taken back): the leases go
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := w.gate.step(ctx, w, true); err != nil {
+				w.log.Warn().Err(err).Msg("cannot give the caps' leases back; they end with their lease")
+			}
+			cancel()
+		}
 		w.title.Stop()
 		w.flusher.Stop()
 		w.notify.stopAll()

@@ -39,8 +39,10 @@ type slot struct {
 	pending   *protocol.Cancel
 	class     string    // the running job's class, for Procline
 	since     time.Time // when it started
-	// holds: the caps' slots the running job holds (limits.go)
+	// holds: the caps' slots the running job holds (limits.go); gate,
+	// its part of the worker's limitGate (guarded by the gate's lock)
 	holds []rdb.LimitHold
+	gate  slotGate
 }
 
 func (s *slot) loop(ctx context.Context) {
@@ -192,6 +194,7 @@ func (s *slot) claim(queues []string) (res rdb.ClaimResult, paused bool, err err
 	res, err = w.client.Claim(ctx, s.claimArgs(queues))
 	if err != nil || res.Paused || res.Empty {
 		w.unreserveJob()
+		s.unreserveLimits()
 	}
 	return res, false, err
 }
@@ -246,7 +249,12 @@ func (s *slot) run(cur *rdb.ClaimResult) *rdb.ClaimResult {
 		decodeErr = fmt.Errorf("%w: payload %v", protocol.ErrBadPayload, uerr)
 	}
 	w.countClaim(res, p, start)
-	if w.limits != nil && p != nil {
+	switch {
+	case w.gate != nil && p != nil:
+		s.hold(res, p.Class)
+	case w.gate != nil:
+		s.hold(res, "") // the reservation is settled all the same
+	case w.limits != nil && p != nil:
 		s.hold(res, p.Class)
 	}
 	if w.jobsCtx.Err() != nil {
@@ -496,6 +504,7 @@ func (s *slot) finishAndClaim(ctx context.Context, src protocol.Source, o rdb.Ou
 				s.claimArgs(queues))
 			if err != nil || res.Paused || res.Empty {
 				w.unreserveJob()
+				s.unreserveLimits()
 			}
 			if err != nil {
 				return nil, nil, err
@@ -552,6 +561,9 @@ func (s *slot) claimArgs(queues []string) rdb.ClaimArgs {
 		a.Limits = nil // a mass pool has caps of its own
 		a.Queues, a.Sources = nil, w.cfg.Sources
 		return a
+	}
+	if w.gate != nil {
+		a.Limits = w.gate.reserve(context.Background(), w, s, queues)
 	}
 	if len(w.serial) > 0 {
 		a.Sources = protocol.QueueSources(queues)

@@ -64,18 +64,9 @@ func TestLimitsCapAcrossProcessesAndKill9(t *testing.T) {
 	}, "a holder")
 	procs[victim].signal(t, syscall.SIGKILL)
 	procs[victim].wait(t)
-	// the killed job's mark stays: cleared so it is not counted again
-	marks, _ := os.ReadDir(running)
-	for _, m := range marks {
-		_ = os.Remove(filepath.Join(running, m.Name()))
-	}
+	clearMarks(running) // the killed job's mark stays: not counted again
 	waitProgress(t, "every job but the killed one done", func() int { return lines(done) }, n-1, time.Minute)
-	b, _ := os.ReadFile(counts)
-	most := 0
-	for _, s := range strings.Fields(string(b)) {
-		v, _ := strconv.Atoi(s)
-		most = max(most, v)
-	}
+	most := mostAtOnce(counts)
 	if most > 2 {
 		t.Errorf("%d jobs of a class capped at 2 ran at once", most)
 	}
@@ -152,4 +143,100 @@ workers:
 	if !slices.Contains(names, protocol.EventRequeued) {
 		t.Errorf("events of the killed job: %v, want a requeued", names)
 	}
+}
+
+// A cap of 16 worked by 2 processes of 8 slots: each holds a lease of
+// its 8 slots (no job takes a hold of its own). One killed with -9 while
+// its jobs run: its lease members go within the lease (3 heartbeats of
+// 1 s, or at once for a slot whose job the survivor's recovery takes
+// back), a third process then takes its lease, and every job runs, at
+// most 16 at once.
+func TestLimitsLeaseHolderKill9(t *testing.T) {
+	t.Parallel()
+	ns := redistest.Namespace(t)
+	c := client(t, ns)
+	k := c.Keys()
+	dir := t.TempDir()
+	running, counts, done := filepath.Join(dir, "running"), filepath.Join(dir, "counts"), filepath.Join(dir, "done")
+	if err := os.Mkdir(running, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	handler := fmt.Sprintf(`Capped=d=%s/$(echo "$RESQUE_ARGS" | tr -dc 0-9); mkdir "$d"; ls %s | wc -l >> %s; sleep 0.2; rmdir "$d"; echo "$RESQUE_ARGS" >> %s`,
+		running, running, counts, done)
+	lines := func(path string) int {
+		b, _ := os.ReadFile(path)
+		return strings.Count(string(b), "\n")
+	}
+	args := []string{"work", "-q", "q", "-c", "8", "--exec", handler, "--limit", "Capped=16", "--heartbeat-interval", "1", "--log-level", "error"}
+	holders := k.LimitBase("class:Capped") + protocol.LimitHoldersSuffix
+	members := func() []string { return strs(do(t, c, "ZRANGE", holders, 0, -1)) }
+	a := start(t, ns, args...)
+	start(t, ns, args...)
+	redistest.Eventually(t, 0, func() bool { return len(members()) == 16 }, "both processes' leases")
+	const n = 120
+	for i := range n {
+		do(t, c, "RPUSH", k.Queue("q"), fmt.Sprintf(`{"class":"Capped","args":[%d]}`, i))
+	}
+	waitProgress(t, "jobs done", func() int { return lines(done) }, 10, time.Minute)
+	for _, m := range members() {
+		if !strings.HasSuffix(m, ":lease") {
+			t.Errorf("a job's own hold under the leases: %s", m)
+		}
+	}
+	a.signal(t, syscall.SIGKILL)
+	a.wait(t)
+	clearMarks(running) // the killed jobs' marks stay: not counted again
+	dead := ":" + strconv.Itoa(a.cmd.Process.Pid) + "-"
+	redistest.Eventually(t, 0, func() bool {
+		for _, m := range members() {
+			if strings.Contains(m, dead) {
+				return false
+			}
+		}
+		return true
+	}, "the killed process's lease gone")
+	c3 := start(t, ns, args...)
+	third := ":" + strconv.Itoa(c3.cmd.Process.Pid) + "-"
+	redistest.Eventually(t, 0, func() bool {
+		got := 0
+		for _, m := range members() {
+			if strings.Contains(m, third) && strings.HasSuffix(m, ":lease") {
+				got++
+			}
+		}
+		return got == 8
+	}, "the third process's lease")
+	// every job ran; the killed ones again (their recovery requeued them)
+	waitProgress(t, "every job done", func() int {
+		b, _ := os.ReadFile(done)
+		seen := map[string]bool{}
+		for _, l := range strings.Fields(string(b)) {
+			seen[l] = true
+		}
+		return len(seen)
+	}, n, time.Minute)
+	most := mostAtOnce(counts)
+	if most > 16 {
+		t.Errorf("%d jobs of a class capped at 16 ran at once", most)
+	}
+	t.Logf("%d jobs done, at most %d at once", lines(done), most)
+}
+
+// clearMarks removes the marks of running jobs a handler left in dir.
+func clearMarks(dir string) {
+	marks, _ := os.ReadDir(dir)
+	for _, m := range marks {
+		_ = os.Remove(filepath.Join(dir, m.Name()))
+	}
+}
+
+// mostAtOnce is the largest count a handler wrote to path, one a line.
+func mostAtOnce(path string) int {
+	b, _ := os.ReadFile(path)
+	most := 0
+	for _, s := range strings.Fields(string(b)) {
+		v, _ := strconv.Atoi(s)
+		most = max(most, v)
+	}
+	return most
 }
