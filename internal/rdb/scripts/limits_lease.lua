@@ -19,7 +19,7 @@
 --   "r" renew a held lease: the members' ends moved on (ZADD XX); it is
 --       kept if every member was still there and no job is parked
 --   "s" shrink: renew the busy members (their slots run jobs claimed
---       under the lease), give back the others
+--       under the lease; one gone is added again), give back the others
 -- Returns a list, one integer a cap: 1 the lease is held, 0 it is not
 -- (after "r": give it back at the next step).
 --
@@ -82,7 +82,8 @@ local function lease_cap(holders, parked, now, expiry, cap, name, mode, members,
   end
   for i = 1, #members do
     if i <= busy then
-      redis.call('ZADD', holders, 'XX', expiry, members[i])
+      -- added again when gone (a Redis restarted empty): its slot runs a job
+      redis.call('ZADD', holders, expiry, members[i])
     else
       redis.call('ZREM', holders, members[i])
     end
