@@ -119,3 +119,24 @@ func TestTakeRateBlocks(t *testing.T) {
 		t.Fatalf("with a job waiting: %d, want 0", n)
 	}
 }
+
+// A cap's hold whose lease ends more than a day ahead (written by hand: a
+// lease is three heartbeats of at most 60 s) is dropped by the sweep, and
+// the job parked behind it moves back; before, it kept its slot for good.
+func TestSweepDropsHoldsEndingFarAhead(t *testing.T) {
+	t.Parallel()
+	c, _, do := ringTestClient(t, true)
+	k := c.Keys()
+	l := NewClaimLimits(limitsRules(t, "A=1"), time.Minute)
+	base := k.LimitBase("class:A")
+	now := time.Now()
+	do("ZADD", base+protocol.LimitHoldersSuffix, "1e300", "hand:1")
+	do("RPUSH", base+protocol.LimitParkedSuffix, `{"queue":"q","payload":"{\"class\":\"A\",\"args\":[]}"}`)
+	n, err := c.SweepLimits(context.Background(), l, nil, now)
+	if err != nil || n != 1 {
+		t.Fatalf("sweep moved %d, %v; want the parked job moved back", n, err)
+	}
+	if h, _ := redis.Int(c.Do(context.Background(), "ZCARD", base+protocol.LimitHoldersSuffix)); h != 0 {
+		t.Errorf("%d holds left", h)
+	}
+}

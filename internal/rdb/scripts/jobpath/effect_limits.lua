@@ -52,11 +52,19 @@ local function limits_back(entry, qprefix)
 end
 
 -- limits_refill drops a cap's expired holds (a holder killed without its
--- finish: its lease ran out) and moves up to most parked jobs back while
--- the cap has room; it returns how many it moved. An entry that is not
--- one goes to the list's tail, so it never stops the others.
+-- finish: its lease ran out) and any ending absurdly far ahead, and moves
+-- up to most parked jobs back while the cap has room; it returns how many
+-- it moved. An entry that is not one goes to the list's tail, so it
+-- never stops the others.
 local function limits_refill(holders, parked, cap, now, qprefix, most)
   redis.call('ZREMRANGEBYSCORE', holders, '-inf', '(' .. now)
+  -- a hold whose lease ends more than a day ahead was written by hand (a
+  -- lease is three heartbeats of at most 60 s): it would keep its slot
+  -- for good
+  local far = redis.call('ZREMRANGEBYSCORE', holders, '(' .. (now + 86400000), '+inf')
+  if far > 0 then
+    limits_log(holders, far .. ' holds ending more than a day ahead dropped')
+  end
   local room = cap - redis.call('ZCARD', holders)
   if room > most then
     room = most
