@@ -323,7 +323,9 @@ func (c *Config) Child(set QueueSet) node.Config {
 	n.Polling, n.Fork = set.Polling, set.Fork
 	n.ClassRetry = slices.Clone(c.Work.ClassRetry) // children never share a slice
 	if set.Mass != "" {
-		n.Queues = ""
+		// the file's limits and rates count jobs of Resque queues; a mass
+		// pool has its own caps (and its child would refuse them)
+		n.Queues, n.Limits, n.Rates = "", nil, nil
 	}
 	if set.Interval > 0 {
 		n.Interval = set.Interval

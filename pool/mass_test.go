@@ -45,3 +45,21 @@ mapping:
 		t.Errorf("a mapping without default.default: err = %v", err)
 	}
 }
+
+// A file's limits and rates count jobs of Resque queues: its worker sets'
+// children get them, its mass pools' children (which refuse them) do not.
+// Before, every mass child of a file with limits: failed to start.
+func TestLimitsSkipMassChildren(t *testing.T) {
+	cfg := parse(t, "limits: {A: 2}\nrates: {B: 10/1s}\nworkers: [{queues: q, processes: 1}]\nnode_id: n\n"+
+		"pools: {static: {s: {worker_count: 1}}}\nmapping: {static: {default: {default: s}}}\n", LoadOptions{})
+	for _, set := range cfg.Sets {
+		n := cfg.Child(set)
+		if err := n.Validate(); err != nil {
+			t.Errorf("set %q: %v", set.Queues, err)
+		}
+		limited := len(n.Limits) > 0 && len(n.Rates) > 0
+		if limited != (set.Mass == "") {
+			t.Errorf("set %q (mass %q): limits %v, rates %v", set.Queues, set.Mass, n.Limits, n.Rates)
+		}
+	}
+}

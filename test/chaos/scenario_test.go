@@ -228,7 +228,8 @@ func (s *scenario) write(name, text string, mode os.FileMode) {
 }
 
 // poolConfig is the pool file: 3 worker processes of 4 slots over the
-// plain queues, 2 of 2 slots over the serial queue that run each job in a
+// plain queues (the jobs queue under a cap of 12, so their leases fit
+// only while no killed child's lease lingers, and a rate with room), 2 of 2 slots over the serial queue that run each job in a
 // child process (--fork, children started ahead), a scheduler child
 // (left out of the drain pool), and the mass queues: a static pool and a
 // batch pool of two units (see massPools), every source mapped to them.
@@ -241,6 +242,10 @@ log: {level: warn, format: json}
 scheduler: %t
 handlers:
   "*": {exec: "%s"}
+limits:
+  "queue:jobs": 12
+rates:
+  "queue:jobs": 5000/1s
 workers:
   - queues: jobs,unique,later,plans
     processes: 3
@@ -671,6 +676,12 @@ func (s *scenario) drain(c *rdb.Client) drainState {
 		left = append(left, massLeft(ctx, c)...)
 		if n, _ := c.Do(ctx, "ZCARD", k.DelayedSchedule()); n != int64(0) {
 			left = append(left, fmt.Sprintf("delayed queue: %v timestamps", n))
+		}
+		// jobs parked by the cap or waiting for the rate
+		for _, suffix := range []string{protocol.LimitParkedSuffix, protocol.LimitWaitingSuffix} {
+			if n, _ := c.Do(ctx, "LLEN", k.LimitBase("queue:jobs")+suffix); n != int64(0) {
+				left = append(left, fmt.Sprintf("limit queue:jobs%s: %v jobs", suffix, n))
+			}
 		}
 		ids, _ := strList(c.Do(ctx, "SMEMBERS", k.Workers()))
 		for _, id := range ids {
