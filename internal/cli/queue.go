@@ -80,7 +80,8 @@ func queueCommand() *ucli.Command {
 			{
 				Name: "limits", Usage: "list the concurrency caps and rate limits in use: running, parked and waiting jobs", ArgsUsage: " ",
 				Description: "Every cap (--limit) and rate (--rate) workers have used, by name (class:CLASS,\n" +
-					"queue:QUEUE, class:CLASS[PATH]=VALUE): its running jobs, the jobs parked until a slot is free\n" +
+					"queue:QUEUE, class:CLASS[PATH]=VALUE): its running jobs' holds, the slots worker processes\n" +
+					"hold as leases (their jobs take no hold of their own), the jobs parked until a slot is free\n" +
 					"and the jobs waiting for their moment under a rate (docs/limits.md).",
 				Flags: withRedis(), Action: queueLimits,
 			},
