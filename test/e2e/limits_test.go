@@ -24,29 +24,17 @@ func TestLimitsCapAcrossProcessesAndKill9(t *testing.T) {
 	ns := redistest.Namespace(t)
 	c := client(t, ns)
 	k := c.Keys()
-	dir := t.TempDir()
-	running, counts, done := filepath.Join(dir, "running"), filepath.Join(dir, "counts"), filepath.Join(dir, "done")
-	if err := os.Mkdir(running, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	const n = 24
 	for i := range n {
 		do(t, c, "RPUSH", k.Queue("q"), fmt.Sprintf(`{"class":"Capped","args":[%d]}`, i))
 	}
-	// each job: its mark in running, then how many marks there are, a
-	// while, its mark gone
-	handler := fmt.Sprintf(`Capped=d=%s/$(echo "$RESQUE_ARGS" | tr -dc 0-9); mkdir "$d"; ls %s | wc -l >> %s; sleep 0.3; rmdir "$d"; echo "$RESQUE_ARGS" >> %s`,
-		running, running, counts, done)
-	lines := func(path string) int {
-		b, _ := os.ReadFile(path)
-		return strings.Count(string(b), "\n")
-	}
+	running, counts, done, handler := cappedHandler(t, "0.3")
 	args := []string{"work", "-q", "q", "-c", "8", "--exec", handler, "--limit", "Capped=2", "--heartbeat-interval", "1", "--log-level", "error"}
 	var procs []*proc
 	for range 3 {
 		procs = append(procs, start(t, ns, args...))
 	}
-	waitProgress(t, "jobs done", func() int { return lines(done) }, 6, time.Minute)
+	waitProgress(t, "jobs done", func() int { return fileLines(done) }, 6, time.Minute)
 	// kill -9 a process while it holds a slot
 	holders := k.LimitBase("class:Capped") + protocol.LimitHoldersSuffix
 	victim := -1
@@ -65,12 +53,12 @@ func TestLimitsCapAcrossProcessesAndKill9(t *testing.T) {
 	procs[victim].signal(t, syscall.SIGKILL)
 	procs[victim].wait(t)
 	clearMarks(running) // the killed job's mark stays: not counted again
-	waitProgress(t, "every job but the killed one done", func() int { return lines(done) }, n-1, time.Minute)
+	waitProgress(t, "every job but the killed one done", func() int { return fileLines(done) }, n-1, time.Minute)
 	most := mostAtOnce(counts)
 	if most > 2 {
 		t.Errorf("%d jobs of a class capped at 2 ran at once", most)
 	}
-	t.Logf("%d jobs done, at most %d at once", lines(done), most)
+	t.Logf("%d jobs done, at most %d at once", fileLines(done), most)
 }
 
 // A pool child killed -9 while it holds a cap's slot: its job's recovery
@@ -156,17 +144,7 @@ func TestLimitsLeaseHolderKill9(t *testing.T) {
 	ns := redistest.Namespace(t)
 	c := client(t, ns)
 	k := c.Keys()
-	dir := t.TempDir()
-	running, counts, done := filepath.Join(dir, "running"), filepath.Join(dir, "counts"), filepath.Join(dir, "done")
-	if err := os.Mkdir(running, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	handler := fmt.Sprintf(`Capped=d=%s/$(echo "$RESQUE_ARGS" | tr -dc 0-9); mkdir "$d"; ls %s | wc -l >> %s; sleep 0.2; rmdir "$d"; echo "$RESQUE_ARGS" >> %s`,
-		running, running, counts, done)
-	lines := func(path string) int {
-		b, _ := os.ReadFile(path)
-		return strings.Count(string(b), "\n")
-	}
+	running, counts, done, handler := cappedHandler(t, "0.2")
 	args := []string{"work", "-q", "q", "-c", "8", "--exec", handler, "--limit", "Capped=16", "--heartbeat-interval", "1", "--log-level", "error"}
 	holders := k.LimitBase("class:Capped") + protocol.LimitHoldersSuffix
 	members := func() []string { return strs(do(t, c, "ZRANGE", holders, 0, -1)) }
@@ -177,7 +155,7 @@ func TestLimitsLeaseHolderKill9(t *testing.T) {
 	for i := range n {
 		do(t, c, "RPUSH", k.Queue("q"), fmt.Sprintf(`{"class":"Capped","args":[%d]}`, i))
 	}
-	waitProgress(t, "jobs done", func() int { return lines(done) }, 10, time.Minute)
+	waitProgress(t, "jobs done", func() int { return fileLines(done) }, 10, time.Minute)
 	for _, m := range members() {
 		if !strings.HasSuffix(m, ":lease") {
 			t.Errorf("a job's own hold under the leases: %s", m)
@@ -219,7 +197,7 @@ func TestLimitsLeaseHolderKill9(t *testing.T) {
 	if most > 16 {
 		t.Errorf("%d jobs of a class capped at 16 ran at once", most)
 	}
-	t.Logf("%d jobs done, at most %d at once", lines(done), most)
+	t.Logf("%d jobs done, at most %d at once", fileLines(done), most)
 }
 
 // clearMarks removes the marks of running jobs a handler left in dir.
@@ -239,4 +217,26 @@ func mostAtOnce(path string) int {
 		most = max(most, v)
 	}
 	return most
+}
+
+// cappedHandler is an exec handler for class Capped that counts the jobs
+// running at once: each job puts its mark in running, appends how many
+// marks there are to counts, sleeps for secs, removes its mark and
+// appends its args to done.
+func cappedHandler(t *testing.T, secs string) (running, counts, done, handler string) {
+	t.Helper()
+	dir := t.TempDir()
+	running, counts, done = filepath.Join(dir, "running"), filepath.Join(dir, "counts"), filepath.Join(dir, "done")
+	if err := os.Mkdir(running, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	handler = fmt.Sprintf(`Capped=d=%s/$(echo "$RESQUE_ARGS" | tr -dc 0-9); mkdir "$d"; ls %s | wc -l >> %s; sleep %s; rmdir "$d"; echo "$RESQUE_ARGS" >> %s`,
+		running, running, counts, secs, done)
+	return running, counts, done, handler
+}
+
+// fileLines counts the lines of the file at path (0 for none).
+func fileLines(path string) int {
+	b, _ := os.ReadFile(path)
+	return strings.Count(string(b), "\n")
 }
