@@ -292,6 +292,11 @@ func parseURL(raw string) (endpoint, error) {
 	}
 	ep.user, ep.password = credentials(u.User)
 	ep.url = u.String()
+	if _, err := url.Parse(ep.url); err != nil {
+		// net/url writes some hosts it read in a form it refuses to read
+		// again (a non-ASCII IPv6 zone: [::%25\xc4] becomes [::%25%C4]).
+		return bad("the host must be printable ASCII")
+	}
 	ep.redacted = RedactURL(ep.url)
 	return ep, nil
 }

@@ -19,6 +19,7 @@ var urlSeeds = []string{
 	"redis+sentinel://:pw@h1:26379,h2:26380/mymaster/2", "rediss+sentinel://u:pw@[::1]:26379,[::2]/m", "redis+sentinel://h1,h2/",
 	"redis+sentinel://:pw@h1:0/m", "redis://[::1]:6379/1", "redis://:Zq9%3AKx7@h:1", "redis://:secret@host:notaport",
 	"redis://u:p@[fe80::1%25eth0]:6379", " redis://h:1 ", "redis://h:01/00", "redis+sentinel://h/m%2Fx/1",
+	"[::%25\xc4]", "redis://[::%25%C4]:6379",
 }
 
 // messages are every text about opt that may reach a log or a terminal:
