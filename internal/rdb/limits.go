@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,11 +21,32 @@ type HeldSlot struct {
 	Name, Member string
 }
 
+// SweptLimits is what a limits sweep did.
+type SweptLimits struct {
+	// Moved is how many parked and waiting jobs went back to their queues.
+	Moved int
+	// SetAside are the entries of parked and waiting lists that were not
+	// a job's (written by hand): each went to failed as a
+	// ResqueGo::BadPayload naming its list.
+	SetAside []LimitEntry
+}
+
+// LimitEntry is an entry of a cap's parked list or a rate's waiting list.
+type LimitEntry struct {
+	List, Entry string
+}
+
+// limitsSetAsideScript takes an entry that is not a job's off a parked or
+// waiting list, with its failed entry.
+var limitsSetAsideScript = loadScript("limits_set_aside.lua", 2)
+
 // SweepLimits renews held's leases until now+lease, drops the expired
 // holds of l's caps (and of the per-key caps the index names), moves
 // parked jobs back where a cap has room and due waiting jobs of its rates
-// back to their queues, in one step. It returns how many jobs it moved.
-func (c *Client) SweepLimits(ctx context.Context, l *ClaimLimits, held []HeldSlot, now time.Time) (int, error) {
+// back to their queues, in one step. An entry of a parked or waiting list
+// that is not a job's goes to failed, recorded as worker's: it never
+// stops the jobs behind it nor keeps its cap from being leased.
+func (c *Client) SweepLimits(ctx context.Context, l *ClaimLimits, held []HeldSlot, now time.Time, worker string) (SweptLimits, error) {
 	k := c.keys
 	names, err := redis.Strings(c.do(ctx, "SMEMBERS", k.LimitsIndex()))
 	// an index of another type (written by hand) hides the per-key caps
@@ -33,7 +55,7 @@ func (c *Client) SweepLimits(ctx context.Context, l *ClaimLimits, held []HeldSlo
 	var indexErr error
 	if err != nil {
 		if indexErr = c.keyTypeError(ctx, err, k.LimitsIndex(), "set"); !errors.As(indexErr, new(*KeyTypeError)) {
-			return 0, fmt.Errorf("rdb: limits index: %w", err)
+			return SweptLimits{}, fmt.Errorf("rdb: limits index: %w", err)
 		}
 		names = nil
 	}
@@ -74,14 +96,59 @@ func (c *Client) SweepLimits(ctx context.Context, l *ClaimLimits, held []HeldSlo
 		keys = append(keys, b+protocol.LimitHoldersSuffix, b+protocol.LimitParkedSuffix, b+protocol.LimitWaitingSuffix, b+protocol.LimitTATSuffix)
 		args = append(args, m.cap, m.name)
 	}
-	n, err := redis.Int(c.eval(ctx, c.limitsSweep, append(append([]any{len(keys)}, keys...), args...)...))
+	reply, err := redis.Values(c.eval(ctx, c.limitsSweep, append(append([]any{len(keys)}, keys...), args...)...))
+	var swept SweptLimits
+	if err == nil && len(reply) > 0 {
+		swept.Moved, err = redis.Int(reply[0], nil)
+	}
 	if err != nil {
-		return 0, fmt.Errorf("rdb: sweep limits: %w", err)
+		return swept, fmt.Errorf("rdb: sweep limits: %w", err)
+	}
+	for i := 1; i+1 < len(reply); i += 2 {
+		list, _ := redis.String(reply[i], nil)
+		entry, _ := redis.String(reply[i+1], nil)
+		ok, err := c.setAsideLimitEntry(ctx, list, entry, now, worker)
+		if err != nil {
+			return swept, err
+		}
+		if ok {
+			swept.SetAside = append(swept.SetAside, LimitEntry{list, entry})
+		}
 	}
 	if indexErr != nil {
-		return n, fmt.Errorf("rdb: limits index: %w", indexErr)
+		return swept, fmt.Errorf("rdb: limits index: %w", indexErr)
 	}
-	return n, nil
+	return swept, nil
+}
+
+// setAsideLimitEntry moves entry, not a job's, from a parked or waiting
+// list to failed; false when it is no longer on the list.
+func (c *Client) setAsideLimitEntry(ctx context.Context, list, entry string, now time.Time, worker string) (bool, error) {
+	var e struct {
+		Queue any `json:"queue"`
+	}
+	queue := ""
+	if json.Unmarshal([]byte(entry), &e) == nil {
+		queue, _ = e.Queue.(string)
+	}
+	what := "parked"
+	if strings.HasSuffix(list, protocol.LimitWaitingSuffix) {
+		what = "waiting"
+	}
+	rec := protocol.Failure{
+		FailedAt:  now,
+		Payload:   []byte(entry),
+		Exception: protocol.ExcBadPayload,
+		Error: fmt.Sprintf(`an entry of %s is not a %s job ({"queue":Q,"payload":P} with P the job's JSON in a string); set aside by the limits sweep`,
+			list, what),
+		Worker: worker,
+		Queue:  queue,
+	}
+	n, err := redis.Int(c.eval(ctx, limitsSetAsideScript, list, c.keys.Failed(), entry, rec.Encode()))
+	if err != nil {
+		return false, fmt.Errorf("rdb: set aside an entry of %s: %w", list, err)
+	}
+	return n == 1, nil
 }
 
 // LimitState is what Redis holds of one limit: its running holds (those

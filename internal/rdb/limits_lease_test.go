@@ -132,8 +132,8 @@ func TestSweepDropsHoldsEndingFarAhead(t *testing.T) {
 	now := time.Now()
 	do("ZADD", base+protocol.LimitHoldersSuffix, "1e300", "hand:1")
 	do("RPUSH", base+protocol.LimitParkedSuffix, `{"queue":"q","payload":"{\"class\":\"A\",\"args\":[]}"}`)
-	n, err := c.SweepLimits(context.Background(), l, nil, now)
-	if err != nil || n != 1 {
+	swept, err := c.SweepLimits(context.Background(), l, nil, now, "h:1:q")
+	if n := swept.Moved; err != nil || n != 1 {
 		t.Fatalf("sweep moved %d, %v; want the parked job moved back", n, err)
 	}
 	if h, _ := redis.Int(c.Do(context.Background(), "ZCARD", base+protocol.LimitHoldersSuffix)); h != 0 {

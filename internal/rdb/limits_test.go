@@ -105,8 +105,8 @@ func TestLimitsCapParksAndReleases(t *testing.T) {
 		t.Fatalf("over the cap: %q", cls)
 	}
 	later := now.Add(16 * time.Second)
-	if n, err := c.SweepLimits(context.Background(), l, nil, later); err != nil || n != 1 {
-		t.Fatalf("sweep moved %d, %v; want 1", n, err)
+	if swept, err := c.SweepLimits(context.Background(), l, nil, later, "h:1:q"); err != nil || swept.Moved != 1 {
+		t.Fatalf("sweep moved %d, %v; want 1", swept.Moved, err)
 	}
 	if cls, _ := claimClass(t, c, "w9", l, later, "q"); cls != "A" {
 		t.Fatalf("after the leases ran out: %q", cls)
@@ -155,7 +155,7 @@ func TestLimitsRateOverAMinute(t *testing.T) {
 	for ms := 0; ms < 60_000; ms += 10 {
 		now := start.Add(time.Duration(ms) * time.Millisecond)
 		if ms%1000 == 0 {
-			if _, err := c.SweepLimits(context.Background(), l, nil, now); err != nil {
+			if _, err := c.SweepLimits(context.Background(), l, nil, now, "h:1:q"); err != nil {
 				t.Fatal(err)
 			}
 		}

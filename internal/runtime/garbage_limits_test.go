@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/resque-go/resque-go/internal/protocol"
@@ -13,7 +14,8 @@ import (
 // Garbage in a cap's or a rate's keys (another type, a tat that is no
 // number or absurd, broken entries) stops neither the jobs the limit
 // counts nor the others: each of two limited jobs and the job pushed after
-// them runs once, and nothing is left in failed or the queue.
+// them runs once, and nothing is left in the queue. A broken entry of a
+// parked or waiting list is set aside into failed (the only entry there).
 func TestGarbageInLimitKeys(t *testing.T) {
 	t.Parallel()
 	limits := func(t *testing.T) []protocol.Limit {
@@ -39,27 +41,29 @@ func TestGarbageInLimitKeys(t *testing.T) {
 		// parked: the two limited jobs are parked (set aside) until the
 		// key is deleted, then run
 		parked bool
+		// setAside: the entry written goes to failed
+		setAside bool
 	}{
 		// before: every claim of a limited job failed on the index's SADD
 		// (and the finish with the claim that followed): the job was never
 		// finished, and the sweep failed at each tick
-		{"index a string", `{"class":"Capped","args":[]}`, set(func(k protocol.Keys) string { return k.LimitsIndex() }, "SET", "x"), false},
-		{"rate's index a string", `{"class":"Rated","args":[]}`, set(func(k protocol.Keys) string { return k.LimitsIndex() }, "SET", "x"), false},
+		{"index a string", `{"class":"Capped","args":[]}`, set(func(k protocol.Keys) string { return k.LimitsIndex() }, "SET", "x"), false, false},
+		{"rate's index a string", `{"class":"Rated","args":[]}`, set(func(k protocol.Keys) string { return k.LimitsIndex() }, "SET", "x"), false, false},
 		// these the claims already set aside
 		// before: every claim of the queue failed on the ZCARD: no job of
 		// it ran, limited or not
-		{"holders a string", `{"class":"Capped","args":[]}`, set(key("class:Capped", protocol.LimitHoldersSuffix), "SET", "x"), true},
-		{"per-key holders a string", `{"class":"Keyed","args":["a"]}`, set(key("class:Keyed[args.0]=a", protocol.LimitHoldersSuffix), "SET", "x"), true},
+		{"holders a string", `{"class":"Capped","args":[]}`, set(key("class:Capped", protocol.LimitHoldersSuffix), "SET", "x"), true, false},
+		{"per-key holders a string", `{"class":"Keyed","args":["a"]}`, set(key("class:Keyed[args.0]=a", protocol.LimitHoldersSuffix), "SET", "x"), true, false},
 		// before: 1e300 held the rate's jobs back for good
-		{"tat absurd", `{"class":"Rated","args":[]}`, set(key("class:Rated", protocol.LimitTATSuffix), "SET", "1e300"), false},
+		{"tat absurd", `{"class":"Rated","args":[]}`, set(key("class:Rated", protocol.LimitTATSuffix), "SET", "1e300"), false, false},
 		// before: the claims failed on the GET
-		{"tat a hash", `{"class":"Rated","args":[]}`, set(key("class:Rated", protocol.LimitTATSuffix), "HSET", "a", "b"), false},
-		{"holders' members garbage", `{"class":"Capped","args":[]}`, set(key("class:Capped", protocol.LimitHoldersSuffix), "ZADD", 1, "garbage", 2, "x:y:z"), false},
-		{"parked a string", `{"class":"Capped","args":[]}`, set(key("class:Capped", protocol.LimitParkedSuffix), "SET", "x"), false},
-		{"parked entry broken", `{"class":"Capped","args":[]}`, set(key("class:Capped", protocol.LimitParkedSuffix), "RPUSH", "{broken"), false},
-		{"tat no number", `{"class":"Rated","args":[]}`, set(key("class:Rated", protocol.LimitTATSuffix), "SET", "abc"), false},
-		{"waiting a string", `{"class":"Rated","args":[]}`, set(key("class:Rated", protocol.LimitWaitingSuffix), "SET", "x"), false},
-		{"waiting entry broken", `{"class":"Rated","args":[]}`, set(key("class:Rated", protocol.LimitWaitingSuffix), "RPUSH", "{broken"), false},
+		{"tat a hash", `{"class":"Rated","args":[]}`, set(key("class:Rated", protocol.LimitTATSuffix), "HSET", "a", "b"), false, false},
+		{"holders' members garbage", `{"class":"Capped","args":[]}`, set(key("class:Capped", protocol.LimitHoldersSuffix), "ZADD", 1, "garbage", 2, "x:y:z"), false, false},
+		{"parked a string", `{"class":"Capped","args":[]}`, set(key("class:Capped", protocol.LimitParkedSuffix), "SET", "x"), false, false},
+		{"parked entry broken", `{"class":"Capped","args":[]}`, set(key("class:Capped", protocol.LimitParkedSuffix), "RPUSH", "{broken"), false, true},
+		{"tat no number", `{"class":"Rated","args":[]}`, set(key("class:Rated", protocol.LimitTATSuffix), "SET", "abc"), false, false},
+		{"waiting a string", `{"class":"Rated","args":[]}`, set(key("class:Rated", protocol.LimitWaitingSuffix), "SET", "x"), false, false},
+		{"waiting entry broken", `{"class":"Rated","args":[]}`, set(key("class:Rated", protocol.LimitWaitingSuffix), "RPUSH", "{broken"), false, true},
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			t.Parallel()
@@ -95,7 +99,13 @@ func TestGarbageInLimitKeys(t *testing.T) {
 					t.Errorf("%s failed: %s: %s", f.Payload, f.Exception, f.Error)
 				}
 			}
-			if f := e.list(k.Failed()); len(f) != 0 {
+			if r.setAside {
+				redistest.Eventually(t, 0, func() bool { return len(e.list(k.Failed())) > 0 }, "the broken entry set aside")
+				f := e.list(k.Failed())
+				if len(f) != 1 || decodeFailed(t, f[0]).Exception != protocol.ExcBadPayload || !strings.Contains(f[0], `"{broken"`) {
+					t.Errorf("failed: %q, want the broken entry", f)
+				}
+			} else if f := e.list(k.Failed()); len(f) != 0 {
 				t.Errorf("failed: %q", f)
 			}
 			if q := e.list(k.Queue("q")); len(q) != 0 {

@@ -203,3 +203,43 @@ func TestLimitGateGarbageKeys(t *testing.T) {
 		t.Errorf("block with a tat that is no number: %d, %v; want 2", n, err)
 	}
 }
+
+// An entry of a cap's parked list that is not a job's (written by hand)
+// goes to failed at the worker's next sweep, named there and in the
+// worker's log; the list empties, so the worker takes the cap's lease.
+// Before, the entry went round at the list's tail for good and the cap
+// was never leased again.
+func TestLimitGateGarbageParkedEntrySetAside(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var c concurrency
+	e.reg.Register("Capped", c.handler(time.Millisecond))
+	l, _ := protocol.ParseLimit("Capped=10")
+	parked := e.client.Keys().LimitBase(l.Name()) + protocol.LimitParkedSuffix
+	e.do("RPUSH", parked, "written by hand")
+	e.start(runtime.Config{Queues: "q", Concurrency: 4, Limits: []protocol.Limit{l}})
+	redistest.Eventually(t, 0, func() bool {
+		n := 0
+		for _, m := range holders(e, l) {
+			if strings.HasSuffix(m, ":lease") {
+				n++
+			}
+		}
+		return n == 4
+	}, "the worker's lease taken")
+	if p := llen(e, parked); p != 0 {
+		t.Errorf("parked: %d entries left", p)
+	}
+	failed := e.list(e.client.Keys().Failed())
+	if len(failed) != 1 {
+		t.Fatalf("failed: %q, want the entry set aside", failed)
+	}
+	f := decodeFailed(t, failed[0])
+	if f.Exception != protocol.ExcBadPayload || !strings.Contains(f.Error, parked) || string(f.Payload) != `"written by hand"` {
+		t.Errorf("failed entry: %s %q payload %s, want %s naming %s", f.Exception, f.Error, f.Payload, protocol.ExcBadPayload, parked)
+	}
+	for i := range 20 {
+		e.push("q", fmt.Sprintf(`{"class":"Capped","args":[%d]}`, i))
+	}
+	redistest.Eventually(t, 0, func() bool { return c.done.Load() == 20 }, "the jobs ran")
+}

@@ -94,12 +94,16 @@ func (w *Worker) limitLoop(ctx context.Context) {
 				w.log.Warn().Err(err).Msg("cannot take or renew the caps' leases; trying again")
 			}
 		}
-		n, err := w.client.SweepLimits(callCtx, w.limits, w.held.all(), w.cfg.Now())
+		swept, err := w.client.SweepLimits(callCtx, w.limits, w.held.all(), w.cfg.Now(), w.slots[0].id)
 		cancel()
+		for _, e := range swept.SetAside {
+			w.log.Warn().Str("key", e.List).Str("entry", clip(e.Entry, 200)).
+				Msg("limits: an entry that is not a job's set aside into failed")
+		}
 		if err != nil && ctx.Err() == nil {
 			w.log.Warn().Err(err).Msg("cannot sweep the limits; trying again")
-		} else if n > 0 {
-			w.log.Debug().Int("moved", n).Msg("limits: jobs moved back to their queues")
+		} else if swept.Moved > 0 {
+			w.log.Debug().Int("moved", swept.Moved).Msg("limits: jobs moved back to their queues")
 		}
 		select {
 		case <-ctx.Done():
@@ -107,4 +111,12 @@ func (w *Worker) limitLoop(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// clip is s cut to at most n bytes, for a log line.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }

@@ -15,7 +15,10 @@
 -- ARGV[5]  n           limits
 -- ARGV[6..5+h]         the holds' members (worker id:claim sequence)
 -- ARGV[6+h..5+h+2n]    each limit's cap (0: none, a rate) and name
--- Returns the number of jobs moved back to their queues.
+-- Returns the number of jobs moved back to their queues, then, for each
+-- entry of a parked or waiting list that is not a job's (written by hand,
+-- left at its list's tail), the list and the entry: the worker sets them
+-- aside into failed (limits_set_aside.lua).
 --
 -- A key written by hand with another type (or a tat that is no number)
 -- stops only what needs it: the other holds are renewed and the other
@@ -37,14 +40,15 @@ for i = 1, h do
   end
 end
 local moved = 0
+local bad = {seen = {}}
 for i = 1, n do
   local k, a = 1 + h + 4 * (i - 1), 5 + h + 2 * (i - 1)
   local cap = tonumber(ARGV[a + 1])
   local ok, m
   if cap > 0 then
-    ok, m = pcall(limits_refill, KEYS[k + 1], KEYS[k + 2], cap, now, qprefix, 1000)
+    ok, m = pcall(limits_refill, KEYS[k + 1], KEYS[k + 2], cap, now, qprefix, 1000, bad)
   else
-    ok, m = pcall(limits_due, KEYS[k + 3], now, qprefix, 1000)
+    ok, m = pcall(limits_due, KEYS[k + 3], now, qprefix, 1000, bad)
   end
   if ok then
     moved = moved + m
@@ -58,4 +62,6 @@ for i = 1, n do
     end
   end
 end
-return moved
+bad.seen = nil
+table.insert(bad, 1, moved)
+return bad

@@ -51,12 +51,31 @@ local function limits_back(entry, qprefix)
   return tonumber(e['due']) or 0
 end
 
+-- limits_aside goes through an entry that is not a parked or waiting job
+-- (written by hand): it goes to list's tail, so it never stops the
+-- others, and when bad is a table (the sweep's) it is noted there, list
+-- then entry, for the worker to set aside into failed. It returns false
+-- when the entry was noted already: every entry left is one gone through.
+local function limits_aside(list, e, bad)
+  redis.call('RPUSH', list, e)
+  if not bad then
+    return true
+  end
+  if bad.seen[e] then
+    return false
+  end
+  bad.seen[e] = true
+  bad[#bad + 1] = list
+  bad[#bad + 1] = e
+  return true
+end
+
 -- limits_refill drops a cap's expired holds (a holder killed without its
 -- finish: its lease ran out) and any ending absurdly far ahead, and moves
 -- up to most parked jobs back while the cap has room; it returns how many
--- it moved. An entry that is not one goes to the list's tail, so it
--- never stops the others.
-local function limits_refill(holders, parked, cap, now, qprefix, most)
+-- it moved. An entry that is not one goes to the list's tail
+-- (limits_aside).
+local function limits_refill(holders, parked, cap, now, qprefix, most, bad)
   redis.call('ZREMRANGEBYSCORE', holders, '-inf', '(' .. now)
   -- a hold whose lease ends more than a day ahead was written by hand (a
   -- lease is three heartbeats of at most 60 s): it would keep its slot
@@ -69,26 +88,40 @@ local function limits_refill(holders, parked, cap, now, qprefix, most)
   if room > most then
     room = most
   end
-  local moved = 0
-  for _ = 1, room do
+  local moved, tries = 0, room
+  if bad then
+    -- the sweep goes past entries that are not jobs, to set them aside
+    tries = room + 100
+  end
+  for _ = 1, tries do
+    if moved >= room then
+      break
+    end
     local e = redis.call('LPOP', parked)
     if not e then
       break
     end
     if limits_back(e, qprefix) then
       moved = moved + 1
-    else
-      redis.call('RPUSH', parked, e)
+    elseif not limits_aside(parked, e, bad) then
+      break
     end
   end
   return moved
 end
 
 -- limits_due moves the waiting jobs of a rate that are due (their entries
--- come in due order) back to their queues, at most most of them.
-local function limits_due(waiting, now, qprefix, most)
-  local moved = 0
-  for _ = 1, most do
+-- come in due order) back to their queues, at most most of them; an entry
+-- that is not one goes to the tail (limits_aside).
+local function limits_due(waiting, now, qprefix, most, bad)
+  local moved, tries = 0, most
+  if bad then
+    tries = most + 100
+  end
+  for _ = 1, tries do
+    if moved >= most then
+      break
+    end
     -- a list of another type (written by hand) moves nothing, named in
     -- the Redis log: the claims that call this go on
     local e = redis.pcall('LINDEX', waiting, '0')
@@ -107,8 +140,8 @@ local function limits_due(waiting, now, qprefix, most)
     redis.call('LPOP', waiting)
     if limits_back(e, qprefix) then
       moved = moved + 1
-    else
-      redis.call('RPUSH', waiting, e)
+    elseif not limits_aside(waiting, e, bad) then
+      break
     end
   end
   return moved
