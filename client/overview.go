@@ -56,6 +56,7 @@ func (c *Client) Overview(ctx context.Context) (Overview, error) {
 	st.Processed, st.Failed, st.Retries, st.FailedEntries = ov.Processed, ov.Failed, ov.Retries, ov.FailedLen
 	st.Queues, st.Workers, st.Time = len(ov.Queues), len(ov.Workers), ov.Now
 	st.Problems = append(problems, more...)
+	st.SetAside = setAside(ov.SetAside)
 	out.Workers, err = c.workersOf(ctx, rdb.WorkerSnapshot{Now: ov.Now, IDs: ov.Workers, Heartbeats: ov.Heartbeats, Intervals: ov.Intervals})
 	if err != nil {
 		return out, wrap("overview: workers", err)

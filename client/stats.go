@@ -32,6 +32,31 @@ type Stats struct {
 	// counter key of another type, a counter that is not a number): each
 	// read as empty, and the other numbers are still there.
 	Problems []KeyProblem
+	// SetAside are the keys written by hand (of another type, or holding
+	// a value no resque-go process writes) that workers set aside in the
+	// last day, by key: each names what was not done because of it (a tag
+	// index not updated, events not written, a cap's lease not taken).
+	// Fix or delete each key; it stops showing a day after it was last met.
+	SetAside []SetAsideKey
+}
+
+// SetAsideKey is a key a worker's step set aside, what the step did not do
+// because of it, and when it last met the key.
+type SetAsideKey struct {
+	Key, What string
+	At        time.Time
+}
+
+// setAside is the client's form of rdb's set-aside keys.
+func setAside(in []rdb.SetAsideKey) []SetAsideKey {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]SetAsideKey, len(in))
+	for i, k := range in {
+		out[i] = SetAsideKey{Key: k.Key, What: k.What, At: k.At}
+	}
+	return out
 }
 
 // KeyProblem is a key a read could not use and why ("holds a string, not
@@ -80,7 +105,8 @@ func (c *Client) Stats(ctx context.Context) (Stats, error) {
 		return Stats{}, wrap("stats", err)
 	}
 	s := Stats{Processed: ov.Processed, Failed: ov.Failed, Retries: ov.Retries, FailedEntries: ov.FailedLen,
-		Queues: len(ov.Queues), Workers: len(ov.Workers), Time: ov.Now, Problems: append(problems, more...)}
+		Queues: len(ov.Queues), Workers: len(ov.Workers), Time: ov.Now, Problems: append(problems, more...),
+		SetAside: setAside(ov.SetAside)}
 	for _, n := range lens {
 		s.Pending += n
 	}

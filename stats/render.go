@@ -30,6 +30,7 @@ func Render(w io.Writer, s *Snapshot) error {
 	renderSchedulers(&b, s)
 	renderTotals(&b, s)
 	renderProblems(&b, s)
+	renderSetAside(&b, s)
 	_, err := w.Write(b.Bytes())
 	return err
 }
@@ -214,6 +215,19 @@ func renderProblems(b *bytes.Buffer, s *Snapshot) {
 	t := newTable("KEY", "PROBLEM")
 	for _, p := range s.Problems {
 		t.add(p.Key, p.Problem)
+	}
+	t.write(b)
+}
+
+// renderSetAside lists the keys workers set aside; nothing when none.
+func renderSetAside(b *bytes.Buffer, s *Snapshot) {
+	if len(s.SetAside) == 0 {
+		return
+	}
+	b.WriteString("\nKEYS SET ASIDE (written by hand: fix or delete each; shown for a day after it was last met)\n")
+	t := newTable("KEY", ">LAST MET", "WHAT WAS NOT DONE")
+	for _, k := range s.SetAside {
+		t.add(k.Key, FormatAgo(s.Time, k.At), k.What)
 	}
 	t.write(b)
 }

@@ -35,11 +35,23 @@ type Snapshot struct {
 	// an integer, a key of another type (written by hand). Each reads as
 	// absent (0, empty) above; the rest of the snapshot is whole.
 	Problems []KeyProblem `json:"problems"`
+	// SetAside are the keys written by hand (of another type, or holding
+	// a value no resque-go process writes) that workers' steps set aside
+	// in the last day, by key: fix or delete each.
+	SetAside []SetAsideKey `json:"set_aside"`
 
 	// UnreadTotals are the Totals (by JSON name: "processed", "failed",
 	// "retries", "failed_list", "retries_list") whose key is listed under
 	// Problems; Render shows them as "?".
 	UnreadTotals map[string]bool `json:"-"`
+}
+
+// SetAsideKey is a key a worker's step set aside: what it did not do
+// because of the key, and when it last met it.
+type SetAsideKey struct {
+	Key  string    `json:"key"`
+	What string    `json:"what"`
+	At   time.Time `json:"-"`
 }
 
 // KeyProblem is a key client.Snapshot could not read, and why.
@@ -173,7 +185,13 @@ type snapshotJSON struct {
 	Workers    []workerJSON    `json:"workers"`
 	Hosts      []hostJSON      `json:"hosts"`
 	Schedulers []schedulerJSON `json:"schedulers"`
-	Problems   []KeyProblem    `json:"problems"` // last, after what they mark
+	Problems   []KeyProblem    `json:"problems"` // after what they mark
+	SetAside   []setAsideJSON  `json:"set_aside"`
+}
+
+type setAsideJSON struct {
+	SetAsideKey
+	At *string `json:"at"`
 }
 
 type queueJSON struct {
@@ -235,6 +253,10 @@ func snapshotView(s *Snapshot) snapshotJSON {
 		Hosts: []hostJSON{}, Schedulers: []schedulerJSON{}, Problems: s.Problems}
 	if v.Problems == nil {
 		v.Problems = []KeyProblem{}
+	}
+	v.SetAside = []setAsideJSON{}
+	for _, k := range s.SetAside {
+		v.SetAside = append(v.SetAside, setAsideJSON{SetAsideKey: k, At: jsonTime(k.At)})
 	}
 	for _, q := range s.Queues {
 		qv := queueJSON{Queue: q, AvgQueueTimeMs: round(q.AvgQueueTimeMs, 1), AvgProcessingTimeMs: round(q.AvgProcessingTimeMs, 1),

@@ -237,3 +237,31 @@ func TestOverviewHostsWrongType(t *testing.T) {
 	}
 	checkPage(t, "overview", e.get("", viewerSecret))
 }
+
+// The keys workers set aside (the set-aside hash: key -> {"at","what"})
+// show on the overview with what was not done, and in its JSON; a value
+// written by hand shows as it is.
+func TestOverviewSetAsideKeys(t *testing.T) {
+	e := newEnv(t)
+	events := e.key("resque-go:events")
+	e.do("HSET", e.key("resque-go:set_aside"), events, `{"at":1900000000,"what":"events stream not written: WRONGTYPE"}`,
+		e.key("resque-go:tag:t"), "written by hand <b>")
+	var ov struct {
+		SetAside []struct {
+			Key, What string
+			At        *time.Time
+		} `json:"set_aside"`
+	}
+	e.get("api/overview", viewerSecret).decode(t, &ov)
+	if len(ov.SetAside) != 2 || ov.SetAside[0].Key != events || ov.SetAside[0].What != "events stream not written: WRONGTYPE" ||
+		ov.SetAside[0].At == nil || ov.SetAside[0].At.Unix() != 1900000000 || ov.SetAside[1].What != "written by hand <b>" || ov.SetAside[1].At != nil {
+		t.Errorf("set aside in the overview's JSON: %+v", ov.SetAside)
+	}
+	r := e.get("", viewerSecret)
+	checkPage(t, "overview", r)
+	for _, want := range []string{`id="set-aside"`, events, "events stream not written: WRONGTYPE", "written by hand &lt;b&gt;"} {
+		if !strings.Contains(string(r.body), want) {
+			t.Errorf("overview page lacks %q", want)
+		}
+	}
+}

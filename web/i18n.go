@@ -86,8 +86,14 @@ func scriptWords() []string {
 func messagesDE() map[string]string {
 	return map[string]string{
 		// layout and navigation
-		"Overview":            "Übersicht",
-		"Queues":              "Warteschlangen",
+		"Overview": "Übersicht",
+		"Queues":   "Warteschlangen",
+		// the overview's keys set aside
+		"Keys set aside":    "Beiseitegelegte Schlüssel",
+		"Key":               "Schlüssel",
+		"Since last met":    "Zuletzt angetroffen vor",
+		"What was not done": "Was unterblieb",
+		"Workers met these keys written by hand (of another type, or holding a value resque-go does not write) and went on without them. Fix or delete each key; it stops showing a day after it was last met. As of page load.": "Worker sind auf diese von Hand geschriebenen Schlüssel gestoßen (eines anderen Typs oder mit einem Wert, den resque-go nicht schreibt) und haben ohne sie weitergearbeitet. Korrigieren oder löschen Sie jeden Schlüssel; er wird einen Tag nach dem letzten Antreffen nicht mehr angezeigt. Stand beim Laden der Seite.",
 		"Failed":              "Fehlgeschlagen",
 		"Delayed":             "Verzögert",
 		"Plans":               "Pläne",

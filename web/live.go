@@ -136,7 +136,7 @@ func readOverview(ctx context.Context, c *client.Client, now func() time.Time) (
 	v := overviewView{Time: now().UTC()}
 	o, err := c.Overview(ctx)
 	if err != nil && len(o.Queues) == 0 && o.Stats.Time.IsZero() {
-		return overviewView{Time: v.Time, Error: clean(err.Error()), Queues: []queueView{}, Workers: []workerView{}}, nil
+		return overviewView{Time: v.Time, Error: clean(err.Error()), Queues: []queueView{}, Workers: []workerView{}, SetAside: []setAsideView{}}, nil
 	}
 	st, qs, ws := o.Stats, o.Queues, o.Workers
 	v.Stats = statsView{Processed: st.Processed, Failed: st.Failed, FailedEntries: st.FailedEntries, Pending: st.Pending,
@@ -144,6 +144,10 @@ func readOverview(ctx context.Context, c *client.Client, now func() time.Time) (
 	v.Queues = make([]queueView, len(qs))
 	for i, q := range qs {
 		v.Queues[i] = newQueueView(v.Time, q)
+	}
+	v.SetAside = make([]setAsideView, len(st.SetAside))
+	for i, a := range st.SetAside {
+		v.SetAside[i] = setAsideView{Key: clean(a.Key), What: clean(a.What), At: timePtr(a.At), AgeSeconds: agePtr(v.Time, a.At)}
 	}
 	v.Workers = make([]workerView, len(ws))
 	for i, w := range ws {

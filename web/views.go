@@ -34,6 +34,15 @@ type queueView struct {
 	Paused bool `json:"paused"`
 }
 
+// setAsideView is a key a worker set aside: what was not done because of
+// it and when it was last met.
+type setAsideView struct {
+	Key        string     `json:"key"`
+	What       string     `json:"what"`
+	At         *time.Time `json:"at"`
+	AgeSeconds *int64     `json:"age_seconds"`
+}
+
 type jobView struct {
 	Queue      string          `json:"queue,omitempty"`
 	Class      string          `json:"class"`
@@ -82,6 +91,9 @@ type overviewView struct {
 	Processes  []processView   `json:"processes"`
 	Schedulers []schedulerView `json:"schedulers"`
 	Redis      redisView       `json:"redis"`
+	// SetAside are the keys written by hand that workers set aside in the
+	// last day (client.Stats.SetAside).
+	SetAside []setAsideView `json:"set_aside"`
 	// Error is what went wrong reading Redis; the rest is then empty.
 	Error string `json:"error,omitempty"`
 }

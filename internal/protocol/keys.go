@@ -2,7 +2,10 @@
 // Redis key names, payload shapes, time formats and worker ids. It does no I/O.
 package protocol
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // DefaultNamespace is the key prefix Ruby Resque, php-resque and node-resque
 // all use unless told otherwise.
@@ -145,6 +148,22 @@ func (k Keys) QueueStat(host, stat, q string) string { return k.key("queuestat",
 // seconds. Its presence marks an id as a resque-go worker, whose death can be
 // judged from its own interval instead of Ruby's 300 s.
 func (k Keys) WorkerIntervals() string { return k.key("resque-go", "heartbeat_interval") }
+
+// SetAside is resque-go's hash of the keys written by hand (of another
+// type, or holding a value no resque-go process writes) that a worker's
+// step set aside, each with when and what: field the key, value
+// {"at":<Unix seconds>,"what":"..."}. It holds at most SetAsideMax keys
+// and expires SetAsideTTL after its last write.
+func (k Keys) SetAside() string { return k.key("resque-go", "set_aside") }
+
+// OwnPrefix is what follows the namespace in resque-go's own keys.
+func (k Keys) OwnPrefix() string { return k.key("resque-go", "")[len(k.key()):] }
+
+// SetAsideMax and SetAsideTTL bound the SetAside hash.
+const (
+	SetAsideMax = 100
+	SetAsideTTL = 24 * time.Hour
+)
 
 // Recoveries counts how often a payload (by SHA-1 of its bytes) was recovered
 // from a dead worker, so a poison job does not loop forever.

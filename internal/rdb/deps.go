@@ -20,8 +20,8 @@ import (
 // effect_deps.lua's release code.
 
 var (
-	depsEnqueueScript = loadScriptWith("deps_enqueue.lua", -1, "jobpath/effect_deps.lua")
-	groupSealScript   = loadScriptWith("group_seal.lua", 2, "jobpath/effect_deps.lua")
+	depsEnqueueScript = loadScriptWith("deps_enqueue.lua", -1, "set_aside_key.lua", "jobpath/effect_deps.lua")
+	groupSealScript   = loadScriptWith("group_seal.lua", 2, "set_aside_key.lua", "jobpath/effect_deps.lua")
 )
 
 // ErrGroupFired is returned for a job or a callback given to a group that

@@ -68,7 +68,7 @@ func (c *Client) appendEnds(keys, args []any, wid string, e JobEnd) ([]any, []an
 
 // endsFragments are the modules requeue.lua and prune.lua load for
 // ends.lua, each after those it calls.
-var endsFragments = []string{"hot_globals.lua", "jobpath/effect_release.lua", "jobpath/effect_wake.lua",
+var endsFragments = []string{"hot_globals.lua", "set_aside_key.lua", "jobpath/effect_release.lua", "jobpath/effect_wake.lua",
 	"jobpath/effect_limits.lua", "jobpath/effect_events.lua", "jobpath/effect_deps.lua", "jobpath/effect_group.lua", "ends.lua"}
 
 // scriptKeysArgs is keys and args as a script loaded with -1 keys takes them.

@@ -102,7 +102,7 @@ func newHotScripts(functions bool, edit func(name, src string) string) hotScript
 	// core finish and the core claim with its fast paths (their local
 	// functions, each defined before the first that calls it)
 	fragments := scriptSource("unique_release.lua") + "\n"
-	prologue := keyGrammarLua() + scriptSource("hot_globals.lua") + "\n"
+	prologue := keyGrammarLua() + scriptSource("hot_globals.lua") + "\n" + scriptSource("set_aside_key.lua") + "\n"
 	shared := prologue + fragments + jobpathSource(jobpathShared)
 	if edit != nil {
 		shared = edit("shared", shared)

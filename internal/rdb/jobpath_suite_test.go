@@ -23,7 +23,7 @@ import (
 // modules named, with keys and args as its KEYS and ARGV.
 func jobpathDriver(t *testing.T, c *Client, modules []string, body string, keys []string, args ...any) (any, error) {
 	t.Helper()
-	src := keyGrammarLua() + scriptSource("hot_globals.lua") + "\n" + scriptSource("unique_release.lua") + "\n" +
+	src := keyGrammarLua() + scriptSource("hot_globals.lua") + "\n" + scriptSource("set_aside_key.lua") + "\n" + scriptSource("unique_release.lua") + "\n" +
 		jobpathSource(modules) + "hot_globals()\n" + body
 	cmd := []any{src, len(keys)}
 	for _, k := range keys {

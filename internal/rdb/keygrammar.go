@@ -1,6 +1,7 @@
 package rdb
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 
@@ -55,6 +56,14 @@ var keyGrammarLua = sync.OnceValue(func() string {
 		{"KEY_GROUP_CHILDREN_SUFFIX", after(k.GroupChildren(id))},
 		// a tag's index, from the tag a held job's payload names
 		{"KEY_TAG_PREFIX", before(bare(k.Tag(id)))},
+		// the keys set aside (set_aside_key.lua): the hash, and what
+		// follows the namespace in every key it names
+		{"KEY_SET_ASIDE", bare(k.SetAside())},
+		{"KEY_OWN_PREFIX", k.OwnPrefix()},
+		// and its bounds: at most this many keys, gone this many seconds
+		// after its last write
+		{"SET_ASIDE_MAX", strconv.Itoa(protocol.SetAsideMax)},
+		{"SET_ASIDE_TTL", strconv.Itoa(int(protocol.SetAsideTTL.Seconds()))},
 	}
 	return luaLocals("key names' parts", parts)
 })

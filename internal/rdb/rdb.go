@@ -522,9 +522,9 @@ func New(opt Options) (*Client, error) {
 		heartbeat:   loadScriptWith("heartbeat.lua", -1, "iso8601.lua"),
 		unregister:  loadScript("unregister.lua", 8),
 		prune:       loadScriptWith("prune.lua", -1, endsFragments...),
-		limitsSweep: loadScriptWith("limits_sweep.lua", -1, "jobpath/effect_limits.lua"),
-		limitsLease: loadScript("limits_lease.lua", -1),
-		limitsTake:  loadScript("limits_take.lua", 2),
+		limitsSweep: loadScriptWith("limits_sweep.lua", -1, "set_aside_key.lua", "jobpath/effect_limits.lua"),
+		limitsLease: loadScriptWith("limits_lease.lua", -1, "set_aside_key.lua"),
+		limitsTake:  loadScriptWith("limits_take.lua", 2, "set_aside_key.lua"),
 	}
 	c.claimK = newClaimKeys(c.keys)
 	c.events = newEventsParts(c.keys, opt.Events)

@@ -2,8 +2,10 @@ package rdb
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,6 +49,39 @@ type StatsOverview struct {
 	Workers                    []string  // SMEMBERS workers
 	Heartbeats                 map[string]string
 	Intervals                  map[string]string // resque-go heartbeat intervals
+	// SetAside are the keys written by hand that workers' steps set
+	// aside in the last day (protocol.Keys.SetAside), by key.
+	SetAside []SetAsideKey
+}
+
+// SetAsideKey is a key written by hand (of another type, or holding a
+// value no resque-go process writes) that a worker's step set aside: what
+// the step did not do, and when it last met the key.
+type SetAsideKey struct {
+	Key, What string
+	At        time.Time
+}
+
+// parseSetAside reads the set-aside hash's fields (key -> {"at","what"}),
+// by key; a value written by hand shows as it is.
+func parseSetAside(h map[string]string) []SetAsideKey {
+	if len(h) == 0 {
+		return nil
+	}
+	out := make([]SetAsideKey, 0, len(h))
+	for key, v := range h {
+		var e struct {
+			At   float64 `json:"at"`
+			What string  `json:"what"`
+		}
+		k := SetAsideKey{Key: key, What: v}
+		if json.Unmarshal([]byte(v), &e) == nil && e.What != "" {
+			k.What, k.At = e.What, time.Unix(int64(e.At), 0).UTC()
+		}
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b SetAsideKey) int { return strings.Compare(a.Key, b.Key) })
+	return out
 }
 
 // StatsOverview reads global counters, list lengths, the queue and worker
@@ -68,6 +103,11 @@ func (c *Client) StatsOverview(ctx context.Context) (StatsOverview, error) {
 		{[]any{"SMEMBERS", k.Workers()}, func(v any) (err error) { s.Workers, err = redis.Strings(v, nil); return }},
 		{[]any{"HGETALL", k.Heartbeats()}, func(v any) (err error) { s.Heartbeats, err = redis.StringMap(v, nil); return }},
 		{[]any{"HGETALL", k.WorkerIntervals()}, func(v any) (err error) { s.Intervals, err = redis.StringMap(v, nil); return }},
+		{[]any{"HGETALL", k.SetAside()}, func(v any) error {
+			h, err := redis.StringMap(v, nil)
+			s.SetAside = parseSetAside(h)
+			return err
+		}},
 	}
 	bad, err := c.pipelineKeep(ctx, steps)
 	if err == nil && len(bad) > 0 && bad[0].step == 0 {

@@ -79,10 +79,23 @@ func garbageKeyRows() []struct {
 	}
 }
 
+// setAsideKeyOf is the key each garbage row's steps set aside, by row.
+var setAsideKeyOf = map[string]func(k protocol.Keys) string{
+	"events stream a string":        func(k protocol.Keys) string { return k.Events() },
+	"tag index a string":            func(k protocol.Keys) string { return k.Tag("t") },
+	"held jobs' set a string":       func(k protocol.Keys) string { return k.DepChildren("j1") },
+	"held job a string":             func(k protocol.Keys) string { return k.DepHeld("c1") },
+	"held job's waiting no integer": func(k protocol.Keys) string { return k.DepHeld("c1") },
+	"dropped counter no integer":    func(k protocol.Keys) string { return k.DepDropped() },
+	"group a string":                func(k protocol.Keys) string { return k.Group("g") },
+	"group pending no integer":      func(k protocol.Keys) string { return k.Group("g") },
+	"group's held jobs a string":    func(k protocol.Keys) string { return k.GroupChildren("g") },
+}
+
 // Garbage in a newer feature's key stops neither the job that meets it
 // nor the jobs after it: each ends once, in one visible place (succeeded,
 // or failed with an entry that is valid JSON), and the job pushed after
-// it runs.
+// it runs. The key is named in the set-aside hash.
 func TestGarbageInFeatureKeys(t *testing.T) {
 	t.Parallel()
 	for _, r := range garbageKeyRows() {
@@ -119,6 +132,19 @@ func TestGarbageInFeatureKeys(t *testing.T) {
 			}
 			if q := e.list(k.Queue("q")); len(q) != 0 {
 				t.Errorf("queue q still holds %q", q)
+			}
+			// the key is named where stats and the dashboard show it
+			ov, err := e.client.StatsOverview(e.ctx())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := setAsideKeyOf[r.name]
+			if want == nil {
+				if len(ov.SetAside) != 0 {
+					t.Errorf("set aside: %+v, want none (the garbage went to failed)", ov.SetAside)
+				}
+			} else if len(ov.SetAside) != 1 || ov.SetAside[0].Key != want(k) || ov.SetAside[0].What == "" {
+				t.Errorf("set aside: %+v, want %s named with what was not done", ov.SetAside, want(k))
 			}
 		})
 	}

@@ -84,6 +84,9 @@ func Collect(ctx context.Context, client *rdb.Client, hostFilter string) (*stats
 		_, s.Queues[i].Paused = slices.BinarySearch(paused, s.Queues[i].Name)
 	}
 	c.fillProblems(k, bad)
+	for _, a := range ov.SetAside {
+		s.SetAside = append(s.SetAside, stats.SetAsideKey{Key: a.Key, What: a.What, At: a.At})
+	}
 	c.fillHosts(procVals)
 	c.fillSchedulers(schedVals)
 	c.fillWorkers(ov, recVals, startedVals)

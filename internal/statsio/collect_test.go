@@ -2,7 +2,9 @@ package statsio_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -400,5 +402,37 @@ func TestStatsShowsQueuesOfWrongType(t *testing.T) {
 	}
 	if !strings.Contains(js.String(), `"wrong_type_queues": [`) {
 		t.Errorf("stats JSON has no wrong_type_queues:\n%s", js.String())
+	}
+}
+
+// The keys workers set aside are in the snapshot, its JSON and its text,
+// each with what was not done and how long ago it was last met.
+func TestCollectSetAside(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tag := e.key("resque-go:tag:t")
+	at := snapshotTime.Add(-90 * time.Minute)
+	e.do("HSET", e.key("resque-go:set_aside"), tag, fmt.Sprintf(`{"at":%d,"what":"tag index not updated: WRONGTYPE"}`, at.Unix()))
+	s := collect(e, "")
+	if len(s.SetAside) != 1 || s.SetAside[0].Key != tag || s.SetAside[0].What != "tag index not updated: WRONGTYPE" || !s.SetAside[0].At.Equal(at) {
+		t.Fatalf("set aside: %+v", s.SetAside)
+	}
+	var text, js bytes.Buffer
+	if err := stats.Render(&text, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := stats.WriteJSON(&js, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"KEYS SET ASIDE", tag, "1h30m ago", "tag index not updated: WRONGTYPE"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	var v struct {
+		SetAside []struct{ Key, What, At string } `json:"set_aside"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &v); err != nil || len(v.SetAside) != 1 || v.SetAside[0].Key != tag || v.SetAside[0].At != at.Format(time.RFC3339) {
+		t.Errorf("JSON set_aside: %+v, %v", v.SetAside, err)
 	}
 }

@@ -175,8 +175,8 @@ if rel then
   for _, name in ipairs(rel) do
     local r, base = rel[name], ARGV[ld + 2] .. name
     local holders, parked = base .. KEY_LIMIT_HOLDERS_SUFFIX, base .. KEY_LIMIT_PARKED_SUFFIX
-    -- a key of another type (written by hand) is set aside, named in
-    -- the Redis log: the batch's finishes are written already
+    -- a key of another type (written by hand) is set aside, named by
+    -- set_aside_key: the batch's finishes are written already
     local z = rpcall('ZREM', holders, unpack(r))
     if type(z) == 'table' and z.err then
       limits_log(holders, z)

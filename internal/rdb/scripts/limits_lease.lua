@@ -24,12 +24,12 @@
 -- (after "r": give it back at the next step).
 --
 -- A key of another type (written by hand) leaves that cap without a
--- lease, named in the Redis log; the others go on.
+-- lease, named by set_aside_key; the others go on.
 local function lease_log(key, err)
   if type(err) == 'table' then
     err = err.err
   end
-  redis.log(redis.LOG_WARNING, 'resque-go: limits lease: ' .. key .. ' set aside (fix or delete the key): ' .. tostring(err))
+  set_aside_key(key, 'no lease taken: ' .. tostring(err))
 end
 
 -- lease_own is how many of members holders has.

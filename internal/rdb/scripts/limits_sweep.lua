@@ -22,14 +22,14 @@
 --
 -- A key written by hand with another type (or a tat that is no number)
 -- stops only what needs it: the other holds are renewed and the other
--- limits swept (redis.pcall, and a Lua pcall a limit), and the Redis log
+-- limits swept (redis.pcall, and a Lua pcall a limit), and set_aside_key
 -- names the key; a sweep would otherwise fail whole at each tick, and no
 -- parked job of any limit would move back.
 local function sweep_log(key, err)
   if type(err) == 'table' then
     err = err.err
   end
-  redis.log(redis.LOG_WARNING, 'resque-go: limits sweep: ' .. key .. ' set aside (fix or delete the key): ' .. tostring(err))
+  set_aside_key(key, 'set aside by the limits sweep: ' .. tostring(err))
 end
 local now, expiry, qprefix = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local h, n = tonumber(ARGV[4]), tonumber(ARGV[5])

@@ -18,11 +18,11 @@
 --
 -- A waiting list of another type (written by hand) counts as jobs
 -- waiting, and a tat that is not a number, or more than a day ahead, as
--- none, as the claims read them; the Redis log names the key.
+-- none, as the claims read them; set_aside_key names the key.
 local now, interval, burst, want = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local waiting = redis.pcall('LLEN', KEYS[2])
 if type(waiting) == 'table' then
-  redis.log(redis.LOG_WARNING, 'resque-go: rate waiting list ' .. KEYS[2] .. ' unusable (fix or delete the key): ' .. tostring(waiting.err))
+  set_aside_key(KEYS[2], 'rate waiting list unusable, no starts taken ahead: ' .. tostring(waiting.err))
   return 0
 end
 if waiting > 0 then
@@ -31,7 +31,7 @@ end
 local raw = redis.pcall('GET', KEYS[1])
 local tat = type(raw) == 'string' and tonumber(raw) or 0
 if tat > now + interval + 86400000 then
-  redis.log(redis.LOG_WARNING, 'resque-go: rate ' .. KEYS[1] .. ' holds ' .. tostring(raw) .. ', read as none')
+  set_aside_key(KEYS[1], 'rate holds ' .. tostring(raw) .. ', read as none')
   tat = 0
 end
 if tat < now then
@@ -48,7 +48,7 @@ tat = tat + k * interval
 -- the key outlives the last start's moment by a second, as the claims'
 local r = redis.pcall('SET', KEYS[1], string.format('%.3f', tat), 'PX', math.floor(tat - now) + 1000)
 if type(r) == 'table' and r.err then
-  redis.log(redis.LOG_WARNING, 'resque-go: rate ' .. KEYS[1] .. ' unwritable (fix or delete the key): ' .. tostring(r.err))
+  set_aside_key(KEYS[1], 'rate unwritable, no starts taken ahead: ' .. tostring(r.err))
   return 0
 end
 return k

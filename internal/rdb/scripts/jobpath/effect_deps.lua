@@ -23,14 +23,14 @@
 -- applied once (its claim sequence). Plain redis.call: deps_enqueue.lua
 -- and group_seal.lua run without hot_globals.lua.
 
--- deps_log names in the Redis log a key written by hand that a step set
+-- deps_log names (set_aside_key) a key written by hand that a step set
 -- aside (what it did not do) with err, the error redis.call raised (a
 -- table with an err field, or a string).
 local function deps_log(key, what, err)
   if type(err) == 'table' then
     err = err.err
   end
-  redis.log(redis.LOG_WARNING, 'resque-go: ' .. key .. ': ' .. what .. ' (fix or delete the key): ' .. tostring(err))
+  set_aside_key(key, what .. ': ' .. tostring(err))
 end
 
 -- deps_outcome_word names a finish's outcome as dependants read it.
@@ -208,7 +208,7 @@ local function deps_settle(work, ctx)
     local w = work[i]
     i = i + 1
     -- keys written by hand (another type, a counter that is no integer)
-    -- are set aside one by one, named in the Redis log: a set of held
+    -- are set aside one by one, named by set_aside_key: a set of held
     -- jobs that is no set settles nothing, a held job that cannot be
     -- read or moved on stays as it is, and the others are settled (the
     -- pcalls cost no command)

@@ -23,13 +23,13 @@
 -- nodes only: usually nothing, cheaply.
 -- A stream key of another type (written by hand) loses the event, not
 -- the step: the XADD is a redis.pcall (which costs what redis.call does),
--- and the Redis log names the key; the job is claimed or finished as if
+-- and set_aside_key names the key; the job is claimed or finished as if
 -- events were off. (A redis.call would fail the whole claim or finish, so
 -- no job would run while the key stays.)
 local function events_add(stream, maxlen, maxage, now, ...)
   local r = rpcall('XADD', stream, 'MAXLEN', '~', maxlen, '*', ...)
   if type(r) == 'table' and r.err then
-    redis.log(redis.LOG_WARNING, 'resque-go: events stream ' .. stream .. ' not written (fix or delete the key): ' .. r.err)
+    set_aside_key(stream, 'events stream not written: ' .. r.err)
     return
   end
   if maxage ~= '0' then

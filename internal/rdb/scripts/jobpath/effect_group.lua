@@ -19,7 +19,7 @@ local function finish_group(gk, gck, g, outcome, ctx)
   end
   local work = {}
   -- a group hash of another type or whose counters are no integers
-  -- (written by hand) is not counted, named in the Redis log: the job
+  -- (written by hand) is not counted, named by set_aside_key: the job
   -- stays recorded and the finish goes on (a Lua pcall costs no command)
   local ok, err = pcall(deps_group_count, gk, gck, g, outcome == 'ok', ctx, work)
   if not ok then

@@ -21,14 +21,14 @@
 -- its bytes come back as they were popped.
 
 -- limits_entry is a parked (due nil) or waiting job's entry.
--- limits_log names in the Redis log a limit's key written by hand (of
+-- limits_log names (set_aside_key) a limit's key written by hand (of
 -- another type) that a step set aside, with err (redis.call's error: a
 -- table with an err field, or a string).
 local function limits_log(key, err)
   if type(err) == 'table' then
     err = err.err
   end
-  redis.log(redis.LOG_WARNING, 'resque-go: limit key ' .. key .. ' set aside (fix or delete the key): ' .. tostring(err))
+  set_aside_key(key, 'limit key set aside: ' .. tostring(err))
 end
 
 local function limits_entry(queue, payload, due)
@@ -123,7 +123,7 @@ local function limits_due(waiting, now, qprefix, most, bad)
       break
     end
     -- a list of another type (written by hand) moves nothing, named in
-    -- the Redis log: the claims that call this go on
+    -- set_aside_key: the claims that call this go on
     local e = redis.pcall('LINDEX', waiting, '0')
     if type(e) == 'table' and e.err then
       limits_log(waiting, e)
@@ -150,7 +150,7 @@ end
 -- limits_release frees a finished job's hold on a cap and moves one
 -- parked job back when that leaves room.
 -- A holders or parked key of another type (written by hand) frees
--- nothing more, named in the Redis log: the finish that calls it has
+-- nothing more, named by set_aside_key: the finish that calls it has
 -- already removed the job's record, and a failure here would lose the
 -- finish's other effects and the claim after it (the redis.pcall costs
 -- what redis.call does; the Lua pcall only when some job is parked).

@@ -9,7 +9,7 @@
 -- ARGV[+1] tags            how many tags (keys) the section has
 -- ARGV[+2] job-id          the job's id, the indexes' member
 -- An index whose key holds another type (written by hand) is skipped,
--- named in the Redis log: the job is recorded and its other indexes and
+-- named by set_aside_key: the job is recorded and its other indexes and
 -- effects are written all the same (a redis.pcall costs what redis.call
 -- does).
 local function finish_tags(KEYS, ARGV, k, a)
@@ -17,7 +17,7 @@ local function finish_tags(KEYS, ARGV, k, a)
   for i = 0, tonum(ARGV[a]) - 1 do
     local r = rpcall('ZREM', KEYS[k + i], id)
     if type(r) == 'table' and r.err then
-      redis.log(redis.LOG_WARNING, 'resque-go: tag index ' .. KEYS[k + i] .. ' not updated (fix or delete the key): ' .. r.err)
+      set_aside_key(KEYS[k + i], 'tag index not updated: ' .. r.err)
     end
   end
 end

@@ -140,13 +140,13 @@ end
 -- due at the later of the tat and the last waiting job's due time plus an
 -- interval.
 -- It returns false, putting nothing, when w is a key of another type
--- (written by hand; named in the Redis log): the caller admits the job
+-- (written by hand; named by set_aside_key): the caller admits the job
 -- now rather than fail the claim of every job of the queue.
 local function limits_wait(w, q, p, tat, interval, index, name)
   local due = tat
   local last = rpcall('LINDEX', w, '-1')
   if type(last) == 'table' and last.err then
-    redis.log(redis.LOG_WARNING, 'resque-go: rate waiting list ' .. w .. ' unusable, its jobs start at once (fix or delete the key): ' .. last.err)
+    set_aside_key(w, 'rate waiting list unusable, its jobs start at once: ' .. last.err)
     return false
   end
   if last then

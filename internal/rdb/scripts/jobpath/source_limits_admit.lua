@@ -8,13 +8,13 @@
 -- limits_held is how many holds cap holders key h counts (ZCARD, a
 -- redis.pcall: it costs what redis.call does). A key of another type
 -- (written by hand) counts as full: the job is parked, set aside where
--- queue limits shows it, the Redis log names the key, and the sweep moves
+-- queue limits shows it, set_aside_key names the key, and the sweep moves
 -- it back once the key is fixed. (A redis.call failed every claim of the
 -- queue, so no job of it ran.)
 local function limits_held(h)
   local n = rpcall('ZCARD', h)
   if type(n) == 'table' then
-    redis.log(redis.LOG_WARNING, 'resque-go: cap holders ' .. h .. ' unreadable, its jobs are parked (fix or delete the key): ' .. tostring(n.err))
+    set_aside_key(h, 'cap holders unreadable, its jobs are parked: ' .. tostring(n.err))
     return math.huge
   end
   return n
@@ -23,13 +23,13 @@ end
 -- limits_tat is rate key tk's theoretical arrival time (Unix ms), 0 for
 -- none. A key of another type or a value that is no number reads as 0, as
 -- one absurdly far ahead (more than a day past now-ms and interval ms: a
--- tat moves an interval a start) does, named in the Redis log: the next
+-- tat moves an interval a start) does, named by set_aside_key: the next
 -- start's SET writes a good one. Else a hand-written 1e300 held every job
 -- of the rate back for good.
 local function limits_tat(tk, now, interval)
   local t = tonum(rpcall('GET', tk))
   if t and t > now + interval + 86400000 then
-    redis.log(redis.LOG_WARNING, 'resque-go: rate ' .. tk .. ' holds ' .. tostring(t) .. ', read as none')
+    set_aside_key(tk, 'rate holds ' .. tostring(t) .. ', read as none')
     return 0
   end
   return t or 0
