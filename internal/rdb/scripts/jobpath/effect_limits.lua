@@ -70,6 +70,16 @@ local function limits_aside(list, e, bad)
   return true
 end
 
+-- limits_tries is how many entries a move of at most most jobs looks at:
+-- the sweep's (bad a table) goes past up to 100 entries that are not
+-- jobs, to set them aside.
+local function limits_tries(most, bad)
+  if bad then
+    return most + 100
+  end
+  return most
+end
+
 -- limits_refill drops a cap's expired holds (a holder killed without its
 -- finish: its lease ran out) and any ending absurdly far ahead, and moves
 -- up to most parked jobs back while the cap has room; it returns how many
@@ -88,12 +98,8 @@ local function limits_refill(holders, parked, cap, now, qprefix, most, bad)
   if room > most then
     room = most
   end
-  local moved, tries = 0, room
-  if bad then
-    -- the sweep goes past entries that are not jobs, to set them aside
-    tries = room + 100
-  end
-  for _ = 1, tries do
+  local moved = 0
+  for _ = 1, limits_tries(room, bad) do
     if moved >= room then
       break
     end
@@ -114,11 +120,8 @@ end
 -- come in due order) back to their queues, at most most of them; an entry
 -- that is not one goes to the tail (limits_aside).
 local function limits_due(waiting, now, qprefix, most, bad)
-  local moved, tries = 0, most
-  if bad then
-    tries = most + 100
-  end
-  for _ = 1, tries do
+  local moved = 0
+  for _ = 1, limits_tries(most, bad) do
     if moved >= most then
       break
     end
